@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Benchmark driver for memport (a benchmark, not a test).
+
+For each requested size it:
+
+1. generates a synthetic ChatGPT export with ``benches/gen_chatgpt.py``
+   (single layout + zipped variant), cached under ``--workdir`` and reused on
+   later runs (``--regen`` forces regeneration);
+2. warms the page cache with one ``cat`` of the raw file and of the zip, so
+   every measured command reads from a warm cache;
+3. runs each of these once, measuring wall time and peak RSS:
+
+   * ``cat conversations.json > /dev/null``          (I/O floor)
+   * ``sha256sum conversations.json``                 (single-core hashing floor)
+   * ``unzip -p export.zip conversations.json``       (inflate floor)
+   * ``memport convert conversations.json --to aimem-ndjson -o OUT --report R.json``
+   * ``memport convert export.zip --to aimem-ndjson -o OUT``
+
+Peak RSS comes from ``os.wait4`` rusage (``ru_maxrss``, KiB on Linux) of each
+child, so ``/usr/bin/time`` is not needed.  Each command is forked from a tiny
+launcher process rather than from this script, because Linux carries the RSS of
+the pre-exec memory image into the child's ru_maxrss; the launcher's own ~6 MiB
+is then the floor (measured each run and shown as "≤ floor").  Throughput is always
+*raw conversations.json bytes / wall seconds* (MB = 10^6 bytes), also for the
+zip rows, so rows are directly comparable.  Outputs are deleted after each
+measurement.  Results are printed as a Markdown table and written to
+``WORKDIR/results.json`` (rewritten after every size, so partial runs keep
+what was measured).
+
+Usage:
+    python3 benches/bench.py [--sizes 256M,1G,4G] [--workdir /tmp/memport-bench]
+                             [--binary target/release/memport] [--threads N]
+                             [--seed 1] [--regen] [-- EXTRA MEMPORT ARGS...]
+
+``--threads N`` is passed to memport as ``--threads N``; arguments after
+``--`` are appended verbatim to both memport commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+GENERATOR = os.path.join(HERE, "gen_chatgpt.py")
+MIB = 1024 * 1024
+
+
+def parse_size(text: str) -> int:
+    """'256M' / '1G' / '500K' / '4096' -> bytes (binary units, as gen_chatgpt.py)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    mult = 1
+    if t and t[-1] in "KMGT":
+        mult = 1024 ** ("KMGT".index(t[-1]) + 1)
+        t = t[:-1]
+    try:
+        value = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad size {text!r} (use e.g. 256M, 1G)")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
+    return int(value * mult)
+
+
+def resolve_binary(path: str) -> str | None:
+    """Find the memport binary: as given, relative to the repo root, or on PATH."""
+    candidates = [path]
+    if not os.path.isabs(path):
+        candidates.append(os.path.join(REPO, path))
+    for cand in candidates:
+        if os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return os.path.abspath(cand)
+    if os.sep not in path:
+        return shutil.which(path)
+    return None
+
+
+def path_bytes(path: str) -> int | None:
+    """Size of a file, or total size of a directory tree; None if absent."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    if os.path.isdir(path):
+        total = 0
+        for root, _dirs, files in os.walk(path):
+            total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+        return total
+    return None
+
+
+def remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
+def tail(path: str, lines: int = 15) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - 8192))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+# Tiny launcher that forks + execs the measured command and reports its wait4
+# rusage.  Why not Popen + wait4 here directly: on Linux, ru_maxrss of an
+# exec'd child starts at the RSS of the memory image it replaced, so a child
+# spawned straight from this (bigger, growing) process reports at least our own
+# RSS.  A freshly started `python3 -S -I` launcher is ~6 MiB, which becomes the
+# floor instead; run_measured(["true"]) measures that floor, and smaller values
+# are shown as "<= floor" in the table.
+LAUNCHER = r"""
+import os, sys, time
+result_path, argv = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        os.write(2, ("bench launcher: cannot execute %r: %s\n" % (argv[0], e)).encode())
+    os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+with open(result_path, "w") as f:
+    f.write(repr((wall, ru.ru_maxrss, ru.ru_utime, ru.ru_stime, os.waitstatus_to_exitcode(status))))
+"""
+
+
+def run_measured(argv: list[str], stdout_path: str, stderr_path: str, scratch: str) -> dict:
+    """Run argv once via the launcher; wall time, peak RSS and CPU times from wait4."""
+    result_path = os.path.join(scratch, "launcher-result.txt")
+    remove(result_path)
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        subprocess.run([sys.executable, "-S", "-I", "-c", LAUNCHER, result_path] + argv,
+                       stdin=subprocess.DEVNULL, stdout=out, stderr=err, check=False)
+    try:
+        with open(result_path) as f:
+            wall, maxrss_kib, user, sys_, code = ast.literal_eval(f.read())
+    except (OSError, ValueError, SyntaxError):
+        raise RuntimeError(f"launcher failed for {argv!r}: {tail(stderr_path)}")
+    remove(result_path)
+    return {
+        "wall_s": wall,
+        "max_rss_mib": maxrss_kib / 1024.0,  # ru_maxrss is KiB on Linux
+        "user_s": user,
+        "sys_s": sys_,
+        "exit_code": code,
+    }
+
+
+def ensure_export(label: str, size: int, seed: int, workdir: str, regen: bool) -> tuple[str, str]:
+    """Generate (or reuse) WORKDIR/chatgpt-<label>-seed<seed>/ and its .zip."""
+    out_dir = os.path.join(workdir, f"chatgpt-{label}-seed{seed}")
+    raw, zip_path = os.path.join(out_dir, "conversations.json"), out_dir + ".zip"
+    if not regen and os.path.isfile(raw) and os.path.isfile(zip_path):
+        print(f"[bench] reusing cached export {out_dir}", file=sys.stderr)
+        return raw, zip_path
+    free = shutil.disk_usage(workdir).free
+    if free < 3 * size:
+        print(f"[bench] warning: only {free / 2**30:.1f} GiB free in {workdir}; "
+              f"size {label} needs roughly {3 * size / 2**30:.1f} GiB (input, zip, output)", file=sys.stderr)
+    print(f"[bench] generating {label} export (seed {seed}) into {out_dir} ...", file=sys.stderr)
+    start = time.perf_counter()
+    cmd = [sys.executable, GENERATOR, "--size", str(size), "--seed", str(seed), "--out", out_dir, "--zip"]
+    subprocess.run(cmd, check=True)
+    print(f"[bench] generated in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return raw, zip_path
+
+
+def machine_info(binary: str) -> dict:
+    info = {
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "binary": binary,
+    }
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            info["mem_total_kib"] = int(f.readline().split()[1])
+    except OSError:
+        pass
+    for key, cmd in (("memport_version", [binary, "--version"]),
+                     ("git_commit", ["git", "-C", REPO, "rev-parse", "--short", "HEAD"])):
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+            if res.returncode == 0:
+                info[key] = res.stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return info
+
+
+def markdown_table(rows: list[dict], floor_mib: float) -> str:
+    head = "| size | command | wall s | MB/s | peak RSS MiB | user s | sys s | exit |"
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.get("skipped"):
+            lines.append(f"| {r['size']} | {r['name']} | – | – | – | – | – | skipped: {r['skipped']} |")
+            continue
+        rss = r["max_rss_mib"]
+        rss_text = f"≤ {floor_mib:.1f}" if rss <= floor_mib + 0.25 else f"{rss:.1f}"  # at the launcher floor
+        lines.append(f"| {r['size']} | {r['name']} | {r['wall_s']:.2f} | {r['mb_per_s']:.1f} | "
+                     f"{rss_text} | {r['user_s']:.2f} | {r['sys_s']:.2f} | {r['exit_code']} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    extra: list[str] = []
+    if "--" in argv:  # everything after "--" goes to memport verbatim
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="Arguments after `--` are passed to both memport commands.")
+    ap.add_argument("--sizes", default="256M,1G,4G", help="comma-separated export sizes (default 256M,1G,4G)")
+    ap.add_argument("--workdir", default="/tmp/memport-bench", help="cache + scratch dir (default /tmp/memport-bench)")
+    ap.add_argument("--binary", default="target/release/memport",
+                    help="memport binary (default target/release/memport, relative to cwd or repo root)")
+    ap.add_argument("--threads", type=int, help="pass --threads N to memport")
+    ap.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+    ap.add_argument("--regen", action="store_true", help="regenerate exports even if cached")
+    args = ap.parse_args(argv)
+
+    try:
+        sizes = [(s.strip().upper(), parse_size(s)) for s in args.sizes.split(",") if s.strip()]
+    except argparse.ArgumentTypeError as e:
+        ap.error(str(e))
+    if not sizes:
+        ap.error("--sizes is empty")
+
+    binary = resolve_binary(args.binary)
+    if binary is None:
+        print(f"error: memport binary not found: {args.binary!r} (looked relative to {os.getcwd()} and {REPO}).\n"
+              f"Build it first with `cargo build --release`, or pass --binary PATH.", file=sys.stderr)
+        return 2
+    for tool in ("cat", "sha256sum"):
+        if shutil.which(tool) is None:
+            print(f"error: required tool {tool!r} not found on PATH", file=sys.stderr)
+            return 2
+    have_unzip = shutil.which("unzip") is not None
+
+    workdir = os.path.abspath(args.workdir)
+    os.makedirs(workdir, exist_ok=True)
+    memport_opts = (["--threads", str(args.threads)] if args.threads else []) + extra
+    results_path = os.path.join(workdir, "results.json")
+    meta = machine_info(binary)
+    meta.update({
+        "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "seed": args.seed,
+        "threads": args.threads,
+        "extra_args": extra,
+        "method": "each command run once after one warm-up `cat` of each input (page cache warm); "
+                  "MB/s = raw conversations.json bytes / wall s, MB = 10^6 bytes; "
+                  "peak RSS = ru_maxrss from os.wait4 in a small fork/exec launcher, MiB "
+                  "(values at the launcher floor, rss_floor_mib, mean 'at most that')",
+    })
+    rows: list[dict] = []
+    # RSS floor of the launcher (see LAUNCHER): what a trivial command reports.
+    floor = run_measured(["true"], os.devnull, os.devnull, workdir)["max_rss_mib"]
+    meta["rss_floor_mib"] = floor
+
+    def save() -> None:
+        with open(results_path + ".tmp", "w") as f:
+            json.dump({"meta": meta, "results": rows}, f, indent=2)
+        os.replace(results_path + ".tmp", results_path)
+
+    for label, size in sizes:
+        try:
+            raw, zip_path = ensure_export(label, size, args.seed, workdir, args.regen)
+        except subprocess.CalledProcessError as e:
+            print(f"error: generating the {label} export failed (exit {e.returncode})", file=sys.stderr)
+            return 1
+        raw_bytes, zip_bytes = os.path.getsize(raw), os.path.getsize(zip_path)
+        out = os.path.join(workdir, f"out-{label}.ndjson")
+        report = os.path.join(workdir, f"report-{label}.json")
+        log_out, log_err = os.path.join(workdir, "cmd.stdout"), os.path.join(workdir, "cmd.stderr")
+
+        # Warm-up: read both inputs once so every measured command sees a warm page cache.
+        for path in (raw, zip_path):
+            subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
+
+        commands = [
+            ("cat", ["cat", raw], False),
+            ("sha256sum", ["sha256sum", raw], False),
+            ("unzip -p (zip)", ["unzip", "-p", zip_path, "conversations.json"], False),
+            ("memport convert (raw)", [binary, "convert", raw, "--to", "aimem-ndjson", "-o", out,
+                                       "--report", report] + memport_opts, True),
+            ("memport convert (zip)", [binary, "convert", zip_path, "--to", "aimem-ndjson", "-o", out]
+             + memport_opts, True),
+        ]
+        for name, cmd, is_memport in commands:
+            row = {"size": label, "name": name, "argv": cmd, "input_bytes": raw_bytes, "zip_bytes": zip_bytes}
+            if cmd[0] == "unzip" and not have_unzip:
+                row["skipped"] = "unzip not installed"
+                rows.append(row)
+                continue
+            for path in (out, report):
+                remove(path)
+            # memport's stdout goes to a log; the baselines' stdout is the data stream -> /dev/null.
+            stdout_path = log_out if is_memport else os.devnull
+            print(f"[bench] {label}: {name} ...", file=sys.stderr, flush=True)
+            row.update(run_measured(cmd, stdout_path, log_err, workdir))
+            row["mb_per_s"] = raw_bytes / max(row["wall_s"], 1e-9) / 1e6
+            if is_memport:
+                row["output_bytes"] = path_bytes(out)
+                if os.path.isfile(report):
+                    try:
+                        with open(report) as f:
+                            row["report"] = json.load(f)
+                    except (OSError, ValueError) as e:
+                        row["report_error"] = str(e)
+            if row["exit_code"] != 0:
+                msg = tail(log_err)
+                row["stderr_tail"] = msg
+                print(f"[bench] {name} exited with {row['exit_code']}:\n{msg}", file=sys.stderr)
+            print(f"[bench]   {row['wall_s']:.2f} s, {row['mb_per_s']:.1f} MB/s, "
+                  f"peak RSS {row['max_rss_mib']:.1f} MiB", file=sys.stderr)
+            for path in (out, report, log_out, log_err):  # free disk before the next run
+                remove(path)
+            rows.append(row)
+        save()
+
+    print(f"Page cache warm (one `cat` of each input before measuring); each command run once. "
+          f"MB/s = raw conversations.json bytes / wall s (MB = 10^6 B); peak RSS = wait4 ru_maxrss "
+          f"(launcher floor {floor:.1f} MiB: '≤' values are at most that).\n"
+          f"Machine: {meta.get('cpus')} CPUs, {meta.get('cpu_model', '?')}; binary {binary}"
+          + (f"; memport args: {' '.join(memport_opts)}" if memport_opts else "") + "\n")
+    for label, _size in sizes:
+        r = next(r for r in rows if r["size"] == label)
+        print(f"- {label}: conversations.json {r['input_bytes']:,} bytes, zip {r['zip_bytes']:,} bytes")
+    print()
+    print(markdown_table(rows, floor))
+    print(f"\nResults JSON: {results_path}")
+    return 1 if any(r.get("exit_code") not in (0, None) for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

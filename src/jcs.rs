@@ -1,0 +1,124 @@
+//! RFC 8785 (JCS) canonical JSON: sorted keys, no whitespace, ECMAScript number form.
+//!
+//! AIMEM checksums and PAM integrity hash the canonical form of parsed JSON, never file bytes.
+//! Writers in this crate emit structs whose fields are declared in canonical order; this module
+//! canonicalizes arbitrary values for validation and for PAM's memory checksum.
+
+use serde_json::Value;
+
+/// Appends the canonical form of `value` to `out`.
+pub fn write_canonical(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(number) => write_number(out, number),
+        Value::String(text) => write_string(out, text),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            let mut keys: Vec<&String> = members.keys().collect();
+            // RFC 8785 sorts by UTF-16 code units.
+            keys.sort_by(|left, right| left.encode_utf16().cmp(right.encode_utf16()));
+            out.push(b'{');
+            for (position, key) in keys.into_iter().enumerate() {
+                if position > 0 {
+                    out.push(b',');
+                }
+                write_string(out, key);
+                out.push(b':');
+                if let Some(member) = members.get(key) {
+                    write_canonical(out, member);
+                }
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// The canonical form of `value` as bytes.
+pub fn to_canonical_vec(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_canonical(&mut out, value);
+    out
+}
+
+fn write_number(out: &mut Vec<u8>, number: &serde_json::Number) {
+    if let Some(integer) = number.as_i64() {
+        out.extend_from_slice(integer.to_string().as_bytes());
+    } else if let Some(integer) = number.as_u64() {
+        out.extend_from_slice(integer.to_string().as_bytes());
+    } else if let Some(float) = number.as_f64() {
+        let mut buffer = ryu_js::Buffer::new();
+        out.extend_from_slice(buffer.format(float).as_bytes());
+    }
+}
+
+/// Writes a JSON string escaping only `"`, `\` and control characters, as JCS requires.
+pub fn write_string(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut run_start = 0;
+    for (position, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run_start..position]);
+        if escape.is_empty() {
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(DIGITS[usize::from(byte >> 4)]);
+            out.push(DIGITS[usize::from(byte & 0x0f)]);
+        } else {
+            out.extend_from_slice(escape);
+        }
+        run_start = position + 1;
+    }
+    out.extend_from_slice(&bytes[run_start..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn canonical(value: Value) -> String {
+        String::from_utf8(to_canonical_vec(&value)).unwrap()
+    }
+
+    #[test]
+    fn sorts_keys_and_formats_numbers_like_ecmascript() {
+        assert_eq!(canonical(json!({"b": 1, "a": 2})), r#"{"a":2,"b":1}"#);
+        assert_eq!(canonical(json!({"v": 1.0})), r#"{"v":1}"#);
+        assert_eq!(canonical(json!([0.00005, 1e-7, 0.85])), "[0.00005,1e-7,0.85]");
+    }
+
+    #[test]
+    fn escapes_only_what_jcs_escapes() {
+        assert_eq!(canonical(json!("a/é\u{1}\n\"")), "\"a/é\\u0001\\n\\\"\"");
+    }
+
+    #[test]
+    fn sorts_by_utf16_code_units() {
+        // U+1F600 (surrogates D83D DE00) sorts before U+FF61 in UTF-16, after it in UTF-8.
+        let value = json!({"\u{FF61}": 2, "\u{1F600}": 1});
+        assert_eq!(canonical(value), "{\"\u{1F600}\":1,\"\u{FF61}\":2}");
+    }
+}

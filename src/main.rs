@@ -1,0 +1,291 @@
+//! The `memport` command line: parses arguments, calls the library, prints the error chain and
+//! maps outcomes to exit codes. `anyhow` lives here only.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+use memport::pipeline::config::{self, parse_branches, parse_dedup};
+use memport::pipeline::report::RunReport;
+use memport::pipeline::{Options, default_tenant_id, default_threads};
+use memport::sinks::{OutputFormat, output_paths};
+use memport::timefmt::{format_rfc3339, parse_rfc3339};
+
+/// Exit code: the run finished but some records were rejected, or a file is invalid.
+const EXIT_PROBLEMS: u8 = 1;
+/// Exit code: bad arguments, configuration or I/O; nothing usable was written.
+const EXIT_FAILED: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "memport",
+    version,
+    about = "Move AI-assistant memory between systems: ChatGPT exports in, AIMEM out, streaming, in flat memory.",
+    long_about = "memport reads the data export an AI assistant gives you (today: ChatGPT; the zip as \
+downloaded, the unzipped folder, conversations.json or the 2026 conversations-NNN.json shards) and \
+writes portable memory: an AIMEM bundle or NDJSON stream. It streams, so a 5 GB export needs no \
+more memory than a small one, and the same input always gives byte-identical output.",
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Convert exports into one or more formats from a single read.
+    Convert(ConvertArgs),
+    /// Run a pipeline file (TOML) such as pipelines/chatgpt-to-aimem.toml.
+    Run {
+        /// The pipeline file.
+        pipeline: PathBuf,
+        /// Export time written to outputs (RFC 3339); default SOURCE_DATE_EPOCH, else now.
+        #[arg(long, value_name = "TIME")]
+        exported_at: Option<String>,
+        /// Print the run report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Say what an input is (provider, layout, files) and count its records without writing.
+    Inspect {
+        /// Export zips, folders or files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check AIMEM files (bundle or NDJSON) the way a consumer does; list every problem.
+    Validate {
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct ConvertArgs {
+    /// Export zips, unzipped folders or conversation files, read in the order given.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream).
+    #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
+    formats: Vec<String>,
+    /// Output file for one format; a folder for several (files are named memory.aimem.json, …).
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Write the JSON run report here (counts, warnings, outputs).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Write rejected records here as NDJSON (file, byte offset, conversation id, reason).
+    #[arg(long, value_name = "FILE")]
+    rejects: Option<PathBuf>,
+    /// Decode threads [default: every core]. Output is identical at any count.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Export time written to outputs (RFC 3339); default SOURCE_DATE_EPOCH, else now.
+    #[arg(long, value_name = "TIME")]
+    exported_at: Option<String>,
+    /// AIMEM producer namespace (a-z, 0-9, -), part of every chunk id.
+    #[arg(long, default_value = "memport")]
+    producer: String,
+    /// AIMEM tenant id [default: a UUID derived from the producer].
+    #[arg(long)]
+    tenant: Option<String>,
+    /// content: drop messages whose PAM content hash was seen earlier (first wins); off: keep all.
+    #[arg(long, default_value = "content", value_name = "content|off")]
+    dedup: String,
+    /// active: only the thread the user last saw; all: every regeneration and edit too.
+    #[arg(long, default_value = "active", value_name = "active|all")]
+    branches: String,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("memport: error: {error:#}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Convert(args) => convert(args),
+        Command::Run { pipeline, exported_at, json } => {
+            let options = config::load(&pipeline, resolve_exported_at(exported_at.as_deref())?)?;
+            let report = memport::run(&options)?;
+            finish_run(&report, json)
+        }
+        Command::Inspect { inputs, json } => inspect(inputs, json),
+        Command::Validate { files, json } => validate(files, json),
+    }
+}
+
+fn convert(args: ConvertArgs) -> Result<u8> {
+    let mut formats = Vec::with_capacity(args.formats.len());
+    for name in &args.formats {
+        formats.push(OutputFormat::parse(name)?);
+    }
+    if formats.len() > 1 {
+        std::fs::create_dir_all(&args.output).with_context(|| format!("creating output folder {}", args.output.display()))?;
+    }
+    let options = Options {
+        inputs: args.inputs,
+        outputs: output_paths(&formats, &args.output)?,
+        threads: args.threads.unwrap_or_else(default_threads),
+        report: args.report,
+        rejects: args.rejects,
+        exported_at: resolve_exported_at(args.exported_at.as_deref())?,
+        tenant_id: args.tenant.unwrap_or_else(|| default_tenant_id(&args.producer)),
+        producer: args.producer,
+        dedup: parse_dedup(&args.dedup)?,
+        branches: parse_branches(&args.branches)?,
+        progress: !args.quiet,
+    };
+    let report = memport::run(&options)?;
+    finish_run(&report, false)
+}
+
+/// The export time: `--exported-at`, else `SOURCE_DATE_EPOCH`, else now (whole seconds).
+fn resolve_exported_at(flag: Option<&str>) -> Result<i64> {
+    if let Some(text) = flag {
+        return match parse_rfc3339(text) {
+            Some(micros) => Ok(micros),
+            None => bail!("--exported-at `{text}` is not an RFC 3339 time such as 2026-01-31T12:00:00Z"),
+        };
+    }
+    if let Ok(epoch) = std::env::var("SOURCE_DATE_EPOCH") {
+        let seconds: i64 = epoch.trim().parse().with_context(|| format!("SOURCE_DATE_EPOCH `{epoch}` is not whole seconds since 1970"))?;
+        return Ok(seconds * 1_000_000);
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).context("the system clock is before 1970")?;
+    Ok(now.as_secs() as i64 * 1_000_000)
+}
+
+fn finish_run(report: &RunReport, json: bool) -> Result<u8> {
+    if json {
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut stdout, report)?;
+        writeln!(stdout)?;
+    }
+    let counts = &report.counts;
+    let skipped: u64 = counts.messages_skipped.values().sum();
+    eprintln!(
+        "memport: {} conversations ({} rejected), {} messages: {} written, {} duplicate, {} skipped ({}), {} rejected in {:.2}s",
+        counts.conversations_read,
+        counts.conversations_rejected,
+        counts.messages_read,
+        counts.messages_written,
+        counts.messages_duplicate,
+        skipped,
+        counts.messages_skipped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", "),
+        counts.messages_rejected,
+        report.elapsed_seconds,
+    );
+    for output in &report.outputs {
+        eprintln!("memport: wrote {} ({}, {} records, {} bytes)", output.path, output.format, output.records, output.bytes);
+    }
+    for note in &report.notes {
+        eprintln!("memport: note: {note}");
+    }
+    if report.rejects > 0 {
+        eprintln!("memport: {} records were rejected; --rejects FILE lists where and why", report.rejects);
+        return Ok(EXIT_PROBLEMS);
+    }
+    Ok(0)
+}
+
+fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
+    let mut reports = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let scratch = tempfile::tempdir().context("creating a scratch folder")?;
+        let options = Options {
+            inputs: vec![input],
+            outputs: vec![(OutputFormat::AimemNdjson, scratch.path().join("inspect.aimem.ndjson"))],
+            threads: default_threads(),
+            report: None,
+            rejects: None,
+            exported_at: 0,
+            producer: "memport".into(),
+            tenant_id: default_tenant_id("memport"),
+            dedup: memport::pipeline::DedupPolicy::Off,
+            branches: memport::sources::BranchPolicy::All,
+            progress: true,
+        };
+        reports.push(memport::run(&options)?);
+    }
+    if json {
+        let summaries: Vec<_> = reports.iter().map(|report| serde_json::json!({"inputs": report.inputs, "counts": report.counts, "warnings": report.warnings, "notes": report.notes})).collect();
+        println!("{}", serde_json::to_string_pretty(&summaries)?);
+        return Ok(0);
+    }
+    for report in &reports {
+        for input in &report.inputs {
+            println!("{}\n  provider: {}\n  layout:   {}\n  size:     {} bytes", input.path, input.provider, input.layout, input.bytes);
+            for file in &input.files {
+                println!("  reads:    {file}");
+            }
+        }
+        let counts = &report.counts;
+        println!(
+            "  records:  {} conversations ({} unreadable), {} messages ({} unreadable), {} provider memories",
+            counts.conversations_read, counts.conversations_rejected, counts.messages_read, counts.messages_rejected, counts.memories_read
+        );
+        println!("  by policy (all branches, no dedup): {}", counts.messages_skipped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", "));
+        for (warning, count) in &report.warnings {
+            println!("  warning:  {warning} x{count}");
+        }
+        for note in &report.notes {
+            println!("  note:     {note}");
+        }
+    }
+    Ok(0)
+}
+
+fn validate(files: Vec<PathBuf>, json: bool) -> Result<u8> {
+    let mut all_valid = true;
+    let mut results = Vec::with_capacity(files.len());
+    for file in files {
+        let result = memport::validate::validate_path(&file)?;
+        all_valid &= result.is_valid();
+        results.push(result);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        for result in &results {
+            if result.is_valid() {
+                println!("{}: valid {} ({} records)", result.path, result.format, result.records);
+            } else {
+                println!("{}: invalid {} ({}; {} problems)", result.path, result.format, result.status(), result.problems.len());
+                for problem in &result.problems {
+                    println!("  {} {} at {}: {}", problem.status, problem.code, problem.location, problem.message);
+                }
+            }
+            for notice in &result.notices {
+                println!("  notice: {notice}");
+            }
+        }
+    }
+    let _ = format_rfc3339;
+    Ok(if all_valid { 0 } else { EXIT_PROBLEMS })
+}

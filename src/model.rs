@@ -1,0 +1,261 @@
+//! The canonical record model every source normalizes to and every sink reads from.
+//!
+//! It follows the PAM conversation schema (conversation → messages with roles, content parts,
+//! parent links) plus a memory record for what a provider already stores as memory. Sources fill
+//! it; stages only change a message's [`Disposition`]; sinks never see provider JSON.
+
+use std::sync::Arc;
+
+/// Microseconds since the Unix epoch, UTC.
+pub type Micros = i64;
+
+/// Which assistant an export came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI ChatGPT.
+    ChatGpt,
+}
+
+impl Provider {
+    /// The product name used in ids, tags and PAM `provider.name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::ChatGpt => "chatgpt",
+        }
+    }
+}
+
+/// Who wrote a message, after normalization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+    /// Instructions or context set by the platform.
+    System,
+    /// A tool call result or tool traffic.
+    Tool,
+}
+
+impl Role {
+    /// The lowercase name used in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// Why a message read from the input is not written. Each variant is a named policy in the
+/// run report, so every message read is accounted for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// Plumbing the provider hides from the user: system prompts, custom-instruction and
+    /// memory-context messages (kept as conversation context, not as turns).
+    Hidden,
+    /// Not on the active branch and `--branches active` is in force.
+    OffBranch,
+    /// Nothing left after rendering (for example an interrupted answer with no text).
+    Empty,
+}
+
+impl SkipReason {
+    /// The key used in the run report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Hidden => "hidden",
+            SkipReason::OffBranch => "off_branch",
+            SkipReason::Empty => "empty",
+        }
+    }
+
+    /// Every reason, in report order.
+    pub const ALL: [SkipReason; 3] = [SkipReason::Hidden, SkipReason::OffBranch, SkipReason::Empty];
+}
+
+/// What happens to a message. Sources set `Keep` or `Skip`; the dedup stage may set `Duplicate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Written by every sink.
+    Keep,
+    /// Left out by a named policy.
+    Skip(SkipReason),
+    /// Same `content_hash` as a message written earlier in input order.
+    Duplicate,
+}
+
+/// What kind of binary an asset pointer refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssetKind {
+    /// A picture (upload or generated).
+    Image,
+    /// Sound (voice chats).
+    Audio,
+    /// Video frames or containers.
+    Video,
+    /// Anything else.
+    File,
+}
+
+impl AssetKind {
+    /// Lowercase name used in rendered text and outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssetKind::Image => "image",
+            AssetKind::Audio => "audio",
+            AssetKind::Video => "video",
+            AssetKind::File => "file",
+        }
+    }
+}
+
+/// A reference to a binary the message points at, resolved against the export when possible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asset {
+    /// Image, audio, video or file.
+    pub kind: AssetKind,
+    /// The pointer as the provider wrote it (`file-service://…`, `sediment://…`).
+    pub pointer: String,
+    /// The zip entry or file path it resolves to; `None` when the export does not include it.
+    pub resolved: Option<String>,
+    /// The original file name, where the export says it.
+    pub name: Option<String>,
+}
+
+/// One typed piece of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Prose or markdown.
+    Text(String),
+    /// Source code with its language (`unknown` when the provider did not say).
+    Code {
+        /// Language name as given by the provider.
+        language: String,
+        /// The code.
+        text: String,
+    },
+    /// A binary the message refers to.
+    Asset(Asset),
+    /// A content type memport does not know yet, kept as raw JSON so nothing is lost.
+    Raw {
+        /// The provider's content type name.
+        content_type: String,
+        /// The content object, compact JSON.
+        json: String,
+    },
+}
+
+/// One message of a conversation, normalized.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// Provider message id (ChatGPT: the node id).
+    pub id: String,
+    /// Provider id of the parent message that is itself a message (tree parent), if any.
+    pub parent_id: Option<String>,
+    /// Normalized role.
+    pub role: Role,
+    /// Tool or plugin name for tool traffic, or the provider's role when it was unknown.
+    pub author_name: Option<String>,
+    /// Message time; the conversation or parent time when the provider left it out.
+    pub created_at: Micros,
+    /// False when `created_at` was filled in from the conversation or a parent.
+    pub time_known: bool,
+    /// Typed content.
+    pub parts: Vec<Part>,
+    /// The content rendered as plain text/markdown: what text-only formats carry.
+    pub text: String,
+    /// Reasoning (thoughts, recaps) rather than a visible answer.
+    pub is_thought: bool,
+    /// Model that wrote it, where known.
+    pub model: Option<String>,
+    /// Provider status such as `in_progress`, where it is not the normal finished state.
+    pub status: Option<String>,
+    /// Whether the message lies on the conversation's active thread.
+    pub on_active_branch: bool,
+    /// PAM §6 `content_hash` digest of `text` (the dedup key).
+    pub content_hash: [u8; 32],
+    /// Written, skipped by a policy, or a duplicate.
+    pub disposition: Disposition,
+}
+
+/// A memory the provider already keeps (custom instructions, saved memories).
+#[derive(Debug, Clone)]
+pub struct MemoryRecord {
+    /// Stable id derived from provider ids.
+    pub id: String,
+    /// What it is, in PAM's vocabulary (`instruction`, `context`, …).
+    pub kind: &'static str,
+    /// The memory text.
+    pub text: String,
+    /// When the provider recorded it.
+    pub created_at: Micros,
+}
+
+/// Where a record came from: enough to find it again in the input.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The file or `archive.zip!entry` that holds it.
+    pub file: Arc<str>,
+    /// Byte offset of the record's first byte in that file (uncompressed for zip entries).
+    pub offset: u64,
+    /// Position of the record in the file's top-level array, from 0.
+    pub index: u64,
+}
+
+/// One conversation, normalized, with every message the provider stored (skipped ones included,
+/// marked by their [`Disposition`]) in tree order.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    /// Which provider.
+    pub provider: Provider,
+    /// Provider conversation id.
+    pub id: String,
+    /// Title shown in the provider's UI.
+    pub title: Option<String>,
+    /// Creation time.
+    pub created_at: Option<Micros>,
+    /// Last update time.
+    pub updated_at: Option<Micros>,
+    /// Default model of the conversation.
+    pub model: Option<String>,
+    /// Custom instructions and other context the provider injected (not turns).
+    pub system_instruction: Option<String>,
+    /// Archived in the provider's UI.
+    pub is_archived: bool,
+    /// Messages in tree order (pre-order, children in creation order).
+    pub messages: Vec<Message>,
+    /// Memories the provider keeps alongside this conversation.
+    pub memories: Vec<MemoryRecord>,
+    /// Where it was read.
+    pub origin: Origin,
+}
+
+/// Counts of things worth telling the user that did not stop a record, by kind
+/// (`asset_missing`, `unknown_content_type:<name>`, …). They go to the run report.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Warnings(pub std::collections::BTreeMap<String, u64>);
+
+impl Warnings {
+    /// Counts one more warning of `kind`.
+    pub fn add(&mut self, kind: impl AsRef<str>) {
+        let kind = kind.as_ref();
+        match self.0.get_mut(kind) {
+            Some(count) => *count += 1,
+            None => {
+                self.0.insert(kind.to_owned(), 1);
+            }
+        }
+    }
+
+    /// Adds every count of `other`.
+    pub fn merge(&mut self, other: &Warnings) {
+        for (kind, count) in &other.0 {
+            *self.0.entry(kind.clone()).or_insert(0) += count;
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Pipeline files (`memport run pipeline.toml`): plain data, parsed, then checked with every
+//! problem reported at once, then turned into [`Options`].
+//!
+//! ```toml
+//! version = 1
+//! inputs = ["exports/chatgpt-export.zip"]
+//! branches = "active"        # or "all"
+//! dedup = "content"          # or "off"
+//!
+//! [[outputs]]
+//! format = "aimem-ndjson"
+//! path = "out/memory.aimem.ndjson"
+//! ```
+//! Relative paths are relative to the pipeline file's folder.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ConfigError;
+use crate::pipeline::{DedupPolicy, Options, default_tenant_id, default_threads};
+use crate::sinks::OutputFormat;
+use crate::sources::BranchPolicy;
+
+/// A pipeline file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineFile {
+    /// Format version of the pipeline file; only 1 exists.
+    pub version: u32,
+    /// Inputs, read in order.
+    pub inputs: Vec<PathBuf>,
+    /// Outputs, all written from one read.
+    pub outputs: Vec<OutputEntry>,
+    /// `active` (default) or `all`.
+    pub branches: Option<String>,
+    /// `content` (default) or `off`.
+    pub dedup: Option<String>,
+    /// AIMEM producer namespace (default `memport`).
+    pub producer: Option<String>,
+    /// AIMEM tenant id.
+    pub tenant: Option<String>,
+    /// Run report path.
+    pub report: Option<PathBuf>,
+    /// Rejects file path.
+    pub rejects: Option<PathBuf>,
+    /// Decode threads (default: every core).
+    pub threads: Option<usize>,
+}
+
+/// One `[[outputs]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputEntry {
+    /// Format name as for `--to`.
+    pub format: String,
+    /// Output file.
+    pub path: PathBuf,
+}
+
+/// Parses branch policy names.
+///
+/// # Errors
+/// [`ConfigError::Option`] naming the valid values.
+pub fn parse_branches(value: &str) -> Result<BranchPolicy, ConfigError> {
+    match value {
+        "active" => Ok(BranchPolicy::Active),
+        "all" => Ok(BranchPolicy::All),
+        other => Err(ConfigError::Option { option: "branches".into(), reason: format!("`{other}` is not a branch policy (use `active` or `all`)") }),
+    }
+}
+
+/// Parses dedup policy names.
+///
+/// # Errors
+/// [`ConfigError::Option`] naming the valid values.
+pub fn parse_dedup(value: &str) -> Result<DedupPolicy, ConfigError> {
+    match value {
+        "content" => Ok(DedupPolicy::Content),
+        "off" => Ok(DedupPolicy::Off),
+        other => Err(ConfigError::Option { option: "dedup".into(), reason: format!("`{other}` is not a dedup policy (use `content` or `off`)") }),
+    }
+}
+
+/// Loads and checks a pipeline file.
+///
+/// # Errors
+/// [`ConfigError::Pipeline`] with every problem found, each naming its key.
+pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
+    let pipeline_error = |reason: String| ConfigError::Pipeline { path: path.to_owned(), reason };
+    let text = std::fs::read_to_string(path).map_err(|error| pipeline_error(format!("{error}; check the path")))?;
+    let file: PipelineFile = toml::from_str(&text).map_err(|error| pipeline_error(error.to_string()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let resolve = |relative: &Path| if relative.is_absolute() { relative.to_owned() } else { base.join(relative) };
+    let mut problems = Vec::new();
+    if file.version != 1 {
+        problems.push(format!("version: {} is not supported (use 1)", file.version));
+    }
+    if file.inputs.is_empty() {
+        problems.push("inputs: name at least one export".to_owned());
+    }
+    if file.outputs.is_empty() {
+        problems.push("outputs: add at least one [[outputs]] table".to_owned());
+    }
+    let mut outputs = Vec::new();
+    for (position, output) in file.outputs.iter().enumerate() {
+        match OutputFormat::parse(&output.format) {
+            Ok(format) => outputs.push((format, resolve(&output.path))),
+            Err(error) => problems.push(format!("outputs[{position}].format: {error}")),
+        }
+    }
+    let branches = match file.branches.as_deref().map(parse_branches).transpose() {
+        Ok(branches) => branches.unwrap_or_default(),
+        Err(error) => {
+            problems.push(format!("branches: {error}"));
+            BranchPolicy::default()
+        }
+    };
+    let dedup = match file.dedup.as_deref().map(parse_dedup).transpose() {
+        Ok(dedup) => dedup.unwrap_or_default(),
+        Err(error) => {
+            problems.push(format!("dedup: {error}"));
+            DedupPolicy::default()
+        }
+    };
+    let producer = file.producer.clone().unwrap_or_else(|| "memport".to_owned());
+    let options = Options {
+        inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
+        outputs,
+        threads: file.threads.unwrap_or_else(default_threads),
+        report: file.report.as_deref().map(resolve),
+        rejects: file.rejects.as_deref().map(resolve),
+        exported_at,
+        tenant_id: file.tenant.clone().unwrap_or_else(|| default_tenant_id(&producer)),
+        producer,
+        dedup,
+        branches,
+        progress: true,
+    };
+    if let Err(error) = options.validate() {
+        problems.push(error.to_string());
+    }
+    if problems.is_empty() { Ok(options) } else { Err(pipeline_error(problems.join("\n  "))) }
+}

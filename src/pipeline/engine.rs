@@ -1,0 +1,270 @@
+//! The stage graph: one reader thread frames inputs in order; rayon workers decode batches in
+//! parallel; one ordered collector runs the stages and counts; each sink writes on its own
+//! thread. tokio drives the graph and its bounded channels; CPU work never runs on its workers.
+//!
+//! ```text
+//! reader (blocking) ──batch──▶ rayon pool ──oneshot──┐
+//!        └──────── ordered queue of pending results ─┴─▶ collector ──Arc batch──▶ sink threads
+//! ```
+//!
+//! The reader enqueues each batch's result slot before the batch is decoded, so the collector
+//! receives results in input order whatever order the workers finish in. Every queue is bounded:
+//! a slow sink stalls the collector, which stalls the reader, and memory stays flat.
+
+use std::sync::Arc;
+
+use indicatif::ProgressBar;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::RunError;
+use crate::model::{Conversation, Origin, Warnings};
+use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
+use crate::pipeline::report::Counts;
+use crate::sinks::{Sink, SinkSummary};
+use crate::sources::json_array::{ArrayFramer, RawElement};
+use crate::sources::{DecodeOptions, Decoded, InputPlan, RecordReject};
+use crate::stages::Stage;
+
+/// A batch is cut when its elements reach this many bytes...
+const BATCH_BYTES: usize = 1 << 20;
+/// ...or this many elements.
+const BATCH_ELEMENTS: usize = 512;
+/// Decoded batches a sink may have queued.
+const SINK_QUEUE: usize = 4;
+
+/// What one framed element became.
+enum Outcome {
+    Decoded(Box<Decoded>),
+    Rejected(RecordReject),
+    /// The input stopped early (truncated, not an array): what came before was kept.
+    InputProblem(RecordReject),
+}
+
+/// Totals of a finished run.
+pub struct EngineResult {
+    /// Record counts.
+    pub counts: Counts,
+    /// Warning counts.
+    pub warnings: Warnings,
+    /// What each sink wrote.
+    pub outputs: Vec<SinkSummary>,
+    /// Reject lines written.
+    pub rejects: u64,
+    /// Explanations of input problems.
+    pub notes: Vec<String>,
+}
+
+/// Runs the graph over `plans` into `sinks`.
+///
+/// # Errors
+/// I/O errors reading inputs or writing outputs; nothing else stops a run.
+pub fn execute(
+    plans: Vec<InputPlan>,
+    decode_options: DecodeOptions,
+    threads: usize,
+    mut stages: Vec<Box<dyn Stage>>,
+    sinks: Vec<Box<dyn Sink>>,
+    mut rejects: RejectsWriter,
+    progress: ProgressBar,
+) -> Result<EngineResult, RunError> {
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|index| format!("memport-decode-{index}"))
+            .build()
+            .map_err(|error| RunError::Internal(format!("cannot start worker threads: {error}")))?,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("memport-graph")
+        .build()
+        .map_err(|error| RunError::Internal(format!("cannot start the runtime: {error}")))?;
+
+    runtime.block_on(async move {
+        let (pending_sender, mut pending_receiver) = mpsc::channel::<oneshot::Receiver<Vec<Outcome>>>(threads * 2 + 2);
+        let reader = tokio::task::spawn_blocking({
+            let pool = pool.clone();
+            let progress = progress.clone();
+            move || read_inputs(plans, decode_options, &pool, &pending_sender, &progress)
+        });
+
+        let mut sink_senders = Vec::with_capacity(sinks.len());
+        let mut sink_tasks = Vec::with_capacity(sinks.len());
+        for mut sink in sinks {
+            let (sender, mut receiver) = mpsc::channel::<Arc<Vec<Conversation>>>(SINK_QUEUE);
+            sink_senders.push(sender);
+            sink_tasks.push(tokio::task::spawn_blocking(move || {
+                while let Some(batch) = receiver.blocking_recv() {
+                    sink.write_batch(&batch)?;
+                }
+                sink.finish()
+            }));
+        }
+
+        let mut counts = Counts::new();
+        let mut warnings = Warnings::default();
+        let mut notes = Vec::new();
+        let mut sink_closed = false;
+        while let Some(slot) = pending_receiver.recv().await {
+            let outcomes = slot.await.map_err(|_| RunError::Internal("a decode worker ended without a result".into()))?;
+            let mut batch = Vec::with_capacity(outcomes.len());
+            for outcome in outcomes {
+                match outcome {
+                    Outcome::Decoded(decoded) => {
+                        let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
+                        for stage in &mut stages {
+                            stage.process(&mut conversation);
+                        }
+                        counts.add_conversation(&conversation);
+                        counts.messages_read += rejected_messages.len() as u64;
+                        counts.messages_rejected += rejected_messages.len() as u64;
+                        for reject in &rejected_messages {
+                            rejects.write(RejectLevel::Message, reject)?;
+                        }
+                        warnings.merge(&element_warnings);
+                        batch.push(conversation);
+                    }
+                    Outcome::Rejected(reject) => {
+                        counts.conversations_read += 1;
+                        counts.conversations_rejected += 1;
+                        rejects.write(RejectLevel::Conversation, &reject)?;
+                    }
+                    Outcome::InputProblem(reject) => {
+                        warnings.add("input_ended_early");
+                        notes.push(format!("{}: {}", reject.file, reject.reason));
+                        rejects.write(RejectLevel::Input, &reject)?;
+                    }
+                }
+            }
+            if batch.is_empty() {
+                continue;
+            }
+            let batch = Arc::new(batch);
+            for sender in &sink_senders {
+                if sender.send(batch.clone()).await.is_err() {
+                    sink_closed = true;
+                }
+            }
+            if sink_closed {
+                break;
+            }
+        }
+        drop(pending_receiver);
+        drop(sink_senders);
+        let mut outputs = Vec::with_capacity(sink_tasks.len());
+        let mut first_error = None;
+        for task in sink_tasks {
+            match task.await {
+                Ok(Ok(summary)) => outputs.push(summary),
+                Ok(Err(error)) => {
+                    first_error.get_or_insert(error);
+                }
+                Err(join_error) => {
+                    first_error.get_or_insert(RunError::Internal(format!("a sink thread failed: {join_error}")));
+                }
+            }
+        }
+        let reader_result = reader.await.map_err(|join_error| RunError::Internal(format!("the reader thread failed: {join_error}")))?;
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        reader_result?;
+        progress.finish_and_clear();
+        let rejects_written = rejects.count;
+        rejects.finish()?;
+        Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes })
+    })
+}
+
+/// Frames every stream of every input in order, cuts batches and hands them to the pool.
+fn read_inputs(
+    plans: Vec<InputPlan>,
+    options: DecodeOptions,
+    pool: &rayon::ThreadPool,
+    pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
+    progress: &ProgressBar,
+) -> Result<(), RunError> {
+    let options = Arc::new(options);
+    for plan in plans {
+        for stream in &plan.streams {
+            let reader = stream.open()?;
+            let mut framer = ArrayFramer::new(reader);
+            let mut batch: Vec<RawElement> = Vec::new();
+            let mut batch_bytes = 0;
+            let mut reported = 0u64;
+            loop {
+                match framer.next_element() {
+                    Ok(Some(element)) => {
+                        batch_bytes += element.bytes.len();
+                        batch.push(element);
+                        if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_ELEMENTS {
+                            dispatch(std::mem::take(&mut batch), &stream.display, &plan, &options, pool, pending)?;
+                            batch_bytes = 0;
+                            let consumed = framer.bytes_consumed();
+                            progress.inc(consumed - reported);
+                            reported = consumed;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(crate::sources::json_array::FrameError::Io(error)) => return Err(RunError::read(stream.display.to_string(), error)),
+                    Err(error) => {
+                        dispatch(std::mem::take(&mut batch), &stream.display, &plan, &options, pool, pending)?;
+                        let problem = RecordReject {
+                            file: stream.display.clone(),
+                            offset: error.offset(),
+                            index: 0,
+                            conversation_id: None,
+                            message_id: None,
+                            reason: format!("{error}; the records before it were kept"),
+                        };
+                        let (sender, receiver) = oneshot::channel();
+                        let _ = sender.send(vec![Outcome::InputProblem(problem)]);
+                        if pending.blocking_send(receiver).is_err() {
+                            return Ok(());
+                        }
+                        break;
+                    }
+                }
+            }
+            dispatch(batch, &stream.display, &plan, &options, pool, pending)?;
+            progress.inc(framer.bytes_consumed().saturating_sub(reported));
+        }
+    }
+    Ok(())
+}
+
+fn dispatch(
+    batch: Vec<RawElement>,
+    file: &Arc<str>,
+    plan: &InputPlan,
+    options: &Arc<DecodeOptions>,
+    pool: &rayon::ThreadPool,
+    pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
+) -> Result<(), RunError> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let (sender, receiver) = oneshot::channel();
+    let decoder = plan.decoder.clone();
+    let options = options.clone();
+    let file = file.clone();
+    pool.spawn(move || {
+        let outcomes = batch
+            .into_iter()
+            .map(|element| {
+                let origin = Origin { file: file.clone(), offset: element.offset, index: element.index };
+                match decoder.decode(&element.bytes, origin, &options) {
+                    Ok(decoded) => Outcome::Decoded(Box::new(decoded)),
+                    Err(reject) => Outcome::Rejected(reject),
+                }
+            })
+            .collect();
+        // The collector hung up only when the run is stopping after an output error.
+        let _ = sender.send(outcomes);
+    });
+    // Blocks when the pipeline is full: that is the backpressure.
+    if pending.blocking_send(receiver).is_err() {
+        return Err(RunError::Internal("the collector stopped before the reader".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! Runs a conversion: checks options, plans inputs, builds stages and sinks, executes the graph
+//! and assembles the run report.
+
+pub mod config;
+pub mod engine;
+pub mod rejects;
+pub mod report;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::error::{ConfigError, RunError};
+use crate::model::{Micros, Warnings};
+use crate::sinks::{self, AimemSettings, OutputFormat};
+use crate::sources::{self, BranchPolicy, DecodeOptions};
+use crate::stages::{Stage, dedup::Dedup};
+use crate::timefmt::format_rfc3339;
+use rejects::RejectsWriter;
+use report::{InputSummary, OptionsSummary, OutputSummary, RunReport};
+
+/// Whether duplicate messages are dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DedupPolicy {
+    /// By PAM content hash; the first occurrence in input order wins.
+    #[default]
+    Content,
+    /// Keep every message.
+    Off,
+}
+
+/// Everything a conversion needs, checked by [`Options::validate`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Inputs in the order they are read.
+    pub inputs: Vec<PathBuf>,
+    /// Each format with its output path.
+    pub outputs: Vec<(OutputFormat, PathBuf)>,
+    /// Decode threads.
+    pub threads: usize,
+    /// Where to write the JSON run report.
+    pub report: Option<PathBuf>,
+    /// Where to write rejected records (NDJSON).
+    pub rejects: Option<PathBuf>,
+    /// The export time written to outputs.
+    pub exported_at: Micros,
+    /// AIMEM producer namespace.
+    pub producer: String,
+    /// AIMEM tenant id.
+    pub tenant_id: String,
+    /// Dedup policy.
+    pub dedup: DedupPolicy,
+    /// Branch policy.
+    pub branches: BranchPolicy,
+    /// Draw a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// Default worker count: every core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map(usize::from).unwrap_or(1)
+}
+
+/// The tenant id used when none is given: a UUID derived from the producer, so runs repeat.
+pub fn default_tenant_id(producer: &str) -> String {
+    let digest = crate::hash::sha256(format!("memport-tenant:{producer}").as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    // Version 5-style name-based UUID bits, RFC 4122 variant.
+    bytes[6] = (bytes[6] & 0x0f) | 0x50;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let mut hex = String::with_capacity(32);
+    crate::hash::push_hex(&mut hex, &bytes);
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// Checks an AIMEM producer namespace (`^[a-z0-9-]{1,63}$`).
+///
+/// # Errors
+/// [`ConfigError::Option`] saying what is allowed.
+pub fn check_producer(producer: &str) -> Result<(), ConfigError> {
+    let valid = (1..=63).contains(&producer.len()) && producer.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
+    if valid {
+        Ok(())
+    } else {
+        Err(ConfigError::Option {
+            option: "--producer".into(),
+            reason: format!("`{producer}` is not a producer namespace: use 1-63 characters of a-z, 0-9 and `-`"),
+        })
+    }
+}
+
+impl Options {
+    /// Checks everything that can be checked before reading, and reports every problem at once.
+    ///
+    /// # Errors
+    /// [`ConfigError::Option`] listing each problem.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut problems = Vec::new();
+        if self.inputs.is_empty() {
+            problems.push("no input given: name an export zip, folder or conversations.json".to_owned());
+        }
+        if self.outputs.is_empty() {
+            problems.push("no output format given (--to)".to_owned());
+        }
+        if self.threads == 0 {
+            problems.push("--threads must be at least 1".to_owned());
+        }
+        if let Err(error) = check_producer(&self.producer) {
+            problems.push(error.to_string());
+        }
+        if self.tenant_id.trim().is_empty() {
+            problems.push("--tenant must not be empty".to_owned());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (_, path) in &self.outputs {
+            if !seen.insert(path) {
+                problems.push(format!("two formats would write to {}", path.display()));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError::Option { option: "convert".into(), reason: problems.join("; ") })
+        }
+    }
+}
+
+/// Runs one conversion end to end and returns its report (also written to `--report`).
+///
+/// # Errors
+/// Config and I/O errors. Bad records never stop a run: they are counted and written to the
+/// rejects file.
+pub fn run(options: &Options) -> Result<RunReport, RunError> {
+    let started = Instant::now();
+    options.validate()?;
+    let mut plans = Vec::with_capacity(options.inputs.len());
+    for input in &options.inputs {
+        plans.push(sources::plan_input(input)?);
+    }
+    let mut warnings = Warnings::default();
+    let mut notes = Vec::new();
+    let inputs: Vec<InputSummary> = plans
+        .iter()
+        .map(|plan| InputSummary {
+            path: plan.path.clone(),
+            provider: plan.provider.as_str(),
+            layout: plan.layout.clone(),
+            bytes: plan.bytes_on_disk,
+            files: plan.streams.iter().map(|entry| entry.name.clone()).collect(),
+        })
+        .collect();
+    for plan in &plans {
+        warnings.merge(&plan.warnings);
+        notes.extend(plan.notes.iter().cloned());
+    }
+    let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|entry| entry.size).sum();
+    let progress = make_progress(options.progress, total_bytes);
+    let settings = AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at };
+    let mut sinks = Vec::with_capacity(options.outputs.len());
+    for (format, path) in &options.outputs {
+        sinks.push(sinks::build(*format, path, &settings)?);
+    }
+    let mut stages: Vec<Box<dyn Stage>> = Vec::new();
+    if options.dedup == DedupPolicy::Content {
+        stages.push(Box::new(Dedup::default()));
+    }
+    let rejects = RejectsWriter::create(options.rejects.as_deref())?;
+    let decode_options = DecodeOptions { branches: options.branches, exported_at: options.exported_at };
+    let result = engine::execute(plans, decode_options, options.threads, stages, sinks, rejects, progress)?;
+    warnings.merge(&result.warnings);
+    notes.extend(result.notes);
+    debug_assert!(result.counts.balances(), "counts must balance: {:?}", result.counts);
+    let mut report = RunReport {
+        memport_version: env!("CARGO_PKG_VERSION"),
+        inputs,
+        counts: result.counts,
+        outputs: result.outputs.into_iter().map(|summary| OutputSummary { format: summary.format, path: summary.path, records: summary.records, bytes: summary.bytes }).collect(),
+        warnings: Default::default(),
+        notes,
+        options: OptionsSummary {
+            branches: match options.branches {
+                BranchPolicy::Active => "active",
+                BranchPolicy::All => "all",
+            },
+            dedup: match options.dedup {
+                DedupPolicy::Content => "content",
+                DedupPolicy::Off => "off",
+            },
+            threads: options.threads,
+            exported_at: format_rfc3339(options.exported_at),
+            producer: options.producer.clone(),
+        },
+        rejects: result.rejects,
+        elapsed_seconds: 0.0,
+    };
+    report.set_warnings(&warnings);
+    report.elapsed_seconds = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    if let Some(path) = &options.report {
+        let mut text = serde_json::to_vec_pretty(&report).map_err(|error| RunError::write(path.display().to_string(), error.into()))?;
+        text.push(b'\n');
+        std::fs::write(path, text).map_err(|error| RunError::write(path.display().to_string(), error))?;
+    }
+    Ok(report)
+}
+
+fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {
+    if !wanted || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}

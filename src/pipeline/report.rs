@@ -1,0 +1,131 @@
+//! The run report: what was read, what became of every record, what was written.
+//!
+//! Counts always balance: `messages_read = messages_written + messages_duplicate +
+//! Σ messages_skipped + messages_rejected`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::{Conversation, Disposition, SkipReason, Warnings};
+
+/// One input as the report lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputSummary {
+    /// The path given.
+    pub path: String,
+    /// Detected provider.
+    pub provider: &'static str,
+    /// Detected layout or era.
+    pub layout: String,
+    /// Size on disk.
+    pub bytes: u64,
+    /// Conversation files read from it, in order.
+    pub files: Vec<String>,
+}
+
+/// What became of every record read.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Elements of the conversation arrays (including rejected ones).
+    pub conversations_read: u64,
+    /// Elements that could not be decoded at all.
+    pub conversations_rejected: u64,
+    /// Messages the provider stored (nodes with a message).
+    pub messages_read: u64,
+    /// Messages written by the sinks.
+    pub messages_written: u64,
+    /// Messages left out because an earlier message had the same content hash.
+    pub messages_duplicate: u64,
+    /// Messages left out by a named policy.
+    pub messages_skipped: BTreeMap<&'static str, u64>,
+    /// Messages that could not be read.
+    pub messages_rejected: u64,
+    /// Provider-native memories found (custom instructions), kept as conversation context.
+    pub memories_read: u64,
+}
+
+impl Counts {
+    /// Starts with every skip reason at zero, so the report always lists them.
+    pub fn new() -> Self {
+        Counts { messages_skipped: SkipReason::ALL.iter().map(|reason| (reason.as_str(), 0)).collect(), ..Counts::default() }
+    }
+
+    /// Counts one decoded conversation after the stages ran.
+    pub fn add_conversation(&mut self, conversation: &Conversation) {
+        self.conversations_read += 1;
+        self.memories_read += conversation.memories.len() as u64;
+        for message in &conversation.messages {
+            self.messages_read += 1;
+            match message.disposition {
+                Disposition::Keep => self.messages_written += 1,
+                Disposition::Duplicate => self.messages_duplicate += 1,
+                Disposition::Skip(reason) => *self.messages_skipped.entry(reason.as_str()).or_insert(0) += 1,
+            }
+        }
+    }
+
+    /// Whether every message read is accounted for.
+    pub fn balances(&self) -> bool {
+        let skipped: u64 = self.messages_skipped.values().sum();
+        self.messages_read == self.messages_written + self.messages_duplicate + skipped + self.messages_rejected
+    }
+}
+
+/// One output as the report lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputSummary {
+    /// Format name.
+    pub format: &'static str,
+    /// Where it was written.
+    pub path: String,
+    /// Records written.
+    pub records: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Options that shaped the output, so a report says how it was made.
+#[derive(Debug, Clone, Serialize)]
+pub struct OptionsSummary {
+    /// `active` or `all`.
+    pub branches: &'static str,
+    /// `content` or `off`.
+    pub dedup: &'static str,
+    /// Worker threads used.
+    pub threads: usize,
+    /// Export time written to outputs.
+    pub exported_at: String,
+    /// Producer namespace.
+    pub producer: String,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Version of memport that wrote it.
+    pub memport_version: &'static str,
+    /// Inputs in the order read.
+    pub inputs: Vec<InputSummary>,
+    /// Record counts.
+    pub counts: Counts,
+    /// Outputs written.
+    pub outputs: Vec<OutputSummary>,
+    /// Warning counts by kind.
+    pub warnings: BTreeMap<String, u64>,
+    /// Explanations of input-level warnings and errors, for people.
+    pub notes: Vec<String>,
+    /// Options in force.
+    pub options: OptionsSummary,
+    /// Number of reject records (conversations, messages and input problems).
+    pub rejects: u64,
+    /// Wall time of the run.
+    pub elapsed_seconds: f64,
+}
+
+impl RunReport {
+    /// Warnings as collected during the run.
+    pub fn set_warnings(&mut self, warnings: &Warnings) {
+        self.warnings = warnings.0.clone();
+    }
+}

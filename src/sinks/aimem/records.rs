@@ -1,0 +1,179 @@
+//! Maps canonical messages to AIMEM chunk and edge records and serializes them in RFC 8785 form
+//! (fields in canonical order, compact), so the bytes written are the bytes hashed.
+//!
+//! Mapping (memory-formats.md §2.12): one `episodic` chunk per kept message, split into linked
+//! parts above 65,536 code points; a `temporal` edge (weight 1) from each kept message's nearest
+//! kept ancestor to it, so the active thread is a chain and, under `--branches all`, branches
+//! fork where the conversation forked.
+
+use crate::hash::{push_hex, sha256, sha256_label};
+use crate::jcs::write_string;
+use crate::model::{Conversation, Disposition, Message, Micros};
+use crate::timefmt::write_rfc3339;
+
+/// Most code points a chunk may carry; longer content is split (the reference rejects more).
+pub const MAX_CHUNK_CODE_POINTS: usize = 65_536;
+/// Longest `<local>` part of a chunk URN.
+const MAX_LOCAL_LENGTH: usize = 256;
+/// Longest tag.
+const MAX_TAG_LENGTH: usize = 64;
+
+/// Appends the chunk and edge records of one conversation through `emit`.
+///
+/// `emit_chunk` gets each chunk's canonical bytes; `emit_edge` each edge's.
+pub fn map_conversation(
+    conversation: &Conversation,
+    producer: &str,
+    scratch: &mut Vec<u8>,
+    mut emit_chunk: impl FnMut(&[u8]) -> std::io::Result<()>,
+    mut emit_edge: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let provider = conversation.provider.as_str();
+    let conversation_tag = tag_for("conv-", &conversation.id);
+    // For each message (by position): the id of the last chunk of its nearest kept
+    // ancestor-or-self. Parents precede children in tree order, so one pass fills it.
+    let mut last_chunk_of: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
+    let mut position_of = std::collections::HashMap::with_capacity(conversation.messages.len());
+    for (position, message) in conversation.messages.iter().enumerate() {
+        position_of.insert(message.id.as_str(), position);
+        let inherited = message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent| last_chunk_of[parent].clone());
+        if message.disposition != Disposition::Keep {
+            last_chunk_of.push(inherited);
+            continue;
+        }
+        let base_id = chunk_urn(producer, provider, &conversation.id, &message.id);
+        let pieces = split_content(&message.text);
+        let piece_count = pieces.len();
+        let mut previous = inherited;
+        for (piece_index, piece) in pieces.into_iter().enumerate() {
+            let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
+            scratch.clear();
+            write_chunk(scratch, piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
+            emit_chunk(scratch)?;
+            if let Some(source) = &previous {
+                scratch.clear();
+                write_edge(scratch, source, &chunk_id, message.created_at);
+                emit_edge(scratch)?;
+            }
+            previous = Some(chunk_id);
+        }
+        last_chunk_of.push(previous);
+    }
+    Ok(())
+}
+
+/// `urn:aimem:<producer>:<provider>.<conversation>.<message>`, falling back to a hash of the
+/// ids when they hold characters outside `[A-Za-z0-9._~-]` or are too long.
+pub fn chunk_urn(producer: &str, provider: &str, conversation_id: &str, message_id: &str) -> String {
+    let plain = format!("{provider}.{conversation_id}.{message_id}");
+    let is_safe = plain.len() <= MAX_LOCAL_LENGTH - 8 && plain.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'~' | b'-'));
+    let local = if is_safe && !conversation_id.contains('.') && !message_id.contains('.') {
+        plain
+    } else {
+        let digest = sha256(format!("{conversation_id}\u{0}{message_id}").as_bytes());
+        let mut hashed = format!("{provider}.h.");
+        push_hex(&mut hashed, &digest[..16]);
+        hashed
+    };
+    format!("urn:aimem:{producer}:{local}")
+}
+
+/// Splits content into pieces of at most [`MAX_CHUNK_CODE_POINTS`] code points.
+fn split_content(text: &str) -> Vec<&str> {
+    // Fast path: byte length bounds the code point count.
+    if text.len() <= MAX_CHUNK_CODE_POINTS {
+        return vec![text];
+    }
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = rest.char_indices().nth(MAX_CHUNK_CODE_POINTS).map_or(rest.len(), |(byte_index, _)| byte_index);
+        pieces.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    pieces
+}
+
+fn tag_for(prefix: &str, id: &str) -> String {
+    let mut tag = String::with_capacity(MAX_TAG_LENGTH);
+    tag.push_str(prefix);
+    for c in id.chars() {
+        if tag.len() >= MAX_TAG_LENGTH {
+            break;
+        }
+        let c = c.to_ascii_lowercase();
+        tag.push(if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' });
+    }
+    tag
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_chunk(out: &mut Vec<u8>, content: &str, id: &str, message: &Message, conversation_tag: &str, provider: &str, piece_index: usize, piece_count: usize) {
+    let mut time = String::with_capacity(27);
+    write_rfc3339(&mut time, message.created_at);
+    out.extend_from_slice(b"{\"content\":");
+    write_string(out, content);
+    out.extend_from_slice(b",\"content_hash\":\"");
+    out.extend_from_slice(sha256_label(&sha256(content.as_bytes())).as_bytes());
+    out.extend_from_slice(b"\",\"created_at\":\"");
+    out.extend_from_slice(time.as_bytes());
+    out.extend_from_slice(b"\",\"id\":");
+    write_string(out, id);
+    out.extend_from_slice(b",\"is_pinned\":false,\"memory_type\":\"episodic\",\"tags\":[\"role-");
+    out.extend_from_slice(message.role.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"src-");
+    out.extend_from_slice(provider.as_bytes());
+    out.extend_from_slice(b"\",");
+    write_string(out, conversation_tag);
+    if message.is_thought {
+        out.extend_from_slice(b",\"thought\"");
+    }
+    if !message.on_active_branch {
+        out.extend_from_slice(b",\"off-branch\"");
+    }
+    if piece_count > 1 {
+        out.extend_from_slice(format!(",\"part-{}-of-{piece_count}\"", piece_index + 1).as_bytes());
+    }
+    out.extend_from_slice(b"],\"zone\":\"standard\"}");
+}
+
+fn write_edge(out: &mut Vec<u8>, source: &str, target: &str, created_at: Micros) {
+    let mut time = String::with_capacity(27);
+    write_rfc3339(&mut time, created_at);
+    out.extend_from_slice(b"{\"created_at\":\"");
+    out.extend_from_slice(time.as_bytes());
+    out.extend_from_slice(b"\",\"edge_type\":\"temporal\",\"source_id\":");
+    write_string(out, source);
+    out.extend_from_slice(b",\"target_id\":");
+    write_string(out, target);
+    out.extend_from_slice(b",\"weight\":1}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urns_are_plain_when_safe_and_hashed_otherwise() {
+        assert_eq!(chunk_urn("memport", "chatgpt", "abc-1", "m_2"), "urn:aimem:memport:chatgpt.abc-1.m_2");
+        let hashed = chunk_urn("memport", "chatgpt", "a b", "m");
+        assert!(hashed.starts_with("urn:aimem:memport:chatgpt.h."));
+        assert_eq!(hashed.len(), "urn:aimem:memport:chatgpt.h.".len() + 32);
+        assert_ne!(chunk_urn("p", "chatgpt", "a.b", "c"), chunk_urn("p", "chatgpt", "a", "b.c"));
+    }
+
+    #[test]
+    fn split_respects_code_points() {
+        let text = "é".repeat(MAX_CHUNK_CODE_POINTS + 5);
+        let pieces = split_content(&text);
+        assert_eq!(pieces.len(), 2);
+        assert_eq!(pieces[0].chars().count(), MAX_CHUNK_CODE_POINTS);
+        assert_eq!(pieces[1].chars().count(), 5);
+    }
+
+    #[test]
+    fn tags_are_lowercase_and_bounded() {
+        assert_eq!(tag_for("conv-", "AB_c"), "conv-ab-c");
+        assert_eq!(tag_for("conv-", &"x".repeat(100)).len(), MAX_TAG_LENGTH);
+    }
+}

@@ -1,0 +1,121 @@
+//! Sinks write the output formats. One read feeds every sink of a run.
+//!
+//! Contract: [`Sink::write_batch`] is called with conversations in input order (each message
+//! carries its final [`crate::model::Disposition`]; sinks write only `Keep` messages), then
+//! [`Sink::finish`] exactly once. Output goes to a temporary name beside the target and is
+//! renamed on success, so a killed run never leaves a file that looks complete. After an error
+//! the sink is dropped and its temporary files are removed.
+
+pub mod aimem;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{ConfigError, RunError};
+use crate::model::{Conversation, Micros};
+
+/// Formats memport writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// AIMEM bundle: one JSON object (`.aimem.json`).
+    Aimem,
+    /// AIMEM NDJSON stream: envelope line, then `_kind`-tagged records (`.aimem.ndjson`).
+    AimemNdjson,
+}
+
+impl OutputFormat {
+    /// Every format, with its name on the command line.
+    pub const ALL: [(&'static str, OutputFormat); 2] = [("aimem", OutputFormat::Aimem), ("aimem-ndjson", OutputFormat::AimemNdjson)];
+
+    /// Parses a format name as given to `--to`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Option`] listing the formats that exist.
+    pub fn parse(name: &str) -> Result<OutputFormat, ConfigError> {
+        let wanted = name.trim().to_ascii_lowercase();
+        OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
+            option: "--to".into(),
+            reason: format!(
+                "unknown format `{name}` (available: {}; pam, mif, ump, aime and parquet are planned)",
+                OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
+            ),
+        })
+    }
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Aimem => "aimem",
+            OutputFormat::AimemNdjson => "aimem-ndjson",
+        }
+    }
+
+    /// File name used when `-o` names a folder.
+    pub fn default_file_name(self) -> &'static str {
+        match self {
+            OutputFormat::Aimem => "memory.aimem.json",
+            OutputFormat::AimemNdjson => "memory.aimem.ndjson",
+        }
+    }
+}
+
+/// Settings shared by the AIMEM sinks.
+#[derive(Debug, Clone)]
+pub struct AimemSettings {
+    /// Producer namespace (`^[a-z0-9-]{1,63}$`), part of every chunk id.
+    pub producer: String,
+    /// Tenant id written in the envelope.
+    pub tenant_id: String,
+    /// The export time written in the envelope.
+    pub exported_at: Micros,
+}
+
+/// What a finished sink wrote.
+#[derive(Debug, Clone)]
+pub struct SinkSummary {
+    /// Format name.
+    pub format: &'static str,
+    /// Where.
+    pub path: String,
+    /// Records written (AIMEM: chunks and edges).
+    pub records: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Writes records to one output. See the module docs for the contract.
+pub trait Sink: Send {
+    /// Writes one batch of conversations.
+    ///
+    /// # Errors
+    /// I/O errors writing the output or its spill files.
+    fn write_batch(&mut self, batch: &[Conversation]) -> Result<(), RunError>;
+
+    /// Completes the output (checksums, closing brackets), renames it into place and reports.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn finish(self: Box<Self>) -> Result<SinkSummary, RunError>;
+}
+
+/// Works out each format's output path: `-o` is the file for one format and a folder for several.
+///
+/// # Errors
+/// [`ConfigError::Option`] when no format is given.
+pub fn output_paths(formats: &[OutputFormat], output: &Path) -> Result<Vec<(OutputFormat, PathBuf)>, ConfigError> {
+    match formats {
+        [] => Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }),
+        [single] if !output.is_dir() => Ok(vec![(*single, output.to_owned())]),
+        several => Ok(several.iter().map(|format| (*format, output.join(format.default_file_name()))).collect()),
+    }
+}
+
+/// Builds the sink for `format` writing to `path`.
+///
+/// # Errors
+/// I/O errors creating the output's temporary file.
+pub fn build(format: OutputFormat, path: &Path, settings: &AimemSettings) -> Result<Box<dyn Sink>, RunError> {
+    match format {
+        OutputFormat::Aimem => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Bundle, settings.clone())?)),
+        OutputFormat::AimemNdjson => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Ndjson, settings.clone())?)),
+    }
+}

@@ -1,0 +1,388 @@
+//! Frames a top-level JSON array into raw elements, one at a time, from any reader.
+//!
+//! Only strings and brackets are tracked, so framing runs at memory speed and never holds more
+//! than one element. Whether an element is valid JSON is the decoder's business: a broken
+//! element is rejected on its own with its byte offset, and the elements around it go on.
+
+use std::io::{self, Read};
+
+use memchr::memchr2;
+
+/// How many bytes are read from the input at a time.
+const READ_SIZE: usize = 1 << 20;
+
+/// One element of the array, as bytes, with where it was.
+#[derive(Debug)]
+pub struct RawElement {
+    /// Byte offset of the element's first byte in the input.
+    pub offset: u64,
+    /// Position in the array, from 0.
+    pub index: u64,
+    /// The element's bytes, exactly as in the input.
+    pub bytes: Vec<u8>,
+}
+
+/// Why framing stopped early. The elements before it were delivered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The input does not start with `[`.
+    #[error("byte {offset}: expected a JSON array, found {found}")]
+    NotAnArray {
+        /// Where the unexpected byte is.
+        offset: u64,
+        /// What was found, described for people.
+        found: String,
+    },
+    /// Something other than `,` or `]` follows an element.
+    #[error("byte {offset}: expected `,` or `]` after element {index}, found {found}")]
+    BadSeparator {
+        /// Where the unexpected byte is.
+        offset: u64,
+        /// The element before it.
+        index: u64,
+        /// What was found.
+        found: String,
+    },
+    /// The input ends inside the array.
+    #[error("byte {end}: input ends inside element {index} (which starts at byte {element_offset}); the file looks truncated")]
+    TruncatedInElement {
+        /// Total bytes read.
+        end: u64,
+        /// The unfinished element.
+        index: u64,
+        /// Where it starts.
+        element_offset: u64,
+    },
+    /// The input ends between elements, before the closing `]`.
+    #[error("byte {end}: input ends after element {last_index} without the closing `]`; the file looks truncated")]
+    TruncatedBetweenElements {
+        /// Total bytes read.
+        end: u64,
+        /// Index of the next element that never came.
+        last_index: u64,
+    },
+    /// Reading failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+impl FrameError {
+    /// Byte offset the problem refers to, for reject records.
+    pub fn offset(&self) -> u64 {
+        match self {
+            FrameError::NotAnArray { offset, .. } | FrameError::BadSeparator { offset, .. } => *offset,
+            FrameError::TruncatedInElement { element_offset, .. } => *element_offset,
+            FrameError::TruncatedBetweenElements { end, .. } => *end,
+            FrameError::Io(_) => 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the opening `[`.
+    Start,
+    /// After `[` or `,`: an element or (only after `[`) `]` comes next.
+    ExpectElement { first: bool },
+    /// After an element: `,` or `]` comes next.
+    ExpectSeparator,
+    /// After the closing `]`.
+    Done,
+}
+
+/// Pulls elements of a top-level JSON array out of a reader.
+pub struct ArrayFramer<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    position: usize,
+    filled: usize,
+    /// Input bytes before `buffer[0]`.
+    buffer_offset: u64,
+    state: State,
+    next_index: u64,
+    at_input_start: bool,
+}
+
+impl<R: Read> ArrayFramer<R> {
+    /// Frames the array `reader` holds. A UTF-8 byte-order mark before `[` is skipped.
+    pub fn new(reader: R) -> Self {
+        ArrayFramer {
+            reader,
+            buffer: vec![0; READ_SIZE],
+            position: 0,
+            filled: 0,
+            buffer_offset: 0,
+            state: State::Start,
+            next_index: 0,
+            at_input_start: true,
+        }
+    }
+
+    /// Total input bytes consumed so far.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.buffer_offset + self.position as u64
+    }
+
+    /// Returns the next element, or `Ok(None)` after the closing `]`.
+    ///
+    /// # Errors
+    /// A [`FrameError`] when the input is not an array, is truncated or cannot be read; calling
+    /// again after an error returns `Ok(None)`.
+    pub fn next_element(&mut self) -> Result<Option<RawElement>, FrameError> {
+        let result = self.advance();
+        if result.is_err() {
+            self.state = State::Done;
+        }
+        result
+    }
+
+    fn advance(&mut self) -> Result<Option<RawElement>, FrameError> {
+        loop {
+            match self.state {
+                State::Done => return Ok(None),
+                State::Start => {
+                    let Some(byte) = self.skip_whitespace()? else {
+                        return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: "end of input".into() });
+                    };
+                    if byte != b'[' {
+                        return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: describe(byte) });
+                    }
+                    self.position += 1;
+                    self.state = State::ExpectElement { first: true };
+                }
+                State::ExpectSeparator => {
+                    let Some(byte) = self.skip_whitespace()? else {
+                        return Err(FrameError::TruncatedBetweenElements { end: self.bytes_consumed(), last_index: self.next_index });
+                    };
+                    match byte {
+                        b',' => {
+                            self.position += 1;
+                            self.state = State::ExpectElement { first: false };
+                        }
+                        b']' => {
+                            self.position += 1;
+                            self.state = State::Done;
+                            return Ok(None);
+                        }
+                        other => {
+                            return Err(FrameError::BadSeparator {
+                                offset: self.bytes_consumed(),
+                                index: self.next_index.saturating_sub(1),
+                                found: describe(other),
+                            });
+                        }
+                    }
+                }
+                State::ExpectElement { first } => {
+                    let Some(byte) = self.skip_whitespace()? else {
+                        return Err(FrameError::TruncatedBetweenElements { end: self.bytes_consumed(), last_index: self.next_index });
+                    };
+                    if byte == b']' && first {
+                        self.position += 1;
+                        self.state = State::Done;
+                        return Ok(None);
+                    }
+                    let element = self.take_value()?;
+                    self.state = State::ExpectSeparator;
+                    return Ok(Some(element));
+                }
+            }
+        }
+    }
+
+    /// Refills the buffer when it is used up. Returns false at the end of input.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.position < self.filled {
+            return Ok(true);
+        }
+        self.buffer_offset += self.filled as u64;
+        self.position = 0;
+        self.filled = 0;
+        loop {
+            match self.reader.read(&mut self.buffer) {
+                Ok(0) => return Ok(false),
+                Ok(count) => {
+                    self.filled = count;
+                    break;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        if self.at_input_start {
+            self.at_input_start = false;
+            // A byte-order mark that fits in the first read is skipped; JSON never starts with 0xEF.
+            if self.buffer[..self.filled].starts_with(b"\xEF\xBB\xBF") {
+                self.position = 3;
+                return self.fill();
+            }
+        }
+        Ok(true)
+    }
+
+    /// Skips JSON whitespace and returns the next byte without consuming it.
+    fn skip_whitespace(&mut self) -> io::Result<Option<u8>> {
+        loop {
+            if !self.fill()? {
+                return Ok(None);
+            }
+            while self.position < self.filled {
+                let byte = self.buffer[self.position];
+                if !matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
+                    return Ok(Some(byte));
+                }
+                self.position += 1;
+            }
+        }
+    }
+
+    /// Takes one complete JSON value starting at the current (non-whitespace) byte.
+    fn take_value(&mut self) -> Result<RawElement, FrameError> {
+        let offset = self.bytes_consumed();
+        let index = self.next_index;
+        self.next_index += 1;
+        let mut bytes = Vec::new();
+        let mut depth: u64 = 0;
+        let mut in_string = false;
+        let mut escaped = false;
+        let mut segment_start = self.position;
+        let first = self.buffer[self.position];
+        let is_scalar = !matches!(first, b'{' | b'[' | b'"');
+        loop {
+            if self.position >= self.filled {
+                bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
+                if !self.fill()? {
+                    if is_scalar && !bytes.is_empty() {
+                        // A scalar ends at end of input; the missing `]` is reported next.
+                        return Ok(RawElement { offset, index, bytes });
+                    }
+                    return Err(FrameError::TruncatedInElement { end: self.bytes_consumed(), index, element_offset: offset });
+                }
+                segment_start = self.position;
+            }
+            if is_scalar {
+                let byte = self.buffer[self.position];
+                if matches!(byte, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
+                    bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
+                    return Ok(RawElement { offset, index, bytes });
+                }
+                self.position += 1;
+                continue;
+            }
+            if in_string {
+                if escaped {
+                    escaped = false;
+                    self.position += 1;
+                    continue;
+                }
+                match memchr2(b'"', b'\\', &self.buffer[self.position..self.filled]) {
+                    None => self.position = self.filled,
+                    Some(distance) => {
+                        let byte = self.buffer[self.position + distance];
+                        self.position += distance + 1;
+                        if byte == b'\\' {
+                            escaped = true;
+                        } else {
+                            in_string = false;
+                            if depth == 0 {
+                                bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
+                                return Ok(RawElement { offset, index, bytes });
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            // Outside strings only quotes and brackets matter.
+            let window = &self.buffer[self.position..self.filled];
+            let mut advanced = window.len();
+            for (distance, &byte) in window.iter().enumerate() {
+                match byte {
+                    b'"' => {
+                        in_string = true;
+                        advanced = distance + 1;
+                        break;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            self.position += distance + 1;
+                            bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
+                            return Ok(RawElement { offset, index, bytes });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            self.position += advanced;
+        }
+    }
+}
+
+fn describe(byte: u8) -> String {
+    if byte.is_ascii_graphic() {
+        format!("`{}`", byte as char)
+    } else {
+        format!("byte 0x{byte:02x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame_all(input: &[u8]) -> (Vec<(u64, String)>, Option<String>) {
+        let mut framer = ArrayFramer::new(input);
+        let mut elements = Vec::new();
+        loop {
+            match framer.next_element() {
+                Ok(Some(element)) => elements.push((element.offset, String::from_utf8(element.bytes).unwrap())),
+                Ok(None) => return (elements, None),
+                Err(error) => return (elements, Some(error.to_string())),
+            }
+        }
+    }
+
+    #[test]
+    fn frames_objects_strings_and_scalars_with_offsets() {
+        let input = br#" [ {"a":"x]}\"y","b":[1,{"c":2}]} , "s" ,12,null,[[]] ] "#;
+        let (elements, error) = frame_all(input);
+        assert_eq!(error, None);
+        let texts: Vec<&str> = elements.iter().map(|(_, text)| text.as_str()).collect();
+        assert_eq!(texts, [r#"{"a":"x]}\"y","b":[1,{"c":2}]}"#, r#""s""#, "12", "null", "[[]]"]);
+        assert_eq!(elements[0].0, 3);
+    }
+
+    #[test]
+    fn skips_bom_and_accepts_empty_array() {
+        assert_eq!(frame_all(b"\xEF\xBB\xBF[]"), (vec![], None));
+    }
+
+    #[test]
+    fn truncated_input_keeps_what_came_before() {
+        let (elements, error) = frame_all(br#"[{"a":1},{"b":"#);
+        assert_eq!(elements.len(), 1);
+        assert!(error.unwrap().contains("inside element 1 (which starts at byte 9)"));
+        let (elements, error) = frame_all(br#"[{"a":1},"#);
+        assert_eq!(elements.len(), 1);
+        assert!(error.unwrap().contains("truncated"));
+    }
+
+    #[test]
+    fn not_an_array_is_reported() {
+        let (_, error) = frame_all(br#"{"a":1}"#);
+        assert!(error.unwrap().contains("expected a JSON array"));
+    }
+
+    #[test]
+    fn elements_larger_than_the_read_buffer() {
+        let big = "x".repeat(READ_SIZE * 2 + 17);
+        let input = format!(r#"[{{"t":"{big}\\"}}, 1]"#);
+        let (elements, error) = frame_all(input.as_bytes());
+        assert_eq!(error, None);
+        assert_eq!(elements.len(), 2);
+        assert_eq!(elements[0].1.len(), big.len() + 10);
+    }
+}

@@ -1,0 +1,154 @@
+//! RFC 3339 UTC formatting and parsing of timestamps, without a calendar crate.
+
+use crate::model::Micros;
+
+/// Converts float epoch seconds (ChatGPT's `create_time`) to microseconds, rounding to the
+/// nearest microsecond. Returns `None` for NaN, infinities and values outside years 1–9999.
+pub fn micros_from_epoch_seconds(seconds: f64) -> Option<Micros> {
+    if !seconds.is_finite() {
+        return None;
+    }
+    let micros = (seconds * 1_000_000.0).round();
+    // Years 1..=9999 keep the four-digit RFC 3339 year.
+    const MIN: f64 = -62_135_596_800_000_000.0;
+    const MAX: f64 = 253_402_300_799_000_000.0;
+    if !(MIN..=MAX).contains(&micros) {
+        return None;
+    }
+    Some(micros as Micros)
+}
+
+/// Formats as `YYYY-MM-DDTHH:MM:SSZ`, adding `.ffffff` only when there are microseconds.
+pub fn format_rfc3339(micros: Micros) -> String {
+    let mut out = String::with_capacity(27);
+    write_rfc3339(&mut out, micros);
+    out
+}
+
+/// Appends the RFC 3339 form of `micros` to `out` (see [`format_rfc3339`]).
+pub fn write_rfc3339(out: &mut String, micros: Micros) {
+    let seconds = micros.div_euclid(1_000_000);
+    let sub_micros = micros.rem_euclid(1_000_000);
+    let days = seconds.div_euclid(86_400);
+    let second_of_day = seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    let hour = second_of_day / 3600;
+    let minute = (second_of_day % 3600) / 60;
+    let second = second_of_day % 60;
+    use std::fmt::Write;
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
+    if sub_micros != 0 {
+        let _ = write!(out, ".{sub_micros:06}");
+    }
+    out.push('Z');
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into UTC microseconds.
+pub fn parse_rfc3339(text: &str) -> Option<Micros> {
+    let bytes = text.as_bytes();
+    if bytes.len() < 20 {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        let digits = text.get(range)?;
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    };
+    let separators_ok = bytes[4] == b'-'
+        && bytes[7] == b'-'
+        && matches!(bytes[10], b'T' | b't' | b' ')
+        && bytes[13] == b':'
+        && bytes[16] == b':';
+    if !separators_ok {
+        return None;
+    }
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut position = 19;
+    let mut fraction_micros = 0i64;
+    if bytes.get(position) == Some(&b'.') {
+        position += 1;
+        let start = position;
+        while position < bytes.len() && bytes[position].is_ascii_digit() {
+            position += 1;
+        }
+        if position == start {
+            return None;
+        }
+        let digits = &text[start..position.min(start + 6)];
+        fraction_micros = digits.parse::<i64>().ok()? * 10i64.pow(6 - digits.len() as u32);
+    }
+    let offset_seconds = match bytes.get(position)? {
+        b'Z' | b'z' if position + 1 == bytes.len() => 0,
+        sign @ (b'+' | b'-') if position + 6 == bytes.len() && bytes[position + 3] == b':' => {
+            let hours = number(position + 1..position + 3)?;
+            let minutes = number(position + 4..position + 6)?;
+            let magnitude = hours * 3600 + minutes * 60;
+            if *sign == b'+' { magnitude } else { -magnitude }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
+    Some(seconds * 1_000_000 + fraction_micros)
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// (year, month, day) to days since 1970-01-01, the inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_epoch_and_fractions() {
+        assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
+        let micros = micros_from_epoch_seconds(1_695_838_574.123_456).unwrap();
+        assert_eq!(format_rfc3339(micros), "2023-09-27T18:16:14.123456Z");
+        assert_eq!(format_rfc3339(-1), "1969-12-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn parses_what_it_formats_and_offsets() {
+        for micros in [0, 1_695_838_574_123_456, 951_782_400_000_000, -86_400_000_000] {
+            assert_eq!(parse_rfc3339(&format_rfc3339(micros)), Some(micros));
+        }
+        assert_eq!(parse_rfc3339("2026-06-13T17:00:00+02:00"), parse_rfc3339("2026-06-13T15:00:00Z"));
+        assert_eq!(parse_rfc3339("2026-06-13"), None);
+        assert_eq!(parse_rfc3339("2026-13-13T15:00:00Z"), None);
+    }
+
+    #[test]
+    fn rejects_non_finite_and_out_of_range() {
+        assert_eq!(micros_from_epoch_seconds(f64::NAN), None);
+        assert_eq!(micros_from_epoch_seconds(1e20), None);
+    }
+}

@@ -1,0 +1,501 @@
+//! AIMEM Consumer checks (draft-vu-aimem-bundle-00 §3–§4, in the reference's order): envelope,
+//! checksum (409), chunks, duplicate ids, edges, entities, chunk-entity links, embeddings (422).
+//!
+//! NDJSON streams are read line by line; record bytes are spooled in canonical form so the
+//! checksum is computed without holding the stream. Bundles are parsed whole, so validate very
+//! large exports in their NDJSON form.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::error::RunError;
+use crate::hash::{sha256, sha256_label};
+use crate::jcs::{write_canonical, write_string};
+use crate::timefmt::parse_rfc3339;
+use crate::validate::{Problem, Validation};
+
+const ARRAY_KEYS: [&str; 4] = ["chunk_entities", "chunks", "edges", "entities"];
+const MEMORY_TYPES: [&str; 8] = ["fact", "preference", "decision", "identity", "pitfall", "procedure", "episodic", "goal"];
+const ZONES: [&str; 3] = ["critical", "important", "standard"];
+const EDGE_TYPES: [&str; 4] = ["hebbian", "semantic", "temporal", "causal"];
+const ENTITY_KINDS: [&str; 5] = ["person", "organization", "place", "technology", "concept"];
+const MAX_CONTENT_CODE_POINTS: usize = 65_536;
+
+/// Validates a bundle or an NDJSON stream.
+///
+/// # Errors
+/// I/O errors.
+pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
+    let display = path.display().to_string();
+    let file = File::open(path).map_err(|error| RunError::read(&display, error))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let first_line_is_envelope = {
+        let mut first = Vec::new();
+        reader.by_ref().take(1 << 20).read_until(b'\n', &mut first).map_err(|error| RunError::read(&display, error))?;
+        reader.seek(SeekFrom::Start(0)).map_err(|error| RunError::read(&display, error))?;
+        serde_json::from_slice::<Map<String, Value>>(&first).is_ok_and(|object| !object.contains_key("chunks"))
+    };
+    let mut checker = Checker::new(&display)?;
+    if first_line_is_envelope {
+        checker.check_ndjson(reader)?;
+    } else {
+        checker.check_bundle(reader)?;
+    }
+    Ok(checker.finish(display))
+}
+
+struct Checker {
+    display: String,
+    format: &'static str,
+    envelope: Map<String, Value>,
+    /// Canonical bytes of each array, spooled in stream order (index = ARRAY_KEYS position).
+    spools: Vec<(File, u64)>,
+    envelope_problems: Vec<Problem>,
+    record_problems: Vec<Problem>,
+    notices: Vec<String>,
+    chunk_ids: HashSet<String>,
+    entity_ids: HashSet<String>,
+    /// Edges and links are checked after every chunk and entity is known.
+    deferred_edges: Vec<(String, Value)>,
+    deferred_links: Vec<(String, Value)>,
+    any_embedding: Option<String>,
+    embedding_lengths: Vec<(String, usize)>,
+    records: u64,
+}
+
+impl Checker {
+    fn new(display: &str) -> Result<Self, RunError> {
+        let mut spools = Vec::with_capacity(4);
+        for _ in ARRAY_KEYS {
+            spools.push((tempfile::tempfile().map_err(|error| RunError::write("temporary file", error))?, 0));
+        }
+        Ok(Checker {
+            display: display.to_owned(),
+            format: "aimem",
+            envelope: Map::new(),
+            spools,
+            envelope_problems: Vec::new(),
+            record_problems: Vec::new(),
+            notices: Vec::new(),
+            chunk_ids: HashSet::new(),
+            entity_ids: HashSet::new(),
+            deferred_edges: Vec::new(),
+            deferred_links: Vec::new(),
+            any_embedding: None,
+            embedding_lengths: Vec::new(),
+            records: 0,
+        })
+    }
+
+    fn check_bundle(&mut self, reader: impl Read) -> Result<(), RunError> {
+        let value: Value = match serde_json::from_reader(reader) {
+            Ok(value) => value,
+            Err(error) => {
+                self.envelope_problems.push(problem(422, "malformed_json", "/", format!("not JSON: {error}")));
+                return Ok(());
+            }
+        };
+        let Value::Object(mut object) = value else {
+            self.envelope_problems.push(problem(422, "malformed_json", "/", "a bundle is a JSON object".into()));
+            return Ok(());
+        };
+        let mut arrays: Vec<(usize, Vec<Value>)> = Vec::new();
+        for (position, key) in ARRAY_KEYS.iter().enumerate() {
+            match object.remove(*key) {
+                Some(Value::Array(items)) => arrays.push((position, items)),
+                Some(_) => self.envelope_problems.push(problem(422, "malformed_envelope", &format!("/{key}"), format!("`{key}` must be an array"))),
+                None => {}
+            }
+        }
+        self.envelope = object;
+        // Check in the reference's order: chunks, edges, entities, links.
+        arrays.sort_by_key(|(position, _)| [1, 2, 3, 0][*position]);
+        for (position, items) in arrays {
+            for (index, item) in items.into_iter().enumerate() {
+                let location = format!("/{}/{index}", ARRAY_KEYS[position]);
+                self.record(position, item, location)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_ndjson(&mut self, reader: impl BufRead) -> Result<(), RunError> {
+        self.format = "aimem-ndjson";
+        let mut counters = [0usize; 4];
+        for (line_index, line) in reader.lines().enumerate() {
+            let line_number = line_index + 1;
+            let line = line.map_err(|error| RunError::read(&self.display, error))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let value: Value = match serde_json::from_str(&line) {
+                Ok(value) => value,
+                Err(error) => {
+                    self.record_problems.push(problem(422, "malformed_json", &format!("line {line_number}"), format!("not JSON: {error}")));
+                    continue;
+                }
+            };
+            let Value::Object(mut object) = value else {
+                self.record_problems.push(problem(422, "malformed_json", &format!("line {line_number}"), "each line must be a JSON object".into()));
+                continue;
+            };
+            if line_number == 1 {
+                self.envelope = object;
+                continue;
+            }
+            let kind = object.remove("_kind");
+            let position = match kind.as_ref().and_then(Value::as_str) {
+                Some("chunk_entity") => 0,
+                Some("chunk") => 1,
+                Some("edge") => 2,
+                Some("entity") => 3,
+                _ => {
+                    self.record_problems.push(problem(422, "unknown_kind", &format!("line {line_number}"), "`_kind` must be chunk, edge, entity or chunk_entity".into()));
+                    continue;
+                }
+            };
+            let location = format!("line {line_number} (/{}/{})", ARRAY_KEYS[position], counters[position]);
+            counters[position] += 1;
+            self.record(position, Value::Object(object), location)?;
+        }
+        Ok(())
+    }
+
+    /// Spools one record's canonical bytes and checks what can be checked now.
+    fn record(&mut self, position: usize, value: Value, location: String) -> Result<(), RunError> {
+        self.records += 1;
+        let mut canonical = Vec::with_capacity(512);
+        let (spool, count) = &mut self.spools[position];
+        if *count > 0 {
+            canonical.push(b',');
+        }
+        write_canonical(&mut canonical, &value);
+        spool.write_all(&canonical).map_err(|error| RunError::write("temporary file", error))?;
+        *count += 1;
+        match position {
+            1 => self.check_chunk(&value, &location),
+            2 => self.deferred_edges.push((location, value)),
+            3 => self.check_entity(&value, &location),
+            _ => self.deferred_links.push((location, value)),
+        }
+        Ok(())
+    }
+
+    fn check_chunk(&mut self, chunk: &Value, location: &str) {
+        let problems = &mut self.record_problems;
+        let Some(chunk) = chunk.as_object() else {
+            problems.push(problem(422, "malformed_chunk", location, "a chunk is an object".into()));
+            return;
+        };
+        match chunk.get("id").and_then(Value::as_str) {
+            Some(id) => {
+                if let Err(reason) = check_urn(id) {
+                    problems.push(problem(422, "invalid_urn", &format!("{location}/id"), reason));
+                }
+                if !self.chunk_ids.insert(id.to_owned()) {
+                    problems.push(problem(422, "duplicate_chunk_id", &format!("{location}/id"), format!("chunk id `{id}` appears twice")));
+                }
+            }
+            None => problems.push(problem(422, "missing_field", &format!("{location}/id"), "chunk has no string `id`".into())),
+        }
+        match chunk.get("content").and_then(Value::as_str) {
+            Some("") => problems.push(problem(422, "empty_content", &format!("{location}/content"), "content must not be empty".into())),
+            Some(content) => {
+                let code_points = content.chars().count();
+                if code_points > MAX_CONTENT_CODE_POINTS {
+                    problems.push(problem(422, "content_too_long", &format!("{location}/content"), format!("{code_points} code points; the limit is {MAX_CONTENT_CODE_POINTS}")));
+                }
+                match chunk.get("content_hash").and_then(Value::as_str) {
+                    None => problems.push(problem(422, "missing_field", &format!("{location}/content_hash"), "chunk has no `content_hash` (required by the reference consumer)".into())),
+                    Some(hash) if !is_sha256_label(hash) => problems.push(problem(422, "invalid_hash_format", &format!("{location}/content_hash"), "content_hash must be `sha256:` + 64 lowercase hex digits".into())),
+                    Some(hash) => {
+                        let expected = sha256_label(&sha256(content.as_bytes()));
+                        if hash != expected {
+                            problems.push(problem(422, "hash_mismatch", &format!("{location}/content_hash"), format!("content hashes to {expected}")));
+                        }
+                    }
+                }
+            }
+            None => problems.push(problem(422, "missing_field", &format!("{location}/content"), "chunk has no string `content`".into())),
+        }
+        match chunk.get("memory_type").and_then(Value::as_str) {
+            Some(kind) if MEMORY_TYPES.contains(&kind) => {}
+            other => problems.push(problem(422, "invalid_memory_type", &format!("{location}/memory_type"), format!("{} is not one of {}", describe(other), MEMORY_TYPES.join(", ")))),
+        }
+        if let Some(zone) = chunk.get("zone").filter(|zone| !zone.is_null())
+            && !zone.as_str().is_some_and(|zone| ZONES.contains(&zone))
+        {
+            problems.push(problem(422, "invalid_zone", &format!("{location}/zone"), format!("zone must be one of {}", ZONES.join(", "))));
+        }
+        if let Some(pinned) = chunk.get("is_pinned")
+            && !pinned.is_boolean()
+        {
+            problems.push(problem(422, "invalid_is_pinned", &format!("{location}/is_pinned"), "is_pinned must be true or false".into()));
+        }
+        check_time(problems, chunk.get("created_at"), &format!("{location}/created_at"), true);
+        if let Some(tags) = chunk.get("tags") {
+            let valid = tags.as_array().is_some_and(|tags| tags.iter().all(|tag| tag.as_str().is_some_and(|tag| (1..=64).contains(&tag.chars().count()))));
+            if !valid {
+                problems.push(problem(422, "invalid_tags", &format!("{location}/tags"), "tags must be strings of 1-64 code points".into()));
+            }
+        }
+        if let Some(embedding) = chunk.get("embedding").filter(|embedding| !embedding.is_null()) {
+            self.any_embedding.get_or_insert_with(|| format!("{location}/embedding"));
+            match embedding.as_str().and_then(base64_decoded_length) {
+                Some(length) => self.embedding_lengths.push((format!("{location}/embedding"), length)),
+                None => problems.push(problem(422, "invalid_embedding", &format!("{location}/embedding"), "embedding must be padded base64".into())),
+            }
+        }
+    }
+
+    fn check_entity(&mut self, entity: &Value, location: &str) {
+        let problems = &mut self.record_problems;
+        match entity.get("id").and_then(Value::as_str) {
+            Some(id) => {
+                if let Err(reason) = check_urn(id) {
+                    problems.push(problem(422, "invalid_urn", &format!("{location}/id"), reason));
+                }
+                self.entity_ids.insert(id.to_owned());
+            }
+            None => problems.push(problem(422, "missing_field", &format!("{location}/id"), "entity has no string `id`".into())),
+        }
+        if !entity.get("name").and_then(Value::as_str).is_some_and(|name| !name.is_empty()) {
+            problems.push(problem(422, "invalid_entity_name", &format!("{location}/name"), "entity name must be a non-empty string".into()));
+        }
+        let kind = entity.get("kind").and_then(Value::as_str);
+        if !kind.is_some_and(|kind| ENTITY_KINDS.contains(&kind) || kind.starts_with("x-")) {
+            problems.push(problem(422, "invalid_entity_kind", &format!("{location}/kind"), format!("{} is not one of {} or an x- extension", describe(kind), ENTITY_KINDS.join(", "))));
+        }
+        check_time(problems, entity.get("created_at"), &format!("{location}/created_at"), true);
+    }
+
+    fn check_edge(&mut self, edge: &Value, location: &str) {
+        let problems = &mut self.record_problems;
+        for (key, code) in [("source_id", "edge_source_unknown"), ("target_id", "edge_target_unknown")] {
+            match edge.get(key).and_then(Value::as_str) {
+                Some(id) if self.chunk_ids.contains(id) => {}
+                Some(id) => problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not a chunk of this bundle"))),
+                None => problems.push(problem(422, "missing_field", &format!("{location}/{key}"), format!("edge has no string `{key}`"))),
+            }
+        }
+        let edge_type = edge.get("edge_type").and_then(Value::as_str);
+        if !edge_type.is_some_and(|kind| EDGE_TYPES.contains(&kind) || kind.starts_with("x-")) {
+            problems.push(problem(422, "invalid_edge_type", &format!("{location}/edge_type"), format!("{} is not one of {} or an x- extension", describe(edge_type), EDGE_TYPES.join(", "))));
+        }
+        match edge.get("weight").and_then(Value::as_f64) {
+            Some(weight) if (0.0..=1.0).contains(&weight) => {}
+            Some(weight) => problems.push(problem(422, "edge_weight_out_of_range", &format!("{location}/weight"), format!("weight {weight} is outside [0, 1]"))),
+            None => problems.push(problem(422, "missing_field", &format!("{location}/weight"), "edge has no numeric `weight`".into())),
+        }
+        check_time(problems, edge.get("created_at"), &format!("{location}/created_at"), true);
+    }
+
+    fn check_link(&mut self, link: &Value, location: &str) {
+        let problems = &mut self.record_problems;
+        for (key, known, code) in [("chunk_id", &self.chunk_ids, "link_chunk_unknown"), ("entity_id", &self.entity_ids, "link_entity_unknown")] {
+            match link.get(key).and_then(Value::as_str) {
+                Some(id) if known.contains(id) => {}
+                Some(id) => problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not in this bundle"))),
+                None => problems.push(problem(422, "missing_field", &format!("{location}/{key}"), format!("link has no string `{key}`"))),
+            }
+        }
+    }
+
+    fn check_envelope(&mut self) {
+        let envelope = &self.envelope;
+        let problems = &mut self.envelope_problems;
+        match envelope.get("format").and_then(Value::as_str) {
+            Some("aimem-bundle") => {}
+            Some("memoryai-bundle") => self.notices.push("legacy format value `memoryai-bundle` accepted (producers should write `aimem-bundle`)".into()),
+            other => problems.push(problem(422, "bad_format", "/format", format!("format is {}, expected \"aimem-bundle\"", describe(other)))),
+        }
+        match envelope.get("version") {
+            Some(Value::String(version)) if version == "1" => {}
+            other => problems.push(problem(422, "unsupported_version", "/version", format!("version is {}, this consumer reads version \"1\"", other.map_or("absent".into(), Value::to_string)))),
+        }
+        for key in ["producer", "tenant_id", "exported_at", "scope"] {
+            if !envelope.get(key).is_some_and(Value::is_string) {
+                problems.push(problem(422, "missing_field", &format!("/{key}"), format!("envelope has no string `{key}`")));
+            }
+        }
+        if let Some(producer) = envelope.get("producer").and_then(Value::as_str)
+            && crate::pipeline::check_producer(producer).is_err()
+        {
+            problems.push(problem(422, "invalid_producer", "/producer", format!("`{producer}` does not match ^[a-z0-9-]{{1,63}}$")));
+        }
+        match envelope.get("scope").and_then(Value::as_str) {
+            Some("FULL" | "DNA_ONLY") | None => {}
+            Some("SINCE") => {
+                if !envelope.get("since").and_then(Value::as_str).is_some_and(|since| parse_rfc3339(since).is_some()) {
+                    problems.push(problem(422, "since_missing", "/since", "scope SINCE needs an ISO-8601 `since`".into()));
+                }
+            }
+            Some(other) => problems.push(problem(422, "invalid_scope", "/scope", format!("scope `{other}` is not FULL, DNA_ONLY or SINCE"))),
+        }
+    }
+
+    fn check_checksum(&mut self) -> Result<(), RunError> {
+        let Some(declared) = self.envelope.get("checksum").and_then(Value::as_str).filter(|declared| is_sha256_label(declared)).map(str::to_owned) else {
+            self.envelope_problems.push(problem(422, "missing_checksum", "/checksum", "envelope has no `checksum` of the form sha256:<64 hex>".into()));
+            return Ok(());
+        };
+        let mut members: Vec<(String, Option<usize>)> = self.envelope.keys().filter(|key| *key != "checksum").map(|key| (key.clone(), None)).collect();
+        for (position, key) in ARRAY_KEYS.iter().enumerate() {
+            members.push(((*key).to_owned(), Some(position)));
+        }
+        members.sort_by(|left, right| left.0.encode_utf16().cmp(right.0.encode_utf16()));
+        let mut hasher = Sha256::new();
+        let mut bytes = Vec::with_capacity(1024);
+        bytes.push(b'{');
+        for (index, (key, array)) in members.iter().enumerate() {
+            if index > 0 {
+                bytes.push(b',');
+            }
+            write_string(&mut bytes, key);
+            bytes.push(b':');
+            match array {
+                Some(position) => {
+                    bytes.push(b'[');
+                    hasher.update(&bytes);
+                    bytes.clear();
+                    let (spool, _) = &mut self.spools[*position];
+                    spool.seek(SeekFrom::Start(0)).map_err(|error| RunError::read("temporary file", error))?;
+                    let mut buffer = vec![0u8; 1 << 16];
+                    loop {
+                        let read = spool.read(&mut buffer).map_err(|error| RunError::read("temporary file", error))?;
+                        if read == 0 {
+                            break;
+                        }
+                        hasher.update(&buffer[..read]);
+                    }
+                    bytes.push(b']');
+                }
+                None => {
+                    if let Some(value) = self.envelope.get(key) {
+                        write_canonical(&mut bytes, value);
+                    }
+                }
+            }
+        }
+        bytes.push(b'}');
+        hasher.update(&bytes);
+        let digest: [u8; 32] = hasher.finalize().into();
+        let actual = sha256_label(&digest);
+        if actual != declared {
+            self.envelope_problems.push(problem(409, "checksum_mismatch", "/checksum", format!("declared {declared}, content hashes to {actual}")));
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, path: String) -> Validation {
+        self.check_envelope();
+        if let Err(error) = self.check_checksum() {
+            self.envelope_problems.push(problem(422, "unreadable", "/", error.to_string()));
+        }
+        for (location, edge) in std::mem::take(&mut self.deferred_edges) {
+            self.check_edge(&edge, &location);
+        }
+        for (location, link) in std::mem::take(&mut self.deferred_links) {
+            self.check_link(&link, &location);
+        }
+        if let Some(location) = &self.any_embedding {
+            let dimension = self.envelope.get("embedding_dim").and_then(Value::as_u64);
+            let model = self.envelope.get("embedding_model").and_then(Value::as_str);
+            match (dimension, model) {
+                (Some(dimension), Some(_)) => {
+                    for (location, length) in &self.embedding_lengths {
+                        if *length as u64 != dimension * 4 {
+                            self.record_problems.push(problem(422, "embedding_dimension_mismatch", location, format!("{length} bytes; embedding_dim {dimension} needs {}", dimension * 4)));
+                        }
+                    }
+                }
+                _ => self.record_problems.push(problem(422, "embedding_envelope_missing", location, "chunks carry embeddings but the envelope lacks embedding_dim or embedding_model".into())),
+            }
+        }
+        let mut problems = self.envelope_problems;
+        // Envelope-field problems come before the checksum in the reference's order.
+        problems.sort_by_key(|problem| problem.code == "checksum_mismatch" || problem.code == "missing_checksum");
+        problems.extend(self.record_problems);
+        Validation { path, format: self.format, records: self.records, problems, notices: self.notices }
+    }
+}
+
+fn problem(status: u16, code: &'static str, location: &str, message: String) -> Problem {
+    Problem { status, code, location: location.to_owned(), message }
+}
+
+fn describe(value: Option<&str>) -> String {
+    value.map_or("absent".to_owned(), |value| format!("`{value}`"))
+}
+
+fn is_sha256_label(text: &str) -> bool {
+    text.strip_prefix("sha256:").is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)))
+}
+
+fn check_time(problems: &mut Vec<Problem>, value: Option<&Value>, location: &str, required: bool) {
+    match value.and_then(Value::as_str) {
+        Some(text) if parse_rfc3339(text).is_some() => {}
+        Some(text) => problems.push(problem(422, "invalid_timestamp", location, format!("`{text}` is not an ISO-8601 date-time"))),
+        None if required => problems.push(problem(422, "missing_field", location, "timestamp is missing".into())),
+        None => {}
+    }
+}
+
+/// `urn:aimem:<producer>:<local>` with the spec's rules for both parts.
+fn check_urn(id: &str) -> Result<(), String> {
+    let Some(rest) = id.strip_prefix("urn:aimem:") else {
+        return Err(format!("`{id}` does not start with urn:aimem:"));
+    };
+    let Some((producer, local)) = rest.split_once(':') else {
+        return Err(format!("`{id}` has no `<producer>:<local>` part"));
+    };
+    if crate::pipeline::check_producer(producer).is_err() {
+        return Err(format!("producer `{producer}` in `{id}` does not match ^[a-z0-9-]{{1,63}}$"));
+    }
+    if local.is_empty() || local.len() > 256 || !local.bytes().all(|byte| (0x21..=0x7e).contains(&byte) && byte != b':') {
+        return Err(format!("local part of `{id}` must be 1-256 printable ASCII characters without `:`"));
+    }
+    Ok(())
+}
+
+/// Decoded length of padded base64, or `None` when it is not valid base64.
+fn base64_decoded_length(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let padding = bytes.iter().rev().take_while(|&&byte| byte == b'=').count();
+    if padding > 2 {
+        return None;
+    }
+    let body = &bytes[..bytes.len() - padding];
+    if !body.iter().all(|&byte| byte.is_ascii_alphanumeric() || byte == b'+' || byte == b'/') {
+        return None;
+    }
+    Some(bytes.len() / 4 * 3 - padding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urns() {
+        assert!(check_urn("urn:aimem:memport:chatgpt.a.b").is_ok());
+        assert!(check_urn("not-a-urn").is_err());
+        assert!(check_urn("urn:aimem:BAD:x").is_err());
+        assert!(check_urn("urn:aimem:p:a:b").is_err());
+    }
+
+    #[test]
+    fn base64_lengths() {
+        assert_eq!(base64_decoded_length("AAAAAA=="), Some(4));
+        assert_eq!(base64_decoded_length("AAAA"), Some(3));
+        assert_eq!(base64_decoded_length("AA*A"), None);
+    }
+}
