@@ -50,7 +50,45 @@ pub fn pam_normalize(content: &str) -> String {
 
 /// The PAM `content_hash` digest of `content` (SHA-256 of the normalized UTF-8 bytes).
 pub fn pam_content_digest(content: &str) -> [u8; 32] {
-    sha256(pam_normalize(content).as_bytes())
+    let stripped = content.trim_matches(is_python_whitespace);
+    if !stripped.is_ascii() {
+        return sha256(pam_normalize(stripped).as_bytes());
+    }
+    // ASCII fast path: words are lowercased in bulk into a small buffer that feeds the hasher,
+    // with one space between them (whitespace runs collapse; `stripped` has none at the ends).
+    let mut hasher = Sha256::new();
+    let mut buffer = [0u8; 4096];
+    let mut filled = 0;
+    let mut first_word = true;
+    for word in stripped.as_bytes().split(|&byte| is_python_whitespace(byte as char)) {
+        if word.is_empty() {
+            continue;
+        }
+        if !first_word {
+            if filled == buffer.len() {
+                hasher.update(&buffer[..filled]);
+                filled = 0;
+            }
+            buffer[filled] = b' ';
+            filled += 1;
+        }
+        first_word = false;
+        let mut rest = word;
+        while !rest.is_empty() {
+            if filled == buffer.len() {
+                hasher.update(&buffer[..filled]);
+                filled = 0;
+            }
+            let take = rest.len().min(buffer.len() - filled);
+            let target = &mut buffer[filled..filled + take];
+            target.copy_from_slice(&rest[..take]);
+            target.make_ascii_lowercase();
+            filled += take;
+            rest = &rest[take..];
+        }
+    }
+    hasher.update(&buffer[..filled]);
+    hasher.finalize().into()
 }
 
 /// SHA-256 of `bytes`.
@@ -85,6 +123,13 @@ mod tests {
         assert_eq!(pam_normalize("a\t\nb"), "a b");
         assert_eq!(pam_normalize("caf\u{65}\u{301}"), pam_normalize("caf\u{e9}"));
         assert_eq!(pam_normalize("\u{1c}x\u{1f}y\u{85}"), "x y");
+    }
+
+    #[test]
+    fn ascii_fast_path_matches_normalize() {
+        for text in ["  Hello \t\n World  ", "a\u{1c}b", "", "   ", &"Ab ".repeat(5000)] {
+            assert_eq!(pam_content_digest(text), sha256(pam_normalize(text).as_bytes()), "{text:?}");
+        }
     }
 
     #[test]

@@ -62,12 +62,24 @@ fn write_number(out: &mut Vec<u8>, number: &serde_json::Number) {
     }
 }
 
-/// Writes a JSON string escaping only `"`, `\` and control characters, as JCS requires.
+/// Writes a JSON string escaping only `"`, `\`, and control characters, as JCS requires.
 pub fn write_string(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + 2);
     out.push(b'"');
     let bytes = text.as_bytes();
     let mut run_start = 0;
-    for (position, &byte) in bytes.iter().enumerate() {
+    let mut position = 0;
+    while position < bytes.len() {
+        // Skip eight bytes at a time while none of them needs escaping.
+        if position + 8 <= bytes.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&bytes[position..position + 8]);
+            if !word_needs_escape(u64::from_le_bytes(word)) {
+                position += 8;
+                continue;
+            }
+        }
+        let byte = bytes[position];
         let escape: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -77,7 +89,10 @@ pub fn write_string(out: &mut Vec<u8>, text: &str) {
             0x08 => b"\\b",
             0x0c => b"\\f",
             0x00..=0x1f => b"",
-            _ => continue,
+            _ => {
+                position += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&bytes[run_start..position]);
         if escape.is_empty() {
@@ -88,10 +103,22 @@ pub fn write_string(out: &mut Vec<u8>, text: &str) {
         } else {
             out.extend_from_slice(escape);
         }
-        run_start = position + 1;
+        position += 1;
+        run_start = position;
     }
     out.extend_from_slice(&bytes[run_start..]);
     out.push(b'"');
+}
+
+/// Whether any byte of `word` is below 0x20, `"` or `\` (SWAR: the classic has-zero-byte test).
+fn word_needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    let quote = has_zero(word ^ (ONES * u64::from(b'"')));
+    let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
+    (below_space | quote | backslash) != 0
 }
 
 #[cfg(test)]
@@ -108,6 +135,16 @@ mod tests {
         assert_eq!(canonical(json!({"b": 1, "a": 2})), r#"{"a":2,"b":1}"#);
         assert_eq!(canonical(json!({"v": 1.0})), r#"{"v":1}"#);
         assert_eq!(canonical(json!([0.00005, 1e-7, 0.85])), "[0.00005,1e-7,0.85]");
+    }
+
+    #[test]
+    fn word_scan_agrees_with_bytewise_escaping() {
+        let samples = ["", "plain text that is long enough", "tab\there and more text", "q\"uote in the middle of it", "back\\slash somewhere far along", "\u{1f}\u{7f}é€😀 trailing words", "abcdefgh\n"];
+        for sample in samples {
+            let mut fast = Vec::new();
+            write_string(&mut fast, sample);
+            assert_eq!(String::from_utf8(fast).unwrap(), serde_json::to_string(sample).unwrap(), "{sample:?}");
+        }
     }
 
     #[test]

@@ -35,13 +35,34 @@ pub fn write_rfc3339(out: &mut String, micros: Micros) {
     let hour = second_of_day / 3600;
     let minute = (second_of_day % 3600) / 60;
     let second = second_of_day % 60;
-    use std::fmt::Write;
-    // Writing to a String cannot fail.
-    let _ = write!(out, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
+    // Hand-rolled digits: this runs for every record written.
+    push_digits(out, year, 4);
+    out.push('-');
+    push_digits(out, month, 2);
+    out.push('-');
+    push_digits(out, day, 2);
+    out.push('T');
+    push_digits(out, hour, 2);
+    out.push(':');
+    push_digits(out, minute, 2);
+    out.push(':');
+    push_digits(out, second, 2);
     if sub_micros != 0 {
-        let _ = write!(out, ".{sub_micros:06}");
+        out.push('.');
+        push_digits(out, sub_micros, 6);
     }
     out.push('Z');
+}
+
+/// Appends `value` as exactly `width` zero-padded digits (hand-rolled: runs for every record).
+fn push_digits(out: &mut String, value: i64, width: u32) {
+    let mut divisor = 10i64.pow(width - 1);
+    let mut rest = value.rem_euclid(10i64.pow(width));
+    while divisor > 0 {
+        out.push(char::from(b'0' + (rest / divisor) as u8));
+        rest %= divisor;
+        divisor /= 10;
+    }
 }
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into UTC microseconds.

@@ -17,10 +17,10 @@ use indicatif::ProgressBar;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::RunError;
-use crate::model::{Conversation, Origin, Warnings};
+use crate::model::{Origin, Warnings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
 use crate::pipeline::report::Counts;
-use crate::sinks::{Sink, SinkSummary};
+use crate::sinks::{Encoded, Sink, SinkSummary};
 use crate::sources::json_array::{ArrayFramer, RawElement};
 use crate::sources::{DecodeOptions, Decoded, InputPlan, RecordReject};
 use crate::stages::Stage;
@@ -91,11 +91,12 @@ pub fn execute(
         let mut sink_senders = Vec::with_capacity(sinks.len());
         let mut sink_tasks = Vec::with_capacity(sinks.len());
         for mut sink in sinks {
-            let (sender, mut receiver) = mpsc::channel::<Arc<Vec<Conversation>>>(SINK_QUEUE);
-            sink_senders.push(sender);
+            let (sender, mut receiver) = mpsc::channel::<oneshot::Receiver<Encoded>>(SINK_QUEUE);
+            sink_senders.push((sink.encoder(), sender));
             sink_tasks.push(tokio::task::spawn_blocking(move || {
-                while let Some(batch) = receiver.blocking_recv() {
-                    sink.write_batch(&batch)?;
+                while let Some(slot) = receiver.blocking_recv() {
+                    let encoded = slot.blocking_recv().map_err(|_| RunError::Internal("an encode worker ended without a result".into()))?;
+                    sink.write_batch(encoded)?;
                 }
                 sink.finish()
             }));
@@ -140,8 +141,15 @@ pub fn execute(
                 continue;
             }
             let batch = Arc::new(batch);
-            for sender in &sink_senders {
-                if sender.send(batch.clone()).await.is_err() {
+            for (encoder, sender) in &sink_senders {
+                // Encode on the pool; the slot keeps the sink's input order.
+                let (slot_sender, slot) = oneshot::channel();
+                let encoder = encoder.clone();
+                let batch = batch.clone();
+                pool.spawn(move || {
+                    let _ = slot_sender.send(encoder.encode(&batch));
+                });
+                if sender.send(slot).await.is_err() {
                     sink_closed = true;
                 }
             }

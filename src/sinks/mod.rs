@@ -1,8 +1,11 @@
 //! Sinks write the output formats. One read feeds every sink of a run.
 //!
-//! Contract: [`Sink::write_batch`] is called with conversations in input order (each message
-//! carries its final [`crate::model::Disposition`]; sinks write only `Keep` messages), then
-//! [`Sink::finish`] exactly once. Output goes to a temporary name beside the target and is
+//! Contract: a sink hands out a stateless [`Encoder`] that the engine runs on the worker pool
+//! for each batch of conversations (each message carries its final
+//! [`crate::model::Disposition`]; encoders only encode `Keep` messages). [`Sink::write_batch`]
+//! then receives the encoded batches in input order, and [`Sink::finish`] is called exactly once.
+//! Serializing in parallel and writing in order is what keeps output identical at any thread
+//! count while the work scales with cores. Output goes to a temporary name beside the target and is
 //! renamed on success, so a killed run never leaves a file that looks complete. After an error
 //! the sink is dropped and its temporary files are removed.
 
@@ -82,13 +85,30 @@ pub struct SinkSummary {
     pub bytes: u64,
 }
 
+/// A batch serialized by an [`Encoder`], one variant per sink family.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Encoded {
+    /// AIMEM chunk and edge records in canonical form.
+    Aimem(aimem::EncodedBatch),
+}
+
+/// Serializes batches for one sink; pure CPU, called from any worker thread.
+pub trait Encoder: Send + Sync {
+    /// Encodes the `Keep` messages of `batch`.
+    fn encode(&self, batch: &[Conversation]) -> Encoded;
+}
+
 /// Writes records to one output. See the module docs for the contract.
 pub trait Sink: Send {
-    /// Writes one batch of conversations.
+    /// The encoder the engine runs on the worker pool for this sink.
+    fn encoder(&self) -> std::sync::Arc<dyn Encoder>;
+
+    /// Writes one encoded batch; batches arrive in input order.
     ///
     /// # Errors
     /// I/O errors writing the output or its spill files.
-    fn write_batch(&mut self, batch: &[Conversation]) -> Result<(), RunError>;
+    fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError>;
 
     /// Completes the output (checksums, closing brackets), renames it into place and reports.
     ///

@@ -6,13 +6,17 @@
 //! `chunk_entities, chunks, edges, entities, exported_at, format, producer, scope, tenant_id,
 //! version`, and every record is written in canonical form, so the hash is fed the canonical
 //! bytes as they are produced. Edges are spilled to a temporary file until the chunks are done;
-//! the NDJSON form also spills chunks, because its envelope line (with the checksum) comes first.
+//! the NDJSON form writes its envelope line (which comes first) with a placeholder checksum of
+//! the same length and overwrites it at the end. Records are serialized on the worker pool by
+//! [`AimemEncoder`]; the sink only hashes and writes, in order.
 
 pub mod records;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
@@ -20,7 +24,7 @@ use tempfile::NamedTempFile;
 use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
-use crate::sinks::{AimemSettings, Sink, SinkSummary};
+use crate::sinks::{AimemSettings, Encoded, Encoder, Sink, SinkSummary};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
@@ -34,6 +38,24 @@ pub enum Framing {
     Ndjson,
 }
 
+/// Canonical chunk and edge records of one batch, made on a worker thread.
+pub type EncodedBatch = records::RecordBuffers;
+
+/// Encodes conversations into AIMEM records; shared by the worker threads.
+pub struct AimemEncoder {
+    producer: String,
+}
+
+impl Encoder for AimemEncoder {
+    fn encode(&self, batch: &[Conversation]) -> Encoded {
+        let mut encoded = EncodedBatch::default();
+        for conversation in batch {
+            records::map_conversation(conversation, &self.producer, &mut encoded);
+        }
+        Encoded::Aimem(encoded)
+    }
+}
+
 /// Writes one AIMEM file.
 pub struct AimemSink {
     framing: Framing,
@@ -41,15 +63,15 @@ pub struct AimemSink {
     target: PathBuf,
     /// The final file, under a temporary name in the target's folder.
     output: BufWriter<NamedTempFile>,
-    /// NDJSON only: chunk lines until the envelope can be written.
-    chunk_spool: Option<BufWriter<File>>,
     /// Canonical edge records, one per line, until the chunks are done.
     edge_spool: BufWriter<File>,
     checksum: Sha256,
     chunks: u64,
     edges: u64,
-    scratch: Vec<u8>,
 }
+
+/// Length of the NDJSON envelope line's checksum value (`sha256:` + 64 hex digits).
+const CHECKSUM_PLACEHOLDER: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 impl AimemSink {
     /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
@@ -61,75 +83,59 @@ impl AimemSink {
         let display = target.display().to_string();
         std::fs::create_dir_all(folder).map_err(|error| RunError::write(&display, error))?;
         let output = tempfile::Builder::new().prefix(".memport-").suffix(".partial").tempfile_in(folder).map_err(|error| RunError::write(&display, error))?;
-        let chunk_spool = match framing {
-            Framing::Bundle => None,
-            Framing::Ndjson => Some(BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?)),
-        };
         let edge_spool = BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
         let mut sink = AimemSink {
             framing,
             settings,
             target: target.to_owned(),
             output: BufWriter::with_capacity(BUFFER, output),
-            chunk_spool,
             edge_spool,
             checksum: Sha256::new(),
             chunks: 0,
             edges: 0,
-            scratch: Vec::with_capacity(1 << 16),
         };
         let opening = b"{\"chunk_entities\":[],\"chunks\":[";
         sink.checksum.update(opening);
-        if framing == Framing::Bundle {
-            sink.output.write_all(opening).map_err(|error| RunError::write(&display, error))?;
-        }
+        let first_bytes = match framing {
+            Framing::Bundle => opening.to_vec(),
+            // The envelope line comes first but its checksum is known only at the end: write it
+            // with a placeholder of the same length now and overwrite it in `complete`.
+            Framing::Ndjson => envelope_line(&sink.envelope_tail(), CHECKSUM_PLACEHOLDER),
+        };
+        sink.output.write_all(&first_bytes).map_err(|error| RunError::write(&display, error))?;
         Ok(sink)
     }
 
-    fn write_error(&self, error: io::Error) -> RunError {
-        RunError::write(self.target.display().to_string(), error)
+    fn write_encoded(&mut self, batch: &EncodedBatch) -> io::Result<()> {
+        let mut start = 0;
+        for &end in &batch.chunk_ends {
+            let chunk = &batch.chunks[start..end];
+            start = end;
+            if self.chunks > 0 {
+                self.checksum.update(b",");
+            }
+            self.checksum.update(chunk);
+            match self.framing {
+                Framing::Bundle => {
+                    if self.chunks > 0 {
+                        self.output.write_all(b",")?;
+                    }
+                    self.output.write_all(chunk)?;
+                }
+                Framing::Ndjson => {
+                    self.output.write_all(b"{\"_kind\":\"chunk\",")?;
+                    self.output.write_all(&chunk[1..])?;
+                    self.output.write_all(b"\n")?;
+                }
+            }
+            self.chunks += 1;
+        }
+        self.edge_spool.write_all(&batch.edge_lines)?;
+        self.edges += batch.edge_count;
+        Ok(())
     }
 
-    fn write_conversation(&mut self, conversation: &Conversation) -> io::Result<()> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let AimemSink { framing, settings, output, chunk_spool, edge_spool, checksum, chunks, edges, .. } = self;
-        let framing = *framing;
-        let result = records::map_conversation(
-            conversation,
-            &settings.producer,
-            &mut scratch,
-            |chunk| {
-                if *chunks > 0 {
-                    checksum.update(b",");
-                }
-                checksum.update(chunk);
-                match (framing, chunk_spool.as_mut()) {
-                    (Framing::Ndjson, Some(spool)) => {
-                        spool.write_all(b"{\"_kind\":\"chunk\",")?;
-                        spool.write_all(&chunk[1..])?;
-                        spool.write_all(b"\n")?;
-                    }
-                    _ => {
-                        if *chunks > 0 {
-                            output.write_all(b",")?;
-                        }
-                        output.write_all(chunk)?;
-                    }
-                }
-                *chunks += 1;
-                Ok(())
-            },
-            |edge| {
-                edge_spool.write_all(edge)?;
-                edge_spool.write_all(b"\n")?;
-                *edges += 1;
-                Ok(())
-            },
-        );
-        self.scratch = scratch;
-        result
-    }
-
+    /// The envelope members after the four arrays, in canonical order, without braces.
     fn envelope_tail(&self) -> Vec<u8> {
         let mut tail = Vec::with_capacity(256);
         tail.extend_from_slice(b"\"entities\":[],\"exported_at\":");
@@ -141,6 +147,23 @@ impl AimemSink {
         tail.extend_from_slice(b",\"version\":\"1\"");
         tail
     }
+
+}
+
+/// The NDJSON envelope line: every member but the four arrays, in canonical order.
+fn envelope_line(tail: &[u8], checksum_label: &str) -> Vec<u8> {
+    {
+        let mut line = Vec::with_capacity(320);
+        line.extend_from_slice(b"{\"checksum\":");
+        write_string(&mut line, checksum_label);
+        line.push(b',');
+        line.extend_from_slice(tail.strip_prefix(b"\"entities\":[],".as_slice()).unwrap_or(tail));
+        line.extend_from_slice(b"}\n");
+        line
+    }
+}
+
+impl AimemSink {
 
     fn complete(mut self) -> io::Result<SinkSummary> {
         let tail = self.envelope_tail();
@@ -164,57 +187,43 @@ impl AimemSink {
                 self.checksum.update(b",");
             }
             self.checksum.update(record);
-            if self.framing == Framing::Bundle {
-                if !first {
-                    self.output.write_all(b",")?;
+            match self.framing {
+                Framing::Bundle => {
+                    if !first {
+                        self.output.write_all(b",")?;
+                    }
+                    self.output.write_all(record)?;
                 }
-                self.output.write_all(record)?;
+                Framing::Ndjson => {
+                    self.output.write_all(b"{\"_kind\":\"edge\",")?;
+                    self.output.write_all(&line[1..])?;
+                }
             }
             first = false;
         }
         self.checksum.update(b"],");
         self.checksum.update(&tail);
         self.checksum.update(b"}");
-        let digest: [u8; 32] = self.checksum.finalize().into();
+        let digest: [u8; 32] = self.checksum.clone().finalize().into();
         let checksum_label = crate::hash::sha256_label(&digest);
-        match self.framing {
-            Framing::Bundle => {
-                self.output.write_all(b"],")?;
-                self.output.write_all(&tail)?;
-                self.output.write_all(b",\"checksum\":\"")?;
-                self.output.write_all(checksum_label.as_bytes())?;
-                self.output.write_all(b"\"}\n")?;
-            }
-            Framing::Ndjson => {
-                // Envelope line: the members other than the four arrays, in canonical order.
-                let mut envelope = Vec::with_capacity(320);
-                envelope.extend_from_slice(b"{\"checksum\":\"");
-                envelope.extend_from_slice(checksum_label.as_bytes());
-                envelope.extend_from_slice(b"\",");
-                envelope.extend_from_slice(tail.strip_prefix(b"\"entities\":[],".as_slice()).unwrap_or(&tail));
-                envelope.extend_from_slice(b"}\n");
-                self.output.write_all(&envelope)?;
-                if let Some(spool) = self.chunk_spool.take() {
-                    let mut chunk_file = spool.into_inner().map_err(io::IntoInnerError::into_error)?;
-                    chunk_file.seek(SeekFrom::Start(0))?;
-                    io::copy(&mut chunk_file, &mut self.output)?;
-                }
-                let mut edge_file = edge_lines.into_inner();
-                edge_file.seek(SeekFrom::Start(0))?;
-                let mut edge_lines = BufReader::with_capacity(BUFFER, edge_file);
-                loop {
-                    line.clear();
-                    if edge_lines.read_until(b'\n', &mut line)? == 0 {
-                        break;
-                    }
-                    self.output.write_all(b"{\"_kind\":\"edge\",")?;
-                    self.output.write_all(&line[1..])?;
-                }
-            }
+        if self.framing == Framing::Bundle {
+            self.output.write_all(b"],")?;
+            self.output.write_all(&tail)?;
+            self.output.write_all(b",\"checksum\":\"")?;
+            self.output.write_all(checksum_label.as_bytes())?;
+            self.output.write_all(b"\"}\n")?;
         }
-        let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let envelope = (self.framing == Framing::Ndjson).then(|| envelope_line(&tail, &checksum_label));
+        let mut temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
+        if let Some(envelope) = envelope {
+            let file = temporary.as_file_mut();
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&envelope)?;
+        }
         temporary.as_file().sync_data()?;
         let bytes = temporary.as_file().metadata()?.len();
+        // Temporary files are private (0600); the output is an ordinary file.
+        temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
         temporary.persist(&self.target).map_err(|error| error.error)?;
         Ok(SinkSummary {
             format: match self.framing {
@@ -229,11 +238,13 @@ impl AimemSink {
 }
 
 impl Sink for AimemSink {
-    fn write_batch(&mut self, batch: &[Conversation]) -> Result<(), RunError> {
-        for conversation in batch {
-            self.write_conversation(conversation).map_err(|error| self.write_error(error))?;
-        }
-        Ok(())
+    fn encoder(&self) -> Arc<dyn Encoder> {
+        Arc::new(AimemEncoder { producer: self.settings.producer.clone() })
+    }
+
+    fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
+        let Encoded::Aimem(batch) = batch;
+        self.write_encoded(&batch).map_err(|error| RunError::write(self.target.display().to_string(), error))
     }
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {

@@ -6,6 +6,8 @@
 //! kept ancestor to it, so the active thread is a chain and, under `--branches all`, branches
 //! fork where the conversation forked.
 
+use rustc_hash::FxHashMap;
+
 use crate::hash::{push_hex, sha256, sha256_label};
 use crate::jcs::write_string;
 use crate::model::{Conversation, Disposition, Message, Micros};
@@ -18,22 +20,28 @@ const MAX_LOCAL_LENGTH: usize = 256;
 /// Longest tag.
 const MAX_TAG_LENGTH: usize = 64;
 
-/// Appends the chunk and edge records of one conversation through `emit`.
-///
-/// `emit_chunk` gets each chunk's canonical bytes; `emit_edge` each edge's.
-pub fn map_conversation(
-    conversation: &Conversation,
-    producer: &str,
-    scratch: &mut Vec<u8>,
-    mut emit_chunk: impl FnMut(&[u8]) -> std::io::Result<()>,
-    mut emit_edge: impl FnMut(&[u8]) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+/// Where [`map_conversation`] appends records: canonical chunks back to back with their end
+/// offsets, and canonical edges one per line.
+#[derive(Debug, Default)]
+pub struct RecordBuffers {
+    /// Chunks in canonical form, back to back.
+    pub chunks: Vec<u8>,
+    /// End offset of each chunk in `chunks`.
+    pub chunk_ends: Vec<usize>,
+    /// Edges in canonical form, each followed by a newline.
+    pub edge_lines: Vec<u8>,
+    /// Number of edges.
+    pub edge_count: u64,
+}
+
+/// Appends the chunk and edge records of one conversation's kept messages to `out`.
+pub fn map_conversation(conversation: &Conversation, producer: &str, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     let conversation_tag = tag_for("conv-", &conversation.id);
     // For each message (by position): the id of the last chunk of its nearest kept
     // ancestor-or-self. Parents precede children in tree order, so one pass fills it.
     let mut last_chunk_of: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
-    let mut position_of = std::collections::HashMap::with_capacity(conversation.messages.len());
+    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
     for (position, message) in conversation.messages.iter().enumerate() {
         position_of.insert(message.id.as_str(), position);
         let inherited = message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent| last_chunk_of[parent].clone());
@@ -47,35 +55,44 @@ pub fn map_conversation(
         let mut previous = inherited;
         for (piece_index, piece) in pieces.into_iter().enumerate() {
             let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
-            scratch.clear();
-            write_chunk(scratch, piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
-            emit_chunk(scratch)?;
+            write_chunk(&mut out.chunks, piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
+            out.chunk_ends.push(out.chunks.len());
             if let Some(source) = &previous {
-                scratch.clear();
-                write_edge(scratch, source, &chunk_id, message.created_at);
-                emit_edge(scratch)?;
+                write_edge(&mut out.edge_lines, source, &chunk_id, message.created_at);
+                out.edge_lines.push(b'\n');
+                out.edge_count += 1;
             }
             previous = Some(chunk_id);
         }
         last_chunk_of.push(previous);
     }
-    Ok(())
 }
 
 /// `urn:aimem:<producer>:<provider>.<conversation>.<message>`, falling back to a hash of the
 /// ids when they hold characters outside `[A-Za-z0-9._~-]` or are too long.
 pub fn chunk_urn(producer: &str, provider: &str, conversation_id: &str, message_id: &str) -> String {
-    let plain = format!("{provider}.{conversation_id}.{message_id}");
-    let is_safe = plain.len() <= MAX_LOCAL_LENGTH - 8 && plain.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'~' | b'-'));
-    let local = if is_safe && !conversation_id.contains('.') && !message_id.contains('.') {
-        plain
+    let is_safe_id = |id: &str| !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'~' | b'-'));
+    let plain_length = provider.len() + conversation_id.len() + message_id.len() + 2;
+    let mut urn = String::with_capacity(11 + producer.len() + plain_length.max(48) + 8);
+    urn.push_str("urn:aimem:");
+    urn.push_str(producer);
+    urn.push(':');
+    urn.push_str(provider);
+    urn.push('.');
+    // The part suffix `.pN` must still fit in 256 characters.
+    if plain_length <= MAX_LOCAL_LENGTH - 8 && is_safe_id(conversation_id) && is_safe_id(message_id) {
+        urn.push_str(conversation_id);
+        urn.push('.');
+        urn.push_str(message_id);
     } else {
-        let digest = sha256(format!("{conversation_id}\u{0}{message_id}").as_bytes());
-        let mut hashed = format!("{provider}.h.");
-        push_hex(&mut hashed, &digest[..16]);
-        hashed
-    };
-    format!("urn:aimem:{producer}:{local}")
+        let mut joined = Vec::with_capacity(conversation_id.len() + message_id.len() + 1);
+        joined.extend_from_slice(conversation_id.as_bytes());
+        joined.push(0);
+        joined.extend_from_slice(message_id.as_bytes());
+        urn.push_str("h.");
+        push_hex(&mut urn, &sha256(&joined)[..16]);
+    }
+    urn
 }
 
 /// Splits content into pieces of at most [`MAX_CHUNK_CODE_POINTS`] code points.

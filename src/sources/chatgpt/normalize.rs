@@ -2,7 +2,7 @@
 //! without recursion, picks the active thread, classifies every message (hidden, off-branch,
 //! empty, kept) and renders content.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::hash::pam_content_digest;
 use crate::model::{Conversation, Disposition, MemoryRecord, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
@@ -102,8 +102,10 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             .unwrap_or_default();
         let mut parts = rendered.parts;
         for part in &mut parts {
-            if let Part::Text(text) = part {
-                *text = resolve_citation_markers(text, &references);
+            if let Part::Text(text) = part
+                && let Some(resolved) = resolve_citation_markers(text, &references)
+            {
+                *text = resolved;
             }
         }
         if let Some(context) = rendered.context {
@@ -159,7 +161,6 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         if let Some(unknown) = rendered.unknown_type {
             conversation.messages[message_position].parts.push(Part::Raw { content_type: unknown, json: String::new() });
         }
-        let _ = message_position;
     }
     if needs_raw {
         fill_raw_parts(bytes, &mut conversation);
@@ -237,7 +238,7 @@ static EMPTY_NODE: RawNode<'static> = RawNode { message: Object::Absent, parent:
 
 impl<'m, 'a> Tree<'m, 'a> {
     fn build(mapping: &'m [(std::borrow::Cow<'a, str>, Object<RawNode<'a>>)], warnings: &mut Warnings) -> Self {
-        let mut index_of: HashMap<&str, usize> = HashMap::with_capacity(mapping.len());
+        let mut index_of: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(mapping.len(), Default::default());
         let mut nodes: Vec<TreeNode> = Vec::with_capacity(mapping.len());
         for (key, node) in mapping {
             if index_of.contains_key(key.as_ref()) {

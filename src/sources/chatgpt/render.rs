@@ -206,10 +206,11 @@ pub fn parts_to_text(parts: &[Part]) -> String {
 /// Replaces inline citation markers (`U+E200 … U+E201`, provider-formats.md §1.10.8) by the
 /// reference's `alt` text when the message metadata has one, and drops them otherwise, along
 /// with any stray private-use marker characters U+E200–U+E206.
-pub fn resolve_citation_markers(text: &str, references: &[&RawContentReference]) -> String {
+pub fn resolve_citation_markers(text: &str, references: &[&RawContentReference]) -> Option<String> {
     let is_marker = |c: char| ('\u{e200}'..='\u{e206}').contains(&c);
-    if !text.contains(is_marker) {
-        return text.to_owned();
+    // The markers are U+E200–U+E206, all encoded as EE 88 80–86: a byte search finds them fast.
+    if memchr::memmem::find(text.as_bytes(), b"\xEE\x88").is_none() || !text.contains(is_marker) {
+        return None;
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -234,7 +235,7 @@ pub fn resolve_citation_markers(text: &str, references: &[&RawContentReference])
         }
     }
     out.extend(rest.chars().filter(|c| !is_marker(*c)));
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -246,9 +247,10 @@ mod tests {
         let token = "\u{e200}cite\u{e202}turn0search1\u{e201}";
         let reference = RawContentReference { matched_text: Some(token.into()), alt: Some("[site](https://example.org)".into()) };
         let text = format!("Fact{token}. Other\u{e203}.");
-        assert_eq!(resolve_citation_markers(&text, &[&reference]), "Fact[site](https://example.org). Other.");
-        assert_eq!(resolve_citation_markers(&text, &[]), "Fact. Other.");
-        assert_eq!(resolve_citation_markers("x\u{e200}unterminated", &[]), "xunterminated");
+        assert_eq!(resolve_citation_markers(&text, &[&reference]).unwrap(), "Fact[site](https://example.org). Other.");
+        assert_eq!(resolve_citation_markers(&text, &[]).unwrap(), "Fact. Other.");
+        assert_eq!(resolve_citation_markers("x\u{e200}unterminated", &[]).unwrap(), "xunterminated");
+        assert_eq!(resolve_citation_markers("plain", &[]), None);
     }
 
     #[test]
