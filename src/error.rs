@@ -81,17 +81,11 @@ pub enum RunError {
 impl RunError {
     /// Wraps an I/O error that happened while writing `path`.
     pub fn write(path: impl Into<String>, source: std::io::Error) -> Self {
-        RunError::Write {
-            path: path.into(),
-            source,
-        }
+        RunError::Write { path: path.into(), source }
     }
 
     /// Wraps an I/O error that happened while reading `path`.
     pub fn read(path: impl Into<String>, source: std::io::Error) -> Self {
-        RunError::Read {
-            path: path.into(),
-            source,
-        }
+        RunError::Read { path: path.into(), source }
     }
 }

@@ -135,9 +135,6 @@ mod tests {
     #[test]
     fn published_vector() {
         let digest = pam_content_digest("User is a cloud infrastructure engineer");
-        assert_eq!(
-            sha256_label(&digest),
-            "sha256:e1bae3ec291c99eced01fc91b4152a0cef541fccf2034fc11b3f90f4e4d79b6e"
-        );
+        assert_eq!(sha256_label(&digest), "sha256:e1bae3ec291c99eced01fc91b4152a0cef541fccf2034fc11b3f90f4e4d79b6e");
     }
 }

@@ -51,10 +51,13 @@ pub fn to_canonical_vec(value: &Value) -> Vec<u8> {
     out
 }
 
+/// Largest integer an IEEE double holds exactly; beyond it JCS writes the double's form.
+const MAX_SAFE_INTEGER: u64 = 1 << 53;
+
 fn write_number(out: &mut Vec<u8>, number: &serde_json::Number) {
-    if let Some(integer) = number.as_i64() {
+    if let Some(integer) = number.as_i64().filter(|integer| integer.unsigned_abs() <= MAX_SAFE_INTEGER) {
         out.extend_from_slice(integer.to_string().as_bytes());
-    } else if let Some(integer) = number.as_u64() {
+    } else if let Some(integer) = number.as_u64().filter(|integer| *integer <= MAX_SAFE_INTEGER) {
         out.extend_from_slice(integer.to_string().as_bytes());
     } else if let Some(float) = number.as_f64() {
         let mut buffer = ryu_js::Buffer::new();
@@ -135,11 +138,21 @@ mod tests {
         assert_eq!(canonical(json!({"b": 1, "a": 2})), r#"{"a":2,"b":1}"#);
         assert_eq!(canonical(json!({"v": 1.0})), r#"{"v":1}"#);
         assert_eq!(canonical(json!([0.00005, 1e-7, 0.85])), "[0.00005,1e-7,0.85]");
+        let parsed: Value = serde_json::from_str("[0.9500000000000001, 9007199254740993, 1e21]").unwrap();
+        assert_eq!(canonical(parsed), "[0.9500000000000001,9007199254740992,1e+21]");
     }
 
     #[test]
     fn word_scan_agrees_with_bytewise_escaping() {
-        let samples = ["", "plain text that is long enough", "tab\there and more text", "q\"uote in the middle of it", "back\\slash somewhere far along", "\u{1f}\u{7f}é€😀 trailing words", "abcdefgh\n"];
+        let samples = [
+            "",
+            "plain text that is long enough",
+            "tab\there and more text",
+            "q\"uote in the middle of it",
+            "back\\slash somewhere far along",
+            "\u{1f}\u{7f}é€😀 trailing words",
+            "abcdefgh\n",
+        ];
         for sample in samples {
             let mut fast = Vec::new();
             write_string(&mut fast, sample);

@@ -43,7 +43,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Convert exports into one or more formats from a single read.
-    Convert(ConvertArgs),
+    Convert(Box<ConvertArgs>),
     /// Run a pipeline file (TOML) such as pipelines/chatgpt-to-aimem.toml.
     Run {
         /// The pipeline file.
@@ -134,7 +134,7 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Convert(args) => convert(args),
+        Command::Convert(args) => convert(*args),
         Command::Run { pipeline, exported_at, json } => {
             let options = config::load(&pipeline, resolve_exported_at(exported_at.as_deref())?)?;
             let report = memport::run(&options)?;
@@ -180,7 +180,8 @@ fn resolve_exported_at(flag: Option<&str>) -> Result<i64> {
     }
     if let Ok(epoch) = std::env::var("SOURCE_DATE_EPOCH") {
         let seconds: i64 = epoch.trim().parse().with_context(|| format!("SOURCE_DATE_EPOCH `{epoch}` is not whole seconds since 1970"))?;
-        return Ok(seconds * 1_000_000);
+        return memport::timefmt::micros_from_epoch_seconds(seconds as f64)
+            .with_context(|| format!("SOURCE_DATE_EPOCH `{epoch}` is outside years 1-9999"));
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).context("the system clock is before 1970")?;
     Ok(now.as_secs() as i64 * 1_000_000)
@@ -255,7 +256,10 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             "  records:  {} conversations ({} unreadable), {} messages ({} unreadable), {} provider memories",
             counts.conversations_read, counts.conversations_rejected, counts.messages_read, counts.messages_rejected, counts.memories_read
         );
-        println!("  by policy (all branches, no dedup): {}", counts.messages_skipped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", "));
+        println!(
+            "  by policy (all branches, no dedup): {}",
+            counts.messages_skipped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ")
+        );
         for (warning, count) in &report.warnings {
             println!("  warning:  {warning} x{count}");
         }

@@ -78,11 +78,8 @@ pub fn parse_rfc3339(text: &str) -> Option<Micros> {
         }
         digits.parse().ok()
     };
-    let separators_ok = bytes[4] == b'-'
-        && bytes[7] == b'-'
-        && matches!(bytes[10], b'T' | b't' | b' ')
-        && bytes[13] == b':'
-        && bytes[16] == b':';
+    let separators_ok =
+        bytes[4] == b'-' && bytes[7] == b'-' && matches!(bytes[10], b'T' | b't' | b' ') && bytes[13] == b':' && bytes[16] == b':';
     if !separators_ok {
         return None;
     }

@@ -66,7 +66,10 @@ pub fn parse_branches(value: &str) -> Result<BranchPolicy, ConfigError> {
     match value {
         "active" => Ok(BranchPolicy::Active),
         "all" => Ok(BranchPolicy::All),
-        other => Err(ConfigError::Option { option: "branches".into(), reason: format!("`{other}` is not a branch policy (use `active` or `all`)") }),
+        other => Err(ConfigError::Option {
+            option: "branches".into(),
+            reason: format!("`{other}` is not a branch policy (use `active` or `all`)"),
+        }),
     }
 }
 
@@ -78,7 +81,9 @@ pub fn parse_dedup(value: &str) -> Result<DedupPolicy, ConfigError> {
     match value {
         "content" => Ok(DedupPolicy::Content),
         "off" => Ok(DedupPolicy::Off),
-        other => Err(ConfigError::Option { option: "dedup".into(), reason: format!("`{other}` is not a dedup policy (use `content` or `off`)") }),
+        other => {
+            Err(ConfigError::Option { option: "dedup".into(), reason: format!("`{other}` is not a dedup policy (use `content` or `off`)") })
+        }
     }
 }
 

@@ -32,6 +32,14 @@ const BATCH_ELEMENTS: usize = 512;
 /// Decoded batches a sink may have queued.
 const SINK_QUEUE: usize = 4;
 
+/// What the collector tells a sink thread.
+enum ToSink {
+    /// Write this batch once its encoding is done.
+    Batch(oneshot::Receiver<Encoded>),
+    /// The run succeeded: complete the output and rename it into place.
+    Finish,
+}
+
 /// What one framed element became.
 enum Outcome {
     Decoded(Box<Decoded>),
@@ -91,14 +99,22 @@ pub fn execute(
         let mut sink_senders = Vec::with_capacity(sinks.len());
         let mut sink_tasks = Vec::with_capacity(sinks.len());
         for mut sink in sinks {
-            let (sender, mut receiver) = mpsc::channel::<oneshot::Receiver<Encoded>>(SINK_QUEUE);
+            let (sender, mut receiver) = mpsc::channel::<ToSink>(SINK_QUEUE);
             sink_senders.push((sink.encoder(), sender));
-            sink_tasks.push(tokio::task::spawn_blocking(move || {
-                while let Some(slot) = receiver.blocking_recv() {
-                    let encoded = slot.blocking_recv().map_err(|_| RunError::Internal("an encode worker ended without a result".into()))?;
-                    sink.write_batch(encoded)?;
+            sink_tasks.push(tokio::task::spawn_blocking(move || -> Result<Option<SinkSummary>, RunError> {
+                loop {
+                    match receiver.blocking_recv() {
+                        Some(ToSink::Batch(slot)) => {
+                            let encoded =
+                                slot.blocking_recv().map_err(|_| RunError::Internal("an encode worker ended without a result".into()))?;
+                            sink.write_batch(encoded)?;
+                        }
+                        Some(ToSink::Finish) => return sink.finish().map(Some),
+                        // The run failed elsewhere: dropping the sink removes its temporary files,
+                        // so no partial output is left looking complete.
+                        None => return Ok(None),
+                    }
                 }
-                sink.finish()
             }));
         }
 
@@ -106,8 +122,12 @@ pub fn execute(
         let mut warnings = Warnings::default();
         let mut notes = Vec::new();
         let mut sink_closed = false;
+        let mut collector_error: Option<RunError> = None;
         while let Some(slot) = pending_receiver.recv().await {
-            let outcomes = slot.await.map_err(|_| RunError::Internal("a decode worker ended without a result".into()))?;
+            let Ok(outcomes) = slot.await else {
+                collector_error = Some(RunError::Internal("a decode worker ended without a result".into()));
+                break;
+            };
             let mut batch = Vec::with_capacity(outcomes.len());
             for outcome in outcomes {
                 match outcome {
@@ -120,7 +140,9 @@ pub fn execute(
                         counts.messages_read += rejected_messages.len() as u64;
                         counts.messages_rejected += rejected_messages.len() as u64;
                         for reject in &rejected_messages {
-                            rejects.write(RejectLevel::Message, reject)?;
+                            if let Err(error) = rejects.write(RejectLevel::Message, reject) {
+                                collector_error.get_or_insert(error);
+                            }
                         }
                         warnings.merge(&element_warnings);
                         batch.push(conversation);
@@ -128,12 +150,16 @@ pub fn execute(
                     Outcome::Rejected(reject) => {
                         counts.conversations_read += 1;
                         counts.conversations_rejected += 1;
-                        rejects.write(RejectLevel::Conversation, &reject)?;
+                        if let Err(error) = rejects.write(RejectLevel::Conversation, &reject) {
+                            collector_error.get_or_insert(error);
+                        }
                     }
                     Outcome::InputProblem(reject) => {
                         warnings.add("input_ended_early");
                         notes.push(format!("{}: {}", reject.file, reject.reason));
-                        rejects.write(RejectLevel::Input, &reject)?;
+                        if let Err(error) = rejects.write(RejectLevel::Input, &reject) {
+                            collector_error.get_or_insert(error);
+                        }
                     }
                 }
             }
@@ -149,21 +175,33 @@ pub fn execute(
                 pool.spawn(move || {
                     let _ = slot_sender.send(encoder.encode(&batch));
                 });
-                if sender.send(slot).await.is_err() {
+                if sender.send(ToSink::Batch(slot)).await.is_err() {
                     sink_closed = true;
                 }
             }
-            if sink_closed {
+            if sink_closed || collector_error.is_some() {
                 break;
             }
         }
         drop(pending_receiver);
+        let reader_result = match reader.await {
+            Ok(result) => result,
+            Err(join_error) => Err(RunError::Internal(format!("the reader thread failed: {join_error}"))),
+        };
+        // Outputs are completed only when everything before them succeeded.
+        let succeeded = reader_result.is_ok() && collector_error.is_none() && !sink_closed;
+        for (_, sender) in &sink_senders {
+            if succeeded {
+                let _ = sender.send(ToSink::Finish).await;
+            }
+        }
         drop(sink_senders);
         let mut outputs = Vec::with_capacity(sink_tasks.len());
         let mut first_error = None;
         for task in sink_tasks {
             match task.await {
-                Ok(Ok(summary)) => outputs.push(summary),
+                Ok(Ok(Some(summary))) => outputs.push(summary),
+                Ok(Ok(None)) => {}
                 Ok(Err(error)) => {
                     first_error.get_or_insert(error);
                 }
@@ -172,11 +210,17 @@ pub fn execute(
                 }
             }
         }
-        let reader_result = reader.await.map_err(|join_error| RunError::Internal(format!("the reader thread failed: {join_error}")))?;
+        // A sink's own error explains a closed channel better than anything else.
         if let Some(error) = first_error {
             return Err(error);
         }
         reader_result?;
+        if let Some(error) = collector_error {
+            return Err(error);
+        }
+        for stage in &mut stages {
+            warnings.merge(&stage.take_warnings());
+        }
         progress.finish_and_clear();
         let rejects_written = rejects.count;
         rejects.finish()?;
@@ -214,7 +258,9 @@ fn read_inputs(
                         }
                     }
                     Ok(None) => break,
-                    Err(crate::sources::json_array::FrameError::Io(error)) => return Err(RunError::read(stream.display.to_string(), error)),
+                    Err(crate::sources::json_array::FrameError::Io(error)) => {
+                        return Err(RunError::read(stream.display.to_string(), error));
+                    }
                     Err(error) => {
                         dispatch(std::mem::take(&mut batch), &stream.display, &plan, &options, pool, pending)?;
                         let problem = RecordReject {

@@ -16,7 +16,7 @@ use crate::error::{ConfigError, RunError};
 use crate::model::{Micros, Warnings};
 use crate::sinks::{self, AimemSettings, OutputFormat};
 use crate::sources::{self, BranchPolicy, DecodeOptions};
-use crate::stages::{Stage, dedup::Dedup};
+use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
 use rejects::RejectsWriter;
 use report::{InputSummary, OptionsSummary, OutputSummary, RunReport};
@@ -81,7 +81,8 @@ pub fn default_tenant_id(producer: &str) -> String {
 /// # Errors
 /// [`ConfigError::Option`] saying what is allowed.
 pub fn check_producer(producer: &str) -> Result<(), ConfigError> {
-    let valid = (1..=63).contains(&producer.len()) && producer.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
+    let valid = (1..=63).contains(&producer.len())
+        && producer.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
     if valid {
         Ok(())
     } else {
@@ -120,11 +121,7 @@ impl Options {
                 problems.push(format!("two formats would write to {}", path.display()));
             }
         }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(ConfigError::Option { option: "convert".into(), reason: problems.join("; ") })
-        }
+        if problems.is_empty() { Ok(()) } else { Err(ConfigError::Option { option: "convert".into(), reason: problems.join("; ") }) }
     }
 }
 
@@ -158,12 +155,13 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     }
     let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|entry| entry.size).sum();
     let progress = make_progress(options.progress, total_bytes);
-    let settings = AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at };
+    let settings =
+        AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at };
     let mut sinks = Vec::with_capacity(options.outputs.len());
     for (format, path) in &options.outputs {
         sinks.push(sinks::build(*format, path, &settings)?);
     }
-    let mut stages: Vec<Box<dyn Stage>> = Vec::new();
+    let mut stages: Vec<Box<dyn Stage>> = vec![Box::new(UniqueIds::default())];
     if options.dedup == DedupPolicy::Content {
         stages.push(Box::new(Dedup::default()));
     }
@@ -177,7 +175,11 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         memport_version: env!("CARGO_PKG_VERSION"),
         inputs,
         counts: result.counts,
-        outputs: result.outputs.into_iter().map(|summary| OutputSummary { format: summary.format, path: summary.path, records: summary.records, bytes: summary.bytes }).collect(),
+        outputs: result
+            .outputs
+            .into_iter()
+            .map(|summary| OutputSummary { format: summary.format, path: summary.path, records: summary.records, bytes: summary.bytes })
+            .collect(),
         warnings: Default::default(),
         notes,
         options: OptionsSummary {

@@ -54,10 +54,8 @@ impl Container {
     /// # Errors
     /// [`ConfigError::Input`] when it does not exist or cannot be read.
     pub fn open(path: &Path) -> Result<Container, ConfigError> {
-        let metadata = std::fs::metadata(path).map_err(|error| ConfigError::Input {
-            path: path.to_owned(),
-            reason: format!("{error}; check the path"),
-        })?;
+        let metadata = std::fs::metadata(path)
+            .map_err(|error| ConfigError::Input { path: path.to_owned(), reason: format!("{error}; check the path") })?;
         if metadata.is_dir() {
             return Ok(Container::Folder(path.to_owned()));
         }
@@ -65,11 +63,7 @@ impl Container {
         let read = File::open(path)
             .and_then(|mut file| read_up_to(&mut file, &mut magic))
             .map_err(|error| ConfigError::Input { path: path.to_owned(), reason: error.to_string() })?;
-        if read == 4 && &magic == b"PK\x03\x04" {
-            Ok(Container::Zip(path.to_owned()))
-        } else {
-            Ok(Container::File(path.to_owned()))
-        }
+        if read == 4 && &magic == b"PK\x03\x04" { Ok(Container::Zip(path.to_owned())) } else { Ok(Container::File(path.to_owned())) }
     }
 
     /// The path the user gave.
@@ -150,7 +144,10 @@ impl Entry {
     /// I/O or zip errors, or an entry over `limit` bytes.
     pub fn read_small(&self, limit: u64) -> Result<Vec<u8>, RunError> {
         if self.size > limit {
-            return Err(RunError::read(self.display.to_string(), io::Error::other(format!("side file is {} bytes, over the {limit}-byte limit", self.size))));
+            return Err(RunError::read(
+                self.display.to_string(),
+                io::Error::other(format!("side file is {} bytes, over the {limit}-byte limit", self.size)),
+            ));
         }
         let mut bytes = Vec::with_capacity(self.size as usize);
         self.open()?.take(limit + 1).read_to_end(&mut bytes).map_err(|error| RunError::read(self.display.to_string(), error))?;
@@ -171,7 +168,8 @@ fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
 
 fn open_archive(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>, RunError> {
     let file = File::open(path).map_err(|error| RunError::read(path.display().to_string(), error))?;
-    zip::ZipArchive::new(BufReader::new(file)).map_err(|error| RunError::Zip { path: path.display().to_string(), reason: error.to_string() })
+    zip::ZipArchive::new(BufReader::new(file))
+        .map_err(|error| RunError::Zip { path: path.display().to_string(), reason: error.to_string() })
 }
 
 fn walk_folder(root: &Path, folder: &Path, depth: usize, found: &mut Vec<Entry>) -> Result<(), RunError> {
@@ -195,9 +193,13 @@ fn walk_folder(root: &Path, folder: &Path, depth: usize, found: &mut Vec<Entry>)
     Ok(())
 }
 
+/// What the inflating thread sends: bytes, then `None` once the entry ended cleanly.
+type InflatedChunk = io::Result<Option<Vec<u8>>>;
+
 /// Reads a zip entry that another thread inflates, so decompression and framing overlap.
 struct InflatingReader {
-    chunks: Receiver<io::Result<Vec<u8>>>,
+    chunks: Receiver<InflatedChunk>,
+    finished: bool,
     current: Vec<u8>,
     position: usize,
 }
@@ -212,11 +214,11 @@ impl InflatingReader {
             .name("memport-inflate".into())
             .spawn(move || inflate_into(archive, &name, &sender))
             .map_err(|error| RunError::Internal(format!("cannot start the zip thread: {error}")))?;
-        Ok(InflatingReader { chunks: receiver, current: Vec::new(), position: 0 })
+        Ok(InflatingReader { chunks: receiver, finished: false, current: Vec::new(), position: 0 })
     }
 }
 
-fn inflate_into(mut archive: zip::ZipArchive<BufReader<File>>, name: &str, sender: &SyncSender<io::Result<Vec<u8>>>) {
+fn inflate_into(mut archive: zip::ZipArchive<BufReader<File>>, name: &str, sender: &SyncSender<InflatedChunk>) {
     let mut entry = match archive.by_name(name) {
         Ok(entry) => entry,
         Err(error) => {
@@ -227,11 +229,15 @@ fn inflate_into(mut archive: zip::ZipArchive<BufReader<File>>, name: &str, sende
     loop {
         let mut chunk = vec![0u8; INFLATE_CHUNK];
         match read_up_to(&mut entry, &mut chunk) {
-            Ok(0) => return,
+            Ok(0) => {
+                // Reading to the end checked the CRC; tell the reader the entry is complete.
+                let _ = sender.send(Ok(None));
+                return;
+            }
             Ok(count) => {
                 chunk.truncate(count);
                 // The reader hung up (run stopped early): nothing left to do.
-                if sender.send(Ok(chunk)).is_err() {
+                if sender.send(Ok(Some(chunk))).is_err() {
                     return;
                 }
             }
@@ -246,14 +252,17 @@ fn inflate_into(mut archive: zip::ZipArchive<BufReader<File>>, name: &str, sende
 impl Read for InflatingReader {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         while self.position >= self.current.len() {
+            if self.finished {
+                return Ok(0);
+            }
             match self.chunks.recv() {
-                Ok(Ok(chunk)) => {
+                Ok(Ok(Some(chunk))) => {
                     self.current = chunk;
                     self.position = 0;
                 }
+                Ok(Ok(None)) => self.finished = true,
                 Ok(Err(error)) => return Err(error),
-                // The inflating thread finished: end of entry.
-                Err(_) => return Ok(0),
+                Err(_) => return Err(io::Error::other("the zip inflating thread stopped before the end of the entry")),
             }
         }
         let count = buffer.len().min(self.current.len() - self.position);

@@ -10,6 +10,9 @@ use memchr::memchr2;
 
 /// How many bytes are read from the input at a time.
 const READ_SIZE: usize = 1 << 20;
+/// Largest element framed. A broken file (a stray quote, unbalanced brackets) would otherwise
+/// pull the rest of the input into one element.
+pub const MAX_ELEMENT_BYTES: usize = 1 << 30;
 
 /// One element of the array, as bytes, with where it was.
 #[derive(Debug)]
@@ -62,6 +65,14 @@ pub enum FrameError {
         /// Index of the next element that never came.
         last_index: u64,
     },
+    /// An element grew past [`MAX_ELEMENT_BYTES`].
+    #[error("byte {element_offset}: element {index} is larger than {MAX_ELEMENT_BYTES} bytes; the file is probably broken from here on")]
+    ElementTooLarge {
+        /// The element.
+        index: u64,
+        /// Where it starts.
+        element_offset: u64,
+    },
     /// Reading failed.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -72,7 +83,7 @@ impl FrameError {
     pub fn offset(&self) -> u64 {
         match self {
             FrameError::NotAnArray { offset, .. } | FrameError::BadSeparator { offset, .. } => *offset,
-            FrameError::TruncatedInElement { element_offset, .. } => *element_offset,
+            FrameError::TruncatedInElement { element_offset, .. } | FrameError::ElementTooLarge { element_offset, .. } => *element_offset,
             FrameError::TruncatedBetweenElements { end, .. } => *end,
             FrameError::Io(_) => 0,
         }
@@ -178,9 +189,11 @@ impl<R: Read> ArrayFramer<R> {
                     let Some(byte) = self.skip_whitespace()? else {
                         return Err(FrameError::TruncatedBetweenElements { end: self.bytes_consumed(), last_index: self.next_index });
                     };
-                    if byte == b']' && first {
+                    if byte == b']' {
+                        // `[]`, or a trailing comma before `]` (not JSON, but harmless).
                         self.position += 1;
                         self.state = State::Done;
+                        let _ = first;
                         return Ok(None);
                     }
                     let element = self.take_value()?;
@@ -252,6 +265,9 @@ impl<R: Read> ArrayFramer<R> {
         loop {
             if self.position >= self.filled {
                 bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
+                if bytes.len() > MAX_ELEMENT_BYTES {
+                    return Err(FrameError::ElementTooLarge { index, element_offset: offset });
+                }
                 if !self.fill()? {
                     if is_scalar && !bytes.is_empty() {
                         // A scalar ends at end of input; the missing `]` is reported next.
@@ -322,11 +338,7 @@ impl<R: Read> ArrayFramer<R> {
 }
 
 fn describe(byte: u8) -> String {
-    if byte.is_ascii_graphic() {
-        format!("`{}`", byte as char)
-    } else {
-        format!("byte 0x{byte:02x}")
-    }
+    if byte.is_ascii_graphic() { format!("`{}`", byte as char) } else { format!("byte 0x{byte:02x}") }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::stages::Stage;
 
 /// Hashes a key that is already a uniformly distributed hash by taking its low 64 bits.
 #[derive(Default)]
-struct PrehashedKey(u64);
+pub struct PrehashedKey(u64);
 
 impl Hasher for PrehashedKey {
     fn finish(&self) -> u64 {

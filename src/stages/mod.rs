@@ -5,8 +5,9 @@
 //! run report can account for every message.
 
 pub mod dedup;
+pub mod unique_ids;
 
-use crate::model::Conversation;
+use crate::model::{Conversation, Warnings};
 
 /// One step applied to each decoded conversation, in input order.
 pub trait Stage: Send {
@@ -14,4 +15,8 @@ pub trait Stage: Send {
     fn name(&self) -> &'static str;
     /// Looks at one conversation and updates its messages' dispositions.
     fn process(&mut self, conversation: &mut Conversation);
+    /// Warnings gathered so far (taken once, at the end of the run).
+    fn take_warnings(&mut self) -> Warnings {
+        Warnings::default()
+    }
 }

@@ -55,6 +55,8 @@ struct Checker {
     envelope: Map<String, Value>,
     /// Canonical bytes of each array, spooled in stream order (index = ARRAY_KEYS position).
     spools: Vec<(File, u64)>,
+    /// Which arrays the file has (absent ones are not part of the canonical form).
+    present: [bool; 4],
     envelope_problems: Vec<Problem>,
     record_problems: Vec<Problem>,
     notices: Vec<String>,
@@ -79,6 +81,7 @@ impl Checker {
             format: "aimem",
             envelope: Map::new(),
             spools,
+            present: [true; 4],
             envelope_problems: Vec::new(),
             record_problems: Vec::new(),
             notices: Vec::new(),
@@ -108,8 +111,10 @@ impl Checker {
         for (position, key) in ARRAY_KEYS.iter().enumerate() {
             match object.remove(*key) {
                 Some(Value::Array(items)) => arrays.push((position, items)),
-                Some(_) => self.envelope_problems.push(problem(422, "malformed_envelope", &format!("/{key}"), format!("`{key}` must be an array"))),
-                None => {}
+                Some(_) => {
+                    self.envelope_problems.push(problem(422, "malformed_envelope", &format!("/{key}"), format!("`{key}` must be an array")))
+                }
+                None => self.present[position] = false,
             }
         }
         self.envelope = object;
@@ -127,9 +132,13 @@ impl Checker {
     fn check_ndjson(&mut self, reader: impl BufRead) -> Result<(), RunError> {
         self.format = "aimem-ndjson";
         let mut counters = [0usize; 4];
-        for (line_index, line) in reader.lines().enumerate() {
+        for (line_index, line) in reader.split(b'\n').enumerate() {
             let line_number = line_index + 1;
             let line = line.map_err(|error| RunError::read(&self.display, error))?;
+            let Ok(line) = String::from_utf8(line) else {
+                self.record_problems.push(problem(422, "malformed_json", &format!("line {line_number}"), "not UTF-8".into()));
+                continue;
+            };
             if line.trim().is_empty() {
                 continue;
             }
@@ -141,10 +150,25 @@ impl Checker {
                 }
             };
             let Value::Object(mut object) = value else {
-                self.record_problems.push(problem(422, "malformed_json", &format!("line {line_number}"), "each line must be a JSON object".into()));
+                self.record_problems.push(problem(
+                    422,
+                    "malformed_json",
+                    &format!("line {line_number}"),
+                    "each line must be a JSON object".into(),
+                ));
                 continue;
             };
             if line_number == 1 {
+                for key in ARRAY_KEYS {
+                    if object.remove(key).is_some() {
+                        self.envelope_problems.push(problem(
+                            422,
+                            "malformed_envelope",
+                            "line 1",
+                            format!("the envelope line must not carry `{key}`; records follow as lines"),
+                        ));
+                    }
+                }
                 self.envelope = object;
                 continue;
             }
@@ -155,7 +179,12 @@ impl Checker {
                 Some("edge") => 2,
                 Some("entity") => 3,
                 _ => {
-                    self.record_problems.push(problem(422, "unknown_kind", &format!("line {line_number}"), "`_kind` must be chunk, edge, entity or chunk_entity".into()));
+                    self.record_problems.push(problem(
+                        422,
+                        "unknown_kind",
+                        &format!("line {line_number}"),
+                        "`_kind` must be chunk, edge, entity or chunk_entity".into(),
+                    ));
                     continue;
                 }
             };
@@ -196,6 +225,17 @@ impl Checker {
             Some(id) => {
                 if let Err(reason) = check_urn(id) {
                     problems.push(problem(422, "invalid_urn", &format!("{location}/id"), reason));
+                } else if let Some(producer) = self.envelope.get("producer").and_then(Value::as_str)
+                    && !id
+                        .strip_prefix("urn:aimem:")
+                        .is_some_and(|rest| rest.starts_with(producer) && rest[producer.len()..].starts_with(':'))
+                {
+                    problems.push(problem(
+                        422,
+                        "urn_producer_mismatch",
+                        &format!("{location}/id"),
+                        format!("`{id}` is not in the envelope's producer namespace `{producer}`"),
+                    ));
                 }
                 if !self.chunk_ids.insert(id.to_owned()) {
                     problems.push(problem(422, "duplicate_chunk_id", &format!("{location}/id"), format!("chunk id `{id}` appears twice")));
@@ -208,15 +248,35 @@ impl Checker {
             Some(content) => {
                 let code_points = content.chars().count();
                 if code_points > MAX_CONTENT_CODE_POINTS {
-                    problems.push(problem(422, "content_too_long", &format!("{location}/content"), format!("{code_points} code points; the limit is {MAX_CONTENT_CODE_POINTS}")));
+                    problems.push(problem(
+                        422,
+                        "content_too_long",
+                        &format!("{location}/content"),
+                        format!("{code_points} code points; the limit is {MAX_CONTENT_CODE_POINTS}"),
+                    ));
                 }
                 match chunk.get("content_hash").and_then(Value::as_str) {
-                    None => problems.push(problem(422, "missing_field", &format!("{location}/content_hash"), "chunk has no `content_hash` (required by the reference consumer)".into())),
-                    Some(hash) if !is_sha256_label(hash) => problems.push(problem(422, "invalid_hash_format", &format!("{location}/content_hash"), "content_hash must be `sha256:` + 64 lowercase hex digits".into())),
+                    None => problems.push(problem(
+                        422,
+                        "missing_field",
+                        &format!("{location}/content_hash"),
+                        "chunk has no `content_hash` (required by the reference consumer)".into(),
+                    )),
+                    Some(hash) if !is_sha256_label(hash) => problems.push(problem(
+                        422,
+                        "invalid_hash_format",
+                        &format!("{location}/content_hash"),
+                        "content_hash must be `sha256:` + 64 lowercase hex digits".into(),
+                    )),
                     Some(hash) => {
                         let expected = sha256_label(&sha256(content.as_bytes()));
                         if hash != expected {
-                            problems.push(problem(422, "hash_mismatch", &format!("{location}/content_hash"), format!("content hashes to {expected}")));
+                            problems.push(problem(
+                                422,
+                                "hash_mismatch",
+                                &format!("{location}/content_hash"),
+                                format!("content hashes to {expected}"),
+                            ));
                         }
                     }
                 }
@@ -225,7 +285,12 @@ impl Checker {
         }
         match chunk.get("memory_type").and_then(Value::as_str) {
             Some(kind) if MEMORY_TYPES.contains(&kind) => {}
-            other => problems.push(problem(422, "invalid_memory_type", &format!("{location}/memory_type"), format!("{} is not one of {}", describe(other), MEMORY_TYPES.join(", ")))),
+            other => problems.push(problem(
+                422,
+                "invalid_memory_type",
+                &format!("{location}/memory_type"),
+                format!("{} is not one of {}", describe(other), MEMORY_TYPES.join(", ")),
+            )),
         }
         if let Some(zone) = chunk.get("zone").filter(|zone| !zone.is_null())
             && !zone.as_str().is_some_and(|zone| ZONES.contains(&zone))
@@ -239,7 +304,9 @@ impl Checker {
         }
         check_time(problems, chunk.get("created_at"), &format!("{location}/created_at"), true);
         if let Some(tags) = chunk.get("tags") {
-            let valid = tags.as_array().is_some_and(|tags| tags.iter().all(|tag| tag.as_str().is_some_and(|tag| (1..=64).contains(&tag.chars().count()))));
+            let valid = tags
+                .as_array()
+                .is_some_and(|tags| tags.iter().all(|tag| tag.as_str().is_some_and(|tag| (1..=64).contains(&tag.chars().count()))));
             if !valid {
                 problems.push(problem(422, "invalid_tags", &format!("{location}/tags"), "tags must be strings of 1-64 code points".into()));
             }
@@ -248,7 +315,12 @@ impl Checker {
             self.any_embedding.get_or_insert_with(|| format!("{location}/embedding"));
             match embedding.as_str().and_then(base64_decoded_length) {
                 Some(length) => self.embedding_lengths.push((format!("{location}/embedding"), length)),
-                None => problems.push(problem(422, "invalid_embedding", &format!("{location}/embedding"), "embedding must be padded base64".into())),
+                None => problems.push(problem(
+                    422,
+                    "invalid_embedding",
+                    &format!("{location}/embedding"),
+                    "embedding must be padded base64".into(),
+                )),
             }
         }
     }
@@ -264,12 +336,22 @@ impl Checker {
             }
             None => problems.push(problem(422, "missing_field", &format!("{location}/id"), "entity has no string `id`".into())),
         }
-        if !entity.get("name").and_then(Value::as_str).is_some_and(|name| !name.is_empty()) {
-            problems.push(problem(422, "invalid_entity_name", &format!("{location}/name"), "entity name must be a non-empty string".into()));
+        if entity.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+            problems.push(problem(
+                422,
+                "invalid_entity_name",
+                &format!("{location}/name"),
+                "entity name must be a non-empty string".into(),
+            ));
         }
         let kind = entity.get("kind").and_then(Value::as_str);
         if !kind.is_some_and(|kind| ENTITY_KINDS.contains(&kind) || kind.starts_with("x-")) {
-            problems.push(problem(422, "invalid_entity_kind", &format!("{location}/kind"), format!("{} is not one of {} or an x- extension", describe(kind), ENTITY_KINDS.join(", "))));
+            problems.push(problem(
+                422,
+                "invalid_entity_kind",
+                &format!("{location}/kind"),
+                format!("{} is not one of {} or an x- extension", describe(kind), ENTITY_KINDS.join(", ")),
+            ));
         }
         check_time(problems, entity.get("created_at"), &format!("{location}/created_at"), true);
     }
@@ -279,17 +361,29 @@ impl Checker {
         for (key, code) in [("source_id", "edge_source_unknown"), ("target_id", "edge_target_unknown")] {
             match edge.get(key).and_then(Value::as_str) {
                 Some(id) if self.chunk_ids.contains(id) => {}
-                Some(id) => problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not a chunk of this bundle"))),
+                Some(id) => {
+                    problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not a chunk of this bundle")))
+                }
                 None => problems.push(problem(422, "missing_field", &format!("{location}/{key}"), format!("edge has no string `{key}`"))),
             }
         }
         let edge_type = edge.get("edge_type").and_then(Value::as_str);
         if !edge_type.is_some_and(|kind| EDGE_TYPES.contains(&kind) || kind.starts_with("x-")) {
-            problems.push(problem(422, "invalid_edge_type", &format!("{location}/edge_type"), format!("{} is not one of {} or an x- extension", describe(edge_type), EDGE_TYPES.join(", "))));
+            problems.push(problem(
+                422,
+                "invalid_edge_type",
+                &format!("{location}/edge_type"),
+                format!("{} is not one of {} or an x- extension", describe(edge_type), EDGE_TYPES.join(", ")),
+            ));
         }
         match edge.get("weight").and_then(Value::as_f64) {
             Some(weight) if (0.0..=1.0).contains(&weight) => {}
-            Some(weight) => problems.push(problem(422, "edge_weight_out_of_range", &format!("{location}/weight"), format!("weight {weight} is outside [0, 1]"))),
+            Some(weight) => problems.push(problem(
+                422,
+                "edge_weight_out_of_range",
+                &format!("{location}/weight"),
+                format!("weight {weight} is outside [0, 1]"),
+            )),
             None => problems.push(problem(422, "missing_field", &format!("{location}/weight"), "edge has no numeric `weight`".into())),
         }
         check_time(problems, edge.get("created_at"), &format!("{location}/created_at"), true);
@@ -297,7 +391,9 @@ impl Checker {
 
     fn check_link(&mut self, link: &Value, location: &str) {
         let problems = &mut self.record_problems;
-        for (key, known, code) in [("chunk_id", &self.chunk_ids, "link_chunk_unknown"), ("entity_id", &self.entity_ids, "link_entity_unknown")] {
+        for (key, known, code) in
+            [("chunk_id", &self.chunk_ids, "link_chunk_unknown"), ("entity_id", &self.entity_ids, "link_entity_unknown")]
+        {
             match link.get(key).and_then(Value::as_str) {
                 Some(id) if known.contains(id) => {}
                 Some(id) => problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not in this bundle"))),
@@ -311,12 +407,21 @@ impl Checker {
         let problems = &mut self.envelope_problems;
         match envelope.get("format").and_then(Value::as_str) {
             Some("aimem-bundle") => {}
-            Some("memoryai-bundle") => self.notices.push("legacy format value `memoryai-bundle` accepted (producers should write `aimem-bundle`)".into()),
-            other => problems.push(problem(422, "bad_format", "/format", format!("format is {}, expected \"aimem-bundle\"", describe(other)))),
+            Some("memoryai-bundle") => {
+                self.notices.push("legacy format value `memoryai-bundle` accepted (producers should write `aimem-bundle`)".into())
+            }
+            other => {
+                problems.push(problem(422, "bad_format", "/format", format!("format is {}, expected \"aimem-bundle\"", describe(other))))
+            }
         }
         match envelope.get("version") {
             Some(Value::String(version)) if version == "1" => {}
-            other => problems.push(problem(422, "unsupported_version", "/version", format!("version is {}, this consumer reads version \"1\"", other.map_or("absent".into(), Value::to_string)))),
+            other => problems.push(problem(
+                422,
+                "unsupported_version",
+                "/version",
+                format!("version is {}, this consumer reads version \"1\"", other.map_or("absent".into(), Value::to_string)),
+            )),
         }
         for key in ["producer", "tenant_id", "exported_at", "scope"] {
             if !envelope.get(key).is_some_and(Value::is_string) {
@@ -331,22 +436,34 @@ impl Checker {
         match envelope.get("scope").and_then(Value::as_str) {
             Some("FULL" | "DNA_ONLY") | None => {}
             Some("SINCE") => {
-                if !envelope.get("since").and_then(Value::as_str).is_some_and(|since| parse_rfc3339(since).is_some()) {
+                if envelope.get("since").and_then(Value::as_str).is_none_or(|since| parse_rfc3339(since).is_none()) {
                     problems.push(problem(422, "since_missing", "/since", "scope SINCE needs an ISO-8601 `since`".into()));
                 }
             }
-            Some(other) => problems.push(problem(422, "invalid_scope", "/scope", format!("scope `{other}` is not FULL, DNA_ONLY or SINCE"))),
+            Some(other) => {
+                problems.push(problem(422, "invalid_scope", "/scope", format!("scope `{other}` is not FULL, DNA_ONLY or SINCE")))
+            }
         }
     }
 
     fn check_checksum(&mut self) -> Result<(), RunError> {
-        let Some(declared) = self.envelope.get("checksum").and_then(Value::as_str).filter(|declared| is_sha256_label(declared)).map(str::to_owned) else {
-            self.envelope_problems.push(problem(422, "missing_checksum", "/checksum", "envelope has no `checksum` of the form sha256:<64 hex>".into()));
+        let Some(declared) =
+            self.envelope.get("checksum").and_then(Value::as_str).filter(|declared| is_sha256_label(declared)).map(str::to_owned)
+        else {
+            self.envelope_problems.push(problem(
+                422,
+                "missing_checksum",
+                "/checksum",
+                "envelope has no `checksum` of the form sha256:<64 hex>".into(),
+            ));
             return Ok(());
         };
-        let mut members: Vec<(String, Option<usize>)> = self.envelope.keys().filter(|key| *key != "checksum").map(|key| (key.clone(), None)).collect();
+        let mut members: Vec<(String, Option<usize>)> =
+            self.envelope.keys().filter(|key| *key != "checksum").map(|key| (key.clone(), None)).collect();
         for (position, key) in ARRAY_KEYS.iter().enumerate() {
-            members.push(((*key).to_owned(), Some(position)));
+            if self.present[position] {
+                members.push(((*key).to_owned(), Some(position)));
+            }
         }
         members.sort_by(|left, right| left.0.encode_utf16().cmp(right.0.encode_utf16()));
         let mut hasher = Sha256::new();
@@ -387,7 +504,12 @@ impl Checker {
         let digest: [u8; 32] = hasher.finalize().into();
         let actual = sha256_label(&digest);
         if actual != declared {
-            self.envelope_problems.push(problem(409, "checksum_mismatch", "/checksum", format!("declared {declared}, content hashes to {actual}")));
+            self.envelope_problems.push(problem(
+                409,
+                "checksum_mismatch",
+                "/checksum",
+                format!("declared {declared}, content hashes to {actual}"),
+            ));
         }
         Ok(())
     }
@@ -409,12 +531,22 @@ impl Checker {
             match (dimension, model) {
                 (Some(dimension), Some(_)) => {
                     for (location, length) in &self.embedding_lengths {
-                        if *length as u64 != dimension * 4 {
-                            self.record_problems.push(problem(422, "embedding_dimension_mismatch", location, format!("{length} bytes; embedding_dim {dimension} needs {}", dimension * 4)));
+                        if dimension.checked_mul(4) != Some(*length as u64) {
+                            self.record_problems.push(problem(
+                                422,
+                                "embedding_dimension_mismatch",
+                                location,
+                                format!("{length} bytes; embedding_dim {dimension} needs 4 bytes per dimension"),
+                            ));
                         }
                     }
                 }
-                _ => self.record_problems.push(problem(422, "embedding_envelope_missing", location, "chunks carry embeddings but the envelope lacks embedding_dim or embedding_model".into())),
+                _ => self.record_problems.push(problem(
+                    422,
+                    "embedding_envelope_missing",
+                    location,
+                    "chunks carry embeddings but the envelope lacks embedding_dim or embedding_model".into(),
+                )),
             }
         }
         let mut problems = self.envelope_problems;
@@ -434,7 +566,8 @@ fn describe(value: Option<&str>) -> String {
 }
 
 fn is_sha256_label(text: &str) -> bool {
-    text.strip_prefix("sha256:").is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)))
+    text.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)))
 }
 
 fn check_time(problems: &mut Vec<Problem>, value: Option<&Value>, location: &str, required: bool) {
@@ -466,7 +599,7 @@ fn check_urn(id: &str) -> Result<(), String> {
 /// Decoded length of padded base64, or `None` when it is not valid base64.
 fn base64_decoded_length(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let padding = bytes.iter().rev().take_while(|&&byte| byte == b'=').count();

@@ -82,7 +82,11 @@ impl AimemSink {
         let folder = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let display = target.display().to_string();
         std::fs::create_dir_all(folder).map_err(|error| RunError::write(&display, error))?;
-        let output = tempfile::Builder::new().prefix(".memport-").suffix(".partial").tempfile_in(folder).map_err(|error| RunError::write(&display, error))?;
+        let output = tempfile::Builder::new()
+            .prefix(".memport-")
+            .suffix(".partial")
+            .tempfile_in(folder)
+            .map_err(|error| RunError::write(&display, error))?;
         let edge_spool = BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
         let mut sink = AimemSink {
             framing,
@@ -147,7 +151,6 @@ impl AimemSink {
         tail.extend_from_slice(b",\"version\":\"1\"");
         tail
     }
-
 }
 
 /// The NDJSON envelope line: every member but the four arrays, in canonical order.
@@ -164,7 +167,6 @@ fn envelope_line(tail: &[u8], checksum_label: &str) -> Vec<u8> {
 }
 
 impl AimemSink {
-
     fn complete(mut self) -> io::Result<SinkSummary> {
         let tail = self.envelope_tail();
         self.checksum.update(b"],\"edges\":[");

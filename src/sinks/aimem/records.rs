@@ -43,9 +43,15 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, out: &mut R
     let mut last_chunk_of: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
     let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
     for (position, message) in conversation.messages.iter().enumerate() {
+        // Look the parent up before registering this message, so a self-parent finds nothing.
+        let inherited = message
+            .parent_id
+            .as_deref()
+            .and_then(|parent| position_of.get(parent))
+            .and_then(|&parent: &usize| last_chunk_of[parent].clone());
         position_of.insert(message.id.as_str(), position);
-        let inherited = message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent| last_chunk_of[parent].clone());
-        if message.disposition != Disposition::Keep {
+        // Sources never keep an empty message; the guard keeps the bundle valid regardless.
+        if message.disposition != Disposition::Keep || message.text.is_empty() {
             last_chunk_of.push(inherited);
             continue;
         }
@@ -125,7 +131,16 @@ fn tag_for(prefix: &str, id: &str) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn write_chunk(out: &mut Vec<u8>, content: &str, id: &str, message: &Message, conversation_tag: &str, provider: &str, piece_index: usize, piece_count: usize) {
+fn write_chunk(
+    out: &mut Vec<u8>,
+    content: &str,
+    id: &str,
+    message: &Message,
+    conversation_tag: &str,
+    provider: &str,
+    piece_index: usize,
+    piece_count: usize,
+) {
     let mut time = String::with_capacity(27);
     write_rfc3339(&mut time, message.created_at);
     out.extend_from_slice(b"{\"content\":");

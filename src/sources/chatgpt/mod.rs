@@ -17,8 +17,8 @@ use serde::Deserialize;
 use crate::model::Warnings;
 use crate::sources::container::Entry;
 
-/// Inventory file of 2026 exports.
-pub const MANIFEST_FILE: &str = "export_manifest.json";
+/// Inventory file of 2026 exports (`export_manifest.json`).
+pub const MANIFEST_STEM: &str = "export_manifest";
 /// Largest manifest read into memory.
 const MANIFEST_LIMIT: u64 = 64 << 20;
 
@@ -35,7 +35,12 @@ pub fn sort_conversation_entries(entries: &mut [Entry]) {
 }
 
 fn shard_key(base_name: &str) -> (u64, String) {
-    let digits: String = base_name.trim_start_matches("conversations").chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    let digits: String = base_name
+        .trim_start_matches("conversations")
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
     (digits.parse().map(|number: u64| number + 1).unwrap_or(0), base_name.to_owned())
 }
 
@@ -53,10 +58,16 @@ struct ManifestFile {
 /// Cross-checks the shards found against `export_manifest.json` when the export has one.
 /// Differences are warnings: the files present are read either way.
 pub fn check_manifest(all_entries: &[Entry], conversation_entries: &[Entry], warnings: &mut Warnings, notes: &mut Vec<String>) {
-    let Some(manifest_entry) = all_entries.iter().find(|entry| entry.base_name() == MANIFEST_FILE) else {
+    // `export_manifest.json`, or a renamed copy such as `export_manifest.excerpt.json`.
+    let is_manifest = |entry: &&Entry| entry.base_name().starts_with(MANIFEST_STEM) && entry.base_name().ends_with(".json");
+    let Some(manifest_entry) = all_entries.iter().find(is_manifest) else {
         return;
     };
-    let manifest: Manifest = match manifest_entry.read_small(MANIFEST_LIMIT).map_err(|error| error.to_string()).and_then(|bytes| serde_json::from_slice(&bytes).map_err(|error| error.to_string())) {
+    let manifest: Manifest = match manifest_entry
+        .read_small(MANIFEST_LIMIT)
+        .map_err(|error| error.to_string())
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|error| error.to_string()))
+    {
         Ok(manifest) => manifest,
         Err(error) => {
             warnings.add("manifest_unreadable");

@@ -18,13 +18,19 @@ use crate::timefmt::micros_from_epoch_seconds;
 pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
     let mut warnings = Warnings::default();
     let repaired;
+    let mut source_bytes = bytes;
     let raw: RawConversation = match serde_json::from_slice(bytes) {
         Ok(raw) => raw,
-        Err(error) if error.to_string().contains("surrogate") => {
-            // Python can write lone surrogate escapes; replace them instead of losing the chat.
+        Err(error) if has_surrogate_escape(bytes) => {
+            // Python can write lone surrogate escapes (a cut emoji); serde_json refuses them.
+            // Replace them with U+FFFD instead of losing the conversation.
             repaired = replace_lone_surrogates(bytes);
+            if repaired == bytes {
+                return Err(reject(&origin, None, format!("invalid JSON: {error}")));
+            }
             warnings.add("lone_surrogate_replaced");
-            serde_json::from_slice(&repaired).map_err(|error| reject(&origin, None, format!("invalid JSON: {error}")))?
+            source_bytes = &repaired;
+            serde_json::from_slice(source_bytes).map_err(|error| reject(&origin, None, format!("invalid JSON: {error}")))?
         }
         Err(error) => return Err(reject(&origin, None, format!("invalid JSON: {error}"))),
     };
@@ -35,6 +41,11 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         return Err(reject(&origin, Some(id), "conversation has no `mapping` object".into()));
     };
     let tree = Tree::build(&mapping.0, &mut warnings);
+    let mut rejected_messages = Vec::new();
+    for key in &tree.dropped_duplicates {
+        rejected_messages
+            .push(reject(&origin, Some(id), format!("node `{key}` appears twice in `mapping`; the first one is used")).with_message(key));
+    }
     let active_leaf = tree.active_leaf(raw.current_node.as_deref(), &mut warnings);
     let on_active_path = tree.path_to_root(active_leaf);
     let conversation_time = raw.create_time.and_then(micros_from_epoch_seconds);
@@ -53,12 +64,11 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         memories: Vec::new(),
         origin,
     };
-    let mut rejected_messages = Vec::new();
     let mut contexts: Vec<String> = Vec::new();
     // Time and message id of each node's nearest message ancestor-or-self, filled in tree order.
     let mut inherited_time: Vec<Option<Micros>> = vec![None; tree.nodes.len()];
     let mut nearest_message: Vec<Option<usize>> = vec![None; tree.nodes.len()];
-    let mut needs_raw = false;
+    let mut unknown_type_messages: Vec<usize> = Vec::new();
 
     for &node_index in &tree.order {
         let node = &tree.nodes[node_index];
@@ -69,21 +79,32 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         let message = match &node.raw.message {
             Object::Absent | Object::Null => continue,
             Object::Invalid => {
-                rejected_messages.push(reject(&conversation.origin, Some(id), format!("node `{}`: `message` is not an object", node.key)).with_message(node.key));
+                rejected_messages.push(
+                    reject(&conversation.origin, Some(id), format!("node `{}`: `message` is not an object", node.key))
+                        .with_message(node.key),
+                );
                 continue;
             }
             Object::Present(message) => message,
         };
         let Some(role_name) = message.author.as_ref().and_then(|author| author.role.as_deref()) else {
-            rejected_messages.push(reject(&conversation.origin, Some(id), format!("node `{}`: message has no `author.role`", node.key)).with_message(node.key));
+            rejected_messages.push(
+                reject(&conversation.origin, Some(id), format!("node `{}`: message has no `author.role`", node.key)).with_message(node.key),
+            );
             continue;
         };
         let Some(content) = message.content.as_ref() else {
-            rejected_messages.push(reject(&conversation.origin, Some(id), format!("node `{}`: message has no `content` object", node.key)).with_message(node.key));
+            rejected_messages.push(
+                reject(&conversation.origin, Some(id), format!("node `{}`: message has no `content` object", node.key))
+                    .with_message(node.key),
+            );
             continue;
         };
         let Some(content_type) = content.content_type.as_deref() else {
-            rejected_messages.push(reject(&conversation.origin, Some(id), format!("node `{}`: content has no `content_type`", node.key)).with_message(node.key));
+            rejected_messages.push(
+                reject(&conversation.origin, Some(id), format!("node `{}`: content has no `content_type`", node.key))
+                    .with_message(node.key),
+            );
             continue;
         };
         let own_time = message.create_time.and_then(micros_from_epoch_seconds);
@@ -94,13 +115,17 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
 
         let (role, author_name) = normalize_role(role_name, message, &mut warnings);
         let rendered = render(content_type, content, assets, &mut warnings);
-        needs_raw |= rendered.unknown_type.is_some();
         let metadata = message.metadata.as_ref();
         let references: Vec<_> = metadata
             .and_then(|metadata| metadata.content_references.as_ref())
             .map(|list| list.0.iter().filter_map(Object::as_ref).collect())
             .unwrap_or_default();
         let mut parts = rendered.parts;
+        if let Some(unknown) = &rendered.unknown_type {
+            // Kept whole: the raw JSON is filled in below from the element.
+            parts.push(Part::Raw { content_type: unknown.clone(), json: String::new() });
+            unknown_type_messages.push(message_position);
+        }
         for part in &mut parts {
             if let Part::Text(text) = part
                 && let Some(resolved) = resolve_citation_markers(text, &references)
@@ -130,7 +155,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             Disposition::Skip(SkipReason::OffBranch)
         } else if hidden {
             Disposition::Skip(SkipReason::Hidden)
-        } else if text.trim().is_empty() && rendered.unknown_type.is_none() {
+        } else if text.trim().is_empty() {
             Disposition::Skip(SkipReason::Empty)
         } else {
             Disposition::Keep
@@ -158,12 +183,9 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             content_hash: [0; 32],
             disposition,
         });
-        if let Some(unknown) = rendered.unknown_type {
-            conversation.messages[message_position].parts.push(Part::Raw { content_type: unknown, json: String::new() });
-        }
     }
-    if needs_raw {
-        fill_raw_parts(bytes, &mut conversation);
+    if !unknown_type_messages.is_empty() {
+        fill_raw_parts(source_bytes, &mut conversation, &unknown_type_messages);
     }
     for message in &mut conversation.messages {
         if message.disposition == Disposition::Keep {
@@ -200,7 +222,8 @@ fn is_hidden(content_type: &str, role: Role, message: &RawMessage) -> bool {
     let metadata = message.metadata.as_ref();
     let flagged = |flag: Option<bool>| flag == Some(true);
     matches!(content_type, "user_editable_context" | "model_editable_context")
-        || metadata.is_some_and(|metadata| flagged(metadata.is_visually_hidden_from_conversation) || flagged(metadata.is_user_system_message))
+        || metadata
+            .is_some_and(|metadata| flagged(metadata.is_visually_hidden_from_conversation) || flagged(metadata.is_user_system_message))
         || (role == Role::System && message.weight == Some(0.0))
 }
 
@@ -223,6 +246,8 @@ fn normalize_role(role: &str, message: &RawMessage, warnings: &mut Warnings) -> 
 /// The `mapping` as an index-based tree, with a traversal order that needs no recursion.
 struct Tree<'m, 'a> {
     nodes: Vec<TreeNode<'m, 'a>>,
+    /// Keys seen a second time whose node carries a message (reported as rejected messages).
+    dropped_duplicates: Vec<&'m str>,
     /// Pre-order: roots in mapping order, children in creation order.
     order: Vec<usize>,
 }
@@ -240,9 +265,13 @@ impl<'m, 'a> Tree<'m, 'a> {
     fn build(mapping: &'m [(std::borrow::Cow<'a, str>, Object<RawNode<'a>>)], warnings: &mut Warnings) -> Self {
         let mut index_of: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(mapping.len(), Default::default());
         let mut nodes: Vec<TreeNode> = Vec::with_capacity(mapping.len());
+        let mut dropped_duplicates = Vec::new();
         for (key, node) in mapping {
             if index_of.contains_key(key.as_ref()) {
                 warnings.add("duplicate_node_id");
+                if node.as_ref().is_some_and(|node| !matches!(node.message, Object::Absent | Object::Null)) {
+                    dropped_duplicates.push(key.as_ref());
+                }
                 continue;
             }
             let raw = match node {
@@ -255,13 +284,13 @@ impl<'m, 'a> Tree<'m, 'a> {
             index_of.insert(key.as_ref(), nodes.len());
             nodes.push(TreeNode { key: key.as_ref(), raw, parent: None, children: Vec::new() });
         }
-        for position in 0..nodes.len() {
-            let parent_key = nodes[position].raw.parent.as_deref();
+        for (position, node) in nodes.iter_mut().enumerate() {
+            let parent_key = node.raw.parent.as_deref();
             let parent = parent_key.and_then(|key| index_of.get(key).copied()).filter(|&parent| parent != position);
             if parent_key.is_some() && parent.is_none() {
                 warnings.add("orphan_node");
             }
-            nodes[position].parent = parent;
+            node.parent = parent;
         }
         // Children in the order the parent lists them, then any others in mapping order
         // (2026 shards have no `children` arrays at all).
@@ -284,7 +313,7 @@ impl<'m, 'a> Tree<'m, 'a> {
             node.children.sort_by_key(|&child| (listed_position[child], child));
         }
         let order = preorder(&nodes);
-        Tree { nodes, order }
+        Tree { nodes, dropped_duplicates, order }
     }
 
     /// `current_node` when it is in the mapping; otherwise the newest leaf.
@@ -355,30 +384,25 @@ fn preorder(nodes: &[TreeNode]) -> Vec<usize> {
 }
 
 /// Fills the raw JSON of unknown content types from a full parse of the element (rare path).
-fn fill_raw_parts(bytes: &[u8], conversation: &mut Conversation) {
+fn fill_raw_parts(bytes: &[u8], conversation: &mut Conversation, positions: &[usize]) {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else { return };
     let Some(mapping) = value.get("mapping") else { return };
-    for message in &mut conversation.messages {
+    for &position in positions {
+        let message = &mut conversation.messages[position];
         let Some(content) = mapping.get(&message.id).and_then(|node| node.get("message")).and_then(|message| message.get("content")) else {
             continue;
         };
-        let mut filled = false;
-        for part in &mut message.parts {
-            if let Part::Raw { json, .. } = part
-                && json.is_empty()
-                && !filled
-            {
-                *json = content.to_string();
-                filled = true;
-            }
+        if let Some(Part::Raw { json, .. }) = message.parts.last_mut() {
+            *json = content.to_string();
         }
-        if filled {
-            message.text = parts_to_text(&message.parts);
-            if message.disposition == Disposition::Skip(SkipReason::Empty) && !message.text.trim().is_empty() {
-                message.disposition = Disposition::Keep;
-            }
-        }
+        message.text = parts_to_text(&message.parts);
     }
+}
+
+/// Whether the element has any `\uD800`–`\uDFFF` escape (the only repairable JSON error).
+fn has_surrogate_escape(bytes: &[u8]) -> bool {
+    memchr::memmem::find_iter(bytes, b"\\u")
+        .any(|position| matches!(bytes.get(position + 2..position + 4), Some([b'd' | b'D', b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'])))
 }
 
 /// Replaces `\uD800`–`\uDFFF` escapes that are not part of a valid pair with `\uFFFD`.

@@ -1,0 +1,52 @@
+//! Keeps message ids unique in the output: the same conversation read twice (overlapping
+//! monthly exports) can carry a message whose text changed between exports, which content dedup
+//! keeps, but two chunks with one id make a whole AIMEM bundle invalid. The first copy in input
+//! order wins; later ones count as duplicates with an `id_conflict` warning. Always on.
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use crate::hash::sha256;
+use crate::model::{Conversation, Disposition, Warnings};
+use crate::stages::Stage;
+use crate::stages::dedup::PrehashedKey;
+
+/// The unique-id stage.
+#[derive(Default)]
+pub struct UniqueIds {
+    seen: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
+    /// Conflicts found, reported as warnings.
+    pub warnings: Warnings,
+}
+
+impl Stage for UniqueIds {
+    fn name(&self) -> &'static str {
+        "unique_ids"
+    }
+
+    fn process(&mut self, conversation: &mut Conversation) {
+        let mut key_bytes = Vec::with_capacity(128);
+        for message in &mut conversation.messages {
+            if message.disposition != Disposition::Keep {
+                continue;
+            }
+            key_bytes.clear();
+            key_bytes.extend_from_slice(conversation.provider.as_str().as_bytes());
+            key_bytes.push(0);
+            key_bytes.extend_from_slice(conversation.id.as_bytes());
+            key_bytes.push(0);
+            key_bytes.extend_from_slice(message.id.as_bytes());
+            let digest = sha256(&key_bytes);
+            let mut prefix = [0u8; 16];
+            prefix.copy_from_slice(&digest[..16]);
+            if !self.seen.insert(u128::from_be_bytes(prefix)) {
+                message.disposition = Disposition::Duplicate;
+                self.warnings.add("id_conflict");
+            }
+        }
+    }
+
+    fn take_warnings(&mut self) -> Warnings {
+        std::mem::take(&mut self.warnings)
+    }
+}

@@ -1,0 +1,116 @@
+//! AIMEM: the conformance corpus is classified as the reference consumer would, the published
+//! hash vectors are reproduced, and our own outputs pass the same checks.
+
+use std::path::Path;
+
+use memport::validate::validate_path;
+
+use crate::util::shared;
+
+const CORPUS: &str = "formats/aimem/conformance-corpus";
+
+/// Expected first problem per invalid case (memory-formats.md §2.10).
+const INVALID: &[(&str, u16, &str)] = &[
+    ("missing_format", 422, "bad_format"),
+    ("wrong_format", 422, "bad_format"),
+    ("wrong_version", 422, "unsupported_version"),
+    ("bad_scope", 422, "invalid_scope"),
+    ("since_missing", 422, "since_missing"),
+    ("bad_producer_uppercase", 422, "invalid_producer"),
+    ("checksum_mismatch", 409, "checksum_mismatch"),
+    ("bad_chunk_urn", 422, "invalid_urn"),
+    ("bad_content_hash", 422, "hash_mismatch"),
+    ("bad_memory_type", 422, "invalid_memory_type"),
+    ("edge_weight_too_high", 422, "edge_weight_out_of_range"),
+    ("edge_target_unknown", 422, "edge_target_unknown"),
+    ("duplicate_chunk_id", 422, "duplicate_chunk_id"),
+    ("embedding_without_envelope", 422, "embedding_envelope_missing"),
+];
+
+fn corpus_files(kind: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(shared(&format!("{CORPUS}/{kind}"))).unwrap().map(|entry| entry.unwrap().path()).collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_valid_and_edge_corpus_file_is_accepted() {
+    let files: Vec<_> = corpus_files("valid").into_iter().chain(corpus_files("edge")).collect();
+    assert_eq!(files.len(), 14);
+    for file in files {
+        let validation = validate_path(&file).unwrap();
+        assert!(validation.is_valid(), "{}: {:?}", file.display(), validation.problems);
+    }
+}
+
+#[test]
+fn every_invalid_corpus_file_is_rejected_with_the_reference_class() {
+    let files = corpus_files("invalid");
+    assert_eq!(files.len(), INVALID.len());
+    for file in files {
+        let name = file.file_stem().unwrap().to_str().unwrap();
+        let &(_, status, code) =
+            INVALID.iter().find(|(case, _, _)| *case == name).unwrap_or_else(|| panic!("unexpected corpus file {name}"));
+        let validation = validate_path(&file).unwrap();
+        assert_eq!(validation.status(), status, "{name}: {:?}", validation.problems);
+        assert_eq!(validation.problems[0].code, code, "{name}");
+    }
+}
+
+#[test]
+fn legacy_format_value_is_accepted_with_a_notice() {
+    let validation = validate_path(&shared(&format!("{CORPUS}/edge/legacy_format_value.json"))).unwrap();
+    assert!(validation.is_valid());
+    assert_eq!(validation.notices.len(), 1);
+}
+
+#[test]
+fn ndjson_form_of_graph_complete_verifies_with_the_bundle_checksum() {
+    let validation = validate_path(&shared("formats/aimem/graph_complete.aimem.ndjson")).unwrap();
+    assert!(validation.is_valid(), "{:?}", validation.problems);
+    assert_eq!(validation.format, "aimem-ndjson");
+    assert_eq!(validation.records, 5);
+}
+
+#[test]
+fn published_content_hash_vectors_reproduce() {
+    let vectors: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(shared("pam/fixtures/derived/content-hash-vectors.json")).unwrap()).unwrap();
+    let vectors = vectors["vectors"].as_array().unwrap();
+    assert!(vectors.len() >= 10);
+    for vector in vectors {
+        let content = vector["content"].as_str().unwrap();
+        let digest = memport::hash::pam_content_digest(content);
+        assert_eq!(memport::hash::sha256_label(&digest), vector["content_hash"].as_str().unwrap(), "{}", vector["description"]);
+        if let Some(normalized) = vector["normalized"].as_str() {
+            assert_eq!(memport::hash::pam_normalize(content), normalized, "{}", vector["description"]);
+        }
+    }
+}
+
+#[test]
+fn aimem_chunk_hash_worked_example() {
+    let digest = memport::hash::sha256(b"Hello world.");
+    assert_eq!(memport::hash::sha256_label(&digest), "sha256:aa3ec16e6acc809d8b2818662276256abfd2f1b441cb51574933f3d4bd115d11");
+}
+
+#[test]
+fn tampering_with_our_output_is_caught() {
+    let (out, _report) = crate::util::convert_checked(
+        &shared("provider-samples/chatgpt/2025-06_single-conversation"),
+        memport::sources::BranchPolicy::Active,
+        memport::pipeline::DedupPolicy::Content,
+    );
+    let bundle = out.path().join("memory.aimem.json");
+    let mut value: serde_json::Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
+    value["chunks"][0]["tags"] = serde_json::json!(["edited"]);
+    let tampered = out.path().join("tampered.aimem.json");
+    std::fs::write(&tampered, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    let validation = validate_path(Path::new(&tampered)).unwrap();
+    assert_eq!(validation.status(), 409);
+    // The same bundle re-serialized pretty (key order and whitespace changed) still verifies:
+    // the checksum is over the canonical form, not the bytes.
+    let original: serde_json::Value = serde_json::from_slice(&std::fs::read(&bundle).unwrap()).unwrap();
+    std::fs::write(&tampered, serde_json::to_vec_pretty(&original).unwrap()).unwrap();
+    assert!(validate_path(Path::new(&tampered)).unwrap().is_valid());
+}

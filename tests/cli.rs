@@ -1,0 +1,80 @@
+//! The `memport` binary: help, exit codes, inspect and validate as a person uses them.
+
+use std::process::Command;
+
+use crate::util::{root, shared};
+
+fn memport() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+    command.current_dir(root()).env("SOURCE_DATE_EPOCH", "1767225600");
+    command
+}
+
+#[test]
+fn help_teaches_the_commands_and_exit_codes() {
+    let output = memport().arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for needle in ["convert", "run", "inspect", "validate", "Exit codes"] {
+        assert!(help.contains(needle), "help mentions {needle}");
+    }
+}
+
+#[test]
+fn convert_then_validate_the_quick_start_example() {
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("brain.aimem.ndjson");
+    let status = memport()
+        .args(["convert", "examples/chatgpt-small", "--to", "aimem-ndjson", "-o"])
+        .arg(&target)
+        .arg("--report")
+        .arg(out.path().join("run.json"))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(report["options"]["exported_at"], "2026-01-01T00:00:00Z");
+    let first_line = std::fs::read_to_string(&target).unwrap().lines().next().unwrap().to_owned();
+    assert!(first_line.contains("\"exported_at\":\"2026-01-01T00:00:00Z\""));
+    let validate = memport().arg("validate").arg(&target).output().unwrap();
+    assert_eq!(validate.status.code(), Some(0));
+}
+
+#[test]
+fn validate_exits_one_on_an_invalid_file_and_names_the_problem() {
+    let output = memport().arg("validate").arg(shared("formats/aimem/conformance-corpus/invalid/checksum_mismatch.json")).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("409 checksum_mismatch at /checksum"), "{text}");
+}
+
+#[test]
+fn bad_arguments_exit_two_with_a_helpful_message() {
+    let output = memport().args(["convert", "examples/chatgpt-small", "--to", "docx", "-o", "/tmp/x"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8(output.stderr).unwrap();
+    assert!(text.contains("unknown format `docx`") && text.contains("aimem-ndjson"), "{text}");
+    let output = memport().args(["convert", "does/not/exist.zip", "--to", "aimem", "-o", "/tmp/x"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8(output.stderr).unwrap().contains("does/not/exist.zip"));
+}
+
+#[test]
+fn inspect_names_provider_layout_and_counts() {
+    let output = memport().args(["inspect", "--json"]).arg(shared("provider-samples/chatgpt/2023-09_single-file-export")).output().unwrap();
+    assert!(output.status.success());
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value[0]["inputs"][0]["provider"], "chatgpt");
+    assert_eq!(value[0]["counts"]["conversations_read"], 9);
+    assert_eq!(value[0]["counts"]["messages_read"], 136);
+}
+
+#[test]
+fn rejected_records_make_the_exit_code_one() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("conversations.json"), br#"[{"id":"x","mapping":{}}, {"mapping": 5}]"#).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let status =
+        memport().arg("convert").arg(folder.path()).args(["--to", "aimem", "-o"]).arg(out.path().join("b.aimem.json")).status().unwrap();
+    assert_eq!(status.code(), Some(1));
+}

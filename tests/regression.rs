@@ -1,0 +1,109 @@
+//! Regression tests, named after what they guard.
+
+use memport::pipeline::DedupPolicy;
+use memport::sources::BranchPolicy;
+
+use crate::util::{conversation, convert_checked, text_node, write_export};
+
+/// Node keys that are not safe URN characters must still give valid, distinct chunk ids.
+#[test]
+fn unsafe_node_ids_still_give_valid_distinct_chunk_urns() {
+    let nodes =
+        vec![text_node("a b:c", Some("root"), "user", "one", 1.0e9), text_node("a.b", Some("a b:c"), "assistant", "two", 1.0e9 + 1.0)];
+    let folder = tempfile::tempdir().unwrap();
+    let input = write_export(folder.path(), &[conversation("conv/with:odd id", nodes, Some("a.b"))]);
+    let (_out, report) = convert_checked(&input, BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.counts.messages_written, 2);
+}
+
+/// A message whose `message` is a string, not an object, rejects only that message.
+#[test]
+fn non_object_message_rejects_only_that_message() {
+    let mut nodes = vec![text_node("a", Some("root"), "user", "kept", 1.0e9)];
+    nodes.push(("b".into(), serde_json::json!({"id": "b", "parent": "a", "message": "oops"})));
+    let folder = tempfile::tempdir().unwrap();
+    let input = write_export(folder.path(), &[conversation("c", nodes, Some("a"))]);
+    let (_out, report) = convert_checked(&input, BranchPolicy::All, DedupPolicy::Content);
+    assert_eq!((report.counts.messages_written, report.counts.messages_rejected), (1, 1));
+}
+
+/// Fields of the wrong type (a string weight, a numeric title) do not reject a conversation.
+#[test]
+fn wrongly_typed_fields_are_read_as_absent() {
+    let mut conv = conversation("c", vec![text_node("a", Some("root"), "user", "kept", 1.0e9)], Some("a"));
+    conv["title"] = serde_json::json!(12);
+    conv["create_time"] = serde_json::json!("yesterday");
+    conv["mapping"]["a"]["message"]["weight"] = serde_json::json!("heavy");
+    conv["mapping"]["a"]["message"]["metadata"] = serde_json::json!([1, 2]);
+    let folder = tempfile::tempdir().unwrap();
+    let input = write_export(folder.path(), &[conv]);
+    let (_out, report) = convert_checked(&input, BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.counts.messages_written, 1);
+}
+
+/// The same conversation in two inputs with changed text (overlapping monthly exports) must not
+/// produce two chunks with one id, even with dedup off.
+#[test]
+fn overlapping_exports_never_repeat_a_chunk_id() {
+    let january = tempfile::tempdir().unwrap();
+    let february = tempfile::tempdir().unwrap();
+    write_export(january.path(), &[conversation("c", vec![text_node("m", Some("root"), "user", "draft", 1.0e9)], Some("m"))]);
+    write_export(february.path(), &[conversation("c", vec![text_node("m", Some("root"), "user", "edited", 1.0e9)], Some("m"))]);
+    let out = tempfile::tempdir().unwrap();
+    let mut options =
+        crate::util::options(&[january.path().to_owned(), february.path().to_owned()], out.path(), &[memport::sinks::OutputFormat::Aimem]);
+    options.dedup = DedupPolicy::Off;
+    let report = memport::run(&options).unwrap();
+    assert_eq!((report.counts.messages_written, report.counts.messages_duplicate), (1, 1));
+    assert_eq!(report.warnings.get("id_conflict"), Some(&1));
+    assert!(memport::validate::validate_path(&out.path().join("memory.aimem.json")).unwrap().is_valid());
+}
+
+/// An unknown content type in a conversation that also needed surrogate repair keeps its raw JSON.
+#[test]
+fn unknown_type_after_surrogate_repair_keeps_raw_json() {
+    let folder = tempfile::tempdir().unwrap();
+    let element = r#"{"id":"c","mapping":{"r":{"id":"r","message":null,"parent":null},"a":{"id":"a","parent":"r","message":{"id":"a","author":{"role":"user"},"create_time":1000000000.0,"content":{"content_type":"text","parts":["cut \udc00 emoji"]}}},"b":{"id":"b","parent":"a","message":{"id":"b","author":{"role":"assistant"},"create_time":1000000001.0,"content":{"content_type":"new_type","value":7}}}},"current_node":"b"}"#;
+    std::fs::write(folder.path().join("conversations.json"), format!("[{element},]")).unwrap();
+    let (out, report) = convert_checked(folder.path(), BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.counts.messages_written, 2);
+    let lines = crate::util::ndjson(&out.path().join("memory.aimem.ndjson"));
+    let raw: serde_json::Value = serde_json::from_str(lines[2]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(raw["value"], 7);
+}
+
+/// A run that fails part-way (a corrupt zip entry) leaves no output that looks complete.
+#[test]
+fn failed_run_leaves_no_complete_looking_output() {
+    let folder = tempfile::tempdir().unwrap();
+    let conversations: Vec<_> = (0..400)
+        .map(|index| {
+            conversation(
+                &format!("c{index}"),
+                vec![text_node("m", Some("root"), "user", &format!("message number {index} {}", "x".repeat(index * 7 % 300)), 1.0e9)],
+                Some("m"),
+            )
+        })
+        .collect();
+    let zip_path = folder.path().join("export.zip");
+    let mut writer = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    writer.start_file("conversations.json", zip::write::SimpleFileOptions::default()).unwrap();
+    std::io::Write::write_all(&mut writer, &serde_json::to_vec(&conversations).unwrap()).unwrap();
+    writer.finish().unwrap();
+    let mut bytes = std::fs::read(&zip_path).unwrap();
+    let middle = bytes.len() / 2;
+    for byte in &mut bytes[middle..middle + 64] {
+        *byte ^= 0x5a;
+    }
+    std::fs::write(&zip_path, bytes).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options =
+        crate::util::options(&[zip_path], out.path(), &[memport::sinks::OutputFormat::Aimem, memport::sinks::OutputFormat::AimemNdjson]);
+    assert!(memport::run(&options).is_err());
+    let leftovers: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("aimem"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

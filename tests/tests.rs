@@ -1,0 +1,14 @@
+//! The one integration test binary, split into modules by what they cover.
+
+// Test helpers unwrap: a failure there is a failed test, with the location in the message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+mod aimem;
+mod chatgpt_edge_cases;
+mod chatgpt_samples;
+mod cli;
+mod engine;
+mod pipelines;
+mod regression;

@@ -1,0 +1,118 @@
+//! Shared helpers: where the shared reference files are, running conversions, reading outputs.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use memport::pipeline::report::RunReport;
+use memport::pipeline::{DedupPolicy, Options, default_tenant_id};
+use memport::sinks::OutputFormat;
+use memport::sources::BranchPolicy;
+
+/// A fixed export time so outputs are comparable.
+pub const EXPORTED_AT: i64 = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
+
+/// The project root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared` beside the project (read in place, never copied).
+pub fn shared(relative: &str) -> PathBuf {
+    root().join("..").join("shared").join(relative)
+}
+
+/// Options for converting `inputs` into each of `formats` inside `out_dir`.
+pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> Options {
+    Options {
+        inputs: inputs.to_vec(),
+        outputs: formats.iter().map(|format| (*format, out_dir.join(format.default_file_name()))).collect(),
+        threads: 2,
+        report: Some(out_dir.join("report.json")),
+        rejects: Some(out_dir.join("rejects.ndjson")),
+        exported_at: EXPORTED_AT,
+        producer: "memport".into(),
+        tenant_id: default_tenant_id("memport"),
+        dedup: DedupPolicy::Content,
+        branches: BranchPolicy::Active,
+        progress: false,
+    }
+}
+
+/// Converts `input` to both AIMEM forms in a fresh temp folder and checks the report balances
+/// and both outputs validate.
+pub fn convert_checked(input: &Path, branches: BranchPolicy, dedup: DedupPolicy) -> (tempfile::TempDir, RunReport) {
+    let out = tempfile::tempdir().expect("temp dir");
+    let mut options = options(&[input.to_owned()], out.path(), &[OutputFormat::Aimem, OutputFormat::AimemNdjson]);
+    options.branches = branches;
+    options.dedup = dedup;
+    let report = memport::run(&options).expect("conversion runs");
+    assert!(report.counts.balances(), "counts balance: {:?}", report.counts);
+    for output in &report.outputs {
+        let validation = memport::validate::validate_path(Path::new(&output.path)).expect("readable output");
+        assert!(validation.is_valid(), "{} is valid: {:?}", output.path, validation.problems);
+    }
+    (out, report)
+}
+
+/// Skip counts as (hidden, off_branch, empty).
+pub fn skips(report: &RunReport) -> (u64, u64, u64) {
+    let skipped = &report.counts.messages_skipped;
+    (skipped["hidden"], skipped["off_branch"], skipped["empty"])
+}
+
+/// Reads NDJSON lines as JSON values.
+pub fn ndjson(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("readable")
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_str(line).expect("JSON line"))
+        .collect()
+}
+
+/// Writes `conversations` as a `conversations.json` array in `folder`.
+pub fn write_export(folder: &Path, conversations: &[serde_json::Value]) -> PathBuf {
+    std::fs::create_dir_all(folder).expect("folder");
+    let path = folder.join("conversations.json");
+    std::fs::write(&path, serde_json::to_vec(conversations).expect("serializable")).expect("written");
+    path
+}
+
+/// A ChatGPT node with a text message.
+pub fn text_node(id: &str, parent: Option<&str>, role: &str, text: &str, time: f64) -> (String, serde_json::Value) {
+    (
+        id.to_owned(),
+        serde_json::json!({
+            "id": id,
+            "parent": parent,
+            "message": {
+                "id": id,
+                "author": {"role": role, "name": null, "metadata": {}},
+                "create_time": time,
+                "content": {"content_type": "text", "parts": [text]},
+                "status": "finished_successfully",
+                "weight": 1.0,
+                "metadata": {},
+                "recipient": "all"
+            }
+        }),
+    )
+}
+
+/// A ChatGPT conversation from nodes (a null root `root` is added).
+pub fn conversation(id: &str, nodes: Vec<(String, serde_json::Value)>, current_node: Option<&str>) -> serde_json::Value {
+    let mut mapping = serde_json::Map::new();
+    mapping.insert("root".into(), serde_json::json!({"id": "root", "message": null, "parent": null}));
+    for (key, node) in nodes {
+        mapping.insert(key, node);
+    }
+    serde_json::json!({
+        "id": id,
+        "title": "t",
+        "create_time": 1_700_000_000.5,
+        "update_time": 1_700_000_100.0,
+        "mapping": mapping,
+        "current_node": current_node,
+    })
+}
