@@ -54,42 +54,43 @@ pub fn pam_content_digest(content: &str) -> [u8; 32] {
     if !stripped.is_ascii() {
         return sha256(pam_normalize(stripped).as_bytes());
     }
-    // ASCII fast path: words are lowercased in bulk into a small buffer that feeds the hasher,
-    // with one space between them (whitespace runs collapse; `stripped` has none at the ends).
+    // ASCII fast path: lowercase and collapse whitespace byte by byte through a small buffer
+    // straight into the hasher (`stripped` has no whitespace at either end).
     let mut hasher = Sha256::new();
     let mut buffer = [0u8; 4096];
     let mut filled = 0;
-    let mut first_word = true;
-    for word in stripped.as_bytes().split(|&byte| is_python_whitespace(byte as char)) {
-        if word.is_empty() {
+    let mut pending_space = false;
+    for &byte in stripped.as_bytes() {
+        if ASCII_PYTHON_WHITESPACE[usize::from(byte)] {
+            pending_space = true;
             continue;
         }
-        if !first_word {
-            if filled == buffer.len() {
-                hasher.update(&buffer[..filled]);
-                filled = 0;
-            }
+        if filled + 2 > buffer.len() {
+            hasher.update(&buffer[..filled]);
+            filled = 0;
+        }
+        if pending_space {
             buffer[filled] = b' ';
             filled += 1;
+            pending_space = false;
         }
-        first_word = false;
-        let mut rest = word;
-        while !rest.is_empty() {
-            if filled == buffer.len() {
-                hasher.update(&buffer[..filled]);
-                filled = 0;
-            }
-            let take = rest.len().min(buffer.len() - filled);
-            let target = &mut buffer[filled..filled + take];
-            target.copy_from_slice(&rest[..take]);
-            target.make_ascii_lowercase();
-            filled += take;
-            rest = &rest[take..];
-        }
+        buffer[filled] = byte.to_ascii_lowercase();
+        filled += 1;
     }
     hasher.update(&buffer[..filled]);
     hasher.finalize().into()
 }
+
+/// Python's whitespace among ASCII bytes: 0x09–0x0D, 0x1C–0x20.
+static ASCII_PYTHON_WHITESPACE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 128 {
+        table[byte] = matches!(byte, 0x09..=0x0d | 0x1c..=0x20);
+        byte += 1;
+    }
+    table
+};
 
 /// SHA-256 of `bytes`.
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
