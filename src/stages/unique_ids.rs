@@ -3,18 +3,15 @@
 //! keeps, but two chunks with one id make a whole AIMEM bundle invalid. The first copy in input
 //! order wins; later ones count as duplicates with an `id_conflict` warning. Always on.
 
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
-
 use crate::hash::sha256;
 use crate::model::{Conversation, Disposition, Warnings};
 use crate::stages::Stage;
-use crate::stages::dedup::PrehashedKey;
+use crate::stages::key_set::{KeySet, key_of};
 
 /// The unique-id stage.
 #[derive(Default)]
 pub struct UniqueIds {
-    seen: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
+    seen: KeySet,
     /// Conflicts found, reported as warnings.
     pub warnings: Warnings,
 }
@@ -36,12 +33,14 @@ impl Stage for UniqueIds {
             key_bytes.extend_from_slice(conversation.id.as_bytes());
             key_bytes.push(0);
             key_bytes.extend_from_slice(message.id.as_bytes());
-            let digest = sha256(&key_bytes);
-            let mut prefix = [0u8; 16];
-            prefix.copy_from_slice(&digest[..16]);
-            if !self.seen.insert(u128::from_be_bytes(prefix)) {
-                message.disposition = Disposition::Duplicate;
-                self.warnings.add("id_conflict");
+            match self.seen.insert(key_of(&sha256(&key_bytes))) {
+                Ok(true) => {}
+                Ok(false) => {
+                    message.disposition = Disposition::Duplicate;
+                    self.warnings.add("id_conflict");
+                }
+                // Without the index a conflict cannot be ruled out; keep the message and say so.
+                Err(_) => self.warnings.add("id_index_unavailable"),
             }
         }
     }

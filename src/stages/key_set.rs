@@ -1,0 +1,173 @@
+//! A set of 128-bit keys (halves of SHA-256 digests) whose memory stays bounded: once the
+//! in-memory table holds [`IN_MEMORY_KEYS`] keys it is sorted and spilled to a temporary file as a
+//! run. Each run keeps only a Bloom filter (10 bits per key) and a sparse index (one key per 4 KiB
+//! block) in memory; a lookup reads one block from a run only when its filter says "maybe".
+//!
+//! Dedup must answer "seen before?" exactly, in input order, for millions of messages; an
+//! in-memory hash set of every key grows by ~35 bytes per distinct message (with resizes), which
+//! broke the flat-memory budget at 4 GB of input. This keeps the growth to ~1.3 bytes per key.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+
+/// Keys held in the in-memory table before it is spilled.
+pub const IN_MEMORY_KEYS: usize = 1 << 19;
+/// Keys per block of a spilled run (16 bytes each: 4 KiB blocks).
+const KEYS_PER_BLOCK: usize = 256;
+/// Bloom filter bits per key and probes per lookup (about 0.8% false positives).
+const BLOOM_BITS_PER_KEY: usize = 10;
+const BLOOM_PROBES: u64 = 7;
+
+/// Hashes a key that is already uniformly distributed by taking its low 64 bits.
+#[derive(Default)]
+pub struct PrehashedKey(u64);
+
+impl Hasher for PrehashedKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes.iter().take(8) {
+            self.0 = (self.0 << 8) | u64::from(byte);
+        }
+    }
+    fn write_u128(&mut self, value: u128) {
+        self.0 = value as u64;
+    }
+}
+
+/// One sorted run on disk.
+struct Run {
+    file: File,
+    /// First key of every block.
+    block_firsts: Vec<u128>,
+    len: usize,
+    bloom: Vec<u64>,
+    bloom_bits: usize,
+}
+
+impl Run {
+    fn bloom_positions(key: u128, bits: usize) -> impl Iterator<Item = usize> {
+        let first = key as u64;
+        let second = ((key >> 64) as u64) | 1;
+        (0..BLOOM_PROBES).map(move |probe| (first.wrapping_add(probe.wrapping_mul(second)) % bits as u64) as usize)
+    }
+
+    fn create(mut keys: Vec<u128>) -> io::Result<Run> {
+        keys.sort_unstable();
+        let bits = (keys.len() * BLOOM_BITS_PER_KEY).max(64);
+        let mut bloom = vec![0u64; bits.div_ceil(64)];
+        let mut block_firsts = Vec::with_capacity(keys.len().div_ceil(KEYS_PER_BLOCK));
+        let mut writer = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
+        for (position, key) in keys.iter().enumerate() {
+            if position % KEYS_PER_BLOCK == 0 {
+                block_firsts.push(*key);
+            }
+            for bit in Run::bloom_positions(*key, bits) {
+                bloom[bit / 64] |= 1 << (bit % 64);
+            }
+            writer.write_all(&key.to_le_bytes())?;
+        }
+        let file = writer.into_inner().map_err(io::IntoInnerError::into_error)?;
+        Ok(Run { file, block_firsts, len: keys.len(), bloom, bloom_bits: bits })
+    }
+
+    fn contains(&self, key: u128, block: &mut Vec<u8>) -> io::Result<bool> {
+        if !Run::bloom_positions(key, self.bloom_bits).all(|bit| self.bloom[bit / 64] & (1 << (bit % 64)) != 0) {
+            return Ok(false);
+        }
+        // The block whose first key is the last one <= key.
+        let block_index = match self.block_firsts.binary_search(&key) {
+            Ok(_) => return Ok(true),
+            Err(0) => return Ok(false),
+            Err(insert_at) => insert_at - 1,
+        };
+        let start = block_index * KEYS_PER_BLOCK;
+        let count = KEYS_PER_BLOCK.min(self.len - start);
+        block.resize(count * 16, 0);
+        self.file.read_exact_at(block, (start * 16) as u64)?;
+        let found = block
+            .chunks_exact(16)
+            .map(|bytes| {
+                let mut array = [0u8; 16];
+                array.copy_from_slice(bytes);
+                u128::from_le_bytes(array)
+            })
+            .any(|stored| stored == key);
+        Ok(found)
+    }
+}
+
+/// The bounded-memory key set.
+pub struct KeySet {
+    recent: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
+    runs: Vec<Run>,
+    block: Vec<u8>,
+    capacity: usize,
+}
+
+impl Default for KeySet {
+    fn default() -> Self {
+        KeySet::with_memory_capacity(IN_MEMORY_KEYS)
+    }
+}
+
+impl KeySet {
+    /// A set that spills every `capacity` keys.
+    pub fn with_memory_capacity(capacity: usize) -> Self {
+        KeySet { recent: HashSet::default(), runs: Vec::new(), block: Vec::with_capacity(KEYS_PER_BLOCK * 16), capacity: capacity.max(1) }
+    }
+
+    /// Adds `key`; returns false when it was already present.
+    ///
+    /// # Errors
+    /// I/O errors spilling to or reading from temporary files.
+    pub fn insert(&mut self, key: u128) -> io::Result<bool> {
+        if self.recent.contains(&key) {
+            return Ok(false);
+        }
+        for run in &self.runs {
+            if run.contains(key, &mut self.block)? {
+                return Ok(false);
+            }
+        }
+        if self.recent.len() >= self.capacity {
+            let keys: Vec<u128> = self.recent.drain().collect();
+            self.runs.push(Run::create(keys)?);
+        }
+        self.recent.insert(key);
+        Ok(true)
+    }
+}
+
+/// The first 128 bits of a digest, as a key.
+pub fn key_of(digest: &[u8; 32]) -> u128 {
+    let mut prefix = [0u8; 16];
+    prefix.copy_from_slice(&digest[..16]);
+    u128::from_be_bytes(prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::sha256;
+
+    #[test]
+    fn exact_across_spills() {
+        let mut set = KeySet::with_memory_capacity(1000);
+        let keys: Vec<u128> = (0..10_000u32).map(|number| key_of(&sha256(&number.to_le_bytes()))).collect();
+        for key in &keys {
+            assert!(set.insert(*key).unwrap());
+        }
+        assert!(set.runs.len() >= 9);
+        for key in &keys {
+            assert!(!set.insert(*key).unwrap(), "every key is found again, in memory or in a run");
+        }
+        for number in 10_000..20_000u32 {
+            assert!(set.insert(key_of(&sha256(&number.to_le_bytes()))).unwrap());
+        }
+    }
+}
