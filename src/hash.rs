@@ -1,7 +1,7 @@
 //! Content hashes: PAM §6 `content_hash` (the dedup key) and plain SHA-256 helpers.
 
 use sha2::{Digest, Sha256};
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 /// Whether `c` is whitespace for Python's `str.isspace()`, which PAM's reference uses.
 ///
@@ -33,8 +33,14 @@ pub fn pam_normalize(content: &str) -> String {
         return out;
     }
     let lowered = stripped.to_lowercase();
+    // Most text is already NFC; the quick check skips the (slow) composition pass for it.
+    let composed: std::borrow::Cow<str> = if is_nfc_quick(lowered.chars()) == IsNormalized::Yes {
+        std::borrow::Cow::Borrowed(&lowered)
+    } else {
+        std::borrow::Cow::Owned(lowered.nfc().collect())
+    };
     let mut in_space = false;
-    for c in lowered.nfc() {
+    for c in composed.chars() {
         if is_python_whitespace(c) {
             in_space = true;
             continue;
@@ -60,25 +66,55 @@ pub fn pam_content_digest(content: &str) -> [u8; 32] {
     let mut buffer = [0u8; 4096];
     let mut filled = 0;
     let mut pending_space = false;
-    for &byte in stripped.as_bytes() {
+    let bytes = stripped.as_bytes();
+    let mut position = 0;
+    while position < bytes.len() {
+        if filled + 10 > buffer.len() {
+            buffer[..filled].make_ascii_lowercase();
+            hasher.update(&buffer[..filled]);
+            filled = 0;
+        }
+        // Eight bytes at a time while none is at or below a space (all of Python's ASCII
+        // whitespace is); the buffer is lowercased in bulk before hashing.
+        if position + 8 <= bytes.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&bytes[position..position + 8]);
+            if !has_byte_at_most_space(u64::from_le_bytes(word)) {
+                if pending_space {
+                    buffer[filled] = b' ';
+                    filled += 1;
+                    pending_space = false;
+                }
+                buffer[filled..filled + 8].copy_from_slice(&word);
+                filled += 8;
+                position += 8;
+                continue;
+            }
+        }
+        let byte = bytes[position];
+        position += 1;
         if ASCII_PYTHON_WHITESPACE[usize::from(byte)] {
             pending_space = true;
             continue;
-        }
-        if filled + 2 > buffer.len() {
-            hasher.update(&buffer[..filled]);
-            filled = 0;
         }
         if pending_space {
             buffer[filled] = b' ';
             filled += 1;
             pending_space = false;
         }
-        buffer[filled] = byte.to_ascii_lowercase();
+        buffer[filled] = byte;
         filled += 1;
     }
+    buffer[..filled].make_ascii_lowercase();
     hasher.update(&buffer[..filled]);
     hasher.finalize().into()
+}
+
+/// Whether any byte of `word` is 0x20 or less (SWAR has-less-than test; exact for ASCII input).
+fn has_byte_at_most_space(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    word.wrapping_sub(ONES * 0x21) & !word & HIGHS != 0
 }
 
 /// Python's whitespace among ASCII bytes: 0x09–0x0D, 0x1C–0x20.
@@ -128,7 +164,8 @@ mod tests {
 
     #[test]
     fn ascii_fast_path_matches_normalize() {
-        for text in ["  Hello \t\n World  ", "a\u{1c}b", "", "   ", &"Ab ".repeat(5000)] {
+        let long_words = "ABCDEFGHIJ\tKLMNOPQRSTUVWXYZ abcdefgh12345678\n\n\nXYZ ".repeat(300);
+        for text in ["  Hello \t\n World  ", "a\u{1c}b", "", "   ", &"Ab ".repeat(5000), &long_words, "x\u{1}y"] {
             assert_eq!(pam_content_digest(text), sha256(pam_normalize(text).as_bytes()), "{text:?}");
         }
     }

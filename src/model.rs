@@ -165,7 +165,8 @@ pub struct Message {
     pub created_at: Micros,
     /// False when `created_at` was filled in from the conversation or a parent.
     pub time_known: bool,
-    /// Typed content.
+    /// Typed content. Empty when the message is one plain text part: then `text` is that part
+    /// (most messages; keeping it once saves a copy of every message's text).
     pub parts: Vec<Part>,
     /// The content rendered as plain text/markdown: what text-only formats carry.
     pub text: String,

@@ -30,7 +30,7 @@ const BATCH_BYTES: usize = 1 << 20;
 /// ...or this many elements.
 const BATCH_ELEMENTS: usize = 512;
 /// Decoded batches a sink may have queued.
-const SINK_QUEUE: usize = 4;
+const SINK_QUEUE: usize = 8;
 
 /// What the collector tells a sink thread.
 enum ToSink {
@@ -89,7 +89,7 @@ pub fn execute(
         .map_err(|error| RunError::Internal(format!("cannot start the runtime: {error}")))?;
 
     runtime.block_on(async move {
-        let (pending_sender, mut pending_receiver) = mpsc::channel::<oneshot::Receiver<Vec<Outcome>>>(threads * 2 + 2);
+        let (pending_sender, mut pending_receiver) = mpsc::channel::<oneshot::Receiver<Vec<Outcome>>>(threads * 4 + 4);
         let reader = tokio::task::spawn_blocking({
             let pool = pool.clone();
             let progress = progress.clone();

@@ -151,7 +151,14 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         }
         let hidden = is_hidden(content_type, role, message);
         let on_active_branch = on_active_path[node_index];
-        let text = parts_to_text(&parts);
+        let text = match parts.as_mut_slice() {
+            [Part::Text(only)] => {
+                let text = std::mem::take(only);
+                parts.clear();
+                text
+            }
+            _ => parts_to_text(&parts),
+        };
         let disposition = if options.branches == BranchPolicy::Active && !on_active_branch {
             Disposition::Skip(SkipReason::OffBranch)
         } else if hidden {
