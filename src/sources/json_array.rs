@@ -94,8 +94,8 @@ impl FrameError {
 enum State {
     /// Before the opening `[`.
     Start,
-    /// After `[` or `,`: an element or (only after `[`) `]` comes next.
-    ExpectElement { first: bool },
+    /// After `[` or `,`: an element or `]` comes next (`,]` is tolerated).
+    ExpectElement,
     /// After an element: `,` or `]` comes next.
     ExpectSeparator,
     /// After the closing `]`.
@@ -160,7 +160,7 @@ impl<R: Read> ArrayFramer<R> {
                         return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: describe(byte) });
                     }
                     self.position += 1;
-                    self.state = State::ExpectElement { first: true };
+                    self.state = State::ExpectElement;
                 }
                 State::ExpectSeparator => {
                     let Some(byte) = self.skip_whitespace()? else {
@@ -169,7 +169,7 @@ impl<R: Read> ArrayFramer<R> {
                     match byte {
                         b',' => {
                             self.position += 1;
-                            self.state = State::ExpectElement { first: false };
+                            self.state = State::ExpectElement;
                         }
                         b']' => {
                             self.position += 1;
@@ -185,7 +185,7 @@ impl<R: Read> ArrayFramer<R> {
                         }
                     }
                 }
-                State::ExpectElement { first } => {
+                State::ExpectElement => {
                     let Some(byte) = self.skip_whitespace()? else {
                         return Err(FrameError::TruncatedBetweenElements { end: self.bytes_consumed(), last_index: self.next_index });
                     };
@@ -193,7 +193,6 @@ impl<R: Read> ArrayFramer<R> {
                         // `[]`, or a trailing comma before `]` (not JSON, but harmless).
                         self.position += 1;
                         self.state = State::Done;
-                        let _ = first;
                         return Ok(None);
                     }
                     let element = self.take_value()?;
