@@ -32,15 +32,45 @@ pub fn pam_normalize(content: &str) -> String {
         }
         return out;
     }
-    let lowered = stripped.to_lowercase();
-    // Most text is already NFC; the quick check skips the (slow) composition pass for it.
-    let composed: std::borrow::Cow<str> = if is_nfc_quick(lowered.chars()) == IsNormalized::Yes {
-        std::borrow::Cow::Borrowed(&lowered)
-    } else {
-        std::borrow::Cow::Owned(lowered.nfc().collect())
-    };
+    if stripped.contains('\u{3a3}') {
+        // Σ lowercases by context (Final_Sigma): let the standard library handle the whole text.
+        return collapse_and_compose(&stripped.to_lowercase());
+    }
+    // One pass: lowercase per character and collapse whitespace, then compose (NFC) only when
+    // a character that could change under NFC was seen and the quick check is not sure. NFC never
+    // turns a non-space into whitespace, so collapsing first gives Python's result.
+    let mut maybe_not_nfc = false;
     let mut in_space = false;
-    for c in composed.chars() {
+    for c in stripped.chars() {
+        if is_python_whitespace(c) {
+            in_space = true;
+            continue;
+        }
+        if in_space {
+            out.push(' ');
+            in_space = false;
+        }
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            for lower in c.to_lowercase() {
+                // Below U+0300 every character is NFC-stable and never combines backwards.
+                maybe_not_nfc |= lower >= '\u{300}';
+                out.push(lower);
+            }
+        }
+    }
+    if maybe_not_nfc && is_nfc_quick(out.chars()) != IsNormalized::Yes {
+        return collapse_and_compose(&out);
+    }
+    out
+}
+
+/// NFC, then whitespace collapse, on already lowercased text (the reference order).
+fn collapse_and_compose(lowered: &str) -> String {
+    let mut out = String::with_capacity(lowered.len());
+    let mut in_space = false;
+    for c in lowered.nfc() {
         if is_python_whitespace(c) {
             in_space = true;
             continue;
@@ -60,69 +90,39 @@ pub fn pam_content_digest(content: &str) -> [u8; 32] {
     if !stripped.is_ascii() {
         return sha256(pam_normalize(stripped).as_bytes());
     }
-    // ASCII fast path: lowercase and collapse whitespace byte by byte through a small buffer
-    // straight into the hasher (`stripped` has no whitespace at either end).
+    // ASCII fast path, branch-free: every byte is mapped (whitespace to a space, letters to
+    // lowercase) and written; the write position advances past a space only when the previous
+    // byte was not whitespace, so runs collapse. `stripped` has no whitespace at either end.
     let mut hasher = Sha256::new();
     let mut buffer = [0u8; 4096];
     let mut filled = 0;
-    let mut pending_space = false;
-    let bytes = stripped.as_bytes();
-    let mut position = 0;
-    while position < bytes.len() {
-        if filled + 10 > buffer.len() {
-            buffer[..filled].make_ascii_lowercase();
+    let mut previous_was_space = 0usize;
+    for &byte in stripped.as_bytes() {
+        if filled == buffer.len() {
             hasher.update(&buffer[..filled]);
             filled = 0;
         }
-        // Eight bytes at a time while none is at or below a space (all of Python's ASCII
-        // whitespace is); the buffer is lowercased in bulk before hashing.
-        if position + 8 <= bytes.len() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&bytes[position..position + 8]);
-            if !has_byte_at_most_space(u64::from_le_bytes(word)) {
-                if pending_space {
-                    buffer[filled] = b' ';
-                    filled += 1;
-                    pending_space = false;
-                }
-                buffer[filled..filled + 8].copy_from_slice(&word);
-                filled += 8;
-                position += 8;
-                continue;
-            }
-        }
-        let byte = bytes[position];
-        position += 1;
-        if ASCII_PYTHON_WHITESPACE[usize::from(byte)] {
-            pending_space = true;
-            continue;
-        }
-        if pending_space {
-            buffer[filled] = b' ';
-            filled += 1;
-            pending_space = false;
-        }
-        buffer[filled] = byte;
-        filled += 1;
+        let mapped = ASCII_PAM_MAP[usize::from(byte)];
+        let is_space = usize::from(mapped == b' ');
+        buffer[filled] = mapped;
+        filled += 1 - (is_space & previous_was_space);
+        previous_was_space = is_space;
     }
-    buffer[..filled].make_ascii_lowercase();
     hasher.update(&buffer[..filled]);
     hasher.finalize().into()
 }
 
-/// Whether any byte of `word` is 0x20 or less (SWAR has-less-than test; exact for ASCII input).
-fn has_byte_at_most_space(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    word.wrapping_sub(ONES * 0x21) & !word & HIGHS != 0
-}
-
-/// Python's whitespace among ASCII bytes: 0x09–0x0D, 0x1C–0x20.
-static ASCII_PYTHON_WHITESPACE: [bool; 256] = {
-    let mut table = [false; 256];
+/// ASCII byte → its PAM-normalized form: Python whitespace (0x09–0x0D, 0x1C–0x20) becomes a
+/// space, `A`–`Z` become lowercase, everything else stays.
+static ASCII_PAM_MAP: [u8; 256] = {
+    let mut table = [0u8; 256];
     let mut byte = 0;
-    while byte < 128 {
-        table[byte] = matches!(byte, 0x09..=0x0d | 0x1c..=0x20);
+    while byte < 256 {
+        table[byte] = match byte as u8 {
+            0x09..=0x0d | 0x1c..=0x20 => b' ',
+            upper @ b'A'..=b'Z' => upper + 32,
+            other => other,
+        };
         byte += 1;
     }
     table
@@ -164,6 +164,10 @@ mod tests {
 
     #[test]
     fn ascii_fast_path_matches_normalize() {
+        for text in ["ÇA VA? Ǆ", "İstanbul  ΣΟΦΟΣ σ", "cafe\u{301} \u{2000}x", "한국어 텍스트", "Ａ\u{212b}", "x\u{3000}\u{3000}y"] {
+            let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
+            assert_eq!(pam_normalize(text), collapse_and_compose(&lowered), "{text:?}");
+        }
         let long_words = "ABCDEFGHIJ\tKLMNOPQRSTUVWXYZ abcdefgh12345678\n\n\nXYZ ".repeat(300);
         for text in ["  Hello \t\n World  ", "a\u{1c}b", "", "   ", &"Ab ".repeat(5000), &long_words, "x\u{1}y"] {
             assert_eq!(pam_content_digest(text), sha256(pam_normalize(text).as_bytes()), "{text:?}");
