@@ -164,7 +164,8 @@ mod tests {
 
     #[test]
     fn ascii_fast_path_matches_normalize() {
-        for text in ["ÇA VA? Ǆ", "İstanbul  ΣΟΦΟΣ σ", "cafe\u{301} \u{2000}x", "한국어 텍스트", "Ａ\u{212b}", "x\u{3000}\u{3000}y"] {
+        for text in ["ÇA VA? Ǆ", "İstanbul  ΣΟΦΟΣ σ", "cafe\u{301} \u{2000}x", "한국어 텍스트", "Ａ\u{212b}", "x\u{3000}\u{3000}y"]
+        {
             let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
             assert_eq!(pam_normalize(text), collapse_and_compose(&lowered), "{text:?}");
         }

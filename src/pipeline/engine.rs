@@ -16,12 +16,13 @@ use std::sync::Arc;
 use indicatif::ProgressBar;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::buffers::BufferPool;
 use crate::error::RunError;
 use crate::model::{Origin, Warnings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
 use crate::pipeline::report::Counts;
 use crate::sinks::{Encoded, Sink, SinkSummary};
-use crate::sources::json_array::{ArrayFramer, RawElement};
+use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, InputPlan, RecordReject};
 use crate::stages::Stage;
 
@@ -30,7 +31,20 @@ const BATCH_BYTES: usize = 1 << 20;
 /// ...or this many elements.
 const BATCH_ELEMENTS: usize = 512;
 /// Decoded batches a sink may have queued.
-const SINK_QUEUE: usize = 8;
+const SINK_QUEUE: usize = 6;
+
+/// Framed elements packed into one buffer.
+struct RawBatch {
+    buffer: Vec<u8>,
+    /// (offset in the input, index in the array, start, end in `buffer`).
+    elements: Vec<(u64, u64, usize, usize)>,
+}
+
+impl RawBatch {
+    fn new(buffer: Vec<u8>) -> Self {
+        RawBatch { buffer, elements: Vec::with_capacity(64) }
+    }
+}
 
 /// What the collector tells a sink thread.
 enum ToSink {
@@ -89,7 +103,7 @@ pub fn execute(
         .map_err(|error| RunError::Internal(format!("cannot start the runtime: {error}")))?;
 
     runtime.block_on(async move {
-        let (pending_sender, mut pending_receiver) = mpsc::channel::<oneshot::Receiver<Vec<Outcome>>>(threads * 4 + 4);
+        let (pending_sender, mut pending_receiver) = mpsc::channel::<oneshot::Receiver<Vec<Outcome>>>(threads * 3 + 2);
         let reader = tokio::task::spawn_blocking({
             let pool = pool.clone();
             let progress = progress.clone();
@@ -237,21 +251,21 @@ fn read_inputs(
     progress: &ProgressBar,
 ) -> Result<(), RunError> {
     let options = Arc::new(options);
+    let buffers = BufferPool::default();
     for plan in plans {
         for stream in &plan.streams {
             let reader = stream.open()?;
             let mut framer = ArrayFramer::new(reader);
-            let mut batch: Vec<RawElement> = Vec::new();
-            let mut batch_bytes = 0;
+            let mut batch = RawBatch::new(buffers.take());
             let mut reported = 0u64;
             loop {
-                match framer.next_element() {
-                    Ok(Some(element)) => {
-                        batch_bytes += element.bytes.len();
-                        batch.push(element);
-                        if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_ELEMENTS {
-                            dispatch(std::mem::take(&mut batch), &stream.display, &plan, &options, pool, pending)?;
-                            batch_bytes = 0;
+                let element_start = batch.buffer.len();
+                match framer.next_element_into(&mut batch.buffer) {
+                    Ok(Some((offset, index))) => {
+                        batch.elements.push((offset, index, element_start, batch.buffer.len()));
+                        if batch.buffer.len() >= BATCH_BYTES || batch.elements.len() >= BATCH_ELEMENTS {
+                            let full = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
+                            dispatch(full, &stream.display, &plan, &options, pool, pending, &buffers)?;
                             let consumed = framer.bytes_consumed();
                             progress.inc(consumed - reported);
                             reported = consumed;
@@ -262,7 +276,10 @@ fn read_inputs(
                         return Err(RunError::read(stream.display.to_string(), error));
                     }
                     Err(error) => {
-                        dispatch(std::mem::take(&mut batch), &stream.display, &plan, &options, pool, pending)?;
+                        // Drop the partial element; the complete ones before it are decoded.
+                        batch.buffer.truncate(element_start);
+                        let complete = std::mem::replace(&mut batch, RawBatch::new(Vec::new()));
+                        dispatch(complete, &stream.display, &plan, &options, pool, pending, &buffers)?;
                         let problem = RecordReject {
                             file: stream.display.clone(),
                             offset: error.offset(),
@@ -280,7 +297,7 @@ fn read_inputs(
                     }
                 }
             }
-            dispatch(batch, &stream.display, &plan, &options, pool, pending)?;
+            dispatch(batch, &stream.display, &plan, &options, pool, pending, &buffers)?;
             progress.inc(framer.bytes_consumed().saturating_sub(reported));
         }
     }
@@ -288,31 +305,36 @@ fn read_inputs(
 }
 
 fn dispatch(
-    batch: Vec<RawElement>,
+    batch: RawBatch,
     file: &Arc<str>,
     plan: &InputPlan,
     options: &Arc<DecodeOptions>,
     pool: &rayon::ThreadPool,
     pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
+    buffers: &BufferPool,
 ) -> Result<(), RunError> {
-    if batch.is_empty() {
+    if batch.elements.is_empty() {
+        buffers.give(batch.buffer);
         return Ok(());
     }
     let (sender, receiver) = oneshot::channel();
     let decoder = plan.decoder.clone();
     let options = options.clone();
     let file = file.clone();
+    let buffers = buffers.clone();
     pool.spawn(move || {
         let outcomes = batch
-            .into_iter()
-            .map(|element| {
-                let origin = Origin { file: file.clone(), offset: element.offset, index: element.index };
-                match decoder.decode(&element.bytes, origin, &options) {
+            .elements
+            .iter()
+            .map(|&(offset, index, start, end)| {
+                let origin = Origin { file: file.clone(), offset, index };
+                match decoder.decode(&batch.buffer[start..end], origin, &options) {
                     Ok(decoded) => Outcome::Decoded(Box::new(decoded)),
                     Err(reject) => Outcome::Rejected(reject),
                 }
             })
             .collect();
+        buffers.give(batch.buffer);
         // The collector hung up only when the run is stopping after an output error.
         let _ = sender.send(outcomes);
     });

@@ -141,14 +141,24 @@ impl<R: Read> ArrayFramer<R> {
     /// A [`FrameError`] when the input is not an array, is truncated or cannot be read; calling
     /// again after an error returns `Ok(None)`.
     pub fn next_element(&mut self) -> Result<Option<RawElement>, FrameError> {
-        let result = self.advance();
+        let mut bytes = Vec::new();
+        Ok(self.next_element_into(&mut bytes)?.map(|(offset, index)| RawElement { offset, index, bytes }))
+    }
+
+    /// Appends the next element's bytes to `out` and returns its offset and index, or
+    /// `Ok(None)` after the closing `]`. Lets the caller pack many elements into one buffer.
+    ///
+    /// # Errors
+    /// As [`ArrayFramer::next_element`]; `out` may then hold a partial element past its old end.
+    pub fn next_element_into(&mut self, out: &mut Vec<u8>) -> Result<Option<(u64, u64)>, FrameError> {
+        let result = self.advance(out);
         if result.is_err() {
             self.state = State::Done;
         }
         result
     }
 
-    fn advance(&mut self) -> Result<Option<RawElement>, FrameError> {
+    fn advance(&mut self, out: &mut Vec<u8>) -> Result<Option<(u64, u64)>, FrameError> {
         loop {
             match self.state {
                 State::Done => return Ok(None),
@@ -195,7 +205,7 @@ impl<R: Read> ArrayFramer<R> {
                         self.state = State::Done;
                         return Ok(None);
                     }
-                    let element = self.take_value()?;
+                    let element = self.take_value(out)?;
                     self.state = State::ExpectSeparator;
                     return Ok(Some(element));
                 }
@@ -249,12 +259,12 @@ impl<R: Read> ArrayFramer<R> {
         }
     }
 
-    /// Takes one complete JSON value starting at the current (non-whitespace) byte.
-    fn take_value(&mut self) -> Result<RawElement, FrameError> {
+    /// Appends one complete JSON value starting at the current (non-whitespace) byte to `bytes`.
+    fn take_value(&mut self, bytes: &mut Vec<u8>) -> Result<(u64, u64), FrameError> {
         let offset = self.bytes_consumed();
         let index = self.next_index;
         self.next_index += 1;
-        let mut bytes = Vec::new();
+        let element_start = bytes.len();
         let mut depth: u64 = 0;
         let mut in_string = false;
         let mut escaped = false;
@@ -264,13 +274,13 @@ impl<R: Read> ArrayFramer<R> {
         loop {
             if self.position >= self.filled {
                 bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
-                if bytes.len() > MAX_ELEMENT_BYTES {
+                if bytes.len() - element_start > MAX_ELEMENT_BYTES {
                     return Err(FrameError::ElementTooLarge { index, element_offset: offset });
                 }
                 if !self.fill()? {
-                    if is_scalar && !bytes.is_empty() {
+                    if is_scalar && bytes.len() > element_start {
                         // A scalar ends at end of input; the missing `]` is reported next.
-                        return Ok(RawElement { offset, index, bytes });
+                        return Ok((offset, index));
                     }
                     return Err(FrameError::TruncatedInElement { end: self.bytes_consumed(), index, element_offset: offset });
                 }
@@ -280,7 +290,7 @@ impl<R: Read> ArrayFramer<R> {
                 let byte = self.buffer[self.position];
                 if matches!(byte, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
                     bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                    return Ok(RawElement { offset, index, bytes });
+                    return Ok((offset, index));
                 }
                 self.position += 1;
                 continue;
@@ -302,7 +312,7 @@ impl<R: Read> ArrayFramer<R> {
                             in_string = false;
                             if depth == 0 {
                                 bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                                return Ok(RawElement { offset, index, bytes });
+                                return Ok((offset, index));
                             }
                         }
                     }
@@ -325,7 +335,7 @@ impl<R: Read> ArrayFramer<R> {
                         if depth == 0 {
                             self.position += distance + 1;
                             bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                            return Ok(RawElement { offset, index, bytes });
+                            return Ok((offset, index));
                         }
                     }
                     _ => {}

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
 
+use crate::buffers::BufferPool;
 use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
@@ -44,6 +45,8 @@ pub type EncodedBatch = records::RecordBuffers;
 /// Encodes conversations into AIMEM records; shared by the worker threads.
 pub struct AimemEncoder {
     producer: String,
+    /// Buffers the sink hands back after writing, reused here.
+    buffers: BufferPool,
 }
 
 impl Encoder for AimemEncoder {
@@ -54,12 +57,11 @@ impl Encoder for AimemEncoder {
             text_bytes += message.text.len();
             messages += 1;
         }
-        let mut encoded = EncodedBatch {
-            chunks: Vec::with_capacity(text_bytes + text_bytes / 8 + messages * 512),
-            chunk_ends: Vec::with_capacity(messages),
-            edge_lines: Vec::with_capacity(messages * 320),
-            edge_count: 0,
-        };
+        let mut chunks = self.buffers.take();
+        chunks.reserve(text_bytes + text_bytes / 8 + messages * 512);
+        let mut edge_lines = self.buffers.take();
+        edge_lines.reserve(messages * 320);
+        let mut encoded = EncodedBatch { chunks, chunk_ends: Vec::with_capacity(messages), edge_lines, edge_count: 0 };
         for conversation in batch {
             records::map_conversation(conversation, &self.producer, &mut encoded);
         }
@@ -79,6 +81,7 @@ pub struct AimemSink {
     checksum: Sha256,
     chunks: u64,
     edges: u64,
+    buffers: BufferPool,
 }
 
 /// Length of the NDJSON envelope line's checksum value (`sha256:` + 64 hex digits).
@@ -108,6 +111,7 @@ impl AimemSink {
             checksum: Sha256::new(),
             chunks: 0,
             edges: 0,
+            buffers: BufferPool::default(),
         };
         let opening = b"{\"chunk_entities\":[],\"chunks\":[";
         sink.checksum.update(opening);
@@ -252,12 +256,15 @@ impl AimemSink {
 
 impl Sink for AimemSink {
     fn encoder(&self) -> Arc<dyn Encoder> {
-        Arc::new(AimemEncoder { producer: self.settings.producer.clone() })
+        Arc::new(AimemEncoder { producer: self.settings.producer.clone(), buffers: self.buffers.clone() })
     }
 
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
         let Encoded::Aimem(batch) = batch;
-        self.write_encoded(&batch).map_err(|error| RunError::write(self.target.display().to_string(), error))
+        self.write_encoded(&batch).map_err(|error| RunError::write(self.target.display().to_string(), error))?;
+        self.buffers.give(batch.chunks);
+        self.buffers.give(batch.edge_lines);
+        Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
