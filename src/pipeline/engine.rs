@@ -41,7 +41,9 @@ struct RawBatch {
 }
 
 impl RawBatch {
-    fn new(buffer: Vec<u8>) -> Self {
+    fn new(mut buffer: Vec<u8>) -> Self {
+        // Most batches end just past BATCH_BYTES: reserve once instead of doubling up to it.
+        buffer.reserve(BATCH_BYTES + BATCH_BYTES / 4);
         RawBatch { buffer, elements: Vec::with_capacity(64) }
     }
 }

@@ -40,7 +40,7 @@ pub struct RawConversation<'a> {
 #[derive(Debug, Deserialize)]
 pub struct RawNode<'a> {
     #[serde(borrow, default)]
-    pub message: Object<RawMessage<'a>>,
+    pub message: Object<Box<RawMessage<'a>>>,
     #[serde(borrow, default, deserialize_with = "lenient::string")]
     pub parent: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
