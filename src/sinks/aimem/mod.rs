@@ -45,6 +45,7 @@ pub type EncodedBatch = records::RecordBuffers;
 /// Encodes conversations into AIMEM records; shared by the worker threads.
 pub struct AimemEncoder {
     producer: String,
+    framing: records::ChunkFraming,
     /// Buffers the sink hands back after writing, reused here.
     buffers: BufferPool,
 }
@@ -63,7 +64,7 @@ impl Encoder for AimemEncoder {
         edge_lines.reserve(messages * 320);
         let mut encoded = EncodedBatch { chunks, chunk_ends: Vec::with_capacity(messages), edge_lines, edge_count: 0 };
         for conversation in batch {
-            records::map_conversation(conversation, &self.producer, &mut encoded);
+            records::map_conversation(conversation, &self.producer, self.framing, &mut encoded);
         }
         Encoded::Aimem(encoded)
     }
@@ -126,29 +127,36 @@ impl AimemSink {
     }
 
     fn write_encoded(&mut self, batch: &EncodedBatch) -> io::Result<()> {
-        let mut start = 0;
-        for &end in &batch.chunk_ends {
-            let chunk = &batch.chunks[start..end];
-            start = end;
-            if self.chunks > 0 {
-                self.checksum.update(b",");
-            }
-            self.checksum.update(chunk);
-            match self.framing {
-                Framing::Bundle => {
-                    if self.chunks > 0 {
-                        self.output.write_all(b",")?;
-                    }
-                    self.output.write_all(chunk)?;
-                }
-                Framing::Ndjson => {
-                    self.output.write_all(b"{\"_kind\":\"chunk\",")?;
-                    self.output.write_all(&chunk[1..])?;
-                    self.output.write_all(b"\n")?;
-                }
-            }
-            self.chunks += 1;
+        if batch.chunk_ends.is_empty() {
+            self.edge_spool.write_all(&batch.edge_lines)?;
+            self.edges += batch.edge_count;
+            return Ok(());
         }
+        match self.framing {
+            Framing::Bundle => {
+                // `,`-separated canonical records: written and hashed as they are, except the
+                // comma before the very first chunk of the array.
+                let bytes = if self.chunks == 0 { &batch.chunks[1..] } else { &batch.chunks[..] };
+                self.checksum.update(bytes);
+                self.output.write_all(bytes)?;
+            }
+            Framing::Ndjson => {
+                // The hash covers each line's canonical record: `{` + members (the line without
+                // its `"_kind"` member and newline), comma-separated.
+                let mut start = 0;
+                for (position, &end) in batch.chunk_ends.iter().enumerate() {
+                    let line = &batch.chunks[start..end];
+                    start = end;
+                    if self.chunks > 0 || position > 0 {
+                        self.checksum.update(b",");
+                    }
+                    self.checksum.update(b"{");
+                    self.checksum.update(&line[records::NDJSON_CHUNK_PREFIX.len()..line.len() - 1]);
+                }
+                self.output.write_all(&batch.chunks)?;
+            }
+        }
+        self.chunks += batch.chunk_ends.len() as u64;
         self.edge_spool.write_all(&batch.edge_lines)?;
         self.edges += batch.edge_count;
         Ok(())
@@ -257,7 +265,11 @@ impl AimemSink {
 
 impl Sink for AimemSink {
     fn encoder(&self) -> Arc<dyn Encoder> {
-        Arc::new(AimemEncoder { producer: self.settings.producer.clone(), buffers: self.buffers.clone() })
+        let framing = match self.framing {
+            Framing::Bundle => records::ChunkFraming::CommaSeparated,
+            Framing::Ndjson => records::ChunkFraming::NdjsonLines,
+        };
+        Arc::new(AimemEncoder { producer: self.settings.producer.clone(), framing, buffers: self.buffers.clone() })
     }
 
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {

@@ -20,11 +20,11 @@ const MAX_LOCAL_LENGTH: usize = 256;
 /// Longest tag.
 const MAX_TAG_LENGTH: usize = 64;
 
-/// Where [`map_conversation`] appends records: canonical chunks back to back with their end
-/// offsets, and canonical edges one per line.
+/// Where [`map_conversation`] appends records: chunks already framed for the output (see
+/// [`ChunkFraming`]) with their end offsets, and canonical edges one per line.
 #[derive(Debug, Default)]
 pub struct RecordBuffers {
-    /// Chunks in canonical form, back to back.
+    /// Chunks framed for the output, back to back.
     pub chunks: Vec<u8>,
     /// End offset of each chunk in `chunks`.
     pub chunk_ends: Vec<usize>,
@@ -34,8 +34,21 @@ pub struct RecordBuffers {
     pub edge_count: u64,
 }
 
+/// How chunk records are framed in [`RecordBuffers::chunks`], so a sink writes whole buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkFraming {
+    /// `,` then the canonical record (bundle array members; the sink drops the very first comma).
+    CommaSeparated,
+    /// `{"_kind":"chunk",` + the canonical record's members + `}` and a newline (NDJSON lines).
+    NdjsonLines,
+}
+
+/// Opening of an NDJSON chunk line; the canonical record is this line with `"_kind":"chunk",`
+/// removed and without the newline.
+pub const NDJSON_CHUNK_PREFIX: &[u8] = b"{\"_kind\":\"chunk\",";
+
 /// Appends the chunk and edge records of one conversation's kept messages to `out`.
-pub fn map_conversation(conversation: &Conversation, producer: &str, out: &mut RecordBuffers) {
+pub fn map_conversation(conversation: &Conversation, producer: &str, framing: ChunkFraming, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     let conversation_tag = tag_for("conv-", &conversation.id);
     // For each message (by position): the id of the last chunk of its nearest kept
@@ -61,7 +74,26 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, out: &mut R
         let mut previous = inherited;
         for (piece_index, piece) in pieces.into_iter().enumerate() {
             let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
-            write_chunk(&mut out.chunks, piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
+            match framing {
+                ChunkFraming::CommaSeparated => {
+                    out.chunks.push(b',');
+                    write_chunk(&mut out.chunks, b"{", piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
+                }
+                ChunkFraming::NdjsonLines => {
+                    write_chunk(
+                        &mut out.chunks,
+                        NDJSON_CHUNK_PREFIX,
+                        piece,
+                        &chunk_id,
+                        message,
+                        &conversation_tag,
+                        provider,
+                        piece_index,
+                        piece_count,
+                    );
+                    out.chunks.push(b'\n');
+                }
+            }
             out.chunk_ends.push(out.chunks.len());
             if let Some(source) = &previous {
                 write_edge(&mut out.edge_lines, source, &chunk_id, message.created_at);
@@ -133,6 +165,7 @@ fn tag_for(prefix: &str, id: &str) -> String {
 #[allow(clippy::too_many_arguments)]
 fn write_chunk(
     out: &mut Vec<u8>,
+    open: &[u8],
     content: &str,
     id: &str,
     message: &Message,
@@ -143,7 +176,8 @@ fn write_chunk(
 ) {
     let mut time = String::with_capacity(27);
     write_rfc3339(&mut time, message.created_at);
-    out.extend_from_slice(b"{\"content\":");
+    out.extend_from_slice(open);
+    out.extend_from_slice(b"\"content\":");
     write_string(out, content);
     out.extend_from_slice(b",\"content_hash\":\"");
     out.extend_from_slice(sha256_label(&sha256(content.as_bytes())).as_bytes());
