@@ -144,41 +144,24 @@ pub fn execute(
                 collector_error = Some(RunError::Internal("a decode worker ended without a result".into()));
                 break;
             };
-            let mut batch = Vec::with_capacity(outcomes.len());
-            for outcome in outcomes {
-                match outcome {
-                    Outcome::Decoded(decoded) => {
-                        let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
-                        for stage in &mut stages {
-                            stage.process(&mut conversation);
-                        }
-                        counts.add_conversation(&conversation);
-                        counts.messages_read += rejected_messages.len() as u64;
-                        counts.messages_rejected += rejected_messages.len() as u64;
-                        for reject in &rejected_messages {
-                            if let Err(error) = rejects.write(RejectLevel::Message, reject) {
-                                collector_error.get_or_insert(error);
-                            }
-                        }
-                        warnings.merge(&element_warnings);
-                        batch.push(conversation);
-                    }
-                    Outcome::Rejected(reject) => {
-                        counts.conversations_read += 1;
-                        counts.conversations_rejected += 1;
-                        if let Err(error) = rejects.write(RejectLevel::Conversation, &reject) {
-                            collector_error.get_or_insert(error);
-                        }
-                    }
-                    Outcome::InputProblem(reject) => {
-                        warnings.add("input_ended_early");
-                        notes.push(format!("{}: {}", reject.file, reject.reason));
-                        if let Err(error) = rejects.write(RejectLevel::Input, &reject) {
-                            collector_error.get_or_insert(error);
-                        }
-                    }
+            // Stages and reject writes may touch files (a spilled dedup run, the rejects file):
+            // tell tokio this worker blocks for the length of one batch.
+            let batch = tokio::task::block_in_place(|| {
+                let mut batch = Vec::with_capacity(outcomes.len());
+                for outcome in outcomes {
+                    collect_outcome(
+                        outcome,
+                        &mut stages,
+                        &mut counts,
+                        &mut warnings,
+                        &mut notes,
+                        &mut rejects,
+                        &mut collector_error,
+                        &mut batch,
+                    );
                 }
-            }
+                batch
+            });
             if batch.is_empty() {
                 continue;
             }
@@ -242,6 +225,51 @@ pub fn execute(
         rejects.finish()?;
         Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes })
     })
+}
+
+/// Runs the stages on one decoded element (or records its reject) and counts it.
+#[allow(clippy::too_many_arguments)]
+fn collect_outcome(
+    outcome: Outcome,
+    stages: &mut [Box<dyn Stage>],
+    counts: &mut Counts,
+    warnings: &mut Warnings,
+    notes: &mut Vec<String>,
+    rejects: &mut RejectsWriter,
+    collector_error: &mut Option<RunError>,
+    batch: &mut Vec<crate::model::Conversation>,
+) {
+    let mut record = |level: RejectLevel, reject: &RecordReject| {
+        if let Err(error) = rejects.write(level, reject) {
+            collector_error.get_or_insert(error);
+        }
+    };
+    match outcome {
+        Outcome::Decoded(decoded) => {
+            let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
+            for stage in stages.iter_mut() {
+                stage.process(&mut conversation);
+            }
+            counts.add_conversation(&conversation);
+            counts.messages_read += rejected_messages.len() as u64;
+            counts.messages_rejected += rejected_messages.len() as u64;
+            for reject in &rejected_messages {
+                record(RejectLevel::Message, reject);
+            }
+            warnings.merge(&element_warnings);
+            batch.push(conversation);
+        }
+        Outcome::Rejected(reject) => {
+            counts.conversations_read += 1;
+            counts.conversations_rejected += 1;
+            record(RejectLevel::Conversation, &reject);
+        }
+        Outcome::InputProblem(reject) => {
+            warnings.add("input_ended_early");
+            notes.push(format!("{}: {}", reject.file, reject.reason));
+            record(RejectLevel::Input, &reject);
+        }
+    }
 }
 
 /// Frames every stream of every input in order, cuts batches and hands them to the pool.
