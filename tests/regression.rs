@@ -107,3 +107,56 @@ fn failed_run_leaves_no_complete_looking_output() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// No input makes memport panic: real samples with deterministic random damage (flipped bytes,
+/// stray brackets and quotes, cuts) still convert, with counts that balance and outputs that
+/// validate.
+#[test]
+fn damaged_exports_never_panic_and_counts_balance() {
+    let samples = [
+        std::fs::read(crate::util::shared("provider-samples/chatgpt/2023-09_single-file-export/conversations.subset.json")).unwrap(),
+        std::fs::read(crate::util::shared("provider-samples/chatgpt/2026-09_sharded-export/conversations-000.excerpt.json")).unwrap(),
+        std::fs::read(crate::util::root().join("examples/chatgpt-small/conversations.json")).unwrap(),
+    ];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        // xorshift64*: deterministic, no dependency.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let input = folder.path().join("conversations.json");
+    for round in 0..240 {
+        let mut damaged = samples[round % samples.len()].clone();
+        let edits = 1 + next() % 8;
+        for _ in 0..edits {
+            let position = (next() % damaged.len() as u64) as usize;
+            match next() % 5 {
+                0 => damaged[position] ^= 1 << (next() % 8),
+                1 => damaged[position] = b"{}[]\",:\\"[(next() % 8) as usize],
+                2 => damaged.insert(position, b"\"[{"[(next() % 3) as usize]),
+                3 => damaged.truncate(position.max(1)),
+                _ => {
+                    damaged.remove(position.min(damaged.len() - 1));
+                }
+            }
+            if damaged.is_empty() {
+                damaged.push(b'[');
+            }
+        }
+        std::fs::write(&input, &damaged).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let options = crate::util::options(std::slice::from_ref(&input), out.path(), &[memport::sinks::OutputFormat::Aimem]);
+        match memport::run(&options) {
+            Ok(report) => {
+                assert!(report.counts.balances(), "round {round}: {:?}", report.counts);
+                let validation = memport::validate::validate_path(&out.path().join("memory.aimem.json")).unwrap();
+                assert!(validation.is_valid(), "round {round}: {:?}", validation.problems);
+            }
+            // Damage at the very start can make it not an export at all: a clean config error.
+            Err(error) => assert!(error.to_string().contains("no ChatGPT conversations found"), "round {round}: {error}"),
+        }
+    }
+}
