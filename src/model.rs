@@ -15,6 +15,8 @@ pub type Micros = i64;
 pub enum Provider {
     /// OpenAI ChatGPT.
     ChatGpt,
+    /// Anthropic Claude (claude.ai).
+    Claude,
 }
 
 impl Provider {
@@ -22,6 +24,7 @@ impl Provider {
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::ChatGpt => "chatgpt",
+            Provider::Claude => "claude",
         }
     }
 }
@@ -141,6 +144,9 @@ pub enum Part {
     },
     /// A binary the message refers to.
     Asset(Asset),
+    /// Reasoning shown apart from the answer (Claude `thinking` blocks): kept, but not part of
+    /// the text that text-only formats carry.
+    Thinking(String),
     /// A content type memport does not know yet, kept as raw JSON so nothing is lost.
     Raw {
         /// The provider's content type name.

@@ -8,6 +8,7 @@ mod util;
 mod aimem;
 mod chatgpt_edge_cases;
 mod chatgpt_samples;
+mod claude;
 mod cli;
 mod engine;
 mod pipelines;

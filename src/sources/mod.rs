@@ -6,6 +6,7 @@
 //! thread and calls [`Decoder::decode`] for each element on the worker pool, in any order.
 
 pub mod chatgpt;
+pub mod claude;
 pub mod container;
 pub mod json_array;
 pub mod lenient;
@@ -163,20 +164,52 @@ pub fn plan_input(path: &Path) -> Result<InputPlan, RunError> {
         Container::File(_) => entries.clone(),
         _ => entries.iter().filter(|entry| chatgpt::is_conversation_file_name(entry.base_name())).cloned().collect(),
     };
-    let mut conversation_files = Vec::new();
-    let mut other_providers = Vec::new();
+    let mut chatgpt_files = Vec::new();
+    let mut claude_files = Vec::new();
+    let mut empty_files = Vec::new();
+    let mut not_conversations = Vec::new();
     for entry in candidates {
         match sniff_entry(&entry)? {
-            Sniffed::ChatGptConversations | Sniffed::EmptyArray => conversation_files.push(entry),
-            Sniffed::ClaudeConversations => other_providers.push(format!("{} is a Claude export", entry.display)),
-            Sniffed::Other => other_providers.push(format!("{} is not a ChatGPT conversation array", entry.display)),
+            Sniffed::ChatGptConversations => chatgpt_files.push(entry),
+            Sniffed::ClaudeConversations => claude_files.push(entry),
+            Sniffed::EmptyArray => empty_files.push(entry),
+            Sniffed::Other => not_conversations.push(format!("{} is not a conversation array", entry.display)),
         }
     }
-    if conversation_files.is_empty() {
-        let found = if other_providers.is_empty() { "no conversations*.json file".to_owned() } else { other_providers.join("; ") };
+    if !chatgpt_files.is_empty() && !claude_files.is_empty() {
         return Err(ConfigError::NotAnExport {
             path: path.to_owned(),
-            reason: format!("no ChatGPT conversations found ({found}); give the export zip, its unzipped folder, conversations.json or conversations-NNN.json shards (other providers arrive in a later version)"),
+            reason: "holds both ChatGPT and Claude conversation files; give each export as its own input".into(),
+        }
+        .into());
+    }
+    if !claude_files.is_empty() {
+        claude_files.extend(empty_files);
+        chatgpt::sort_conversation_entries(&mut claude_files);
+        let layout = match &container {
+            Container::Zip(_) => "zip, Claude conversations.json",
+            Container::Folder(_) => "folder, Claude conversations.json",
+            Container::File(_) => "file, Claude conversations array",
+        };
+        return Ok(InputPlan {
+            path: path.display().to_string(),
+            provider: Provider::Claude,
+            layout: layout.to_owned(),
+            bytes_on_disk: if bytes_on_disk == 0 { claude_files.iter().map(|entry| entry.size).sum() } else { bytes_on_disk },
+            streams: claude_files,
+            decoder: Arc::new(claude::ClaudeDecoder),
+            warnings: Warnings::default(),
+            notes: Vec::new(),
+            asset_count: 0,
+        });
+    }
+    let mut conversation_files = chatgpt_files;
+    conversation_files.extend(empty_files);
+    if conversation_files.is_empty() {
+        let found = if not_conversations.is_empty() { "no conversations*.json file".to_owned() } else { not_conversations.join("; ") };
+        return Err(ConfigError::NotAnExport {
+            path: path.to_owned(),
+            reason: format!("no ChatGPT or Claude conversations found ({found}); give the export zip, its unzipped folder, or its conversations.json (other providers arrive in a later version)"),
         }
         .into());
     }

@@ -161,10 +161,14 @@ fn join_nonempty(pieces: &[Option<&str>], separator: &str) -> String {
 pub fn parts_to_text(parts: &[Part]) -> String {
     let mut text = String::new();
     for part in parts {
+        if matches!(part, Part::Thinking(_)) {
+            continue;
+        }
         if !text.is_empty() {
             text.push('\n');
         }
         match part {
+            Part::Thinking(_) => {}
             Part::Text(prose) => text.push_str(prose),
             Part::Code { language, text: code } => {
                 text.push_str("```");

@@ -1,0 +1,21 @@
+//! Claude exports (provider-formats.md §2): `conversations.json` as a bare array, in a zip, a
+//! folder or on its own, detected by content (`chat_messages`), since ChatGPT uses the same name.
+//!
+//! Read: conversations and their messages (content blocks, attachments' extracted text, file
+//! names). Not read yet: `projects.json`/`projects/`, `memories.json`, the 2026 manifest of
+//! several zips (issue #3). `users.json` is PII and never opened.
+
+pub mod normalize;
+pub mod raw;
+
+use crate::model::Origin;
+use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+
+/// Decodes Claude conversation elements.
+pub struct ClaudeDecoder;
+
+impl Decoder for ClaudeDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        normalize::decode_conversation(bytes, origin, options)
+    }
+}

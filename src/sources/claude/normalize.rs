@@ -1,0 +1,248 @@
+//! Decodes one Claude conversation into the canonical model: rebuilds the edit/retry tree from
+//! `parent_message_uuid` (a flat list is one thread), picks the active path (newest leaf),
+//! renders `content[]` blocks in preference to the flat `text`, and classifies every message.
+
+use rustc_hash::FxHashMap;
+
+use crate::hash::pam_content_digest;
+use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
+use crate::sources::chatgpt::render::parts_to_text;
+use crate::sources::claude::raw::{RawConversation, RawMessage};
+use crate::sources::lenient::Object;
+use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
+use crate::timefmt::parse_rfc3339;
+
+/// The uuid Claude uses as the parent of a conversation's first message.
+const ROOT_SENTINEL: &str = "00000000-0000-4000-8000-000000000000";
+
+/// Decodes one element. `Err` rejects the whole conversation.
+pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+    let mut warnings = Warnings::default();
+    let reject = |conversation_id: Option<&str>, reason: String| RecordReject {
+        file: origin.file.clone(),
+        offset: origin.offset,
+        index: origin.index,
+        conversation_id: conversation_id.map(str::to_owned),
+        message_id: None,
+        reason,
+    };
+    let raw: RawConversation = sonic_rs::from_slice(bytes).map_err(|error| reject(None, format!("invalid JSON: {error}")))?;
+    let Some(id) = raw.uuid.as_deref().filter(|id| !id.is_empty()) else {
+        return Err(reject(None, "conversation has no `uuid`".into()));
+    };
+    let Some(raw_messages) = raw.chat_messages.as_ref() else {
+        return Err(reject(Some(id), "conversation has no `chat_messages` array".into()));
+    };
+
+    // Usable messages, in array order; the rest are rejected one by one.
+    let mut rejected_messages = Vec::new();
+    let mut usable: Vec<(&str, &RawMessage)> = Vec::with_capacity(raw_messages.0.len());
+    let mut position_of: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(raw_messages.0.len(), Default::default());
+    for (index, entry) in raw_messages.0.iter().enumerate() {
+        let problem = match entry {
+            Object::Present(message) => match (message.uuid.as_deref().filter(|uuid| !uuid.is_empty()), message.sender.as_deref()) {
+                (Some(uuid), Some(_)) if position_of.contains_key(uuid) => Some((Some(uuid), format!("message `{uuid}` appears twice"))),
+                (Some(uuid), Some(_)) => {
+                    position_of.insert(uuid, usable.len());
+                    usable.push((uuid, message));
+                    None
+                }
+                (uuid, None) => Some((uuid, "message has no `sender`".to_owned())),
+                (None, _) => Some((None, format!("chat_messages[{index}] has no `uuid`"))),
+            },
+            _ => Some((None, format!("chat_messages[{index}] is not an object"))),
+        };
+        if let Some((message_id, reason)) = problem {
+            let mut rejected = reject(Some(id), reason);
+            rejected.message_id = message_id.map(str::to_owned);
+            rejected_messages.push(rejected);
+        }
+    }
+
+    // Parents: explicit links when the export has them, else one linear thread.
+    let linked = usable.iter().any(|(_, message)| message.parent_message_uuid.is_some());
+    let parents: Vec<Option<usize>> = usable
+        .iter()
+        .enumerate()
+        .map(|(position, (_, message))| {
+            if linked {
+                message
+                    .parent_message_uuid
+                    .as_deref()
+                    .filter(|parent| *parent != ROOT_SENTINEL)
+                    .and_then(|parent| position_of.get(parent).copied())
+                    .filter(|&parent| parent != position)
+            } else {
+                position.checked_sub(1)
+            }
+        })
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); usable.len()];
+    for (position, parent) in parents.iter().enumerate() {
+        if let Some(parent) = parent {
+            children[*parent].push(position);
+        }
+    }
+    let times: Vec<Option<Micros>> = usable.iter().map(|(_, message)| message.created_at.as_deref().and_then(parse_rfc3339)).collect();
+    // Newest leaf; ties go to the later message in the array.
+    let mut active_leaf: Option<usize> = None;
+    for position in 0..usable.len() {
+        if !children[position].is_empty() {
+            continue;
+        }
+        let newer = active_leaf.is_none_or(|best| times[position].unwrap_or(Micros::MIN) >= times[best].unwrap_or(Micros::MIN));
+        if newer {
+            active_leaf = Some(position);
+        }
+    }
+    let mut on_path = vec![false; usable.len()];
+    let mut cursor = active_leaf;
+    while let Some(position) = cursor {
+        if on_path[position] {
+            break;
+        }
+        on_path[position] = true;
+        cursor = parents[position];
+    }
+    let order = preorder(&parents, &children);
+
+    let conversation_time = raw.created_at.as_deref().and_then(parse_rfc3339);
+    let fallback_time = conversation_time.unwrap_or(options.exported_at);
+    let mut conversation = Conversation {
+        provider: Provider::Claude,
+        id: id.to_owned(),
+        title: raw.name.as_deref().filter(|name| !name.is_empty()).map(str::to_owned),
+        created_at: conversation_time,
+        updated_at: raw.updated_at.as_deref().and_then(parse_rfc3339),
+        model: None,
+        system_instruction: None,
+        is_archived: false,
+        messages: Vec::with_capacity(usable.len()),
+        memories: Vec::new(),
+        origin: origin.clone(),
+    };
+    let mut effective_time: Vec<Micros> = vec![fallback_time; usable.len()];
+    for position in order {
+        let (uuid, message) = usable[position];
+        let parent_time = parents[position].map(|parent| effective_time[parent]);
+        let created_at = times[position].or(parent_time).unwrap_or(fallback_time);
+        effective_time[position] = created_at;
+        let role = match message.sender.as_deref() {
+            Some("human" | "user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some(other) => {
+                warnings.add(format!("unknown_role:{other}"));
+                Role::Tool
+            }
+            None => Role::Tool,
+        };
+        let parts = render(message, &mut warnings);
+        let text = match parts.as_slice() {
+            [Part::Text(only)] => only.clone(),
+            _ => parts_to_text(&parts),
+        };
+        let on_active_branch = on_path[position];
+        let disposition = if options.branches == BranchPolicy::Active && !on_active_branch {
+            Disposition::Skip(SkipReason::OffBranch)
+        } else if text.trim().is_empty() {
+            Disposition::Skip(SkipReason::Empty)
+        } else {
+            Disposition::Keep
+        };
+        let is_thought = parts.iter().all(|part| matches!(part, Part::Thinking(_))) && !parts.is_empty();
+        let content_hash = if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] };
+        conversation.messages.push(Message {
+            id: uuid.to_owned(),
+            parent_id: parents[position].map(|parent| usable[parent].0.to_owned()),
+            role,
+            author_name: None,
+            created_at,
+            time_known: times[position].is_some(),
+            parts: if matches!(parts.as_slice(), [Part::Text(_)]) { Vec::new() } else { parts },
+            text,
+            is_thought,
+            model: None,
+            status: None,
+            on_active_branch,
+            content_hash,
+            disposition,
+        });
+    }
+    Ok(Decoded { conversation, rejected_messages, warnings })
+}
+
+/// `content[]` blocks when present, else the flat `text`; then attachments and files.
+fn render(message: &RawMessage, warnings: &mut Warnings) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let blocks = message.content.as_ref().map(|list| list.0.as_slice()).unwrap_or_default();
+    if blocks.is_empty() {
+        if let Some(text) = message.text.as_deref().filter(|text| !text.is_empty()) {
+            parts.push(Part::Text(text.to_owned()));
+        }
+    } else {
+        for block in blocks.iter().filter_map(Object::as_ref) {
+            let kind = block.kind.as_deref().unwrap_or("");
+            match kind {
+                "text" => {
+                    if let Some(text) = block.text.as_deref().filter(|text| !text.is_empty()) {
+                        parts.push(Part::Text(text.to_owned()));
+                    }
+                }
+                "thinking" => {
+                    if let Some(thinking) = block.thinking.as_deref().filter(|text| !text.is_empty()) {
+                        parts.push(Part::Thinking(thinking.to_owned()));
+                    }
+                }
+                "tool_use" => parts.push(Part::Text(format!("[tool_use: {}]", block.name.as_deref().unwrap_or("")))),
+                "tool_result" => {
+                    let mut text = format!("[tool_result: {}]", block.name.as_deref().unwrap_or(""));
+                    for nested in block.content.iter().flat_map(|list| list.0.iter()).filter_map(Object::as_ref) {
+                        if let Some(nested_text) = nested.text.as_deref() {
+                            text.push('\n');
+                            text.push_str(nested_text);
+                        }
+                    }
+                    parts.push(Part::Text(text));
+                }
+                "token_budget" => {}
+                other => {
+                    warnings.add(format!("unknown_block_type:{other}"));
+                    parts.push(Part::Text(format!("[{other}]")));
+                }
+            }
+        }
+    }
+    for attachment in message.attachments.iter().flat_map(|list| list.0.iter()).filter_map(Object::as_ref) {
+        if let Some(extracted) = attachment.extracted_content.as_deref().filter(|text| !text.is_empty()) {
+            parts.push(Part::Text(format!("[attachment: {}]\n{extracted}", attachment.file_name.as_deref().unwrap_or(""))));
+        }
+    }
+    for file in message.files.iter().flat_map(|list| list.0.iter()).filter_map(Object::as_ref) {
+        let name = file.file_name.as_deref().unwrap_or("").to_owned();
+        warnings.add("asset_missing");
+        parts.push(Part::Asset(Asset { kind: AssetKind::File, pointer: name.clone(), resolved: None, name: Some(name) }));
+    }
+    parts
+}
+
+/// Pre-order with an explicit stack: roots in array order, children in array order.
+fn preorder(parents: &[Option<usize>], children: &[Vec<usize>]) -> Vec<usize> {
+    let mut order = Vec::with_capacity(parents.len());
+    let mut visited = vec![false; parents.len()];
+    let roots = (0..parents.len()).filter(|&position| parents[position].is_none());
+    for start in roots.chain(0..parents.len()) {
+        if visited[start] {
+            continue;
+        }
+        let mut stack = vec![start];
+        while let Some(position) = stack.pop() {
+            if visited[position] {
+                continue;
+            }
+            visited[position] = true;
+            order.push(position);
+            stack.extend(children[position].iter().rev().filter(|&&child| !visited[child]));
+        }
+    }
+    order
+}
