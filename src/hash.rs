@@ -15,62 +15,35 @@ pub fn is_python_whitespace(c: char) -> bool {
 /// PAM §6 normalization: strip, full Unicode lowercase, NFC, collapse whitespace runs to one space.
 pub fn pam_normalize(content: &str) -> String {
     let stripped = content.trim_matches(is_python_whitespace);
-    let mut out = String::with_capacity(stripped.len());
     if stripped.is_ascii() {
-        // Fast path: ASCII lowercases byte for byte and is already NFC.
-        let mut in_space = false;
-        for byte in stripped.bytes() {
-            if is_python_whitespace(byte as char) {
-                in_space = true;
-                continue;
-            }
-            if in_space {
-                out.push(' ');
-                in_space = false;
-            }
-            out.push(byte.to_ascii_lowercase() as char);
-        }
-        return out;
+        // ASCII lowercases character by character and is already NFC.
+        return collapse_whitespace(stripped.chars().map(|c| c.to_ascii_lowercase()), stripped.len());
     }
     if stripped.contains('\u{3a3}') {
         // Σ lowercases by context (Final_Sigma): let the standard library handle the whole text.
-        return collapse_and_compose(&stripped.to_lowercase());
+        return collapse_whitespace(stripped.to_lowercase().nfc(), stripped.len());
     }
-    // One pass: lowercase per character and collapse whitespace, then compose (NFC) only when
-    // a character that could change under NFC was seen and the quick check is not sure. NFC never
-    // turns a non-space into whitespace, so collapsing first gives Python's result.
+    // Lowercase per character and collapse whitespace, then compose (NFC) only when a character
+    // that could change under NFC appeared and the quick check is not sure. NFC never turns a
+    // non-space into whitespace, so collapsing first gives the reference's result.
     let mut maybe_not_nfc = false;
-    let mut in_space = false;
-    for c in stripped.chars() {
-        if is_python_whitespace(c) {
-            in_space = true;
-            continue;
-        }
-        if in_space {
-            out.push(' ');
-            in_space = false;
-        }
-        if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
-        } else {
-            for lower in c.to_lowercase() {
-                // Below U+0300 every character is NFC-stable and never combines backwards.
-                maybe_not_nfc |= lower >= '\u{300}';
-                out.push(lower);
-            }
-        }
+    let lowered = stripped.chars().flat_map(char::to_lowercase).inspect(|lower| {
+        // Below U+0300 every character is NFC-stable and never combines backwards.
+        maybe_not_nfc |= *lower >= '\u{300}';
+    });
+    let collapsed = collapse_whitespace(lowered, stripped.len());
+    if maybe_not_nfc && is_nfc_quick(collapsed.chars()) != IsNormalized::Yes {
+        return collapse_whitespace(collapsed.nfc(), collapsed.len());
     }
-    if maybe_not_nfc && is_nfc_quick(out.chars()) != IsNormalized::Yes {
-        return collapse_and_compose(&out);
-    }
-    out
+    collapsed
 }
 
-/// NFC, then whitespace collapse, on already lowercased text (the reference order).
-fn collapse_and_compose(lowered: &str) -> String {
-    let mut out = String::with_capacity(lowered.len());
+/// Collects `chars`, turning each run of Python whitespace into one space (`chars` has none at
+/// either end).
+fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity);
     let mut in_space = false;
-    for c in lowered.nfc() {
+    for c in chars {
         if is_python_whitespace(c) {
             in_space = true;
             continue;
@@ -167,7 +140,8 @@ mod tests {
         for text in ["ÇA VA? Ǆ", "İstanbul  ΣΟΦΟΣ σ", "cafe\u{301} \u{2000}x", "한국어 텍스트", "Ａ\u{212b}", "x\u{3000}\u{3000}y"]
         {
             let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
-            assert_eq!(pam_normalize(text), collapse_and_compose(&lowered), "{text:?}");
+            let reference = collapse_whitespace(lowered.nfc(), lowered.len());
+            assert_eq!(pam_normalize(text), reference, "{text:?}");
         }
         let long_words = "ABCDEFGHIJ\tKLMNOPQRSTUVWXYZ abcdefgh12345678\n\n\nXYZ ".repeat(300);
         for text in ["  Hello \t\n World  ", "a\u{1c}b", "", "   ", &"Ab ".repeat(5000), &long_words, "x\u{1}y"] {

@@ -59,6 +59,18 @@ pub struct RecordReject {
 }
 
 impl RecordReject {
+    /// A reject of the record at `origin`, in conversation `conversation_id` when known.
+    pub fn new(origin: &Origin, conversation_id: Option<&str>, reason: String) -> Self {
+        RecordReject {
+            file: origin.file.clone(),
+            offset: origin.offset,
+            index: origin.index,
+            conversation_id: conversation_id.map(str::to_owned),
+            message_id: None,
+            reason,
+        }
+    }
+
     /// Marks this reject as concerning one message.
     pub fn with_message(mut self, message_id: &str) -> Self {
         self.message_id = Some(message_id.to_owned());

@@ -215,14 +215,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
 }
 
 fn reject(origin: &Origin, conversation_id: Option<&str>, reason: String) -> RecordReject {
-    RecordReject {
-        file: origin.file.clone(),
-        offset: origin.offset,
-        index: origin.index,
-        conversation_id: conversation_id.map(str::to_owned),
-        message_id: None,
-        reason,
-    }
+    RecordReject::new(origin, conversation_id, reason)
 }
 
 /// Plumbing the UI never shows (provider-formats.md §1.10.4).

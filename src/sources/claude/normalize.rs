@@ -18,14 +18,7 @@ const ROOT_SENTINEL: &str = "00000000-0000-4000-8000-000000000000";
 /// Decodes one element. `Err` rejects the whole conversation.
 pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
     let mut warnings = Warnings::default();
-    let reject = |conversation_id: Option<&str>, reason: String| RecordReject {
-        file: origin.file.clone(),
-        offset: origin.offset,
-        index: origin.index,
-        conversation_id: conversation_id.map(str::to_owned),
-        message_id: None,
-        reason,
-    };
+    let reject = |conversation_id: Option<&str>, reason: String| RecordReject::new(&origin, conversation_id, reason);
     let raw: RawConversation = sonic_rs::from_slice(bytes).map_err(|error| reject(None, format!("invalid JSON: {error}")))?;
     let Some(id) = raw.uuid.as_deref().filter(|id| !id.is_empty()) else {
         return Err(reject(None, "conversation has no `uuid`".into()));
