@@ -45,7 +45,7 @@ pub type EncodedBatch = records::RecordBuffers;
 /// Encodes conversations into AIMEM records; shared by the worker threads.
 pub struct AimemEncoder {
     producer: String,
-    framing: records::ChunkFraming,
+    framing: Framing,
     /// Buffers the sink hands back after writing, reused here.
     buffers: BufferPool,
 }
@@ -265,11 +265,7 @@ impl AimemSink {
 
 impl Sink for AimemSink {
     fn encoder(&self) -> Arc<dyn Encoder> {
-        let framing = match self.framing {
-            Framing::Bundle => records::ChunkFraming::CommaSeparated,
-            Framing::Ndjson => records::ChunkFraming::NdjsonLines,
-        };
-        Arc::new(AimemEncoder { producer: self.settings.producer.clone(), framing, buffers: self.buffers.clone() })
+        Arc::new(AimemEncoder { producer: self.settings.producer.clone(), framing: self.framing, buffers: self.buffers.clone() })
     }
 
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {

@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::hash::{push_hex, sha256, sha256_label};
 use crate::jcs::write_string;
 use crate::model::{Conversation, Disposition, Message, Micros};
+use crate::sinks::aimem::Framing;
 use crate::timefmt::write_rfc3339;
 
 /// Most code points a chunk may carry; longer content is split (the reference rejects more).
@@ -21,7 +22,8 @@ const MAX_LOCAL_LENGTH: usize = 256;
 const MAX_TAG_LENGTH: usize = 64;
 
 /// Where [`map_conversation`] appends records: chunks already framed for the output (see
-/// [`ChunkFraming`]) with their end offsets, and canonical edges one per line.
+/// [`Framing`]: `,` + canonical record for the bundle, NDJSON lines for the stream) with their
+/// end offsets, and canonical edges one per line.
 #[derive(Debug, Default)]
 pub struct RecordBuffers {
     /// Chunks framed for the output, back to back.
@@ -34,21 +36,12 @@ pub struct RecordBuffers {
     pub edge_count: u64,
 }
 
-/// How chunk records are framed in [`RecordBuffers::chunks`], so a sink writes whole buffers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChunkFraming {
-    /// `,` then the canonical record (bundle array members; the sink drops the very first comma).
-    CommaSeparated,
-    /// `{"_kind":"chunk",` + the canonical record's members + `}` and a newline (NDJSON lines).
-    NdjsonLines,
-}
-
 /// Opening of an NDJSON chunk line; the canonical record is this line with `"_kind":"chunk",`
 /// removed and without the newline.
 pub const NDJSON_CHUNK_PREFIX: &[u8] = b"{\"_kind\":\"chunk\",";
 
 /// Appends the chunk and edge records of one conversation's kept messages to `out`.
-pub fn map_conversation(conversation: &Conversation, producer: &str, framing: ChunkFraming, out: &mut RecordBuffers) {
+pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     let conversation_tag = tag_for("conv-", &conversation.id);
     // For each message (by position): the id of the last chunk of its nearest kept
@@ -75,11 +68,11 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Ch
         for (piece_index, piece) in pieces.into_iter().enumerate() {
             let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
             match framing {
-                ChunkFraming::CommaSeparated => {
+                Framing::Bundle => {
                     out.chunks.push(b',');
                     write_chunk(&mut out.chunks, b"{", piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
                 }
-                ChunkFraming::NdjsonLines => {
+                Framing::Ndjson => {
                     write_chunk(
                         &mut out.chunks,
                         NDJSON_CHUNK_PREFIX,
