@@ -1,39 +1,49 @@
 #!/usr/bin/env python3
 """Benchmark driver for memport (a benchmark, not a test).
 
-For each requested size it:
+For each requested size and provider (``--providers``, default ``chatgpt``) it:
 
-1. generates a synthetic ChatGPT export with ``benches/gen_chatgpt.py``
-   (single layout + zipped variant), cached under ``--workdir`` and reused on
-   later runs (``--regen`` forces regeneration);
-2. warms the page cache with one ``cat`` of the raw file and of the zip, so
-   every measured command reads from a warm cache;
+1. generates a synthetic export, cached under ``--workdir`` and reused on
+   later runs (``--regen`` forces regeneration): ChatGPT with
+   ``benches/gen_chatgpt.py`` (single layout + zipped variant), the others
+   (``claude``, ``grok``, ``copilot``, ``gemini-json``, ``gemini-html``) with
+   ``benches/gen_providers.py`` (unzipped export folder; ``--size`` is the size
+   of its main file);
+2. warms the page cache with one ``cat`` of every input file, so every
+   measured command reads from a warm cache;
 3. runs each of these once, measuring wall time and peak RSS:
 
-   * ``cat conversations.json > /dev/null``          (I/O floor)
-   * ``sha256sum conversations.json``                 (single-core hashing floor)
-   * ``unzip -p export.zip conversations.json``       (inflate floor)
-   * ``memport convert conversations.json --to aimem-ndjson -o OUT --report R.json``
-   * ``memport convert export.zip --to aimem-ndjson -o OUT``
+   * ``cat MAIN > /dev/null``                         (I/O floor)
+   * ``sha256sum MAIN``                               (single-core hashing floor)
+   * ChatGPT only: ``unzip -p export.zip conversations.json`` (inflate floor)
+   * ``memport convert INPUT --to aimem-ndjson -o OUT --report R.json``
+   * ChatGPT only: ``memport convert export.zip --to aimem-ndjson -o OUT``
+
+MAIN is the provider's main file (``conversations.json``,
+``prod-grok-backend.json``, ``copilot-activity-history.csv``,
+``MyActivity.json``/``.html`` of Gemini Apps); INPUT is that file for ChatGPT
+and Copilot and the export folder for Claude, Grok and Gemini (the folder
+holds the side files and, for Gemini, the decoy YouTube/Chrome activity).
 
 Peak RSS comes from ``os.wait4`` rusage (``ru_maxrss``, KiB on Linux) of each
 child, so ``/usr/bin/time`` is not needed.  Each command is forked from a tiny
 launcher process rather than from this script, because Linux carries the RSS of
 the pre-exec memory image into the child's ru_maxrss; the launcher's own ~6 MiB
 is then the floor (measured each run and shown as "≤ floor").  Throughput is always
-*raw conversations.json bytes / wall seconds* (MB = 10^6 bytes), also for the
+*raw main-file bytes / wall seconds* (MB = 10^6 bytes), also for the ChatGPT
 zip rows, so rows are directly comparable.  Outputs are deleted after each
 measurement.  Results are printed as a Markdown table and written to
-``WORKDIR/results.json`` (rewritten after every size, so partial runs keep
+``WORKDIR/results.json`` (rewritten after every export, so partial runs keep
 what was measured).
 
 Usage:
     python3 benches/bench.py [--sizes 256M,1G,4G] [--workdir /tmp/memport-bench]
+                             [--providers chatgpt,claude,grok,copilot,gemini-json]
                              [--binary target/release/memport] [--threads N]
                              [--seed 1] [--regen] [-- EXTRA MEMPORT ARGS...]
 
 ``--threads N`` is passed to memport as ``--threads N``; arguments after
-``--`` are appended verbatim to both memport commands.
+``--`` are appended verbatim to every memport command.
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import glob
 import json
 import os
 import platform
@@ -52,7 +63,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 GENERATOR = os.path.join(HERE, "gen_chatgpt.py")
+PROVIDER_GENERATOR = os.path.join(HERE, "gen_providers.py")
 MIB = 1024 * 1024
+
+# provider -> (main file relative to the export folder (glob), convert the folder (True) or the main file)
+PROVIDERS = {
+    "chatgpt": ("conversations.json", False),
+    "claude": ("conversations.json", True),
+    "grok": ("ttl/30d/export_data/*/prod-grok-backend.json", True),
+    "copilot": ("copilot-activity-history.csv", False),
+    "gemini-json": ("Takeout/My Activity/Gemini Apps/MyActivity.json", True),
+    "gemini-html": ("Takeout/My Activity/Gemini Apps/MyActivity.html", True),
+}
 
 
 def parse_size(text: str) -> int:
@@ -179,6 +201,47 @@ def ensure_export(label: str, size: int, seed: int, workdir: str, regen: bool) -
     return raw, zip_path
 
 
+def find_main(out_dir: str, provider: str) -> str | None:
+    """The provider's main file inside out_dir, or None if absent (an unfinished export has none)."""
+    matches = sorted(glob.glob(os.path.join(glob.escape(out_dir), PROVIDERS[provider][0])))
+    return matches[0] if len(matches) == 1 else None
+
+
+def ensure_provider_export(provider: str, label: str, size: int, seed: int, workdir: str,
+                           regen: bool) -> tuple[str, str]:
+    """Generate (or reuse) WORKDIR/<provider>-<label>-seed<seed>/ with gen_providers.py.
+
+    Returns (main file, memport input). gen_providers.py renames the main file into place
+    last, so its presence means the export is complete.
+    """
+    out_dir = os.path.join(workdir, f"{provider}-{label}-seed{seed}")
+    main = None if regen else find_main(out_dir, provider)
+    if main is None:
+        free = shutil.disk_usage(workdir).free
+        if free < 2 * size:
+            print(f"[bench] warning: only {free / 2**30:.1f} GiB free in {workdir}; {provider} {label} needs "
+                  f"roughly {2 * size / 2**30:.1f} GiB (input, output)", file=sys.stderr)
+        print(f"[bench] generating {provider} {label} export (seed {seed}) into {out_dir} ...", file=sys.stderr)
+        start = time.perf_counter()
+        cmd = [sys.executable, PROVIDER_GENERATOR, provider, "--size", str(size), "--seed", str(seed),
+               "--out", out_dir]
+        subprocess.run(cmd, check=True)
+        print(f"[bench] generated in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        main = find_main(out_dir, provider)
+        if main is None:
+            raise RuntimeError(f"{provider} export in {out_dir} has no main file {PROVIDERS[provider][0]!r}")
+    else:
+        print(f"[bench] reusing cached export {out_dir}", file=sys.stderr)
+    return main, (out_dir if PROVIDERS[provider][1] else main)
+
+
+def input_files(path: str) -> list[str]:
+    """path itself, or every file under it (sorted), for the page-cache warm-up."""
+    if os.path.isdir(path):
+        return sorted(os.path.join(root, f) for root, _dirs, files in os.walk(path) for f in files)
+    return [path]
+
+
 def machine_info(binary: str) -> dict:
     info = {
         "cpus": os.cpu_count(),
@@ -208,15 +271,16 @@ def machine_info(binary: str) -> dict:
 
 
 def markdown_table(rows: list[dict], floor_mib: float) -> str:
-    head = "| size | command | wall s | MB/s | peak RSS MiB | user s | sys s | exit |"
-    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|"]
+    head = "| provider | size | command | wall s | MB/s | peak RSS MiB | user s | sys s | exit |"
+    lines = [head, "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if r.get("skipped"):
-            lines.append(f"| {r['size']} | {r['name']} | – | – | – | – | – | skipped: {r['skipped']} |")
+            lines.append(f"| {r['provider']} | {r['size']} | {r['name']} | – | – | – | – | – | "
+                         f"skipped: {r['skipped']} |")
             continue
         rss = r["max_rss_mib"]
         rss_text = f"≤ {floor_mib:.1f}" if rss <= floor_mib + 0.25 else f"{rss:.1f}"  # at the launcher floor
-        lines.append(f"| {r['size']} | {r['name']} | {r['wall_s']:.2f} | {r['mb_per_s']:.1f} | "
+        lines.append(f"| {r['provider']} | {r['size']} | {r['name']} | {r['wall_s']:.2f} | {r['mb_per_s']:.1f} | "
                      f"{rss_text} | {r['user_s']:.2f} | {r['sys_s']:.2f} | {r['exit_code']} |")
     return "\n".join(lines)
 
@@ -229,9 +293,11 @@ def main() -> int:
         argv, extra = argv[:i], argv[i + 1:]
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="Arguments after `--` are passed to both memport commands.")
+                                 epilog="Arguments after `--` are passed to every memport command.")
     ap.add_argument("--sizes", default="256M,1G,4G", help="comma-separated export sizes (default 256M,1G,4G)")
     ap.add_argument("--workdir", default="/tmp/memport-bench", help="cache + scratch dir (default /tmp/memport-bench)")
+    ap.add_argument("--providers", default="chatgpt",
+                    help=f"comma-separated providers to benchmark: {','.join(PROVIDERS)} (default chatgpt)")
     ap.add_argument("--binary", default="target/release/memport",
                     help="memport binary (default target/release/memport, relative to cwd or repo root)")
     ap.add_argument("--threads", type=int, help="pass --threads N to memport")
@@ -245,6 +311,13 @@ def main() -> int:
         ap.error(str(e))
     if not sizes:
         ap.error("--sizes is empty")
+    providers = [p.strip().lower() for p in args.providers.split(",") if p.strip()]
+    unknown = [p for p in providers if p not in PROVIDERS]
+    if unknown:
+        ap.error(f"unknown provider(s) {', '.join(unknown)}; choose from {', '.join(PROVIDERS)}")
+    if not providers:
+        ap.error("--providers is empty")
+    providers = list(dict.fromkeys(providers))  # drop repeats, keep order
 
     binary = resolve_binary(args.binary)
     if binary is None:
@@ -265,10 +338,11 @@ def main() -> int:
     meta.update({
         "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "seed": args.seed,
+        "providers": providers,
         "threads": args.threads,
         "extra_args": extra,
         "method": "each command run once after one warm-up `cat` of each input (page cache warm); "
-                  "MB/s = raw conversations.json bytes / wall s, MB = 10^6 bytes; "
+                  "MB/s = raw main-file bytes (conversations.json for ChatGPT) / wall s, MB = 10^6 bytes; "
                   "peak RSS = ru_maxrss from os.wait4 in a small fork/exec launcher, MiB "
                   "(values at the launcher floor, rss_floor_mib, mean 'at most that')",
     })
@@ -282,70 +356,95 @@ def main() -> int:
             json.dump({"meta": meta, "results": rows}, f, indent=2)
         os.replace(results_path + ".tmp", results_path)
 
+    log_out, log_err = os.path.join(workdir, "cmd.stdout"), os.path.join(workdir, "cmd.stderr")
+    exports: list[tuple[str, str, str]] = []  # (provider, size label, summary line)
     for label, size in sizes:
-        try:
-            raw, zip_path = ensure_export(label, size, args.seed, workdir, args.regen)
-        except subprocess.CalledProcessError as e:
-            print(f"error: generating the {label} export failed (exit {e.returncode})", file=sys.stderr)
-            return 1
-        raw_bytes, zip_bytes = os.path.getsize(raw), os.path.getsize(zip_path)
-        out = os.path.join(workdir, f"out-{label}.ndjson")
-        report = os.path.join(workdir, f"report-{label}.json")
-        log_out, log_err = os.path.join(workdir, "cmd.stdout"), os.path.join(workdir, "cmd.stderr")
+        for provider in providers:
+            zip_path = None
+            try:
+                if provider == "chatgpt":
+                    raw, zip_path = ensure_export(label, size, args.seed, workdir, args.regen)
+                    convert_input = raw
+                else:
+                    raw, convert_input = ensure_provider_export(provider, label, size, args.seed, workdir,
+                                                                args.regen)
+            except (subprocess.CalledProcessError, RuntimeError) as e:
+                print(f"error: generating the {provider} {label} export failed ({e})", file=sys.stderr)
+                return 1
+            raw_bytes = os.path.getsize(raw)
+            zip_bytes = os.path.getsize(zip_path) if zip_path else None
+            if provider == "chatgpt":
+                out = os.path.join(workdir, f"out-{label}.ndjson")
+                report = os.path.join(workdir, f"report-{label}.json")
+                exports.append((provider, label, f"conversations.json {raw_bytes:,} bytes, zip {zip_bytes:,} bytes"))
+            else:
+                out = os.path.join(workdir, f"out-{provider}-{label}.ndjson")
+                report = os.path.join(workdir, f"report-{provider}-{label}.json")
+                total = path_bytes(convert_input)
+                exports.append((provider, label, f"{os.path.basename(raw)} {raw_bytes:,} bytes"
+                                + (f", export folder {total:,} bytes" if convert_input != raw else "")))
 
-        # Warm-up: read both inputs once so every measured command sees a warm page cache.
-        for path in (raw, zip_path):
-            subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
+            # Warm-up: read every input once so every measured command sees a warm page cache.
+            for path in input_files(convert_input) + ([zip_path] if zip_path else []):
+                subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
 
-        commands = [
-            ("cat", ["cat", raw], False),
-            ("sha256sum", ["sha256sum", raw], False),
-            ("unzip -p (zip)", ["unzip", "-p", zip_path, "conversations.json"], False),
-            ("memport convert (raw)", [binary, "convert", raw, "--to", "aimem-ndjson", "-o", out,
-                                       "--report", report] + memport_opts, True),
-            ("memport convert (zip)", [binary, "convert", zip_path, "--to", "aimem-ndjson", "-o", out]
-             + memport_opts, True),
-        ]
-        for name, cmd, is_memport in commands:
-            row = {"size": label, "name": name, "argv": cmd, "input_bytes": raw_bytes, "zip_bytes": zip_bytes}
-            if cmd[0] == "unzip" and not have_unzip:
-                row["skipped"] = "unzip not installed"
+            commands = [
+                ("cat", ["cat", raw], False),
+                ("sha256sum", ["sha256sum", raw], False),
+            ]
+            if provider == "chatgpt":
+                commands += [
+                    ("unzip -p (zip)", ["unzip", "-p", zip_path, "conversations.json"], False),
+                    ("memport convert (raw)", [binary, "convert", raw, "--to", "aimem-ndjson", "-o", out,
+                                               "--report", report] + memport_opts, True),
+                    ("memport convert (zip)", [binary, "convert", zip_path, "--to", "aimem-ndjson", "-o", out]
+                     + memport_opts, True),
+                ]
+            else:
+                name = "memport convert (" + ("folder" if convert_input != raw else "file") + ")"
+                commands.append((name, [binary, "convert", convert_input, "--to", "aimem-ndjson", "-o", out,
+                                        "--report", report] + memport_opts, True))
+            for name, cmd, is_memport in commands:
+                row = {"provider": provider, "size": label, "name": name, "argv": cmd, "input_bytes": raw_bytes}
+                if zip_bytes is not None:
+                    row["zip_bytes"] = zip_bytes
+                if cmd[0] == "unzip" and not have_unzip:
+                    row["skipped"] = "unzip not installed"
+                    rows.append(row)
+                    continue
+                for path in (out, report):
+                    remove(path)
+                # memport's stdout goes to a log; the baselines' stdout is the data stream -> /dev/null.
+                stdout_path = log_out if is_memport else os.devnull
+                print(f"[bench] {provider} {label}: {name} ...", file=sys.stderr, flush=True)
+                row.update(run_measured(cmd, stdout_path, log_err, workdir))
+                row["mb_per_s"] = raw_bytes / max(row["wall_s"], 1e-9) / 1e6
+                if is_memport:
+                    row["output_bytes"] = path_bytes(out)
+                    if os.path.isfile(report):
+                        try:
+                            with open(report) as f:
+                                row["report"] = json.load(f)
+                        except (OSError, ValueError) as e:
+                            row["report_error"] = str(e)
+                if row["exit_code"] != 0:
+                    msg = tail(log_err)
+                    row["stderr_tail"] = msg
+                    print(f"[bench] {name} exited with {row['exit_code']}:\n{msg}", file=sys.stderr)
+                print(f"[bench]   {row['wall_s']:.2f} s, {row['mb_per_s']:.1f} MB/s, "
+                      f"peak RSS {row['max_rss_mib']:.1f} MiB", file=sys.stderr)
+                for path in (out, report, log_out, log_err):  # free disk before the next run
+                    remove(path)
                 rows.append(row)
-                continue
-            for path in (out, report):
-                remove(path)
-            # memport's stdout goes to a log; the baselines' stdout is the data stream -> /dev/null.
-            stdout_path = log_out if is_memport else os.devnull
-            print(f"[bench] {label}: {name} ...", file=sys.stderr, flush=True)
-            row.update(run_measured(cmd, stdout_path, log_err, workdir))
-            row["mb_per_s"] = raw_bytes / max(row["wall_s"], 1e-9) / 1e6
-            if is_memport:
-                row["output_bytes"] = path_bytes(out)
-                if os.path.isfile(report):
-                    try:
-                        with open(report) as f:
-                            row["report"] = json.load(f)
-                    except (OSError, ValueError) as e:
-                        row["report_error"] = str(e)
-            if row["exit_code"] != 0:
-                msg = tail(log_err)
-                row["stderr_tail"] = msg
-                print(f"[bench] {name} exited with {row['exit_code']}:\n{msg}", file=sys.stderr)
-            print(f"[bench]   {row['wall_s']:.2f} s, {row['mb_per_s']:.1f} MB/s, "
-                  f"peak RSS {row['max_rss_mib']:.1f} MiB", file=sys.stderr)
-            for path in (out, report, log_out, log_err):  # free disk before the next run
-                remove(path)
-            rows.append(row)
-        save()
+            save()
 
     print(f"Page cache warm (one `cat` of each input before measuring); each command run once. "
-          f"MB/s = raw conversations.json bytes / wall s (MB = 10^6 B); peak RSS = wait4 ru_maxrss "
-          f"(launcher floor {floor:.1f} MiB: '≤' values are at most that).\n"
+          f"MB/s = raw main-file bytes / wall s (MB = 10^6 B; main file = conversations.json for ChatGPT); "
+          f"peak RSS = wait4 ru_maxrss (launcher floor {floor:.1f} MiB: '≤' values are at most that).\n"
           f"Machine: {meta.get('cpus')} CPUs, {meta.get('cpu_model', '?')}; binary {binary}"
           + (f"; memport args: {' '.join(memport_opts)}" if memport_opts else "") + "\n")
-    for label, _size in sizes:
-        r = next(r for r in rows if r["size"] == label)
-        print(f"- {label}: conversations.json {r['input_bytes']:,} bytes, zip {r['zip_bytes']:,} bytes")
+    for provider, label, summary in exports:
+        print(f"- {provider} {label}: {summary}")
     print()
     print(markdown_table(rows, floor))
     print(f"\nResults JSON: {results_path}")

@@ -111,6 +111,14 @@ struct ConvertArgs {
     /// active: only the thread the user last saw; all: every regeneration and edit too.
     #[arg(long, default_value = "active", value_name = "active|all")]
     branches: String,
+    /// Gemini and Copilot exports have no conversation ids: records further apart than this
+    /// start a new conversation (Gemini records with a conversation URL are grouped by it).
+    #[arg(long, default_value_t = config::DEFAULT_GAP_MINUTES, value_name = "MINUTES")]
+    gap_minutes: u64,
+    /// Zone of times written without one (Copilot CSVs): UTC or a fixed offset like +02:00.
+    /// Outputs tag such messages with the zone assumed.
+    #[arg(long, default_value = "UTC", value_name = "OFFSET")]
+    timezone: String,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -165,6 +173,7 @@ fn convert(args: ConvertArgs) -> Result<u8> {
         producer: args.producer,
         dedup: parse_dedup(&args.dedup)?,
         branches: parse_branches(&args.branches)?,
+        source: config::parse_source_options(args.gap_minutes, &args.timezone)?,
         progress: !args.quiet,
     };
     let report = memport::run(&options)?;
@@ -208,6 +217,12 @@ fn finish_run(report: &RunReport, json: bool) -> Result<u8> {
         counts.messages_rejected,
         report.elapsed_seconds,
     );
+    if counts.memories_read > 0 {
+        eprintln!(
+            "memport: {} provider memories: {} written, {} repeated (same kind and text as an earlier one)",
+            counts.memories_read, counts.memories_written, counts.memories_duplicate
+        );
+    }
     for output in &report.outputs {
         eprintln!("memport: wrote {} ({}, {} records, {} bytes)", output.path, output.format, output.records, output.bytes);
     }
@@ -236,6 +251,7 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             tenant_id: default_tenant_id("memport"),
             dedup: memport::pipeline::DedupPolicy::Off,
             branches: memport::sources::BranchPolicy::All,
+            source: memport::sources::SourceOptions::default(),
             progress: true,
         };
         reports.push(memport::run(&options)?);

@@ -17,6 +17,12 @@ pub enum Provider {
     ChatGpt,
     /// Anthropic Claude (claude.ai).
     Claude,
+    /// xAI Grok.
+    Grok,
+    /// Microsoft Copilot (consumer).
+    Copilot,
+    /// Google Gemini Apps (Takeout My Activity).
+    Gemini,
 }
 
 impl Provider {
@@ -25,6 +31,9 @@ impl Provider {
         match self {
             Provider::ChatGpt => "chatgpt",
             Provider::Claude => "claude",
+            Provider::Grok => "grok",
+            Provider::Copilot => "copilot",
+            Provider::Gemini => "gemini",
         }
     }
 }
@@ -65,6 +74,9 @@ pub enum SkipReason {
     OffBranch,
     /// Nothing left after rendering (for example an interrupted answer with no text).
     Empty,
+    /// An activity record that is not a turn (Gemini feedback, "Used Gemini Apps", Canvas
+    /// events without an answer): counted, not written.
+    Activity,
 }
 
 impl SkipReason {
@@ -74,11 +86,12 @@ impl SkipReason {
             SkipReason::Hidden => "hidden",
             SkipReason::OffBranch => "off_branch",
             SkipReason::Empty => "empty",
+            SkipReason::Activity => "activity",
         }
     }
 
     /// Every reason, in report order.
-    pub const ALL: [SkipReason; 3] = [SkipReason::Hidden, SkipReason::OffBranch, SkipReason::Empty];
+    pub const ALL: [SkipReason; 4] = [SkipReason::Hidden, SkipReason::OffBranch, SkipReason::Empty, SkipReason::Activity];
 }
 
 /// What happens to a message. Sources set `Keep` or `Skip`; the dedup stage may set `Duplicate`.
@@ -190,17 +203,88 @@ pub struct Message {
     pub disposition: Disposition,
 }
 
-/// A memory the provider already keeps (custom instructions, saved memories).
+/// What kind of memory a provider keeps, mapped to each format's vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryKind {
+    /// What the person told the provider about themselves (ChatGPT "about you").
+    Identity,
+    /// How the person wants answers (ChatGPT "how should ChatGPT respond").
+    Preference,
+    /// Something the provider remembered (ChatGPT saved memories, Claude's memory summaries).
+    Fact,
+    /// Standing instructions of a project (Claude project prompt).
+    ProjectInstruction,
+    /// Knowledge attached to a project (Claude project description and documents).
+    ProjectKnowledge,
+}
+
+impl MemoryKind {
+    /// Short name used in ids and tags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Identity => "identity",
+            MemoryKind::Preference => "preference",
+            MemoryKind::Fact => "fact",
+            MemoryKind::ProjectInstruction => "project-instruction",
+            MemoryKind::ProjectKnowledge => "project-knowledge",
+        }
+    }
+
+    /// AIMEM `memory_type` (memory-formats.md: fact, preference, decision, identity, pitfall,
+    /// procedure, episodic, goal).
+    pub fn aimem_type(self) -> &'static str {
+        match self {
+            MemoryKind::Identity => "identity",
+            MemoryKind::Preference => "preference",
+            MemoryKind::Fact | MemoryKind::ProjectKnowledge => "fact",
+            MemoryKind::ProjectInstruction => "procedure",
+        }
+    }
+
+    /// PAM memory `type` (pam.md §3).
+    pub fn pam_type(self) -> &'static str {
+        match self {
+            MemoryKind::Identity => "identity",
+            MemoryKind::Preference | MemoryKind::ProjectInstruction => "instruction",
+            MemoryKind::Fact => "context",
+            MemoryKind::ProjectKnowledge => "project",
+        }
+    }
+}
+
+/// A memory the provider already keeps (custom instructions, saved memories, project knowledge).
 #[derive(Debug, Clone)]
 pub struct MemoryRecord {
-    /// Stable id derived from provider ids.
+    /// Stable id: `<provider>.mem.<first 16 bytes of SHA-256 over kind and text, hex>`, so the
+    /// same memory repeated in many conversations (custom instructions) is one record.
     pub id: String,
-    /// What it is, in PAM's vocabulary (`instruction`, `context`, …).
-    pub kind: &'static str,
+    /// What it is.
+    pub kind: MemoryKind,
     /// The memory text.
     pub text: String,
-    /// When the provider recorded it.
+    /// When the provider recorded it (or the conversation it came with started).
     pub created_at: Micros,
+    /// Extra labels: the project it belongs to, the document name (`project:<id>`, `doc:<name>`).
+    pub labels: Vec<String>,
+    /// True when an earlier memory had the same id (the same kind and text): not written again.
+    pub is_duplicate: bool,
+}
+
+impl MemoryRecord {
+    /// A memory with its content-derived id.
+    pub fn new(provider: Provider, kind: MemoryKind, text: String, created_at: Micros, labels: Vec<String>) -> Self {
+        let mut keyed = Vec::with_capacity(text.len() + 32);
+        keyed.extend_from_slice(kind.as_str().as_bytes());
+        keyed.push(0);
+        for label in &labels {
+            keyed.extend_from_slice(label.as_bytes());
+            keyed.push(0);
+        }
+        keyed.extend_from_slice(text.as_bytes());
+        let mut id = format!("{}.mem.", provider.as_str());
+        crate::hash::push_hex(&mut id, &crate::hash::sha256(&keyed)[..16]);
+        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false }
+    }
 }
 
 /// Where a record came from: enough to find it again in the input.
@@ -238,6 +322,12 @@ pub struct Conversation {
     pub messages: Vec<Message>,
     /// Memories the provider keeps alongside this conversation.
     pub memories: Vec<MemoryRecord>,
+    /// The zone zoneless provider times were read in (`UTC`, `+02:00`), when some were:
+    /// Copilot writes local times without a zone.
+    pub assumed_time_zone: Option<String>,
+    /// True for a record that carries provider memories and no conversation (Claude
+    /// `memories.json`, a Claude project): not counted as a conversation.
+    pub memories_only: bool,
     /// Where it was read.
     pub origin: Origin,
 }

@@ -117,6 +117,84 @@ pub fn parse_rfc3339(text: &str) -> Option<Micros> {
     Some(seconds * 1_000_000 + fraction_micros)
 }
 
+/// A wall-clock time that may or may not say its zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WallTime {
+    /// The wall-clock reading as if it were UTC, in microseconds.
+    pub naive: Micros,
+    /// The zone's offset from UTC in seconds, when the text gives one.
+    pub offset_seconds: Option<i64>,
+}
+
+impl WallTime {
+    /// UTC microseconds, reading a zoneless time at `assumed_offset_seconds`.
+    pub fn to_utc(self, assumed_offset_seconds: i64) -> Micros {
+        self.naive - self.offset_seconds.unwrap_or(assumed_offset_seconds) * 1_000_000
+    }
+}
+
+/// Parses the date-times of CSV exports: RFC 3339 with or without a zone
+/// (`2026-07-06T15:38:42`), and US style `M/D/YYYY H:MM:SS [AM|PM] [±HH:MM]`.
+pub fn parse_wall_time(text: &str) -> Option<WallTime> {
+    let text = text.trim();
+    if let Some(utc) = parse_rfc3339(text) {
+        // parse_rfc3339 applied the zone already: the result is a UTC reading.
+        return Some(WallTime { naive: utc, offset_seconds: Some(0) });
+    }
+    if text.len() >= 19 && text.as_bytes()[4] == b'-' {
+        let naive = parse_rfc3339(&format!("{}Z", &text[..text.len().min(26)]))?;
+        return Some(WallTime { naive, offset_seconds: None });
+    }
+    let (date, rest) = text.split_once(' ')?;
+    let mut date_parts = date.split('/');
+    let month: i64 = date_parts.next()?.parse().ok()?;
+    let day: i64 = date_parts.next()?.parse().ok()?;
+    let year: i64 = date_parts.next()?.parse().ok()?;
+    let mut words = rest.split_whitespace();
+    let mut clock = words.next()?.split(':');
+    let mut hour: i64 = clock.next()?.parse().ok()?;
+    let minute: i64 = clock.next()?.parse().ok()?;
+    let second: i64 = clock.next().map_or(Some(0), |second| second.parse().ok())?;
+    let mut offset_seconds = None;
+    for word in words {
+        match word.to_ascii_uppercase().as_str() {
+            "AM" if hour == 12 => hour = 0,
+            "PM" if hour < 12 => hour += 12,
+            "AM" | "PM" => {}
+            zone => offset_seconds = Some(parse_offset(zone)?),
+        }
+    }
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let naive = (days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000;
+    Some(WallTime { naive, offset_seconds })
+}
+
+/// Parses `±HH:MM`, `±HHMM`, `UTC`/`Z` (and `UTC±HH:MM`, `GMT±HH:MM`) into seconds east of UTC.
+pub fn parse_offset(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let upper = text.to_ascii_uppercase();
+    let rest = upper.strip_prefix("UTC").or_else(|| upper.strip_prefix("GMT")).unwrap_or(&upper);
+    if rest.is_empty() || rest == "Z" {
+        return Some(0);
+    }
+    let (sign, digits) = match rest.as_bytes().first()? {
+        b'+' => (1, &rest[1..]),
+        b'-' => (-1, &rest[1..]),
+        _ => return None,
+    };
+    let (hours, minutes) = match digits.split_once(':') {
+        Some((hours, minutes)) => (hours.parse::<i64>().ok()?, minutes.parse::<i64>().ok()?),
+        None if digits.len() == 4 => (digits[..2].parse().ok()?, digits[2..].parse().ok()?),
+        None => (digits.parse().ok()?, 0),
+    };
+    if hours > 18 || minutes > 59 {
+        return None;
+    }
+    Some(sign * (hours * 3600 + minutes * 60))
+}
+
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
@@ -132,7 +210,7 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 }
 
 /// (year, month, day) to days since 1970-01-01, the inverse of [`civil_from_days`].
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year.rem_euclid(400);
@@ -162,6 +240,19 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-06-13T17:00:00+02:00"), parse_rfc3339("2026-06-13T15:00:00Z"));
         assert_eq!(parse_rfc3339("2026-06-13"), None);
         assert_eq!(parse_rfc3339("2026-13-13T15:00:00Z"), None);
+    }
+
+    #[test]
+    fn parses_csv_wall_times() {
+        let naive = parse_wall_time("2026-07-06T15:38:42").unwrap();
+        assert_eq!(naive.offset_seconds, None);
+        assert_eq!(naive.to_utc(2 * 3600), parse_rfc3339("2026-07-06T13:38:42Z").unwrap());
+        let us = parse_wall_time("1/2/2026 3:04:05 PM +01:00").unwrap();
+        assert_eq!(us.to_utc(0), parse_rfc3339("2026-01-02T14:04:05Z").unwrap());
+        assert_eq!(parse_wall_time("2026-01-01T10:00:00Z").unwrap().to_utc(3600), parse_rfc3339("2026-01-01T10:00:00Z").unwrap());
+        assert_eq!(parse_offset("-05:30"), Some(-(5 * 3600 + 30 * 60)));
+        assert_eq!(parse_offset("Europe/Berlin"), None);
+        assert_eq!(parse_wall_time("yesterday"), None);
     }
 
     #[test]

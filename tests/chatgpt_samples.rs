@@ -50,10 +50,19 @@ fn every_real_chatgpt_sample_matches_hand_counts() {
 #[test]
 fn custom_instructions_become_context_not_turns() {
     // 2023: hidden system messages with user_context_message_data; 2025: user_editable_context.
-    let (_out, report) = convert_checked(&shared("provider-samples/chatgpt/2023-09_single-file-export"), ACTIVE, CONTENT);
-    assert_eq!(report.counts.memories_read, 3);
+    // Three conversations repeat the same "about you" and "how to respond" texts: six memories
+    // read, two written (hand count).
+    let (out, report) = convert_checked(&shared("provider-samples/chatgpt/2023-09_single-file-export"), ACTIVE, CONTENT);
+    assert_eq!((report.counts.memories_read, report.counts.memories_written, report.counts.memories_duplicate), (6, 2, 4));
+    let memory_types: Vec<String> = crate::util::ndjson(&out.path().join("memory.aimem.ndjson"))
+        .iter()
+        .filter(|line| line["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag == "provider-memory")))
+        .map(|line| line["memory_type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(memory_types, ["preference", "identity"]);
+    // 2025: the instructions sit in the content and again in the metadata; read once.
     let (_out, report) = convert_checked(&shared("provider-samples/chatgpt/2025-06_single-conversation"), ACTIVE, CONTENT);
-    assert_eq!(report.counts.memories_read, 1);
+    assert_eq!((report.counts.memories_read, report.counts.memories_written), (1, 1));
 }
 
 #[test]
@@ -74,10 +83,12 @@ fn output_chunk_and_edge_counts_follow_written_messages() {
     let lines = crate::util::ndjson(&out.path().join("memory.aimem.ndjson"));
     let chunks = lines.iter().filter(|line| line["_kind"] == "chunk").count() as u64;
     let edges = lines.iter().filter(|line| line["_kind"] == "edge").count() as u64;
-    // No message here exceeds the chunk limit, so one chunk per written message.
-    assert_eq!(chunks, report.counts.messages_written);
+    // No message here exceeds the chunk limit, so one chunk per written message and memory.
+    assert_eq!(chunks, report.counts.messages_written + report.counts.memories_written);
     // A chain per conversation: one edge fewer than chunks, per conversation with chunks;
     // the duplicate leaves its conversation's chain (its neighbours are linked directly).
-    assert_eq!(edges, chunks - 9);
-    assert!(lines[1..].iter().all(|line| line["memory_type"] == "episodic" || line["_kind"] == "edge"));
+    // (Each of the two memories is a chain of one, so it adds no edge.)
+    assert_eq!(edges, chunks - 9 - report.counts.memories_written);
+    let is_memory = |line: &&serde_json::Value| line["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag == "provider-memory"));
+    assert!(lines[1..].iter().filter(|line| !is_memory(line)).all(|line| line["memory_type"] == "episodic" || line["_kind"] == "edge"));
 }

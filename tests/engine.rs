@@ -106,7 +106,7 @@ fn an_input_that_is_not_an_export_is_a_clear_config_error() {
     let out = tempfile::tempdir().unwrap();
     let options = options(&[folder.path().join("notes.json")], out.path(), &[OutputFormat::Aimem]);
     let error = memport::run(&options).unwrap_err().to_string();
-    assert!(error.contains("conversations found"), "{error}");
+    assert!(error.contains("no ChatGPT, Claude, Grok, Copilot or Gemini export found"), "{error}");
     // Nothing that looks complete is left behind.
     assert!(!out.path().join("memory.aimem.json").exists());
 }

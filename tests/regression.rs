@@ -156,7 +156,7 @@ fn damaged_exports_never_panic_and_counts_balance() {
                 assert!(validation.is_valid(), "round {round}: {:?}", validation.problems);
             }
             // Damage at the very start can make it not an export at all: a clean config error.
-            Err(error) => assert!(error.to_string().contains("conversations found"), "round {round}: {error}"),
+            Err(error) => assert!(error.to_string().contains("export found"), "round {round}: {error}"),
         }
     }
 }

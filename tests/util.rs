@@ -35,6 +35,7 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
         tenant_id: default_tenant_id("memport"),
         dedup: DedupPolicy::Content,
         branches: BranchPolicy::Active,
+        source: memport::sources::SourceOptions::default(),
         progress: false,
     }
 }

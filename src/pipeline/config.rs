@@ -6,6 +6,8 @@
 //! inputs = ["exports/chatgpt-export.zip"]
 //! branches = "active"        # or "all"
 //! dedup = "content"          # or "off"
+//! gap_minutes = 60           # Gemini/Copilot: a longer pause starts a new conversation
+//! timezone = "UTC"           # Copilot: the zone of its zoneless times, e.g. "+02:00"
 //!
 //! [[outputs]]
 //! format = "aimem-ndjson"
@@ -20,7 +22,25 @@ use serde::Deserialize;
 use crate::error::ConfigError;
 use crate::pipeline::{DedupPolicy, Options, default_tenant_id, default_threads};
 use crate::sinks::OutputFormat;
-use crate::sources::BranchPolicy;
+use crate::sources::{BranchPolicy, SourceOptions, TimeZone};
+
+/// Default pause, in minutes, that starts a new conversation in exports without ids.
+pub const DEFAULT_GAP_MINUTES: u64 = 60;
+
+/// Builds the source options from `--gap-minutes` and `--timezone`.
+///
+/// # Errors
+/// [`ConfigError::Option`] for a zero gap or a zone that is not a fixed offset.
+pub fn parse_source_options(gap_minutes: u64, timezone: &str) -> Result<SourceOptions, ConfigError> {
+    if gap_minutes == 0 || gap_minutes > 525_600 {
+        return Err(ConfigError::Option {
+            option: "gap-minutes".into(),
+            reason: format!("{gap_minutes} is out of range; give 1 to 525600 minutes"),
+        });
+    }
+    let time_zone = TimeZone::parse(timezone).map_err(|reason| ConfigError::Option { option: "timezone".into(), reason })?;
+    Ok(SourceOptions { gap: gap_minutes as i64 * 60 * 1_000_000, time_zone })
+}
 
 /// A pipeline file as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -46,6 +66,10 @@ pub struct PipelineFile {
     pub rejects: Option<PathBuf>,
     /// Decode threads (default: every core).
     pub threads: Option<usize>,
+    /// Minutes of pause that start a new conversation where an export has no ids (default 60).
+    pub gap_minutes: Option<u64>,
+    /// Zone of zoneless times (default UTC).
+    pub timezone: Option<String>,
 }
 
 /// One `[[outputs]]` table.
@@ -128,6 +152,13 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
             DedupPolicy::default()
         }
     };
+    let source = match parse_source_options(file.gap_minutes.unwrap_or(DEFAULT_GAP_MINUTES), file.timezone.as_deref().unwrap_or("UTC")) {
+        Ok(source) => source,
+        Err(error) => {
+            problems.push(error.to_string());
+            SourceOptions::default()
+        }
+    };
     let producer = file.producer.clone().unwrap_or_else(|| "memport".to_owned());
     let options = Options {
         inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
@@ -140,6 +171,7 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         producer,
         dedup,
         branches,
+        source,
         progress: true,
     };
     if let Err(error) = options.validate() {

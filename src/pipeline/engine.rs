@@ -22,8 +22,7 @@ use crate::model::{Origin, Warnings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
 use crate::pipeline::report::Counts;
 use crate::sinks::{Encoded, Sink, SinkSummary};
-use crate::sources::json_array::ArrayFramer;
-use crate::sources::{DecodeOptions, Decoded, InputPlan, RecordReject};
+use crate::sources::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::stages::Stage;
 
 /// A batch is cut when its elements reach this many bytes...
@@ -284,8 +283,8 @@ fn read_inputs(
     let buffers = BufferPool::default();
     for plan in plans {
         for stream in &plan.streams {
-            let reader = stream.open()?;
-            let mut framer = ArrayFramer::new(reader);
+            let mut framer = stream.framer()?;
+            let display = &stream.entry.display;
             let mut batch = RawBatch::new(buffers.take());
             let mut reported = 0u64;
             loop {
@@ -295,7 +294,7 @@ fn read_inputs(
                         batch.elements.push((offset, index, element_start, batch.buffer.len()));
                         if batch.buffer.len() >= BATCH_BYTES || batch.elements.len() >= BATCH_ELEMENTS {
                             let full = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
-                            dispatch(full, &stream.display, &plan, &options, pool, pending, &buffers)?;
+                            dispatch(full, display, &stream.decoder, &options, pool, pending, &buffers)?;
                             let consumed = framer.bytes_consumed();
                             progress.inc(consumed - reported);
                             reported = consumed;
@@ -303,15 +302,15 @@ fn read_inputs(
                     }
                     Ok(None) => break,
                     Err(crate::sources::json_array::FrameError::Io(error)) => {
-                        return Err(RunError::read(stream.display.to_string(), error));
+                        return Err(RunError::read(display.to_string(), error));
                     }
                     Err(error) => {
                         // Drop the partial element; the complete ones before it are decoded.
                         batch.buffer.truncate(element_start);
                         let complete = std::mem::replace(&mut batch, RawBatch::new(Vec::new()));
-                        dispatch(complete, &stream.display, &plan, &options, pool, pending, &buffers)?;
+                        dispatch(complete, display, &stream.decoder, &options, pool, pending, &buffers)?;
                         let problem = RecordReject {
-                            file: stream.display.clone(),
+                            file: display.clone(),
                             offset: error.offset(),
                             index: 0,
                             conversation_id: None,
@@ -327,7 +326,7 @@ fn read_inputs(
                     }
                 }
             }
-            dispatch(batch, &stream.display, &plan, &options, pool, pending, &buffers)?;
+            dispatch(batch, display, &stream.decoder, &options, pool, pending, &buffers)?;
             progress.inc(framer.bytes_consumed().saturating_sub(reported));
         }
     }
@@ -337,7 +336,7 @@ fn read_inputs(
 fn dispatch(
     batch: RawBatch,
     file: &Arc<str>,
-    plan: &InputPlan,
+    decoder: &Arc<dyn Decoder>,
     options: &Arc<DecodeOptions>,
     pool: &rayon::ThreadPool,
     pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
@@ -348,7 +347,7 @@ fn dispatch(
         return Ok(());
     }
     let (sender, receiver) = oneshot::channel();
-    let decoder = plan.decoder.clone();
+    let decoder = decoder.clone();
     let options = options.clone();
     let file = file.clone();
     let buffers = buffers.clone();

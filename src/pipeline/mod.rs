@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::error::{ConfigError, RunError};
 use crate::model::{Micros, Warnings};
 use crate::sinks::{self, AimemSettings, OutputFormat};
-use crate::sources::{self, BranchPolicy, DecodeOptions};
+use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
 use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
 use rejects::RejectsWriter;
@@ -54,6 +54,8 @@ pub struct Options {
     pub dedup: DedupPolicy,
     /// Branch policy.
     pub branches: BranchPolicy,
+    /// How sources without conversation ids or zones are read (gap, time zone).
+    pub source: SourceOptions,
     /// Draw a progress bar (only when stderr is a terminal).
     pub progress: bool,
 }
@@ -135,7 +137,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     options.validate()?;
     let mut plans = Vec::with_capacity(options.inputs.len());
     for input in &options.inputs {
-        plans.push(sources::plan_input(input)?);
+        plans.push(sources::plan_input(input, &options.source)?);
     }
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
@@ -146,14 +148,14 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
             provider: plan.provider.as_str(),
             layout: plan.layout.clone(),
             bytes: plan.bytes_on_disk,
-            files: plan.streams.iter().map(|entry| entry.name.clone()).collect(),
+            files: plan.streams.iter().map(|stream| stream.entry.name.clone()).collect(),
         })
         .collect();
     for plan in &plans {
         warnings.merge(&plan.warnings);
         notes.extend(plan.notes.iter().cloned());
     }
-    let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|entry| entry.size).sum();
+    let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|stream| stream.entry.size).sum();
     let progress = make_progress(options.progress, total_bytes);
     let settings =
         AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at };

@@ -41,8 +41,14 @@ pub struct Counts {
     pub messages_skipped: BTreeMap<&'static str, u64>,
     /// Messages that could not be read.
     pub messages_rejected: u64,
-    /// Provider-native memories found (custom instructions), kept as conversation context.
+    /// Provider-native memories found (custom instructions, saved memories, Claude memories and
+    /// projects).
     pub memories_read: u64,
+    /// Provider memories written by the sinks.
+    pub memories_written: u64,
+    /// Provider memories left out because the same memory (kind and text) came earlier; custom
+    /// instructions repeat in every ChatGPT conversation.
+    pub memories_duplicate: u64,
 }
 
 impl Counts {
@@ -53,8 +59,17 @@ impl Counts {
 
     /// Counts one decoded conversation after the stages ran.
     pub fn add_conversation(&mut self, conversation: &Conversation) {
-        self.conversations_read += 1;
-        self.memories_read += conversation.memories.len() as u64;
+        if !conversation.memories_only {
+            self.conversations_read += 1;
+        }
+        for memory in &conversation.memories {
+            self.memories_read += 1;
+            if memory.is_duplicate {
+                self.memories_duplicate += 1;
+            } else {
+                self.memories_written += 1;
+            }
+        }
         for message in &conversation.messages {
             self.messages_read += 1;
             match message.disposition {
@@ -69,6 +84,7 @@ impl Counts {
     pub fn balances(&self) -> bool {
         let skipped: u64 = self.messages_skipped.values().sum();
         self.messages_read == self.messages_written + self.messages_duplicate + skipped + self.messages_rejected
+            && self.memories_read == self.memories_written + self.memories_duplicate
     }
 }
 

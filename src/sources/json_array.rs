@@ -1,4 +1,6 @@
-//! Frames a top-level JSON array into raw elements, one at a time, from any reader.
+//! Frames a top-level JSON array into raw elements, one at a time, from any reader; also the
+//! array under one member of a top-level object (Grok's `{"conversations":[…]}`) and a whole
+//! document as a single element (small side files that are a bare object or an array).
 //!
 //! Only strings and brackets are tracked, so framing runs at memory speed and never holds more
 //! than one element. Whether an element is valid JSON is the decoder's business: a broken
@@ -100,6 +102,10 @@ enum State {
     ExpectSeparator,
     /// After the closing `]`.
     Done,
+    /// Before a top-level value that is framed whole as element 0.
+    WholeDocument,
+    /// Before a top-level object whose member named by `member` holds the array to frame.
+    SeekMember,
 }
 
 /// Pulls elements of a top-level JSON array out of a reader.
@@ -113,6 +119,8 @@ pub struct ArrayFramer<R> {
     state: State,
     next_index: u64,
     at_input_start: bool,
+    /// For [`ArrayFramer::member_array`]: the member's name, as JSON string bytes with quotes.
+    member: Vec<u8>,
 }
 
 impl<R: Read> ArrayFramer<R> {
@@ -127,7 +135,25 @@ impl<R: Read> ArrayFramer<R> {
             state: State::Start,
             next_index: 0,
             at_input_start: true,
+            member: Vec::new(),
         }
+    }
+
+    /// Frames the elements of the array held by member `name` of the top-level object
+    /// `reader` holds. Members before it are skipped; reading stops at the array's end. An
+    /// object without the member frames no elements.
+    pub fn member_array(reader: R, name: &str) -> Self {
+        let mut framer = ArrayFramer::new(reader);
+        framer.state = State::SeekMember;
+        framer.member = format!("\"{name}\"").into_bytes();
+        framer
+    }
+
+    /// Frames the whole top-level value `reader` holds as one element.
+    pub fn whole_document(reader: R) -> Self {
+        let mut framer = ArrayFramer::new(reader);
+        framer.state = State::WholeDocument;
+        framer
     }
 
     /// Total input bytes consumed so far.
@@ -162,6 +188,22 @@ impl<R: Read> ArrayFramer<R> {
         loop {
             match self.state {
                 State::Done => return Ok(None),
+                State::WholeDocument => {
+                    if self.skip_whitespace()?.is_none() {
+                        return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: "an empty file".into() });
+                    }
+                    let element = self.take_value(out)?;
+                    self.state = State::Done;
+                    return Ok(Some(element));
+                }
+                State::SeekMember => {
+                    if self.seek_member()? {
+                        self.state = State::ExpectElement;
+                    } else {
+                        self.state = State::Done;
+                        return Ok(None);
+                    }
+                }
                 State::Start => {
                     let Some(byte) = self.skip_whitespace()? else {
                         return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: "end of input".into() });
@@ -209,6 +251,53 @@ impl<R: Read> ArrayFramer<R> {
                     self.state = State::ExpectSeparator;
                     return Ok(Some(element));
                 }
+            }
+        }
+    }
+
+    /// Walks the members of the top-level object up to the one named by `self.member` and
+    /// consumes its opening `[`. Returns false when the object has no such member.
+    fn seek_member(&mut self) -> Result<bool, FrameError> {
+        let expect = |framer: &mut Self, what: &str| -> Result<u8, FrameError> {
+            match framer.skip_whitespace()? {
+                Some(byte) => Ok(byte),
+                None => {
+                    Err(FrameError::NotAnArray { offset: framer.bytes_consumed(), found: format!("end of input where {what} should be") })
+                }
+            }
+        };
+        if expect(self, "`{`")? != b'{' {
+            let found = describe(self.buffer[self.position]);
+            return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: format!("{found} instead of an object") });
+        }
+        self.position += 1;
+        let mut scratch = Vec::new();
+        loop {
+            match expect(self, "a member name")? {
+                b'}' => return Ok(false),
+                b'"' => {}
+                other => return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: describe(other) }),
+            }
+            scratch.clear();
+            self.take_value(&mut scratch)?;
+            let is_wanted = scratch == self.member;
+            if expect(self, "`:`")? != b':' {
+                return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: describe(self.buffer[self.position]) });
+            }
+            self.position += 1;
+            let value_start = expect(self, "a value")?;
+            if is_wanted && value_start == b'[' {
+                self.position += 1;
+                self.next_index = 0;
+                return Ok(true);
+            }
+            // Another member (projects, media posts): skipped whole.
+            scratch.clear();
+            self.take_value(&mut scratch)?;
+            match expect(self, "`,` or `}`")? {
+                b',' => self.position += 1,
+                b'}' => return Ok(false),
+                other => return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: describe(other) }),
             }
         }
     }
@@ -395,6 +484,25 @@ mod tests {
     fn not_an_array_is_reported() {
         let (_, error) = frame_all(br#"{"a":1}"#);
         assert!(error.unwrap().contains("expected a JSON array"));
+    }
+
+    #[test]
+    fn frames_the_array_under_one_member() {
+        let input = br#"{"projects":[{"x":"]"}],"conversations" : [ {"a":1}, {"b":[2]} ],"tasks":[]}"#;
+        let mut framer = ArrayFramer::member_array(&input[..], "conversations");
+        let first = framer.next_element().unwrap().unwrap();
+        assert_eq!((first.index, first.bytes.as_slice()), (0, &br#"{"a":1}"#[..]));
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"b":[2]}"#);
+        assert!(framer.next_element().unwrap().is_none());
+        let mut missing = ArrayFramer::member_array(&br#"{"other":[1]}"#[..], "conversations");
+        assert!(missing.next_element().unwrap().is_none());
+    }
+
+    #[test]
+    fn frames_a_whole_document_as_one_element() {
+        let mut framer = ArrayFramer::whole_document(&b" {\"a\":[1]} "[..]);
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"{\"a\":[1]}");
+        assert!(framer.next_element().unwrap().is_none());
     }
 
     #[test]

@@ -140,6 +140,16 @@ impl<'de> Visitor<'de> for BoolVisitor {
     ignore_containers!();
 }
 
+/// A string list item read leniently: anything but a string is `None`.
+#[derive(Debug, Default)]
+pub struct Text<'a>(pub Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        string(deserializer).map(Text)
+    }
+}
+
 /// An object read as `T` (whose fields should all be lenient); any other JSON is `Invalid`,
 /// and `null` is `Null`, so callers can tell "absent" from "wrong shape".
 #[derive(Debug, Default)]

@@ -8,8 +8,15 @@
 pub mod chatgpt;
 pub mod claude;
 pub mod container;
+pub mod copilot;
+pub mod detect;
+pub mod gemini;
+pub mod grok;
+pub mod html_text;
 pub mod json_array;
 pub mod lenient;
+pub mod regroup;
+pub mod tree;
 
 use std::io::Read;
 use std::path::Path;
@@ -18,6 +25,8 @@ use std::sync::Arc;
 use crate::error::{ConfigError, RunError};
 use crate::model::{Conversation, Micros, Origin, Provider, Warnings};
 use container::{Container, Entry};
+pub use detect::{Sniffed, sniff};
+use json_array::ArrayFramer;
 
 /// How many bytes of a file are looked at to tell what it holds.
 const SNIFF_BYTES: usize = 256 << 10;
@@ -95,6 +104,104 @@ pub trait Decoder: Send + Sync {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject>;
 }
 
+/// How a stream's bytes become framed elements.
+#[derive(Debug, Clone)]
+pub enum Framing {
+    /// Elements of a top-level JSON array.
+    Array,
+    /// Elements of the array under one member of a top-level object (Grok).
+    Member(&'static str),
+    /// The whole document as one element (small side files).
+    Whole,
+    /// Rows of a Copilot CSV, regrouped into conversations first.
+    CopilotCsv(copilot::CsvLayout, SourceOptions),
+    /// Records of a Gemini `MyActivity.json`, regrouped into conversations first.
+    GeminiActivity(SourceOptions),
+}
+
+/// One file of an input, with how to frame it and who decodes its elements.
+#[derive(Clone)]
+pub struct Stream {
+    /// The file.
+    pub entry: Entry,
+    /// How its bytes become elements.
+    pub framing: Framing,
+    /// Decoder for its elements.
+    pub decoder: Arc<dyn Decoder>,
+}
+
+impl Stream {
+    fn new(entry: Entry, framing: Framing, decoder: Arc<dyn Decoder>) -> Self {
+        Stream { entry, framing, decoder }
+    }
+
+    /// Opens the file and returns its element framer. Regrouped sources read the whole file
+    /// into a temporary spill first (on the calling thread).
+    ///
+    /// # Errors
+    /// I/O errors opening or regrouping the file.
+    pub fn framer(&self) -> Result<ArrayFramer<Box<dyn Read + Send>>, RunError> {
+        let reader = self.entry.open()?;
+        let display = &self.entry.display;
+        Ok(match &self.framing {
+            Framing::Array => ArrayFramer::new(reader),
+            Framing::Member(name) => ArrayFramer::member_array(reader, name),
+            Framing::Whole => ArrayFramer::whole_document(reader),
+            Framing::CopilotCsv(layout, options) => ArrayFramer::new(copilot::regroup(reader, display, *layout, options)?),
+            Framing::GeminiActivity(options) => ArrayFramer::new(gemini::regroup(reader, display, options)?),
+        })
+    }
+}
+
+/// The zone zoneless times are read in (Copilot CSVs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeZone {
+    /// Seconds east of UTC.
+    pub offset_seconds: i64,
+    /// How outputs name it (`UTC`, `+02:00`).
+    pub label: String,
+}
+
+impl TimeZone {
+    /// Parses `UTC`, `Z`, `+02:00`, `-0530`, `UTC+1`.
+    ///
+    /// # Errors
+    /// A message for people when the text is not a fixed offset.
+    pub fn parse(text: &str) -> Result<TimeZone, String> {
+        match crate::timefmt::parse_offset(text) {
+            Some(0) => Ok(TimeZone::utc()),
+            Some(offset_seconds) => {
+                let sign = if offset_seconds < 0 { '-' } else { '+' };
+                let magnitude = offset_seconds.abs();
+                Ok(TimeZone { offset_seconds, label: format!("{sign}{:02}:{:02}", magnitude / 3600, magnitude % 3600 / 60) })
+            }
+            None => Err(format!(
+                "`{text}` is not a fixed UTC offset; give one like `UTC`, `+02:00` or `-05:00` (zone names such as Europe/Berlin are not supported)"
+            )),
+        }
+    }
+
+    /// UTC.
+    pub fn utc() -> TimeZone {
+        TimeZone { offset_seconds: 0, label: "UTC".into() }
+    }
+}
+
+/// Options that shape how sources are read before decoding.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    /// Records without a conversation id further apart than this start a new conversation.
+    pub gap: Micros,
+    /// The zone of zoneless times.
+    pub time_zone: TimeZone,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions { gap: 60 * 60 * 1_000_000, time_zone: TimeZone::utc() }
+    }
+}
+
 /// One input, looked at and ready to read.
 pub struct InputPlan {
     /// The path the user gave.
@@ -106,9 +213,7 @@ pub struct InputPlan {
     /// Size of the input on disk.
     pub bytes_on_disk: u64,
     /// The files to frame, in order.
-    pub streams: Vec<Entry>,
-    /// Decoder for their elements.
-    pub decoder: Arc<dyn Decoder>,
+    pub streams: Vec<Stream>,
     /// Warnings found while looking (manifest differences).
     pub warnings: Warnings,
     /// Explanations for those warnings, for people.
@@ -117,41 +222,16 @@ pub struct InputPlan {
     pub asset_count: usize,
 }
 
-/// What a file's first bytes say it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sniffed {
-    /// A JSON array of ChatGPT conversations (elements with `mapping`).
-    ChatGptConversations,
-    /// An empty JSON array.
-    EmptyArray,
-    /// A JSON array of Claude conversations (`chat_messages`).
-    ClaudeConversations,
-    /// Something else.
-    Other,
-}
+/// Files never opened, not even to look at them: they hold only personal data
+/// (provider-formats.md §6).
+const PII_FILES: [&str; 6] =
+    ["user.json", "users.json", "ads.json", "model_comparisons.json", "prod-mc-auth-mgmt-api.json", "prod-mc-billing.json"];
 
-/// Tells what a file holds from its first bytes.
-pub fn sniff(prefix: &[u8]) -> Sniffed {
-    let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
-    let start = text.iter().position(|byte| !byte.is_ascii_whitespace());
-    let Some(start) = start else { return Sniffed::Other };
-    if text[start] != b'[' {
-        return Sniffed::Other;
-    }
-    let rest = &text[start + 1..];
-    match rest.iter().position(|byte| !byte.is_ascii_whitespace()) {
-        Some(position) if rest[position] == b']' => return Sniffed::EmptyArray,
-        Some(position) if rest[position] != b'{' => return Sniffed::Other,
-        None => return Sniffed::Other,
-        _ => {}
-    }
-    if memchr::memmem::find(rest, b"\"mapping\"").is_some() {
-        Sniffed::ChatGptConversations
-    } else if memchr::memmem::find(rest, b"\"chat_messages\"").is_some() {
-        Sniffed::ClaudeConversations
-    } else {
-        Sniffed::Other
-    }
+/// Whether an entry is worth looking into: text formats exports use, minus the PII files.
+fn is_candidate(entry: &Entry) -> bool {
+    let name = entry.base_name().to_ascii_lowercase();
+    let text_format = [".json", ".csv", ".html", ".htm"].iter().any(|extension| name.ends_with(extension));
+    text_format && !PII_FILES.contains(&name.as_str())
 }
 
 fn sniff_entry(entry: &Entry) -> Result<Sniffed, RunError> {
@@ -161,91 +241,194 @@ fn sniff_entry(entry: &Entry) -> Result<Sniffed, RunError> {
     Ok(sniff(&prefix))
 }
 
+fn provider_of(sniffed: Sniffed) -> Option<Provider> {
+    match sniffed {
+        Sniffed::ChatGptConversations => Some(Provider::ChatGpt),
+        Sniffed::ClaudeConversations | Sniffed::ClaudeMemories | Sniffed::ClaudeProjects | Sniffed::ClaudeProject => Some(Provider::Claude),
+        Sniffed::GrokBackend => Some(Provider::Grok),
+        Sniffed::CopilotCsv(_) => Some(Provider::Copilot),
+        Sniffed::GeminiActivityJson | Sniffed::GeminiActivityHtml => Some(Provider::Gemini),
+        Sniffed::EmptyArray | Sniffed::Other => None,
+    }
+}
+
 /// Looks at one input and plans how to read it.
 ///
 /// # Errors
 /// [`ConfigError`] when the path cannot be opened or holds no supported export; I/O errors.
-pub fn plan_input(path: &Path) -> Result<InputPlan, RunError> {
+pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, RunError> {
     let container = Container::open(path)?;
     let bytes_on_disk = match &container {
         Container::Folder(_) => 0,
         _ => std::fs::metadata(path).map(|metadata| metadata.len()).unwrap_or(0),
     };
     let entries = container.entries()?;
-    let candidates: Vec<Entry> = match &container {
-        Container::File(_) => entries.clone(),
-        _ => entries.iter().filter(|entry| chatgpt::is_conversation_file_name(entry.base_name())).cloned().collect(),
+    let mut found: Vec<(Sniffed, Entry)> = Vec::new();
+    let mut not_exports = Vec::new();
+    for entry in entries.iter().filter(|entry| matches!(container, Container::File(_)) || is_candidate(entry)) {
+        match sniff_entry(entry)? {
+            Sniffed::Other => not_exports.push(entry.display.to_string()),
+            sniffed => found.push((sniffed, entry.clone())),
+        }
+    }
+    let providers: std::collections::BTreeSet<Provider> = found.iter().filter_map(|(sniffed, _)| provider_of(*sniffed)).collect();
+    if providers.len() > 1 {
+        let names: Vec<&str> = providers.iter().map(|provider| provider.as_str()).collect();
+        return Err(ConfigError::NotAnExport {
+            path: path.to_owned(),
+            reason: format!("holds exports of several providers ({}); give each export as its own input", names.join(", ")),
+        }
+        .into());
+    }
+    let container_kind = match &container {
+        Container::Zip(_) => "zip",
+        Container::Folder(_) => "folder",
+        Container::File(_) => "file",
     };
-    let mut chatgpt_files = Vec::new();
-    let mut claude_files = Vec::new();
-    let mut empty_files = Vec::new();
-    let mut not_conversations = Vec::new();
-    for entry in candidates {
-        match sniff_entry(&entry)? {
-            Sniffed::ChatGptConversations => chatgpt_files.push(entry),
-            Sniffed::ClaudeConversations => claude_files.push(entry),
-            Sniffed::EmptyArray => empty_files.push(entry),
-            Sniffed::Other => not_conversations.push(format!("{} is not a conversation array", entry.display)),
+    let provider = match providers.first() {
+        Some(provider) => *provider,
+        // Only empty conversation arrays: an export without conversations.
+        None if found.iter().any(|(_, entry)| entry.base_name().starts_with("conversations")) => Provider::ChatGpt,
+        None => {
+            let looked_at = if not_exports.is_empty() {
+                "no .json, .csv or .html file".to_owned()
+            } else {
+                format!("looked at {}", not_exports.iter().take(5).cloned().collect::<Vec<_>>().join(", "))
+            };
+            return Err(ConfigError::NotAnExport {
+                path: path.to_owned(),
+                reason: format!(
+                    "no ChatGPT, Claude, Grok, Copilot or Gemini export found ({looked_at}); give the export zip, its unzipped folder, or its main file"
+                ),
+            }
+            .into());
+        }
+    };
+    let of = |wanted: fn(Sniffed) -> bool| -> Vec<Entry> {
+        found.iter().filter(|(sniffed, _)| wanted(*sniffed)).map(|(_, entry)| entry.clone()).collect()
+    };
+    let empty_conversation_files: Vec<Entry> =
+        of(|sniffed| sniffed == Sniffed::EmptyArray).into_iter().filter(|entry| entry.base_name().starts_with("conversations")).collect();
+    let mut plan = InputPlan {
+        path: path.display().to_string(),
+        provider,
+        layout: String::new(),
+        bytes_on_disk,
+        streams: Vec::new(),
+        warnings: Warnings::default(),
+        notes: Vec::new(),
+        asset_count: 0,
+    };
+    match provider {
+        Provider::ChatGpt => {
+            let mut conversation_files = of(|sniffed| sniffed == Sniffed::ChatGptConversations);
+            conversation_files.extend(empty_conversation_files);
+            plan_chatgpt(&mut plan, &container, &entries, conversation_files);
+        }
+        Provider::Claude => {
+            let mut conversation_files = of(|sniffed| sniffed == Sniffed::ClaudeConversations);
+            conversation_files.extend(empty_conversation_files);
+            chatgpt::sort_conversation_entries(&mut conversation_files);
+            let conversations = Arc::new(claude::ClaudeDecoder) as Arc<dyn Decoder>;
+            let projects = Arc::new(claude::side_files::ClaudeProjectDecoder) as Arc<dyn Decoder>;
+            let memories = Arc::new(claude::side_files::ClaudeMemoriesDecoder) as Arc<dyn Decoder>;
+            let project_lists = of(|sniffed| sniffed == Sniffed::ClaudeProjects);
+            let project_files = of(|sniffed| sniffed == Sniffed::ClaudeProject);
+            let memory_files = of(|sniffed| sniffed == Sniffed::ClaudeMemories);
+            let mut parts = Vec::new();
+            if !conversation_files.is_empty() {
+                parts.push(count_label(conversation_files.len(), "conversations file"));
+            }
+            if !project_lists.is_empty() || !project_files.is_empty() {
+                parts.push(if project_files.is_empty() {
+                    "projects.json".to_owned()
+                } else {
+                    count_label(project_files.len(), "project file")
+                });
+            }
+            if !memory_files.is_empty() {
+                parts.push("memories.json".to_owned());
+            }
+            plan.layout = format!("{container_kind}, Claude export: {}", parts.join(", "));
+            plan.streams.extend(conversation_files.into_iter().map(|entry| Stream::new(entry, Framing::Array, conversations.clone())));
+            plan.streams.extend(project_lists.into_iter().map(|entry| Stream::new(entry, Framing::Array, projects.clone())));
+            plan.streams.extend(project_files.into_iter().map(|entry| Stream::new(entry, Framing::Whole, projects.clone())));
+            plan.streams.extend(memory_files.into_iter().map(|entry| Stream::new(entry, Framing::Whole, memories.clone())));
+        }
+        Provider::Grok => {
+            let assets = grok::GrokAssets::build(&entries);
+            plan.asset_count = assets.len();
+            let decoder = Arc::new(grok::GrokDecoder { assets }) as Arc<dyn Decoder>;
+            plan.layout = format!("{container_kind}, Grok prod-grok-backend.json");
+            let backends = of(|sniffed| sniffed == Sniffed::GrokBackend);
+            plan.streams.extend(backends.into_iter().map(|entry| Stream::new(entry, Framing::Member("conversations"), decoder.clone())));
+        }
+        Provider::Copilot => {
+            let mut layouts = Vec::new();
+            for (sniffed, entry) in &found {
+                if let Sniffed::CopilotCsv(layout) = sniffed {
+                    layouts.push(layout.describe());
+                    let decoder = Arc::new(copilot::CopilotDecoder { layout: *layout, options: options.clone() });
+                    plan.streams.push(Stream::new(entry.clone(), Framing::CopilotCsv(*layout, options.clone()), decoder));
+                }
+            }
+            layouts.dedup();
+            plan.layout = format!("{container_kind}, {}", layouts.join(" + "));
+        }
+        Provider::Gemini => {
+            let json_files = of(|sniffed| sniffed == Sniffed::GeminiActivityJson);
+            let html_files = of(|sniffed| sniffed == Sniffed::GeminiActivityHtml);
+            if json_files.is_empty() {
+                return Err(ConfigError::NotAnExport {
+                    path: path.to_owned(),
+                    reason: format!(
+                        "holds Gemini activity only as HTML ({}), which memport does not read yet; request the Takeout again with the JSON format for My Activity",
+                        html_files.iter().map(|entry| entry.display.to_string()).collect::<Vec<_>>().join(", ")
+                    ),
+                }
+                .into());
+            }
+            if !html_files.is_empty() {
+                plan.warnings.add("gemini_html_ignored");
+                plan.notes.push(format!("{}: Gemini activity is read from the JSON file; the HTML copy is not read", path.display()));
+            }
+            plan.layout = format!("{container_kind}, Google Takeout My Activity (Gemini Apps, JSON)");
+            for entry in json_files {
+                let decoder = Arc::new(gemini::GeminiDecoder { files: gemini::TakeoutFiles::beside(&entry, &entries) });
+                plan.streams.push(Stream::new(entry, Framing::GeminiActivity(options.clone()), decoder));
+            }
         }
     }
-    if !chatgpt_files.is_empty() && !claude_files.is_empty() {
-        return Err(ConfigError::NotAnExport {
-            path: path.to_owned(),
-            reason: "holds both ChatGPT and Claude conversation files; give each export as its own input".into(),
-        }
-        .into());
+    if plan.bytes_on_disk == 0 {
+        plan.bytes_on_disk = plan.streams.iter().map(|stream| stream.entry.size).sum();
     }
-    if !claude_files.is_empty() {
-        claude_files.extend(empty_files);
-        chatgpt::sort_conversation_entries(&mut claude_files);
-        let layout = match &container {
-            Container::Zip(_) => "zip, Claude conversations.json",
-            Container::Folder(_) => "folder, Claude conversations.json",
-            Container::File(_) => "file, Claude conversations array",
-        };
-        return Ok(InputPlan {
-            path: path.display().to_string(),
-            provider: Provider::Claude,
-            layout: layout.to_owned(),
-            bytes_on_disk: if bytes_on_disk == 0 { claude_files.iter().map(|entry| entry.size).sum() } else { bytes_on_disk },
-            streams: claude_files,
-            decoder: Arc::new(claude::ClaudeDecoder),
-            warnings: Warnings::default(),
-            notes: Vec::new(),
-            asset_count: 0,
-        });
-    }
-    let mut conversation_files = chatgpt_files;
-    conversation_files.extend(empty_files);
-    if conversation_files.is_empty() {
-        let found = if not_conversations.is_empty() { "no conversations*.json file".to_owned() } else { not_conversations.join("; ") };
-        return Err(ConfigError::NotAnExport {
-            path: path.to_owned(),
-            reason: format!("no ChatGPT or Claude conversations found ({found}); give the export zip, its unzipped folder, or its conversations.json (other providers arrive in a later version)"),
-        }
-        .into());
-    }
+    Ok(plan)
+}
+
+fn count_label(count: usize, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
+fn plan_chatgpt(plan: &mut InputPlan, container: &Container, entries: &[Entry], mut conversation_files: Vec<Entry>) {
     chatgpt::sort_conversation_entries(&mut conversation_files);
-    let mut warnings = Warnings::default();
-    let mut notes = Vec::new();
-    let sibling_entries = match &container {
+    let sibling_entries = match container {
         Container::File(file) => match file.parent().filter(|parent| !parent.as_os_str().is_empty()) {
             Some(parent) => Container::Folder(parent.to_owned()).entries().unwrap_or_default(),
             None => Container::Folder(".".into()).entries().unwrap_or_default(),
         },
-        _ => entries.clone(),
+        _ => entries.to_vec(),
     };
     if !matches!(container, Container::File(_)) {
-        chatgpt::check_manifest(&entries, &conversation_files, &mut warnings, &mut notes);
+        chatgpt::check_manifest(entries, &conversation_files, &mut plan.warnings, &mut plan.notes);
     }
     let (names, name_map_problem) = chatgpt::assets::AssetIndex::read_name_map(&sibling_entries);
     if let Some(problem) = name_map_problem {
-        warnings.add("asset_name_map_unreadable");
-        notes.push(problem);
+        plan.warnings.add("asset_name_map_unreadable");
+        plan.notes.push(problem);
     }
     let assets = chatgpt::assets::AssetIndex::build(&sibling_entries, &names);
     let sharded = conversation_files.iter().any(|entry| entry.base_name().starts_with("conversations-"));
-    let layout = match (&container, sharded) {
+    let layout = match (container, sharded) {
         (Container::Zip(_), true) => "zip, 2026 sharded conversations-NNN.json",
         (Container::Zip(_), false) => "zip, single conversations.json (2023-2025)",
         (Container::Folder(_), true) => "folder, 2026 sharded conversations-NNN.json",
@@ -253,18 +436,10 @@ pub fn plan_input(path: &Path) -> Result<InputPlan, RunError> {
         (Container::File(_), true) => "file, one 2026 shard",
         (Container::File(_), false) => "file, conversations array",
     };
-    let asset_count = assets.len();
-    Ok(InputPlan {
-        path: path.display().to_string(),
-        provider: Provider::ChatGpt,
-        layout: layout.to_owned(),
-        bytes_on_disk: if bytes_on_disk == 0 { conversation_files.iter().map(|entry| entry.size).sum() } else { bytes_on_disk },
-        streams: conversation_files,
-        decoder: Arc::new(ChatGptDecoder { assets }),
-        warnings,
-        notes,
-        asset_count,
-    })
+    plan.layout = layout.to_owned();
+    plan.asset_count = assets.len();
+    let decoder = Arc::new(ChatGptDecoder { assets }) as Arc<dyn Decoder>;
+    plan.streams.extend(conversation_files.into_iter().map(|entry| Stream::new(entry, Framing::Array, decoder.clone())));
 }
 
 struct ChatGptDecoder {
@@ -274,18 +449,5 @@ struct ChatGptDecoder {
 impl Decoder for ChatGptDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         chatgpt::normalize::decode_conversation(bytes, origin, &self.assets, options)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sniffs_by_content() {
-        assert_eq!(sniff(b"\xEF\xBB\xBF [ {\"title\":\"x\",\"mapping\":{}}]"), Sniffed::ChatGptConversations);
-        assert_eq!(sniff(b"[{\"uuid\":\"x\",\"chat_messages\":[]}]"), Sniffed::ClaudeConversations);
-        assert_eq!(sniff(b"[ ]"), Sniffed::EmptyArray);
-        assert_eq!(sniff(b"{\"mapping\":1}"), Sniffed::Other);
     }
 }

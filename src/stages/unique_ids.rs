@@ -2,6 +2,9 @@
 //! monthly exports) can carry a message whose text changed between exports, which content dedup
 //! keeps, but two chunks with one id make a whole AIMEM bundle invalid. The first copy in input
 //! order wins; later ones count as duplicates with an `id_conflict` warning. Always on.
+//!
+//! Provider memories get the same treatment: their ids derive from kind and text, so custom
+//! instructions repeated in every conversation are written once.
 
 use crate::hash::sha256;
 use crate::model::{Conversation, Disposition, Warnings};
@@ -23,6 +26,16 @@ impl Stage for UniqueIds {
 
     fn process(&mut self, conversation: &mut Conversation) {
         let mut key_bytes = Vec::with_capacity(128);
+        for memory in &mut conversation.memories {
+            key_bytes.clear();
+            key_bytes.extend_from_slice(b"memory\0");
+            key_bytes.extend_from_slice(memory.id.as_bytes());
+            match self.seen.insert(key_of(&sha256(&key_bytes))) {
+                Ok(true) => {}
+                Ok(false) => memory.is_duplicate = true,
+                Err(_) => self.warnings.add("id_index_unavailable"),
+            }
+        }
         for message in &mut conversation.messages {
             if message.disposition != Disposition::Keep {
                 continue;

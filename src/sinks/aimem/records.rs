@@ -42,8 +42,11 @@ pub const NDJSON_CHUNK_PREFIX: &[u8] = b"{\"_kind\":\"chunk\",";
 
 /// Appends the chunk and edge records of one conversation's kept messages to `out`.
 pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
+    map_memories(conversation, producer, framing, out);
     let provider = conversation.provider.as_str();
     let conversation_tag = tag_for("conv-", &conversation.id);
+    // Times read without a zone say which zone was assumed (`tz-assumed-utc`, `…-p02-00`).
+    let zone_tag = conversation.assumed_time_zone.as_deref().map(|zone| tag_for("tz-assumed-", &zone.replace('+', "p").replace('-', "m")));
     // For each message (by position): the id of the last chunk of its nearest kept
     // ancestor-or-self. Parents precede children in tree order, so one pass fills it.
     let mut last_chunk_of: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
@@ -70,7 +73,18 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
             match framing {
                 Framing::Bundle => {
                     out.chunks.push(b',');
-                    write_chunk(&mut out.chunks, b"{", piece, &chunk_id, message, &conversation_tag, provider, piece_index, piece_count);
+                    write_chunk(
+                        &mut out.chunks,
+                        b"{",
+                        piece,
+                        &chunk_id,
+                        message,
+                        &conversation_tag,
+                        zone_tag.as_deref(),
+                        provider,
+                        piece_index,
+                        piece_count,
+                    );
                 }
                 Framing::Ndjson => {
                     write_chunk(
@@ -80,6 +94,7 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
                         &chunk_id,
                         message,
                         &conversation_tag,
+                        zone_tag.as_deref(),
                         provider,
                         piece_index,
                         piece_count,
@@ -163,22 +178,13 @@ fn write_chunk(
     id: &str,
     message: &Message,
     conversation_tag: &str,
+    zone_tag: Option<&str>,
     provider: &str,
     piece_index: usize,
     piece_count: usize,
 ) {
-    let mut time = String::with_capacity(27);
-    write_rfc3339(&mut time, message.created_at);
-    out.extend_from_slice(open);
-    out.extend_from_slice(b"\"content\":");
-    write_string(out, content);
-    out.extend_from_slice(b",\"content_hash\":\"");
-    out.extend_from_slice(sha256_label(&sha256(content.as_bytes())).as_bytes());
-    out.extend_from_slice(b"\",\"created_at\":\"");
-    out.extend_from_slice(time.as_bytes());
-    out.extend_from_slice(b"\",\"id\":");
-    write_string(out, id);
-    out.extend_from_slice(b",\"is_pinned\":false,\"memory_type\":\"episodic\",\"tags\":[\"role-");
+    write_chunk_head(out, open, content, id, message.created_at, "episodic");
+    out.extend_from_slice(b"\"role-");
     out.extend_from_slice(message.role.as_str().as_bytes());
     out.extend_from_slice(b"\",\"src-");
     out.extend_from_slice(provider.as_bytes());
@@ -190,10 +196,79 @@ fn write_chunk(
     if !message.on_active_branch {
         out.extend_from_slice(b",\"off-branch\"");
     }
+    if let Some(zone_tag) = zone_tag {
+        out.push(b',');
+        write_string(out, zone_tag);
+    }
+    write_chunk_tail(out, piece_index, piece_count);
+}
+
+/// Writes a chunk's fields up to and including `"tags":[`, in canonical key order.
+fn write_chunk_head(out: &mut Vec<u8>, open: &[u8], content: &str, id: &str, created_at: Micros, memory_type: &str) {
+    let mut time = String::with_capacity(27);
+    write_rfc3339(&mut time, created_at);
+    out.extend_from_slice(open);
+    out.extend_from_slice(b"\"content\":");
+    write_string(out, content);
+    out.extend_from_slice(b",\"content_hash\":\"");
+    out.extend_from_slice(sha256_label(&sha256(content.as_bytes())).as_bytes());
+    out.extend_from_slice(b"\",\"created_at\":\"");
+    out.extend_from_slice(time.as_bytes());
+    out.extend_from_slice(b"\",\"id\":");
+    write_string(out, id);
+    out.extend_from_slice(b",\"is_pinned\":false,\"memory_type\":\"");
+    out.extend_from_slice(memory_type.as_bytes());
+    out.extend_from_slice(b"\",\"tags\":[");
+}
+
+/// Closes the tag list (adding the part tag of a split chunk) and the chunk.
+fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize) {
     if piece_count > 1 {
         out.extend_from_slice(format!(",\"part-{}-of-{piece_count}\"", piece_index + 1).as_bytes());
     }
     out.extend_from_slice(b"],\"zone\":\"standard\"}");
+}
+
+/// Appends the chunks of a conversation's provider memories (those not already written):
+/// one chunk per memory with its kind's `memory_type`, split and linked like long messages.
+fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
+    let provider = conversation.provider.as_str();
+    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate && !memory.text.is_empty()) {
+        let base_id = format!("urn:aimem:{producer}:{}", memory.id);
+        let pieces = split_content(&memory.text);
+        let piece_count = pieces.len();
+        let mut previous: Option<String> = None;
+        for (piece_index, piece) in pieces.into_iter().enumerate() {
+            let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
+            let open: &[u8] = match framing {
+                Framing::Bundle => {
+                    out.chunks.push(b',');
+                    b"{"
+                }
+                Framing::Ndjson => NDJSON_CHUNK_PREFIX,
+            };
+            write_chunk_head(&mut out.chunks, open, piece, &chunk_id, memory.created_at, memory.kind.aimem_type());
+            out.chunks.extend_from_slice(b"\"provider-memory\",\"src-");
+            out.chunks.extend_from_slice(provider.as_bytes());
+            out.chunks.extend_from_slice(b"\",");
+            write_string(&mut out.chunks, &tag_for("kind-", memory.kind.as_str()));
+            for label in &memory.labels {
+                out.chunks.push(b',');
+                write_string(&mut out.chunks, &tag_for("", label));
+            }
+            write_chunk_tail(&mut out.chunks, piece_index, piece_count);
+            if framing == Framing::Ndjson {
+                out.chunks.push(b'\n');
+            }
+            out.chunk_ends.push(out.chunks.len());
+            if let Some(source) = &previous {
+                write_edge(&mut out.edge_lines, source, &chunk_id, memory.created_at);
+                out.edge_lines.push(b'\n');
+                out.edge_count += 1;
+            }
+            previous = Some(chunk_id);
+        }
+    }
 }
 
 fn write_edge(out: &mut Vec<u8>, source: &str, target: &str, created_at: Micros) {

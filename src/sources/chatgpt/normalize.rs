@@ -5,7 +5,9 @@
 use rustc_hash::FxHashMap;
 
 use crate::hash::pam_content_digest;
-use crate::model::{Conversation, Disposition, MemoryRecord, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
+use crate::model::{
+    Conversation, Disposition, MemoryKind, MemoryRecord, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings,
+};
 use crate::sources::chatgpt::assets::AssetIndex;
 use crate::sources::chatgpt::raw::{RawConversation, RawMessage, RawNode};
 use crate::sources::chatgpt::render::{parts_to_text, render, resolve_citation_markers};
@@ -63,9 +65,11 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         is_archived: raw.is_archived.unwrap_or(false),
         messages: Vec::new(),
         memories: Vec::new(),
+        memories_only: false,
+        assumed_time_zone: None,
         origin,
     };
-    let mut contexts: Vec<String> = Vec::new();
+    let mut contexts: Vec<(MemoryKind, String)> = Vec::new();
     // Time and message id of each node's nearest message ancestor-or-self, filled in tree order.
     let mut inherited_time: Vec<Option<Micros>> = vec![None; tree.nodes.len()];
     let mut nearest_message: Vec<Option<usize>> = vec![None; tree.nodes.len()];
@@ -134,19 +138,18 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
                 *text = resolved;
             }
         }
-        if let Some(context) = rendered.context {
-            contexts.push(context);
-        }
-        if let Some(user_context) = metadata.and_then(|metadata| metadata.user_context_message_data.as_ref()) {
-            let text = [user_context.about_user_message.as_deref(), user_context.about_model_message.as_deref()]
-                .into_iter()
-                .flatten()
-                .map(str::trim)
-                .filter(|text| !text.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n\n");
-            if !text.is_empty() {
-                contexts.push(text);
+        // A 2024+ context message carries the same instructions twice: rendered in its content
+        // (preferred) and in the 2023 `user_context_message_data`; read the metadata only alone.
+        let has_rendered_context = !rendered.contexts.is_empty();
+        contexts.extend(rendered.contexts);
+        if !has_rendered_context && let Some(user_context) = metadata.and_then(|metadata| metadata.user_context_message_data.as_ref()) {
+            for (kind, text) in [
+                (MemoryKind::Preference, user_context.about_model_message.as_deref()),
+                (MemoryKind::Identity, user_context.about_user_message.as_deref()),
+            ] {
+                if let Some(text) = text.map(str::trim).filter(|text| !text.is_empty()) {
+                    contexts.push((kind, text.to_owned()));
+                }
             }
         }
         let hidden = is_hidden(content_type, role, message);
@@ -201,15 +204,13 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         }
     }
     if !contexts.is_empty() {
-        contexts.dedup();
-        let context = contexts.join("\n\n");
-        conversation.memories.push(MemoryRecord {
-            id: format!("{}.custom-instructions", conversation.id),
-            kind: "instruction",
-            text: context.clone(),
-            created_at: conversation.created_at.unwrap_or(fallback_time),
-        });
-        conversation.system_instruction = Some(context);
+        let mut seen = rustc_hash::FxHashSet::default();
+        contexts.retain(|context| seen.insert(context.clone()));
+        conversation.system_instruction = Some(contexts.iter().map(|(_, text)| text.as_str()).collect::<Vec<_>>().join("\n\n"));
+        let created_at = conversation.created_at.unwrap_or(fallback_time);
+        for (kind, text) in contexts {
+            conversation.memories.push(MemoryRecord::new(Provider::ChatGpt, kind, text, created_at, Vec::new()));
+        }
     }
     Ok(Decoded { conversation, rejected_messages, warnings })
 }

@@ -3,7 +3,7 @@
 //! Every `content_type` of provider-formats.md §1.6 has a rendering; an unknown one is kept as a
 //! raw part (filled in by the decoder from the element's JSON) and counted as a warning.
 
-use crate::model::{Asset, AssetKind, Part, Warnings};
+use crate::model::{Asset, AssetKind, MemoryKind, Part, Warnings};
 use crate::sources::chatgpt::assets::AssetIndex;
 use crate::sources::chatgpt::raw::{RawContent, RawContentReference, RawPart, RawPartObject};
 use crate::sources::lenient::Object;
@@ -15,8 +15,8 @@ pub struct Rendered {
     pub parts: Vec<Part>,
     /// Reasoning rather than an answer.
     pub is_thought: bool,
-    /// Context the provider injected (custom instructions, saved-memory snapshots).
-    pub context: Option<String>,
+    /// Context the provider injected (custom instructions, saved-memory snapshots), by kind.
+    pub contexts: Vec<(MemoryKind, String)>,
     /// Set when the content type is unknown; the decoder fills the raw JSON in.
     pub unknown_type: Option<String>,
 }
@@ -86,11 +86,15 @@ pub fn render(content_type: &str, content: &RawContent, assets: &AssetIndex, war
                 "\n\n",
             );
             push_text(&mut rendered.parts, Some(&text));
-            rendered.context = Some(text).filter(|text| !text.is_empty());
+            let instructions = content.user_instructions.as_deref().map(str::trim).filter(|text| !text.is_empty());
+            let profile = content.user_profile.as_deref().map(str::trim).filter(|text| !text.is_empty());
+            rendered.contexts.extend(instructions.map(|text| (MemoryKind::Preference, text.to_owned())));
+            rendered.contexts.extend(profile.map(|text| (MemoryKind::Identity, text.to_owned())));
         }
         "model_editable_context" => {
             push_text(&mut rendered.parts, content.model_set_context.as_deref());
-            rendered.context = content.model_set_context.as_deref().map(str::to_owned).filter(|text| !text.trim().is_empty());
+            let saved = content.model_set_context.as_deref().map(str::trim).filter(|text| !text.is_empty());
+            rendered.contexts.extend(saved.map(|text| (MemoryKind::Fact, text.to_owned())));
         }
         "computer_output" => {
             if let Some(screenshot) = content.screenshot.as_ref() {

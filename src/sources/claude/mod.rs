@@ -2,11 +2,12 @@
 //! folder or on its own, detected by content (`chat_messages`), since ChatGPT uses the same name.
 //!
 //! Read: conversations and their messages (content blocks, attachments' extracted text, file
-//! names). Not read yet: `projects.json`/`projects/`, `memories.json`, the 2026 manifest of
-//! several zips (issue #3). `users.json` is PII and never opened.
+//! names); projects (`projects.json` or `projects/<uuid>.json`) and `memories.json` as provider
+//! memories ([`side_files`]). `users.json` is PII and never opened.
 
 pub mod normalize;
 pub mod raw;
+pub mod side_files;
 
 use crate::model::Origin;
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};

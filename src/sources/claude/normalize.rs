@@ -9,6 +9,7 @@ use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros,
 use crate::sources::chatgpt::render::parts_to_text;
 use crate::sources::claude::raw::{RawConversation, RawMessage};
 use crate::sources::lenient::Object;
+use crate::sources::tree::Tree;
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
@@ -70,34 +71,10 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
             }
         })
         .collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); usable.len()];
-    for (position, parent) in parents.iter().enumerate() {
-        if let Some(parent) = parent {
-            children[*parent].push(position);
-        }
-    }
+    let tree = Tree::new(parents);
     let times: Vec<Option<Micros>> = usable.iter().map(|(_, message)| message.created_at.as_deref().and_then(parse_rfc3339)).collect();
-    // Newest leaf; ties go to the later message in the array.
-    let mut active_leaf: Option<usize> = None;
-    for position in 0..usable.len() {
-        if !children[position].is_empty() {
-            continue;
-        }
-        let newer = active_leaf.is_none_or(|best| times[position].unwrap_or(Micros::MIN) >= times[best].unwrap_or(Micros::MIN));
-        if newer {
-            active_leaf = Some(position);
-        }
-    }
-    let mut on_path = vec![false; usable.len()];
-    let mut cursor = active_leaf;
-    while let Some(position) = cursor {
-        if on_path[position] {
-            break;
-        }
-        on_path[position] = true;
-        cursor = parents[position];
-    }
-    let order = preorder(&parents, &children);
+    let on_path = tree.path_to(tree.newest_leaf(&times));
+    let order = tree.preorder();
 
     let conversation_time = raw.created_at.as_deref().and_then(parse_rfc3339);
     let fallback_time = conversation_time.unwrap_or(options.exported_at);
@@ -112,12 +89,14 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
         is_archived: false,
         messages: Vec::with_capacity(usable.len()),
         memories: Vec::new(),
+        memories_only: false,
+        assumed_time_zone: None,
         origin: origin.clone(),
     };
     let mut effective_time: Vec<Micros> = vec![fallback_time; usable.len()];
     for position in order {
         let (uuid, message) = usable[position];
-        let parent_time = parents[position].map(|parent| effective_time[parent]);
+        let parent_time = tree.parents[position].map(|parent| effective_time[parent]);
         let created_at = times[position].or(parent_time).unwrap_or(fallback_time);
         effective_time[position] = created_at;
         let role = match message.sender.as_deref() {
@@ -146,7 +125,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
         let content_hash = if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] };
         conversation.messages.push(Message {
             id: uuid.to_owned(),
-            parent_id: parents[position].map(|parent| usable[parent].0.to_owned()),
+            parent_id: tree.parents[position].map(|parent| usable[parent].0.to_owned()),
             role,
             author_name: None,
             created_at,
@@ -216,26 +195,4 @@ fn render(message: &RawMessage, warnings: &mut Warnings) -> Vec<Part> {
         parts.push(Part::Asset(Asset { kind: AssetKind::File, pointer: name.clone(), resolved: None, name: Some(name) }));
     }
     parts
-}
-
-/// Pre-order with an explicit stack: roots in array order, children in array order.
-fn preorder(parents: &[Option<usize>], children: &[Vec<usize>]) -> Vec<usize> {
-    let mut order = Vec::with_capacity(parents.len());
-    let mut visited = vec![false; parents.len()];
-    let roots = (0..parents.len()).filter(|&position| parents[position].is_none());
-    for start in roots.chain(0..parents.len()) {
-        if visited[start] {
-            continue;
-        }
-        let mut stack = vec![start];
-        while let Some(position) = stack.pop() {
-            if visited[position] {
-                continue;
-            }
-            visited[position] = true;
-            order.push(position);
-            stack.extend(children[position].iter().rev().filter(|&&child| !visited[child]));
-        }
-    }
-    order
 }

@@ -1,0 +1,122 @@
+//! Claude's memory side files (provider-formats.md §2.3) turned into provider memories:
+//! `memories.json` (an array of memory objects, or one bare object in 2026) and projects
+//! (`projects.json` elements or `projects/<uuid>.json` files). The starter project every
+//! account has ("How to use Claude") is skipped by its `is_starter_project` flag.
+
+use serde_json::{Map, Value};
+
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Warnings};
+use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::timefmt::parse_rfc3339;
+
+/// Decodes `memories.json` (the whole file is one element).
+pub struct ClaudeMemoriesDecoder;
+
+/// Decodes one project.
+pub struct ClaudeProjectDecoder;
+
+fn holder(id: String, origin: Origin, memories: Vec<MemoryRecord>) -> Conversation {
+    Conversation {
+        provider: Provider::Claude,
+        id,
+        title: None,
+        created_at: None,
+        updated_at: None,
+        model: None,
+        system_instruction: None,
+        is_archived: false,
+        messages: Vec::new(),
+        memories,
+        memories_only: true,
+        assumed_time_zone: None,
+        origin,
+    }
+}
+
+fn text_of<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    object.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty())
+}
+
+impl Decoder for ClaudeMemoriesDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|error| RecordReject::new(&origin, None, format!("invalid JSON: {error}")))?;
+        let objects: Vec<&Map<String, Value>> = match &value {
+            Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+            Value::Object(object) => vec![object],
+            _ => return Err(RecordReject::new(&origin, None, "memories.json is neither an array nor an object".into())),
+        };
+        let mut warnings = Warnings::default();
+        let mut memories = Vec::new();
+        for object in objects {
+            if let Some(text) = text_of(object, "conversations_memory") {
+                memories.push(MemoryRecord::new(Provider::Claude, MemoryKind::Fact, text.to_owned(), options.exported_at, Vec::new()));
+            }
+            match object.get("project_memories") {
+                Some(Value::Object(projects)) => {
+                    for (project, text) in projects {
+                        if let Some(text) = text.as_str().map(str::trim).filter(|text| !text.is_empty()) {
+                            let labels = vec![format!("project:{project}")];
+                            memories.push(MemoryRecord::new(
+                                Provider::Claude,
+                                MemoryKind::Fact,
+                                text.to_owned(),
+                                options.exported_at,
+                                labels,
+                            ));
+                        }
+                    }
+                }
+                None | Some(Value::Null) => {}
+                Some(_) => warnings.add("claude_project_memories_unreadable"),
+            }
+        }
+        Ok(Decoded { conversation: holder("memories".into(), origin, memories), rejected_messages: Vec::new(), warnings })
+    }
+}
+
+impl Decoder for ClaudeProjectDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|error| RecordReject::new(&origin, None, format!("invalid JSON: {error}")))?;
+        let Value::Object(project) = value else {
+            return Err(RecordReject::new(&origin, None, "a project is not a JSON object".into()));
+        };
+        let Some(uuid) = text_of(&project, "uuid") else {
+            return Err(RecordReject::new(&origin, None, "project has no `uuid`".into()));
+        };
+        let mut warnings = Warnings::default();
+        let id = format!("project-{uuid}");
+        if project.get("is_starter_project").and_then(Value::as_bool) == Some(true) {
+            warnings.add("claude_starter_project_skipped");
+            return Ok(Decoded { conversation: holder(id, origin, Vec::new()), rejected_messages: Vec::new(), warnings });
+        }
+        let created_at = text_of(&project, "created_at").and_then(parse_rfc3339).unwrap_or(options.exported_at);
+        let project_label = format!("project:{uuid}");
+        let name = text_of(&project, "name").unwrap_or("untitled project");
+        let mut memories = Vec::new();
+        if let Some(description) = text_of(&project, "description") {
+            let text = format!("Project \"{name}\": {description}");
+            memories.push(MemoryRecord::new(Provider::Claude, MemoryKind::ProjectKnowledge, text, created_at, vec![project_label.clone()]));
+        }
+        if let Some(prompt) = text_of(&project, "prompt_template") {
+            memories.push(MemoryRecord::new(
+                Provider::Claude,
+                MemoryKind::ProjectInstruction,
+                prompt.to_owned(),
+                created_at,
+                vec![project_label.clone()],
+            ));
+        }
+        for doc in project.get("docs").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_object) {
+            let Some(content) = text_of(doc, "content") else { continue };
+            let filename = text_of(doc, "filename").unwrap_or("document");
+            let doc_time = text_of(doc, "created_at").and_then(parse_rfc3339).unwrap_or(created_at);
+            let labels = vec![project_label.clone(), format!("doc:{filename}")];
+            memories.push(MemoryRecord::new(Provider::Claude, MemoryKind::ProjectKnowledge, content.to_owned(), doc_time, labels));
+        }
+        let mut conversation = holder(id, origin, memories);
+        conversation.title = Some(name.to_owned());
+        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings })
+    }
+}

@@ -1,0 +1,140 @@
+//! Gemini Apps activity from Google Takeout (provider-formats.md §3): `MyActivity.json`, found by
+//! content inside a multi-product Takeout under any (localized) folder name. Records are listed
+//! newest first with no conversation ids, so they are spilled and regrouped: by the conversation
+//! URL in `details`/`titleUrl` where present, else by a time gap (`--gap-minutes`).
+
+pub mod normalize;
+pub mod verbs;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+use serde::Deserialize;
+
+use crate::error::RunError;
+use crate::model::Origin;
+use crate::sources::container::Entry;
+use crate::sources::json_array::{ArrayFramer, FrameError};
+use crate::sources::regroup::{GroupKey, Regrouper};
+use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
+use crate::timefmt::parse_rfc3339;
+
+/// The fields the regrouping pass needs from a record.
+#[derive(Deserialize)]
+struct RecordKeys {
+    #[serde(default)]
+    time: Option<String>,
+    #[serde(default, rename = "titleUrl")]
+    title_url: Option<String>,
+    #[serde(default)]
+    details: Option<Vec<serde_json::Value>>,
+}
+
+/// The conversation id in a Gemini or Bard conversation URL
+/// (`https://gemini.google.com/app/<id>`, `…/app/c/<id>`, `https://bard.google.com/chat/<id>`).
+pub fn conversation_id_from_url(url: &str) -> Option<String> {
+    let rest = url.split_once("gemini.google.com/").or_else(|| url.split_once("bard.google.com/"))?.1;
+    let path = rest.split(['?', '#']).next().unwrap_or(rest);
+    let id = path.trim_end_matches('/').rsplit('/').next()?;
+    let is_conversation = path.starts_with("app/") || path.starts_with("chat/") || path.starts_with("gem/");
+    (is_conversation && !id.is_empty() && id != "app" && id != "chat").then(|| id.to_owned())
+}
+
+fn record_key(keys: &RecordKeys) -> Option<String> {
+    let detail_urls = keys.details.iter().flatten().filter_map(|detail| detail.get("url").and_then(serde_json::Value::as_str));
+    keys.title_url.as_deref().into_iter().chain(detail_urls).find_map(conversation_id_from_url)
+}
+
+/// Frames the records of a `MyActivity.json` and regroups them into conversations.
+///
+/// # Errors
+/// I/O errors reading the file or writing the spill files. A truncated or broken file keeps the
+/// records before the break and reports it as a record the decoder rejects.
+pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<Box<dyn Read + Send>, RunError> {
+    let mut framer = ArrayFramer::new(reader);
+    let mut regrouper = Regrouper::new(display, options.gap)?;
+    let mut record = Vec::new();
+    let mut row = Vec::new();
+    loop {
+        record.clear();
+        let (offset, index) = match framer.next_element_into(&mut record) {
+            Ok(Some(position)) => position,
+            Ok(None) => break,
+            Err(FrameError::Io(error)) => return Err(RunError::read(display, error)),
+            Err(error) => {
+                // Carried to the decoder as a row it rejects, with where the file broke.
+                row.clear();
+                let problem = serde_json::json!({"offset": error.offset(), "index": 0, "problem": format!("{error}; the records before it were kept")});
+                row.extend_from_slice(problem.to_string().as_bytes());
+                regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
+                break;
+            }
+        };
+        let keys: Option<RecordKeys> = serde_json::from_slice(&record).ok();
+        let time = keys.as_ref().and_then(|keys| keys.time.as_deref()).and_then(parse_rfc3339);
+        let key = match keys.as_ref().and_then(record_key) {
+            Some(id) => GroupKey::Conversation(id),
+            None => GroupKey::Title(String::new()),
+        };
+        row.clear();
+        write!(row, "{{\"offset\":{offset},\"index\":{index},\"record\":").map_err(|error| RunError::write(display, error))?;
+        if keys.is_some() {
+            row.extend_from_slice(&record);
+        } else {
+            row.extend_from_slice(b"null");
+        }
+        row.push(b'}');
+        regrouper.push(&key, time, &row)?;
+    }
+    regrouper.finish()
+}
+
+/// Files a Takeout carries beside the activity (attachments), by base name.
+#[derive(Debug, Default)]
+pub struct TakeoutFiles {
+    by_name: BTreeMap<String, String>,
+}
+
+impl TakeoutFiles {
+    /// Indexes the entries in the same folder as `activity` (where Takeout puts attachments).
+    pub fn beside(activity: &Entry, entries: &[Entry]) -> Self {
+        let folder = activity.name.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let by_name = entries
+            .iter()
+            .filter(|entry| entry.name.rsplit_once('/').map_or("", |(parent, _)| parent) == folder && entry.name != activity.name)
+            .map(|entry| (entry.base_name().to_owned(), entry.name.clone()))
+            .collect();
+        TakeoutFiles { by_name }
+    }
+
+    /// The export path of file `name`, when the Takeout has it.
+    pub fn resolve(&self, name: &str) -> Option<String> {
+        self.by_name.get(name).cloned()
+    }
+}
+
+/// Decodes regrouped Gemini conversations.
+pub struct GeminiDecoder {
+    /// Attachments present in the Takeout.
+    pub files: TakeoutFiles,
+}
+
+impl Decoder for GeminiDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        normalize::decode_conversation(bytes, origin, &self.files, options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversation_ids_from_urls() {
+        assert_eq!(conversation_id_from_url("https://gemini.google.com/app/4f2a9c1b"), Some("4f2a9c1b".into()));
+        assert_eq!(conversation_id_from_url("https://gemini.google.com/app/c/conv-001"), Some("conv-001".into()));
+        assert_eq!(conversation_id_from_url("https://bard.google.com/chat/abc?hl=de"), Some("abc".into()));
+        assert_eq!(conversation_id_from_url("https://gemini.google.com/app"), None);
+        assert_eq!(conversation_id_from_url("https://myactivity.google.com/product/gemini"), None);
+    }
+}

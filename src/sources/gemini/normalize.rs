@@ -1,0 +1,245 @@
+//! Decodes one regrouped Gemini conversation (`{"rows":[{offset, index, record}]}` in
+//! chronological order) into the canonical model. Each prompt record becomes the person's
+//! message and the model's answer (HTML turned into text); further drafts of the answer are
+//! alternatives off the active branch. Records that are not prompts (feedback, "Used Gemini
+//! Apps") are counted as skipped `activity`. The 2024 variant with `details` Request/Response
+//! pairs or `userInteractions` is read too.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::hash::{pam_content_digest, push_hex, sha256};
+use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
+use crate::sources::chatgpt::render::parts_to_text;
+use crate::sources::gemini::verbs::prompt_of;
+use crate::sources::gemini::{TakeoutFiles, conversation_id_from_url};
+use crate::sources::html_text::html_to_text;
+use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
+use crate::timefmt::parse_rfc3339;
+
+#[derive(Deserialize)]
+struct Group {
+    rows: Vec<Row>,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    offset: u64,
+    index: u64,
+    #[serde(default)]
+    record: Option<Value>,
+    #[serde(default)]
+    problem: Option<String>,
+}
+
+/// What one record says.
+struct Turn {
+    prompt: Option<String>,
+    answers: Vec<String>,
+    attachments: Vec<(AssetKind, String)>,
+}
+
+/// Decodes one regrouped conversation. `Err` rejects the whole group.
+pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+    let group: Group = serde_json::from_slice(bytes)
+        .map_err(|error| RecordReject::new(&origin, None, format!("internal regrouping record unreadable: {error}")))?;
+    let Some(first) = group.rows.first() else {
+        return Err(RecordReject::new(&origin, None, "empty conversation group".into()));
+    };
+    let origin = Origin { file: origin.file, offset: first.offset, index: first.index };
+    let first_record = group.rows.iter().find_map(|row| row.record.as_ref());
+    let url_id = first_record.and_then(record_url).and_then(|url| conversation_id_from_url(&url));
+    let id = match url_id {
+        Some(url_id) if url_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')) => format!("gm-{url_id}"),
+        other => {
+            let seed = other.unwrap_or_else(|| first_record.and_then(|record| text(record, "time")).unwrap_or_default());
+            let mut id = String::from("gm-t");
+            push_hex(&mut id, &sha256(seed.as_bytes())[..12]);
+            id
+        }
+    };
+
+    let mut warnings = Warnings::default();
+    let mut rejected_messages = Vec::new();
+    let mut messages: Vec<Message> = Vec::with_capacity(group.rows.len() * 2);
+    // The thread continues from the last message on the active branch.
+    let mut thread_tip: Option<String> = None;
+    let mut last_time = None;
+    let mut title = None;
+    for row in &group.rows {
+        let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.index };
+        let record = match (&row.record, &row.problem) {
+            (_, Some(problem)) => {
+                rejected_messages.push(RecordReject::new(&row_origin, Some(&id), problem.clone()));
+                continue;
+            }
+            (Some(Value::Object(record)), None) => record,
+            _ => {
+                rejected_messages.push(RecordReject::new(&row_origin, Some(&id), "activity record is not a JSON object".into()));
+                continue;
+            }
+        };
+        let record_title = record.get("title").and_then(Value::as_str).unwrap_or("");
+        let time_text = record.get("time").and_then(Value::as_str).unwrap_or("");
+        let time = parse_rfc3339(time_text);
+        if time.is_none() {
+            warnings.add("time_unreadable");
+        }
+        let created_at = time.or(last_time).unwrap_or(options.exported_at);
+        last_time = Some(created_at);
+        let mut record_id = String::from("r");
+        push_hex(&mut record_id, &sha256(format!("{time_text}\0{record_title}\0{}", row.index).as_bytes())[..8]);
+        let turn = read_turn(record, record_title, &mut warnings);
+        let message =
+            |id: String, parent: Option<String>, role: Role, text: String, parts: Vec<Part>, disposition: Disposition, active: bool| {
+                Message {
+                    id,
+                    parent_id: parent,
+                    role,
+                    author_name: None,
+                    created_at,
+                    time_known: time.is_some(),
+                    content_hash: if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] },
+                    parts,
+                    text,
+                    is_thought: false,
+                    model: None,
+                    status: None,
+                    on_active_branch: active,
+                    disposition,
+                }
+            };
+        let Some(prompt) = turn.prompt else {
+            // Not a turn: counted as activity, linked nowhere.
+            let event = message(
+                format!("{record_id}.e"),
+                None,
+                Role::System,
+                record_title.to_owned(),
+                Vec::new(),
+                Disposition::Skip(SkipReason::Activity),
+                true,
+            );
+            messages.push(event);
+            continue;
+        };
+        if title.is_none() && !prompt.is_empty() {
+            title = Some(prompt.chars().take(80).collect::<String>());
+        }
+        let mut parts = Vec::new();
+        if !prompt.is_empty() {
+            parts.push(Part::Text(prompt.clone()));
+        }
+        for (kind, name) in &turn.attachments {
+            let resolved = files.resolve(name);
+            if resolved.is_none() {
+                warnings.add("asset_missing");
+            }
+            parts.push(Part::Asset(Asset { kind: *kind, pointer: name.clone(), resolved, name: Some(name.clone()) }));
+        }
+        let (prompt_text, prompt_parts) =
+            if parts.len() <= 1 && turn.attachments.is_empty() { (prompt, Vec::new()) } else { (parts_to_text(&parts), parts) };
+        let prompt_disposition = if prompt_text.trim().is_empty() { Disposition::Skip(SkipReason::Empty) } else { Disposition::Keep };
+        let prompt_id = format!("{record_id}.q");
+        messages.push(message(prompt_id.clone(), thread_tip.clone(), Role::User, prompt_text, prompt_parts, prompt_disposition, true));
+        thread_tip = Some(prompt_id.clone());
+        for (draft, answer) in turn.answers.into_iter().enumerate() {
+            let active = draft == 0;
+            let disposition = if !active && options.branches == BranchPolicy::Active {
+                Disposition::Skip(SkipReason::OffBranch)
+            } else if answer.trim().is_empty() {
+                Disposition::Skip(SkipReason::Empty)
+            } else {
+                Disposition::Keep
+            };
+            let answer_id = if active { format!("{record_id}.a") } else { format!("{record_id}.a{}", draft + 1) };
+            if active {
+                thread_tip = Some(answer_id.clone());
+            }
+            messages.push(message(answer_id, Some(prompt_id.clone()), Role::Assistant, answer, Vec::new(), disposition, active));
+        }
+    }
+    let created_at: Option<Micros> = messages.first().map(|message| message.created_at);
+    let conversation = Conversation {
+        provider: Provider::Gemini,
+        id,
+        title,
+        created_at,
+        updated_at: messages.last().map(|message| message.created_at),
+        model: None,
+        system_instruction: None,
+        is_archived: false,
+        messages,
+        memories: Vec::new(),
+        memories_only: false,
+        assumed_time_zone: None,
+        origin,
+    };
+    Ok(Decoded { conversation, rejected_messages, warnings })
+}
+
+fn text(record: &Value, key: &str) -> Option<String> {
+    record.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn record_url(record: &Value) -> Option<String> {
+    let detail_urls = record.get("details").and_then(Value::as_array).into_iter().flatten().filter_map(|detail| text(detail, "url"));
+    text(record, "titleUrl").into_iter().chain(detail_urls).find(|url| conversation_id_from_url(url).is_some())
+}
+
+/// Reads the prompt, the answer drafts and the attachments of a record, in whichever of the
+/// known shapes it has.
+fn read_turn(record: &serde_json::Map<String, Value>, title: &str, warnings: &mut Warnings) -> Turn {
+    let mut answers: Vec<String> = record
+        .get("safeHtmlItem")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.get("html").and_then(Value::as_str))
+        .map(html_to_text)
+        .collect();
+    let mut prompt = prompt_of(title);
+    // The 2024 variant: `details` with Request/Response values, or `userInteractions`.
+    let detail_value = |name: &str| {
+        record
+            .get("details")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|detail| detail.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|detail| detail.get("value").and_then(Value::as_str))
+            .map(str::to_owned)
+    };
+    let interaction = record
+        .get("userInteractions")
+        .and_then(Value::as_array)
+        .and_then(|items| items.first())
+        .and_then(|item| item.get("userInteraction").or(Some(item)))
+        .cloned();
+    let interaction_field = |key: &str| interaction.as_ref().and_then(|item| item.get(key)).and_then(Value::as_str).map(str::to_owned);
+    if let Some(request) = detail_value("Request").or_else(|| interaction_field("request")) {
+        prompt = Some(request);
+        if answers.is_empty()
+            && let Some(response) = detail_value("Response").or_else(|| interaction_field("response"))
+        {
+            answers.push(response);
+        }
+        warnings.add("gemini_request_response_variant");
+    }
+    // Unknown (localized) verb but an answer: a prompt/answer pair with the title kept whole.
+    if prompt.is_none() && !answers.is_empty() {
+        warnings.add("gemini_verb_unknown");
+        prompt = Some(title.trim().to_owned());
+    }
+    let mut attachments = Vec::new();
+    if let Some(image) = record.get("imageFile").and_then(Value::as_str).filter(|name| !name.is_empty()) {
+        attachments.push((AssetKind::Image, image.to_owned()));
+    }
+    for file in record.get("attachedFiles").and_then(Value::as_array).into_iter().flatten() {
+        let name = file.as_str().map(str::to_owned).or_else(|| text(file, "name")).or_else(|| text(file, "fileName"));
+        if let Some(name) = name.filter(|name| !name.is_empty()) {
+            attachments.push((AssetKind::File, name));
+        }
+    }
+    Turn { prompt, answers, attachments }
+}

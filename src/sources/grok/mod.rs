@@ -1,0 +1,63 @@
+//! Grok exports (provider-formats.md §5): `prod-grok-backend.json`, nested four folders deep in
+//! a zip named after a UUID. The `conversations` member of its top-level object is framed
+//! element by element (the file is one line, 60 MB and more); projects, tasks and media posts
+//! are not conversations and are skipped. The identity and billing files
+//! (`prod-mc-auth-mgmt-api.json`, `prod-mc-billing.json`) are never opened.
+
+pub mod normalize;
+pub mod raw;
+
+use std::collections::BTreeMap;
+
+use crate::model::Origin;
+use crate::sources::container::Entry;
+use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+
+/// Uploaded files the export carries: `prod-mc-asset-server/<asset id>/content`.
+#[derive(Debug, Default)]
+pub struct GrokAssets {
+    by_id: BTreeMap<String, String>,
+}
+
+impl GrokAssets {
+    /// Indexes the asset files among `entries`.
+    pub fn build(entries: &[Entry]) -> Self {
+        let mut by_id = BTreeMap::new();
+        for entry in entries {
+            let mut components = entry.name.rsplit('/');
+            let (Some("content"), Some(asset_id), Some("prod-mc-asset-server")) = (components.next(), components.next(), components.next())
+            else {
+                continue;
+            };
+            by_id.insert(asset_id.to_owned(), entry.name.clone());
+        }
+        GrokAssets { by_id }
+    }
+
+    /// The export path of asset `asset_id`, when the export has it.
+    pub fn resolve(&self, asset_id: &str) -> Option<String> {
+        self.by_id.get(asset_id).cloned()
+    }
+
+    /// How many assets the export has.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether the export has no assets.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
+/// Decodes Grok `{conversation, responses}` elements.
+pub struct GrokDecoder {
+    /// The export's uploaded files.
+    pub assets: GrokAssets,
+}
+
+impl Decoder for GrokDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        normalize::decode_conversation(bytes, origin, &self.assets, options)
+    }
+}

@@ -1,0 +1,274 @@
+//! Turns the small HTML fragments exports carry (Gemini answers) into Markdown-ish text:
+//! paragraphs and line breaks kept, lists as `- `, code fenced, links as `[text](url)`, bold
+//! and italics marked, entities decoded, every other tag dropped. Not a general HTML parser:
+//! it never fails, and unknown markup only loses its tags, never its text.
+
+/// Converts an HTML fragment to text.
+pub fn html_to_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    let mut in_pre = 0usize;
+    let mut list_depth = 0usize;
+    let mut pending_links: Vec<Option<String>> = Vec::new();
+    while !rest.is_empty() {
+        let Some(open) = rest.find('<') else {
+            push_text(&mut out, rest, in_pre > 0);
+            break;
+        };
+        push_text(&mut out, &rest[..open], in_pre > 0);
+        rest = &rest[open..];
+        // A `<` that does not start a tag is text.
+        let Some(close) = rest.find('>') else {
+            push_text(&mut out, rest, in_pre > 0);
+            break;
+        };
+        let tag = &rest[1..close];
+        rest = &rest[close + 1..];
+        if tag.starts_with("!--") {
+            // Comments can contain `>`; skip to the comment's end.
+            if !tag.ends_with("--")
+                && let Some(end) = rest.find("-->")
+            {
+                rest = &rest[end + 3..];
+            }
+            continue;
+        }
+        let closing = tag.starts_with('/');
+        let name: String =
+            tag.trim_start_matches('/').chars().take_while(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        match (name.as_str(), closing) {
+            ("br", _) => out.push('\n'),
+            ("p" | "div" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table" | "tr" | "blockquote" | "hr", _) => {
+                block_break(&mut out);
+                if !closing && name.len() == 2 && name.starts_with('h') && name != "hr" {
+                    let level = name[1..].parse::<usize>().unwrap_or(1);
+                    out.push_str(&"#".repeat(level));
+                    out.push(' ');
+                }
+            }
+            ("ul" | "ol", false) => {
+                list_depth += 1;
+                line_break(&mut out);
+            }
+            ("ul" | "ol", true) => {
+                list_depth = list_depth.saturating_sub(1);
+                block_break(&mut out);
+            }
+            ("li", false) => {
+                line_break(&mut out);
+                out.push_str(&"  ".repeat(list_depth.saturating_sub(1)));
+                out.push_str("- ");
+            }
+            ("td" | "th", true) => out.push_str(" | "),
+            ("pre", false) => {
+                block_break(&mut out);
+                out.push_str("```\n");
+                in_pre += 1;
+            }
+            ("pre", true) => {
+                in_pre = in_pre.saturating_sub(1);
+                if !out.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.push_str("```");
+                block_break(&mut out);
+            }
+            ("code", _) if in_pre == 0 => out.push('`'),
+            ("b" | "strong", _) => out.push_str("**"),
+            ("i" | "em", _) => out.push('*'),
+            ("a", false) => {
+                let href = attribute(tag, "href");
+                if href.is_some() {
+                    out.push('[');
+                }
+                pending_links.push(href);
+            }
+            ("a", true) => {
+                if let Some(Some(href)) = pending_links.pop() {
+                    out.push_str("](");
+                    out.push_str(&href);
+                    out.push(')');
+                }
+            }
+            ("script" | "style", false) => {
+                let end = format!("</{name}");
+                match rest.to_ascii_lowercase().find(&end) {
+                    Some(position) => rest = &rest[position..],
+                    None => rest = "",
+                }
+            }
+            _ => {}
+        }
+    }
+    tidy(&out)
+}
+
+fn push_text(out: &mut String, text: &str, preformatted: bool) {
+    let decoded = decode_entities(text);
+    if preformatted {
+        out.push_str(&decoded);
+        return;
+    }
+    // Outside <pre>, runs of whitespace are one space, as a browser shows them.
+    for piece in decoded.split(|c: char| c.is_whitespace() && c != '\u{a0}') {
+        if piece.is_empty() {
+            if !out.is_empty() && !out.ends_with([' ', '\n']) {
+                out.push(' ');
+            }
+            continue;
+        }
+        out.push_str(piece);
+        out.push(' ');
+    }
+    // The loop adds a separator after the last piece; keep one only if the text ended in space.
+    if !decoded.ends_with(|c: char| c.is_whitespace()) && out.ends_with(' ') {
+        out.pop();
+    }
+}
+
+fn line_break(out: &mut String) {
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+fn block_break(out: &mut String) {
+    line_break(out);
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+}
+
+/// Trims trailing spaces on lines and collapses three or more newlines to two.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank_run = 0;
+    for line in text.trim().lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank_run += 1;
+            if blank_run > 1 {
+                continue;
+            }
+        } else {
+            blank_run = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+/// The value of attribute `name` in a tag's text (`a href="…"`), entities decoded.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let lower = tag.to_ascii_lowercase();
+    let mut search_from = 0;
+    while let Some(found) = lower[search_from..].find(name) {
+        let start = search_from + found;
+        search_from = start + name.len();
+        let before_ok = start == 0 || lower.as_bytes()[start - 1].is_ascii_whitespace();
+        let after = lower[search_from..].trim_start();
+        if !before_ok || !after.starts_with('=') {
+            continue;
+        }
+        let value_start = tag.len() - after.len() + 1;
+        let value = tag[value_start..].trim_start();
+        let value = match value.chars().next() {
+            Some(quote @ ('"' | '\'')) => value[1..].split(quote).next().unwrap_or(""),
+            _ => value.split_whitespace().next().unwrap_or(""),
+        };
+        return Some(decode_entities(value));
+    }
+    None
+}
+
+/// Decodes named entities HTML fragments use and every numeric one.
+pub fn decode_entities(text: &str) -> String {
+    if !text.contains('&') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let end = rest[1..].find(|c: char| c == ';' || c == '&' || c.is_whitespace()).map(|position| position + 1);
+        let decoded = end.filter(|&end| rest.as_bytes()[end] == b';').and_then(|end| entity(&rest[1..end]).map(|c| (c, end)));
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn entity(name: &str) -> Option<char> {
+    if let Some(number) = name.strip_prefix('#') {
+        let code = match number.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => number.parse().ok()?,
+        };
+        return Some(char::from_u32(code).unwrap_or('\u{fffd}'));
+    }
+    Some(match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        "nbsp" => '\u{a0}',
+        "emsp" => '\u{2003}',
+        "ensp" => '\u{2002}',
+        "thinsp" => '\u{2009}',
+        "ndash" => '–',
+        "mdash" => '—',
+        "hellip" => '…',
+        "lsquo" => '‘',
+        "rsquo" => '’',
+        "ldquo" => '“',
+        "rdquo" => '”',
+        "bull" => '•',
+        "middot" => '·',
+        "copy" => '©',
+        "reg" => '®',
+        "trade" => '™',
+        "euro" => '€',
+        "times" => '×',
+        "rarr" => '→',
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_blocks_lists_code_and_links() {
+        let html = "<p>Hello &amp; <b>welcome</b></p><ul><li>one</li><li>two <a href=\"https://x.test/?a=1&amp;b=2\">link</a></li></ul>\
+                    <pre><code>fn main() {\n    x &lt; y\n}</code></pre><p>Use <code>cargo</code>.</p>";
+        assert_eq!(
+            html_to_text(html),
+            "Hello & **welcome**\n\n- one\n- two [link](https://x.test/?a=1&b=2)\n\n```\nfn main() {\n    x < y\n}\n```\n\nUse `cargo`."
+        );
+    }
+
+    #[test]
+    fn never_fails_on_broken_markup() {
+        assert_eq!(html_to_text("a < b and c"), "a < b and c");
+        assert_eq!(html_to_text("<p>unclosed <i>x"), "unclosed *x");
+        assert_eq!(html_to_text("&bogus; &#x1F600; &#65;"), "&bogus; 😀 A");
+        assert_eq!(html_to_text(""), "");
+    }
+}
