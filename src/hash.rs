@@ -23,19 +23,51 @@ pub fn pam_normalize(content: &str) -> String {
         // Σ lowercases by context (Final_Sigma): let the standard library handle the whole text.
         return collapse_whitespace(stripped.to_lowercase().nfc(), stripped.len());
     }
-    // Lowercase per character and collapse whitespace, then compose (NFC) only when a character
-    // that could change under NFC appeared and the quick check is not sure. NFC never turns a
-    // non-space into whitespace, so collapsing first gives the reference's result.
+    // Lowercase and collapse whitespace in one pass (ASCII bytes through a table, other
+    // characters one by one), then compose (NFC) only when a character that could change under
+    // NFC appeared and the quick check is not sure. NFC never turns a non-space into
+    // whitespace, so collapsing first gives the reference's result.
+    let mut out = String::with_capacity(stripped.len());
     let mut maybe_not_nfc = false;
-    let lowered = stripped.chars().flat_map(char::to_lowercase).inspect(|lower| {
-        // Below U+0300 every character is NFC-stable and never combines backwards.
-        maybe_not_nfc |= *lower >= '\u{300}';
-    });
-    let collapsed = collapse_whitespace(lowered, stripped.len());
-    if maybe_not_nfc && is_nfc_quick(collapsed.chars()) != IsNormalized::Yes {
-        return collapse_whitespace(collapsed.nfc(), collapsed.len());
+    let mut in_space = false;
+    let bytes = stripped.as_bytes();
+    let mut position = 0;
+    while position < bytes.len() {
+        let byte = bytes[position];
+        if byte < 0x80 {
+            let mapped = ASCII_PAM_MAP[usize::from(byte)];
+            position += 1;
+            if mapped == b' ' {
+                in_space = true;
+                continue;
+            }
+            if in_space {
+                out.push(' ');
+                in_space = false;
+            }
+            out.push(char::from(mapped));
+            continue;
+        }
+        let Some(c) = stripped[position..].chars().next() else { break };
+        position += c.len_utf8();
+        if is_python_whitespace(c) {
+            in_space = true;
+            continue;
+        }
+        if in_space {
+            out.push(' ');
+            in_space = false;
+        }
+        for lower in c.to_lowercase() {
+            // Below U+0300 every character is NFC-stable and never combines backwards.
+            maybe_not_nfc |= lower >= '\u{300}';
+            out.push(lower);
+        }
     }
-    collapsed
+    if maybe_not_nfc && is_nfc_quick(out.chars()) != IsNormalized::Yes {
+        return collapse_whitespace(out.nfc(), out.len());
+    }
+    out
 }
 
 /// Collects `chars`, turning each run of Python whitespace into one space (`chars` has none at

@@ -17,7 +17,7 @@ const INFLATE_CHUNK: usize = 1 << 20;
 /// Chunks in flight between the inflating thread and the framer.
 const INFLATE_QUEUE: usize = 8;
 /// How deep folders are searched for export files.
-const MAX_FOLDER_DEPTH: usize = 6;
+const MAX_FOLDER_DEPTH: usize = 10;
 
 /// What an input path is.
 #[derive(Debug, Clone)]
@@ -87,35 +87,56 @@ impl Container {
             Container::Folder(root) => {
                 let mut found = Vec::new();
                 walk_folder(root, root, 0, &mut found)?;
-                found
-            }
-            Container::Zip(archive_path) => {
-                let mut archive = open_archive(archive_path)?;
-                let mut found = Vec::with_capacity(archive.len());
-                for index in 0..archive.len() {
-                    let file = archive
-                        .by_index_raw(index)
-                        .map_err(|error| RunError::Zip { path: archive_path.display().to_string(), reason: error.to_string() })?;
-                    if file.is_dir() {
-                        continue;
+                // Exports delivered as several zips (Claude's 2026 manifest, a multi-part
+                // Takeout) are read from a folder holding them: their entries join the folder's.
+                let mut expanded = Vec::with_capacity(found.len());
+                for entry in found {
+                    match &entry.location {
+                        Location::Disk(path) if is_zip_file(path) => {
+                            expanded.extend(zip_entries(path, Some(&entry.name))?);
+                        }
+                        _ => expanded.push(entry),
                     }
-                    let name = file
-                        .name()
-                        .map_err(|error| RunError::Zip { path: archive_path.display().to_string(), reason: error.to_string() })?
-                        .into_owned();
-                    found.push(Entry {
-                        display: format!("{}!{}", archive_path.display(), name).into(),
-                        name: name.clone(),
-                        size: file.size(),
-                        location: Location::Zip { archive: archive_path.clone(), name },
-                    });
                 }
-                found
+                expanded
             }
+            Container::Zip(archive_path) => zip_entries(archive_path, None)?,
         };
         entries.sort_by(|left, right| left.name.cmp(&right.name));
         Ok(entries)
     }
+}
+
+/// Whether `path` starts with the zip magic.
+fn is_zip_file(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    File::open(path).and_then(|mut file| read_up_to(&mut file, &mut magic)).is_ok_and(|read| read == 4 && &magic == b"PK\x03\x04")
+}
+
+/// Lists the files in the zip at `archive_path`; names are prefixed with `prefix/` when the
+/// zip sits inside a folder input.
+fn zip_entries(archive_path: &Path, prefix: Option<&str>) -> Result<Vec<Entry>, RunError> {
+    let mut archive = open_archive(archive_path)?;
+    let mut found = Vec::with_capacity(archive.len());
+    for index in 0..archive.len() {
+        let file = archive
+            .by_index_raw(index)
+            .map_err(|error| RunError::Zip { path: archive_path.display().to_string(), reason: error.to_string() })?;
+        if file.is_dir() {
+            continue;
+        }
+        let name = file
+            .name()
+            .map_err(|error| RunError::Zip { path: archive_path.display().to_string(), reason: error.to_string() })?
+            .into_owned();
+        found.push(Entry {
+            display: format!("{}!{}", archive_path.display(), name).into(),
+            name: prefix.map_or_else(|| name.clone(), |prefix| format!("{prefix}/{name}")),
+            size: file.size(),
+            location: Location::Zip { archive: archive_path.to_owned(), name },
+        });
+    }
+    Ok(found)
 }
 
 impl Entry {

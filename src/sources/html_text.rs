@@ -11,14 +11,14 @@ pub fn html_to_text(html: &str) -> String {
     let mut list_depth = 0usize;
     let mut pending_links: Vec<Option<String>> = Vec::new();
     while !rest.is_empty() {
-        let Some(open) = rest.find('<') else {
+        let Some(open) = memchr::memchr(b'<', rest.as_bytes()) else {
             push_text(&mut out, rest, in_pre > 0);
             break;
         };
         push_text(&mut out, &rest[..open], in_pre > 0);
         rest = &rest[open..];
         // A `<` that does not start a tag is text.
-        let Some(close) = rest.find('>') else {
+        let Some(close) = memchr::memchr(b'>', rest.as_bytes()) else {
             push_text(&mut out, rest, in_pre > 0);
             break;
         };
@@ -104,25 +104,30 @@ pub fn html_to_text(html: &str) -> String {
 }
 
 fn push_text(out: &mut String, text: &str, preformatted: bool) {
+    if text.is_empty() {
+        return;
+    }
     let decoded = decode_entities(text);
     if preformatted {
         out.push_str(&decoded);
         return;
     }
-    // Outside <pre>, runs of whitespace are one space, as a browser shows them.
-    for piece in decoded.split(|c: char| c.is_whitespace() && c != '\u{a0}') {
-        if piece.is_empty() {
-            if !out.is_empty() && !out.ends_with([' ', '\n']) {
-                out.push(' ');
-            }
+    // Outside <pre>, runs of whitespace are one space, as a browser shows them (a no-break
+    // space is not collapsible).
+    let mut pending_space = false;
+    for c in decoded.chars() {
+        if c.is_whitespace() && c != '\u{a0}' {
+            pending_space = true;
             continue;
         }
-        out.push_str(piece);
-        out.push(' ');
+        if pending_space && !out.is_empty() && !out.ends_with([' ', '\n']) {
+            out.push(' ');
+        }
+        pending_space = false;
+        out.push(c);
     }
-    // The loop adds a separator after the last piece; keep one only if the text ended in space.
-    if !decoded.ends_with(|c: char| c.is_whitespace()) && out.ends_with(' ') {
-        out.pop();
+    if pending_space && !out.is_empty() && !out.ends_with([' ', '\n']) {
+        out.push(' ');
     }
 }
 
@@ -188,7 +193,7 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 
 /// Decodes named entities HTML fragments use and every numeric one.
 pub fn decode_entities(text: &str) -> String {
-    if !text.contains('&') {
+    if memchr::memchr(b'&', text.as_bytes()).is_none() {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len());

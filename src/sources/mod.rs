@@ -15,6 +15,7 @@ pub mod grok;
 pub mod html_text;
 pub mod json_array;
 pub mod lenient;
+pub mod manifest;
 pub mod regroup;
 pub mod tree;
 
@@ -257,12 +258,40 @@ fn provider_of(sniffed: Sniffed) -> Option<Provider> {
 /// # Errors
 /// [`ConfigError`] when the path cannot be opened or holds no supported export; I/O errors.
 pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, RunError> {
-    let container = Container::open(path)?;
-    let bytes_on_disk = match &container {
+    let mut manifest_notes: Vec<String> = Vec::new();
+    let mut from_manifest = false;
+    let mut container = Container::open(path)?;
+    let mut bytes_on_disk = match &container {
         Container::Folder(_) => 0,
         _ => std::fs::metadata(path).map(|metadata| metadata.len()).unwrap_or(0),
     };
-    let entries = container.entries()?;
+    let mut entries = container.entries()?;
+    // A delivery manifest (Claude 2026) names the files to download; read those beside it.
+    if let (Container::File(file), [entry]) = (&container, entries.as_slice())
+        && matches!(sniff_entry(entry), Ok(Sniffed::Other))
+        && let Some(listed) = manifest::listed_files(entry)
+    {
+        let folder = file.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        let beside = Container::Folder(folder.clone()).entries()?;
+        let (present, missing) = manifest::select(&beside, &listed);
+        if present.is_empty() {
+            return Err(ConfigError::NotAnExport {
+                path: path.to_owned(),
+                reason: format!(
+                    "is a download manifest listing {}, but none of them is in {}; download them next to it",
+                    listed.join(", "),
+                    folder.display()
+                ),
+            }
+            .into());
+        }
+        container = Container::Folder(folder);
+        entries = present;
+        from_manifest = true;
+        bytes_on_disk = 0;
+        manifest_notes =
+            missing.into_iter().map(|name| format!("{}: lists {name}, which is not beside it; it is not read", path.display())).collect();
+    }
     let mut found: Vec<(Sniffed, Entry)> = Vec::new();
     let mut not_exports = Vec::new();
     for entry in entries.iter().filter(|entry| matches!(container, Container::File(_)) || is_candidate(entry)) {
@@ -281,6 +310,7 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         .into());
     }
     let container_kind = match &container {
+        _ if from_manifest => "manifest of several downloads",
         Container::Zip(_) => "zip",
         Container::Folder(_) => "folder",
         Container::File(_) => "file",
@@ -319,6 +349,10 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         notes: Vec::new(),
         asset_count: 0,
     };
+    for note in manifest_notes {
+        plan.warnings.add("manifest_file_missing");
+        plan.notes.push(note);
+    }
     match provider {
         Provider::ChatGpt => {
             let mut conversation_files = of(|sniffed| sniffed == Sniffed::ChatGptConversations);

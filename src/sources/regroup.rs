@@ -8,6 +8,10 @@
 //! its title (Copilot) or of the keyless stream (Gemini) when it comes at most `gap` after that
 //! conversation's last record, and starts a new one otherwise.
 //!
+//! A conversation is closed at [`MAX_GROUP_RECORDS`] records or [`MAX_GROUP_BYTES`] bytes and
+//! the next record starts a new one, so one element never grows without bound (a day of
+//! back-to-back prompts without conversation URLs would otherwise be one conversation).
+//!
 //! Memory: the record text lives in the spill file; only a 32-byte index entry per record (and
 //! one map entry per open title) stays in memory.
 
@@ -20,6 +24,11 @@ use rustc_hash::FxHashMap;
 use crate::error::RunError;
 use crate::hash::sha256;
 use crate::model::Micros;
+
+/// Most records one regrouped conversation holds.
+pub const MAX_GROUP_RECORDS: u32 = 2_000;
+/// Most bytes of records one regrouped conversation holds.
+pub const MAX_GROUP_BYTES: u64 = 16 << 20;
 
 /// Where a record belongs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,29 +135,42 @@ fn is_newest_first(index: &[IndexEntry]) -> bool {
     matches!((first, last), (Some(first), Some(last)) if first > last)
 }
 
+/// An open conversation of one key while grouping.
+struct OpenGroup {
+    number: u32,
+    last_time: Option<Micros>,
+    records: u32,
+    bytes: u64,
+}
+
 /// Numbers conversations in chronological order of their first record.
 fn assign_conversations(index: &mut [IndexEntry], gap: Micros) {
-    // Per key: (conversation number, time of its last record).
-    let mut open: FxHashMap<(bool, u64), (u32, Option<Micros>)> = FxHashMap::default();
+    let mut open: FxHashMap<(bool, u64), OpenGroup> = FxHashMap::default();
     let mut next = 0u32;
     for entry in index.iter_mut() {
         let slot = open.get_mut(&(entry.explicit, entry.key));
         let joins = match (&slot, entry.time) {
             (None, _) => false,
+            (Some(group), _) if group.records >= MAX_GROUP_RECORDS || group.bytes + u64::from(entry.length) > MAX_GROUP_BYTES => false,
             (Some(_), _) if entry.explicit => true,
-            (Some((_, Some(last))), Some(time)) => time.saturating_sub(*last) <= gap,
+            (Some(OpenGroup { last_time: Some(last), .. }), Some(time)) => time.saturating_sub(*last) <= gap,
             // Without a time the record stays with the conversation it was listed in.
             (Some(_), _) => true,
         };
-        if joins && let Some((conversation, last)) = slot {
-            entry.conversation = *conversation;
+        if joins && let Some(group) = slot {
+            entry.conversation = group.number;
+            group.records += 1;
+            group.bytes += u64::from(entry.length);
             if entry.time.is_some() {
-                *last = entry.time;
+                group.last_time = entry.time;
             }
             continue;
         }
         entry.conversation = next;
-        open.insert((entry.explicit, entry.key), (next, entry.time));
+        open.insert(
+            (entry.explicit, entry.key),
+            OpenGroup { number: next, last_time: entry.time, records: 1, bytes: u64::from(entry.length) },
+        );
         next += 1;
     }
 }

@@ -4,12 +4,11 @@
 //! URL in `details`/`titleUrl` where present, else by a time gap (`--gap-minutes`).
 
 pub mod normalize;
+pub mod raw;
 pub mod verbs;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-
-use serde::Deserialize;
 
 use crate::error::RunError;
 use crate::model::Origin;
@@ -18,17 +17,7 @@ use crate::sources::json_array::{ArrayFramer, FrameError};
 use crate::sources::regroup::{GroupKey, Regrouper};
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
 use crate::timefmt::parse_rfc3339;
-
-/// The fields the regrouping pass needs from a record.
-#[derive(Deserialize)]
-struct RecordKeys {
-    #[serde(default)]
-    time: Option<String>,
-    #[serde(default, rename = "titleUrl")]
-    title_url: Option<String>,
-    #[serde(default)]
-    details: Option<Vec<serde_json::Value>>,
-}
+use raw::RawKeys;
 
 /// The conversation id in a Gemini or Bard conversation URL
 /// (`https://gemini.google.com/app/<id>`, `…/app/c/<id>`, `https://bard.google.com/chat/<id>`).
@@ -38,11 +27,6 @@ pub fn conversation_id_from_url(url: &str) -> Option<String> {
     let id = path.trim_end_matches('/').rsplit('/').next()?;
     let is_conversation = path.starts_with("app/") || path.starts_with("chat/") || path.starts_with("gem/");
     (is_conversation && !id.is_empty() && id != "app" && id != "chat").then(|| id.to_owned())
-}
-
-fn record_key(keys: &RecordKeys) -> Option<String> {
-    let detail_urls = keys.details.iter().flatten().filter_map(|detail| detail.get("url").and_then(serde_json::Value::as_str));
-    keys.title_url.as_deref().into_iter().chain(detail_urls).find_map(conversation_id_from_url)
 }
 
 /// Frames the records of a `MyActivity.json` and regroups them into conversations.
@@ -70,9 +54,9 @@ pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOpti
                 break;
             }
         };
-        let keys: Option<RecordKeys> = serde_json::from_slice(&record).ok();
+        let keys: Option<RawKeys> = sonic_rs::from_slice(&record).ok();
         let time = keys.as_ref().and_then(|keys| keys.time.as_deref()).and_then(parse_rfc3339);
-        let key = match keys.as_ref().and_then(record_key) {
+        let key = match keys.as_ref().and_then(RawKeys::conversation_id) {
             Some(id) => GroupKey::Conversation(id),
             None => GroupKey::Title(String::new()),
         };

@@ -6,28 +6,30 @@
 //! pairs or `userInteractions` is read too.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::hash::{pam_content_digest, push_hex, sha256};
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
+use crate::sources::gemini::TakeoutFiles;
+use crate::sources::gemini::raw::RawRecord;
 use crate::sources::gemini::verbs::prompt_of;
-use crate::sources::gemini::{TakeoutFiles, conversation_id_from_url};
 use crate::sources::html_text::html_to_text;
+use crate::sources::lenient::Object;
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
 #[derive(Deserialize)]
-struct Group {
-    rows: Vec<Row>,
+struct Group<'a> {
+    #[serde(borrow)]
+    rows: Vec<Row<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Row {
+struct Row<'a> {
     offset: u64,
     index: u64,
-    #[serde(default)]
-    record: Option<Value>,
+    #[serde(borrow, default)]
+    record: Object<RawRecord<'a>>,
     #[serde(default)]
     problem: Option<String>,
 }
@@ -41,18 +43,18 @@ struct Turn {
 
 /// Decodes one regrouped conversation. `Err` rejects the whole group.
 pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-    let group: Group = serde_json::from_slice(bytes)
+    let group: Group = sonic_rs::from_slice(bytes)
         .map_err(|error| RecordReject::new(&origin, None, format!("internal regrouping record unreadable: {error}")))?;
     let Some(first) = group.rows.first() else {
         return Err(RecordReject::new(&origin, None, "empty conversation group".into()));
     };
     let origin = Origin { file: origin.file, offset: first.offset, index: first.index };
     let first_record = group.rows.iter().find_map(|row| row.record.as_ref());
-    let url_id = first_record.and_then(record_url).and_then(|url| conversation_id_from_url(&url));
+    let url_id = first_record.and_then(RawRecord::conversation_id);
     let id = match url_id {
         Some(url_id) if url_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')) => format!("gm-{url_id}"),
         other => {
-            let seed = other.unwrap_or_else(|| first_record.and_then(|record| text(record, "time")).unwrap_or_default());
+            let seed = other.unwrap_or_else(|| first_record.and_then(|record| record.time.as_deref()).unwrap_or_default().to_owned());
             let mut id = String::from("gm-t");
             push_hex(&mut id, &sha256(seed.as_bytes())[..12]);
             id
@@ -73,14 +75,14 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
                 rejected_messages.push(RecordReject::new(&row_origin, Some(&id), problem.clone()));
                 continue;
             }
-            (Some(Value::Object(record)), None) => record,
+            (Object::Present(record), None) => record,
             _ => {
                 rejected_messages.push(RecordReject::new(&row_origin, Some(&id), "activity record is not a JSON object".into()));
                 continue;
             }
         };
-        let record_title = record.get("title").and_then(Value::as_str).unwrap_or("");
-        let time_text = record.get("time").and_then(Value::as_str).unwrap_or("");
+        let record_title = record.title.as_deref().unwrap_or("");
+        let time_text = record.time.as_deref().unwrap_or("");
         let time = parse_rfc3339(time_text);
         if time.is_none() {
             warnings.add("time_unreadable");
@@ -178,51 +180,26 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
     Ok(Decoded { conversation, rejected_messages, warnings })
 }
 
-fn text(record: &Value, key: &str) -> Option<String> {
-    record.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn record_url(record: &Value) -> Option<String> {
-    let detail_urls = record.get("details").and_then(Value::as_array).into_iter().flatten().filter_map(|detail| text(detail, "url"));
-    text(record, "titleUrl").into_iter().chain(detail_urls).find(|url| conversation_id_from_url(url).is_some())
-}
-
 /// Reads the prompt, the answer drafts and the attachments of a record, in whichever of the
 /// known shapes it has.
-fn read_turn(record: &serde_json::Map<String, Value>, title: &str, warnings: &mut Warnings) -> Turn {
+fn read_turn(record: &RawRecord, title: &str, warnings: &mut Warnings) -> Turn {
     let mut answers: Vec<String> = record
-        .get("safeHtmlItem")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|item| item.get("html").and_then(Value::as_str))
+        .safe_html_item
+        .iter()
+        .flat_map(|list| list.0.iter())
+        .filter_map(Object::as_ref)
+        .filter_map(|item| item.html.as_deref())
         .map(html_to_text)
         .collect();
     let mut prompt = prompt_of(title);
     // The 2024 variant: `details` with Request/Response values, or `userInteractions`.
-    let detail_value = |name: &str| {
-        record
-            .get("details")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|detail| detail.get("name").and_then(Value::as_str) == Some(name))
-            .and_then(|detail| detail.get("value").and_then(Value::as_str))
-            .map(str::to_owned)
-    };
-    let interaction = record
-        .get("userInteractions")
-        .and_then(Value::as_array)
-        .and_then(|items| items.first())
-        .and_then(|item| item.get("userInteraction").or(Some(item)))
-        .cloned();
-    let interaction_field = |key: &str| interaction.as_ref().and_then(|item| item.get(key)).and_then(Value::as_str).map(str::to_owned);
-    if let Some(request) = detail_value("Request").or_else(|| interaction_field("request")) {
-        prompt = Some(request);
+    let interaction = record.interaction();
+    if let Some(request) = record.detail_value("Request").or_else(|| interaction.and_then(|item| item.request.as_deref())) {
+        prompt = Some(request.to_owned());
         if answers.is_empty()
-            && let Some(response) = detail_value("Response").or_else(|| interaction_field("response"))
+            && let Some(response) = record.detail_value("Response").or_else(|| interaction.and_then(|item| item.response.as_deref()))
         {
-            answers.push(response);
+            answers.push(response.to_owned());
         }
         warnings.add("gemini_request_response_variant");
     }
@@ -232,13 +209,12 @@ fn read_turn(record: &serde_json::Map<String, Value>, title: &str, warnings: &mu
         prompt = Some(title.trim().to_owned());
     }
     let mut attachments = Vec::new();
-    if let Some(image) = record.get("imageFile").and_then(Value::as_str).filter(|name| !name.is_empty()) {
+    if let Some(image) = record.image_file.as_deref().filter(|name| !name.is_empty()) {
         attachments.push((AssetKind::Image, image.to_owned()));
     }
-    for file in record.get("attachedFiles").and_then(Value::as_array).into_iter().flatten() {
-        let name = file.as_str().map(str::to_owned).or_else(|| text(file, "name")).or_else(|| text(file, "fileName"));
-        if let Some(name) = name.filter(|name| !name.is_empty()) {
-            attachments.push((AssetKind::File, name));
+    for name in record.attached_files.iter().flat_map(|list| list.0.iter()).filter_map(|name| name.0.as_deref()) {
+        if !name.is_empty() {
+            attachments.push((AssetKind::File, name.to_owned()));
         }
     }
     Turn { prompt, answers, attachments }
