@@ -83,3 +83,84 @@ fn flat_text_attachments_and_files_render() {
     assert_eq!(lines[1]["content"], "See attached\n[attachment: notes.txt]\nline one\n[file: photo.png (missing from export)]");
     assert!(lines[1]["tags"].as_array().unwrap().contains(&json!("src-claude")));
 }
+
+#[test]
+fn projects_and_memories_become_provider_memories() {
+    // The real small export: its only project is the starter project (skipped by its flag);
+    // memories.json holds one conversation memory.
+    let (out, report) =
+        convert_checked(&shared("provider-samples/claude/2025-07_small-export"), BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!((report.counts.memories_read, report.counts.memories_written), (1, 1));
+    assert_eq!(report.warnings.get("claude_starter_project_skipped"), Some(&1));
+    let memories: Vec<_> = ndjson(&out.path().join("memory.aimem.ndjson"))
+        .into_iter()
+        .filter(|line| line["tags"].as_array().is_some_and(|tags| tags.contains(&json!("provider-memory"))))
+        .collect();
+    assert_eq!(memories.len(), 1);
+    assert_eq!(memories[0]["memory_type"], "fact");
+    // The SDK sample: a conversation memory and one project memory.
+    let (_out, report) = convert_checked(
+        &shared("pam/fixtures/python-sdk-test-samples/claude-memories.sample.json"),
+        BranchPolicy::Active,
+        DedupPolicy::Content,
+    );
+    assert_eq!((report.counts.conversations_read, report.counts.memories_written), (0, 2));
+}
+
+#[test]
+fn generated_export_with_projects_and_memories_matches_independent_counts() {
+    // 8 conversations with edit/retry branches; 3 projects beside the starter one (their
+    // descriptions, prompts and documents) and memories.json: 15 memories, counted by a script.
+    let (out, report) = convert_checked(&crate::util::root().join("examples/claude-small"), BranchPolicy::Active, DedupPolicy::Content);
+    let counts = &report.counts;
+    assert_eq!((counts.conversations_read, counts.messages_read, counts.messages_written, counts.messages_duplicate), (8, 23, 17, 1));
+    assert_eq!(skips(&report), (0, 3, 2));
+    assert_eq!((counts.memories_read, counts.memories_written), (15, 15));
+    let types: std::collections::BTreeSet<String> = ndjson(&out.path().join("memory.aimem.ndjson"))
+        .into_iter()
+        .filter(|line| line["tags"].as_array().is_some_and(|tags| tags.contains(&json!("provider-memory"))))
+        .map(|line| line["memory_type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(types.into_iter().collect::<Vec<_>>(), ["fact", "procedure"]);
+    // users.json (PII) is never read.
+    assert!(report.inputs[0].files.iter().all(|file| !file.contains("users.json")));
+}
+
+#[test]
+fn memories_as_a_bare_object_and_projects_as_a_folder() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("memories.json"),
+        br#"{"conversations_memory": "Works in Rust.", "project_memories": {"p1": "Uses tokio."}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(folder.path().join("projects")).unwrap();
+    let project = json!({"uuid": "p1", "name": "Engine", "is_starter_project": false, "prompt_template": "Answer briefly.",
+                         "created_at": "2026-05-01T10:00:00+00:00", "docs": [{"uuid": "d1", "filename": "notes.md", "content": "Bounded queues."}]});
+    std::fs::write(folder.path().join("projects/p1.json"), serde_json::to_vec(&project).unwrap()).unwrap();
+    let (_out, report) = convert_checked(folder.path(), BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.inputs[0].provider, "claude");
+    assert_eq!((report.counts.memories_read, report.counts.memories_written), (4, 4));
+}
+
+#[test]
+fn a_2026_manifest_reads_the_zips_beside_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let conversations = json!([{"uuid": "c1", "name": "", "created_at": "2026-09-01T10:00:00Z",
+        "chat_messages": [message("m1", None, "human", "2026-09-01T10:00:00Z", json!([{"type": "text", "text": "Hello"}]))]}]);
+    let zip_path = folder.path().join("conversations-000.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    zip.start_file("conversations-000.json", zip::write::SimpleFileOptions::default()).unwrap();
+    std::io::Write::write_all(&mut zip, &serde_json::to_vec(&conversations).unwrap()).unwrap();
+    zip.finish().unwrap();
+    std::fs::write(folder.path().join("memories.json"), br#"[{"conversations_memory": "Likes tea."}]"#).unwrap();
+    let manifest = folder.path().join("manifest-0000-2026-09-01.json");
+    let listing = json!({"files": [{"url": "https://example.invalid/conversations-000.zip?sig=1"}, {"url": "https://example.invalid/conversations-001.zip"},
+                                   {"url": "https://example.invalid/memories.json"}]});
+    std::fs::write(&manifest, serde_json::to_vec(&listing).unwrap()).unwrap();
+    let (_out, report) = convert_checked(&manifest, BranchPolicy::Active, DedupPolicy::Content);
+    assert!(report.inputs[0].layout.contains("manifest"), "{}", report.inputs[0].layout);
+    assert_eq!((report.counts.messages_written, report.counts.memories_written), (1, 1));
+    // The second shard is listed but not downloaded: said, not fatal.
+    assert_eq!(report.warnings.get("manifest_file_missing"), Some(&1));
+}

@@ -8,6 +8,10 @@
 //! its title (Copilot) or of the keyless stream (Gemini) when it comes at most `gap` after that
 //! conversation's last record, and starts a new one otherwise.
 //!
+//! With [`Regrouper::attach_untitled`] (Gemini), a record with neither id nor title (a feedback
+//! or "Used Gemini Apps" record) may also join the conversation of the record just before it,
+//! within the gap: it is about that exchange.
+//!
 //! A conversation is closed at [`MAX_GROUP_RECORDS`] records or [`MAX_GROUP_BYTES`] bytes and
 //! the next record starts a new one, so one element never grows without bound (a day of
 //! back-to-back prompts without conversation URLs would otherwise be one conversation).
@@ -46,6 +50,7 @@ pub struct Regrouper {
     index: Vec<IndexEntry>,
     gap: Micros,
     display: String,
+    attach_untitled: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +70,21 @@ impl Regrouper {
     /// When no temporary file can be created.
     pub fn new(display: &str, gap: Micros) -> Result<Self, RunError> {
         let file = tempfile::tempfile().map_err(|error| RunError::write("a temporary file for regrouping", error))?;
-        Ok(Regrouper { spill: BufWriter::with_capacity(1 << 20, file), spilled: 0, index: Vec::new(), gap, display: display.to_owned() })
+        Ok(Regrouper {
+            spill: BufWriter::with_capacity(1 << 20, file),
+            spilled: 0,
+            index: Vec::new(),
+            gap,
+            display: display.to_owned(),
+            attach_untitled: false,
+        })
+    }
+
+    /// Lets records keyed by an empty title join the conversation of the record before them
+    /// (whatever its key) when it is within the gap.
+    pub fn attach_untitled(mut self) -> Self {
+        self.attach_untitled = true;
+        self
     }
 
     /// Adds one record (a JSON object) in file order.
@@ -77,12 +96,10 @@ impl Regrouper {
             GroupKey::Conversation(id) => (true, id.as_str()),
             GroupKey::Title(title) => (false, title.as_str()),
         };
-        let digest = sha256(key_text.as_bytes());
-        let mut key_bits = [0u8; 8];
-        key_bits.copy_from_slice(&digest[..8]);
+        let key_bits = key_hash(key_text);
         let length = u32::try_from(record_json.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
         self.spill.write_all(record_json).map_err(|error| RunError::write(&self.display, error))?;
-        self.index.push(IndexEntry { offset: self.spilled, length, time, key: u64::from_le_bytes(key_bits), explicit, conversation: 0 });
+        self.index.push(IndexEntry { offset: self.spilled, length, time, key: key_bits, explicit, conversation: 0 });
         self.spilled += u64::from(length);
         Ok(())
     }
@@ -99,7 +116,8 @@ impl Regrouper {
         if is_newest_first(index) {
             index.reverse();
         }
-        assign_conversations(index, self.gap);
+        let untitled_key = self.attach_untitled.then(|| key_hash(""));
+        assign_conversations(index, self.gap, untitled_key);
         // Conversations in order of their first record; the stable sort keeps records in
         // chronological order inside each.
         index.sort_by_key(|entry| entry.conversation);
@@ -127,6 +145,13 @@ impl Regrouper {
     }
 }
 
+fn key_hash(key: &str) -> u64 {
+    let digest = sha256(key.as_bytes());
+    let mut bits = [0u8; 8];
+    bits.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(bits)
+}
+
 /// Newest first when the first timed record is later than the last one. Exports that list
 /// oldest first (some Copilot layouts) keep their order; ties keep file order either way.
 fn is_newest_first(index: &[IndexEntry]) -> bool {
@@ -143,34 +168,51 @@ struct OpenGroup {
     bytes: u64,
 }
 
-/// Numbers conversations in chronological order of their first record.
-fn assign_conversations(index: &mut [IndexEntry], gap: Micros) {
+/// Whether a record of `length` bytes at `time` may join `group`.
+fn may_join(group: &OpenGroup, explicit: bool, time: Option<Micros>, length: u32, gap: Micros) -> bool {
+    if group.records >= MAX_GROUP_RECORDS || group.bytes + u64::from(length) > MAX_GROUP_BYTES {
+        return false;
+    }
+    match (group.last_time, time) {
+        _ if explicit => true,
+        (Some(last), Some(time)) => time.saturating_sub(last) <= gap,
+        // Without a time the record stays with the conversation it was listed in.
+        _ => true,
+    }
+}
+
+/// Numbers conversations in chronological order of their first record. `untitled_key`: the key
+/// of records that may join the previous record's conversation.
+fn assign_conversations(index: &mut [IndexEntry], gap: Micros, untitled_key: Option<u64>) {
     let mut open: FxHashMap<(bool, u64), OpenGroup> = FxHashMap::default();
+    let mut previous: Option<(bool, u64)> = None;
     let mut next = 0u32;
     for entry in index.iter_mut() {
-        let slot = open.get_mut(&(entry.explicit, entry.key));
-        let joins = match (&slot, entry.time) {
-            (None, _) => false,
-            (Some(group), _) if group.records >= MAX_GROUP_RECORDS || group.bytes + u64::from(entry.length) > MAX_GROUP_BYTES => false,
-            (Some(_), _) if entry.explicit => true,
-            (Some(OpenGroup { last_time: Some(last), .. }), Some(time)) => time.saturating_sub(*last) <= gap,
-            // Without a time the record stays with the conversation it was listed in.
-            (Some(_), _) => true,
-        };
-        if joins && let Some(group) = slot {
+        let own = (entry.explicit, entry.key);
+        let mut target = open.get(&own).filter(|group| may_join(group, entry.explicit, entry.time, entry.length, gap)).map(|_| own);
+        if target.is_none()
+            && !entry.explicit
+            && untitled_key == Some(entry.key)
+            && let Some(previous) = previous
+            && open.get(&previous).is_some_and(|group| may_join(group, false, entry.time, entry.length, gap))
+        {
+            target = Some(previous);
+        }
+        if let Some(key) = target
+            && let Some(group) = open.get_mut(&key)
+        {
             entry.conversation = group.number;
             group.records += 1;
             group.bytes += u64::from(entry.length);
             if entry.time.is_some() {
                 group.last_time = entry.time;
             }
+            previous = Some(key);
             continue;
         }
         entry.conversation = next;
-        open.insert(
-            (entry.explicit, entry.key),
-            OpenGroup { number: next, last_time: entry.time, records: 1, bytes: u64::from(entry.length) },
-        );
+        open.insert(own, OpenGroup { number: next, last_time: entry.time, records: 1, bytes: u64::from(entry.length) });
+        previous = Some(own);
         next += 1;
     }
 }

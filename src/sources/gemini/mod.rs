@@ -1,7 +1,8 @@
 //! Gemini Apps activity from Google Takeout (provider-formats.md §3): `MyActivity.json`, found by
 //! content inside a multi-product Takeout under any (localized) folder name. Records are listed
 //! newest first with no conversation ids, so they are spilled and regrouped: by the conversation
-//! URL in `details`/`titleUrl` where present, else by a time gap (`--gap-minutes`).
+//! URL in `details`/`titleUrl` where present, else by a time gap (`--gap-minutes`); a record
+//! without a URL right after a conversation's record (feedback on that answer) joins it.
 
 pub mod normalize;
 pub mod raw;
@@ -36,7 +37,7 @@ pub fn conversation_id_from_url(url: &str) -> Option<String> {
 /// records before the break and reports it as a record the decoder rejects.
 pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<Box<dyn Read + Send>, RunError> {
     let mut framer = ArrayFramer::new(reader);
-    let mut regrouper = Regrouper::new(display, options.gap)?;
+    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
     let mut record = Vec::new();
     let mut row = Vec::new();
     loop {

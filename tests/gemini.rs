@@ -1,0 +1,90 @@
+//! Gemini (Google Takeout My Activity): the SDK sample and the generated multi-product Takeout
+//! convert with counts checked by an independent script; detection among other products,
+//! newest-first reversal, grouping by conversation URL or time gap, drafts, activity records,
+//! localized verbs and answer HTML on synthetic records.
+
+use memport::pipeline::DedupPolicy;
+use memport::sources::BranchPolicy;
+use serde_json::json;
+
+use crate::util::{convert_checked, ndjson, root, shared, skips};
+
+fn activity_skips(report: &memport::pipeline::report::RunReport) -> u64 {
+    report.counts.messages_skipped["activity"]
+}
+
+#[test]
+fn sdk_sample_of_the_2024_request_response_variant() {
+    // Three records with `details` Request/Response pairs (or `userInteractions`), grouped by
+    // the conversation URL into two conversations: six messages, all written.
+    let (_out, report) = convert_checked(
+        &shared("pam/fixtures/python-sdk-test-samples/gemini-MyActivity.sample.json"),
+        BranchPolicy::Active,
+        DedupPolicy::Content,
+    );
+    assert_eq!(report.inputs[0].provider, "gemini");
+    assert_eq!((report.counts.conversations_read, report.counts.messages_read, report.counts.messages_written), (2, 6, 6));
+    assert_eq!(report.warnings.get("gemini_request_response_variant"), Some(&3));
+}
+
+#[test]
+fn generated_takeout_is_found_among_other_products_and_matches_independent_counts() {
+    // A Takeout with YouTube and Chrome activity beside Gemini's: only the Gemini file is read.
+    // Counted by a separate script: 37 records (34 prompts, 3 activity), 24 conversations (8 by
+    // URL, 16 by time gap), 2 extra drafts. Two policies differ from the script's: the
+    // image-only prompt is kept (it carries the image's name), and a feedback record right after
+    // a conversation's answer joins that conversation instead of standing alone (23, not 24).
+    let (_out, report) = convert_checked(&root().join("examples/gemini-json-small"), BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.inputs[0].files, ["Takeout/My Activity/Gemini Apps/MyActivity.json"]);
+    let counts = &report.counts;
+    assert_eq!((counts.conversations_read, counts.messages_read, counts.messages_written), (23, 70, 65));
+    assert_eq!((skips(&report), activity_skips(&report)), ((0, 2, 0), 3));
+    let (_out, report) = convert_checked(&root().join("examples/gemini-json-small"), BranchPolicy::All, DedupPolicy::Content);
+    assert_eq!(report.counts.messages_written, 67);
+}
+
+fn record(title: &str, time: &str, answers: &[&str], conversation: Option<&str>) -> serde_json::Value {
+    let mut record = json!({"header": "Gemini Apps", "title": title, "time": time, "products": ["Gemini Apps"],
+                            "activityControls": ["Gemini Apps Activity"],
+                            "safeHtmlItem": answers.iter().map(|html| json!({"html": html})).collect::<Vec<_>>()});
+    if let Some(id) = conversation {
+        record["details"] = json!([{"name": "Conversation", "url": format!("https://gemini.google.com/app/{id}")}]);
+    }
+    record
+}
+
+#[test]
+fn records_are_reversed_grouped_and_rendered() {
+    // Newest first, as Takeout writes them.
+    let records = json!([
+        record("Prompted Und noch?", "2026-03-01T12:00:30.000Z", &["<p>Mehr.</p>"], Some("abc123")),
+        record("Gave feedback: Good response", "2026-03-01T12:00:20.000Z", &[], None),
+        record(
+            "Eingegebener Prompt: Was ist Rust?",
+            "2026-03-01T12:00:00.000Z",
+            &["<p>Eine <b>Sprache</b> &amp; mehr:</p><ul><li>schnell</li><li>sicher</li></ul>", "<p>Draft two</p>"],
+            Some("abc123")
+        ),
+        record("Prompted Later", "2026-02-01T10:00:00.000Z", &["<p>Yes</p>"], None),
+        record("Prompted Hello", "2026-02-01T08:00:00.000Z", &["<p>Hi!</p>"], None),
+    ]);
+    let folder = tempfile::tempdir().unwrap();
+    let activity = folder.path().join("Takeout/Meine Aktivitäten/Gemini-Apps");
+    std::fs::create_dir_all(&activity).unwrap();
+    std::fs::write(activity.join("MeineAktivitäten.json"), serde_json::to_vec(&records).unwrap()).unwrap();
+    let (out, report) = convert_checked(folder.path(), BranchPolicy::Active, DedupPolicy::Content);
+    // abc123 (by URL), and two conversations by time gap (08:00 and 10:00 are two hours apart).
+    assert_eq!(report.counts.conversations_read, 3);
+    assert_eq!((report.counts.messages_read, report.counts.messages_written), (10, 8));
+    assert_eq!((skips(&report).1, activity_skips(&report)), (1, 1));
+    let contents: Vec<String> = ndjson(&out.path().join("memory.aimem.ndjson"))
+        .into_iter()
+        .filter(|line| line["_kind"] == "chunk")
+        .map(|chunk| chunk["content"].as_str().unwrap().to_owned())
+        .collect();
+    // Out of the file's order: the oldest conversation comes first.
+    assert_eq!(contents[0], "Hello");
+    assert_eq!(contents[4], "Was ist Rust?");
+    assert_eq!(contents[5], "Eine **Sprache** & mehr:\n\n- schnell\n- sicher");
+    assert_eq!(contents[6], "Und noch?");
+}
