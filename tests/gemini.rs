@@ -88,3 +88,43 @@ fn records_are_reversed_grouped_and_rendered() {
     assert_eq!(contents[5], "Eine **Sprache** & mehr:\n\n- schnell\n- sicher");
     assert_eq!(contents[6], "Und noch?");
 }
+
+#[test]
+fn html_activity_page_in_czech_is_read() {
+    // The HTML layout with a Czech verb (`Pokyn`) and local times in SEČ (UTC+1): two prompt
+    // records 25 minutes apart, each with an answer: one conversation of four messages.
+    let (out, report) =
+        convert_checked(&shared("provider-samples/gemini/synthetic_html-structure"), BranchPolicy::Active, DedupPolicy::Content);
+    assert!(report.inputs[0].layout.contains("HTML"), "{}", report.inputs[0].layout);
+    assert_eq!((report.counts.conversations_read, report.counts.messages_read, report.counts.messages_written), (1, 4, 4));
+    let chunks: Vec<_> = ndjson(&out.path().join("memory.aimem.ndjson")).into_iter().filter(|line| line["_kind"] == "chunk").collect();
+    assert_eq!(chunks[0]["created_at"], "2026-01-01T09:00:00Z");
+    assert!(chunks[3]["content"].as_str().unwrap().contains("- First bullet"), "{}", chunks[3]["content"]);
+}
+
+#[test]
+fn an_html_takeout_reads_gemini_and_not_the_chrome_page_that_mentions_it() {
+    let cell = |header: &str, body: &str| {
+        format!(
+            "<div class=\"outer-cell mdl-cell\"><div class=\"mdl-grid\"><div class=\"header-cell\"><p class=\"mdl-typography--title\">{header}<br></p></div>\
+             <div class=\"content-cell mdl-cell mdl-cell--6-col mdl-typography--body-1\">{body}</div>\
+             <div class=\"content-cell mdl-cell mdl-cell--6-col mdl-typography--body-1 mdl-typography--text-right\"></div>\
+             <div class=\"content-cell mdl-cell mdl-cell--12-col mdl-typography--caption\"><b>Products:</b><br>&emsp;{header}<br></div></div></div>"
+        )
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let chrome = folder.path().join("Takeout/My Activity/Chrome");
+    let gemini = folder.path().join("Takeout/My Activity/Gemini Apps");
+    std::fs::create_dir_all(&chrome).unwrap();
+    std::fs::create_dir_all(&gemini).unwrap();
+    let visit = cell("Chrome", "Visited&nbsp;<a href=\"https://gemini.google.com/app\">Gemini</a><br>Mar 1, 2026, 9:00:00 AM CET<br>");
+    std::fs::write(chrome.join("MyActivity.html"), format!("<html><body>{visit}</body></html>")).unwrap();
+    let prompt = cell("Gemini Apps", "Prompted&nbsp;Hi there<br>Mar 1, 2026, 9:05:00 AM CET<br><p>Hello!</p>");
+    std::fs::write(gemini.join("MyActivity.html"), format!("<html><body>{prompt}</body></html>")).unwrap();
+    let (out, report) = convert_checked(folder.path(), BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.inputs[0].files, ["Takeout/My Activity/Gemini Apps/MyActivity.html"]);
+    assert_eq!(report.counts.messages_written, 2);
+    let chunks: Vec<_> = ndjson(&out.path().join("memory.aimem.ndjson")).into_iter().filter(|line| line["_kind"] == "chunk").collect();
+    assert_eq!(chunks[0]["created_at"], "2026-03-01T08:05:00Z");
+    assert_eq!(chunks[1]["content"], "Hello!");
+}

@@ -131,8 +131,25 @@ fn sniff_object(text: &[u8]) -> Sniffed {
 }
 
 fn sniff_html(text: &[u8]) -> Sniffed {
-    let contains = |needle: &[u8]| memchr::memmem::find(text, needle).is_some();
-    if contains(b"outer-cell") && (contains(b"Gemini") || contains(b"Bard")) { Sniffed::GeminiActivityHtml } else { Sniffed::Other }
+    if memchr::memmem::find(text, b"outer-cell").is_none() {
+        return Sniffed::Other;
+    }
+    // The product header of the first record (`<p class="mdl-typography--title">Gemini Apps<br>`):
+    // a Chrome or YouTube page can mention gemini.google.com, but its header is its own product.
+    // The first record's product header (`<p class="mdl-typography--title">Gemini Apps<br>`) or
+    // its products caption: a Chrome or YouTube page can mention gemini.google.com, but its
+    // header and products are its own.
+    let text_after = |marker: &[u8], limit: usize| -> String {
+        let Some(position) = memchr::memmem::find(text, marker) else { return String::new() };
+        let rest = &text[position + marker.len()..];
+        String::from_utf8_lossy(&rest[..rest.len().min(limit)]).into_owned()
+    };
+    let header = text_after(b"mdl-typography--title\">", 200);
+    let header = header.split('<').next().unwrap_or("");
+    let caption = text_after(b"mdl-typography--caption\">", 300);
+    let caption = caption.split("</div").next().unwrap_or("");
+    let names_gemini = |text: &str| text.contains("Gemini") || text.contains("Bard");
+    if names_gemini(header) || names_gemini(caption) { Sniffed::GeminiActivityHtml } else { Sniffed::Other }
 }
 
 fn sniff_csv(text: &[u8]) -> Sniffed {

@@ -118,6 +118,8 @@ pub enum Framing {
     CopilotCsv(copilot::CsvLayout, SourceOptions),
     /// Records of a Gemini `MyActivity.json`, regrouped into conversations first.
     GeminiActivity(SourceOptions),
+    /// Records of a Gemini `MyActivity.html` page, regrouped into conversations first.
+    GeminiActivityHtml(SourceOptions),
 }
 
 /// One file of an input, with how to frame it and who decodes its elements.
@@ -150,6 +152,7 @@ impl Stream {
             Framing::Whole => ArrayFramer::whole_document(reader),
             Framing::CopilotCsv(layout, options) => ArrayFramer::new(copilot::regroup(reader, display, *layout, options)?),
             Framing::GeminiActivity(options) => ArrayFramer::new(gemini::regroup(reader, display, options)?),
+            Framing::GeminiActivityHtml(options) => ArrayFramer::new(gemini::html::regroup(reader, display, options)?),
         })
     }
 }
@@ -412,24 +415,18 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         Provider::Gemini => {
             let json_files = of(|sniffed| sniffed == Sniffed::GeminiActivityJson);
             let html_files = of(|sniffed| sniffed == Sniffed::GeminiActivityHtml);
-            if json_files.is_empty() {
-                return Err(ConfigError::NotAnExport {
-                    path: path.to_owned(),
-                    reason: format!(
-                        "holds Gemini activity only as HTML ({}), which memport does not read yet; request the Takeout again with the JSON format for My Activity",
-                        html_files.iter().map(|entry| entry.display.to_string()).collect::<Vec<_>>().join(", ")
-                    ),
-                }
-                .into());
-            }
-            if !html_files.is_empty() {
+            // The user picks one format in Takeout; if both are there, JSON (UTC times to the
+            // millisecond) is read and the HTML copy is not.
+            let html = json_files.is_empty();
+            if !html && !html_files.is_empty() {
                 plan.warnings.add("gemini_html_ignored");
                 plan.notes.push(format!("{}: Gemini activity is read from the JSON file; the HTML copy is not read", path.display()));
             }
-            plan.layout = format!("{container_kind}, Google Takeout My Activity (Gemini Apps, JSON)");
-            for entry in json_files {
+            plan.layout = format!("{container_kind}, Google Takeout My Activity (Gemini Apps, {})", if html { "HTML" } else { "JSON" });
+            for entry in if html { html_files } else { json_files } {
                 let decoder = Arc::new(gemini::GeminiDecoder { files: gemini::TakeoutFiles::beside(&entry, &entries) });
-                plan.streams.push(Stream::new(entry, Framing::GeminiActivity(options.clone()), decoder));
+                let framing = if html { Framing::GeminiActivityHtml(options.clone()) } else { Framing::GeminiActivity(options.clone()) };
+                plan.streams.push(Stream::new(entry, framing, decoder));
             }
         }
     }

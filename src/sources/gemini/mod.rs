@@ -4,6 +4,8 @@
 //! URL in `details`/`titleUrl` where present, else by a time gap (`--gap-minutes`); a record
 //! without a URL right after a conversation's record (feedback on that answer) joins it.
 
+pub mod dates;
+pub mod html;
 pub mod normalize;
 pub mod raw;
 pub mod verbs;

@@ -114,7 +114,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         let Some(prompt) = turn.prompt else {
             // Not a turn: counted as activity, linked nowhere.
             let event = message(
-                format!("{record_id}.e"),
+                format!("{record_id}-e"),
                 None,
                 Role::System,
                 record_title.to_owned(),
@@ -142,7 +142,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         let (prompt_text, prompt_parts) =
             if parts.len() <= 1 && turn.attachments.is_empty() { (prompt, Vec::new()) } else { (parts_to_text(&parts), parts) };
         let prompt_disposition = if prompt_text.trim().is_empty() { Disposition::Skip(SkipReason::Empty) } else { Disposition::Keep };
-        let prompt_id = format!("{record_id}.q");
+        let prompt_id = format!("{record_id}-q");
         messages.push(message(prompt_id.clone(), thread_tip.clone(), Role::User, prompt_text, prompt_parts, prompt_disposition, true));
         thread_tip = Some(prompt_id.clone());
         for (draft, answer) in turn.answers.into_iter().enumerate() {
@@ -154,7 +154,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
             } else {
                 Disposition::Keep
             };
-            let answer_id = if active { format!("{record_id}.a") } else { format!("{record_id}.a{}", draft + 1) };
+            let answer_id = if active { format!("{record_id}-a") } else { format!("{record_id}-a{}", draft + 1) };
             if active {
                 thread_tip = Some(answer_id.clone());
             }

@@ -1,0 +1,260 @@
+//! Gemini activity as the HTML page Takeout writes when the user picks HTML (`MyActivity.html`,
+//! provider-formats.md §3.3): one `div.outer-cell` per record, framed one at a time, each turned
+//! into the same record shape as the JSON export (`title`, UTC `time`, `safeHtmlItem`,
+//! attachment names, conversation URL) and regrouped the same way.
+//!
+//! The content cell reads `<verb>&nbsp;<prompt><br>[attachment lines<br>]<local date-time with
+//! zone abbreviation><br><answer HTML>`; the verb, the date format and the zone are localized,
+//! so the date line is found by parsing, not by position, and the caption is searched for the
+//! conversation URL rather than read by its (localized) labels.
+
+use std::io::Read;
+
+use serde_json::json;
+
+use crate::error::RunError;
+use crate::sources::gemini::dates::parse_takeout_time;
+use crate::sources::html_text::{decode_entities, html_to_text};
+use crate::sources::regroup::{GroupKey, Regrouper};
+use crate::sources::{SourceOptions, gemini};
+use crate::timefmt::format_rfc3339;
+
+/// Where each record starts.
+const RECORD_MARKER: &[u8] = b"<div class=\"outer-cell";
+/// Largest record framed; a page without markers past this is broken.
+const MAX_RECORD_BYTES: usize = 64 << 20;
+/// Bytes read at a time.
+const READ_SIZE: usize = 1 << 20;
+
+/// Pulls `div.outer-cell` records out of a page, one at a time.
+struct RecordFramer<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    /// Input offset of `buffer[0]`.
+    buffer_offset: u64,
+    at_end: bool,
+}
+
+impl<R: Read> RecordFramer<R> {
+    /// The next record's bytes and offset, or `None` at the end of the page.
+    fn next_record(&mut self) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+        loop {
+            let start = memchr::memmem::find(&self.buffer, RECORD_MARKER);
+            if let Some(start) = start {
+                let after = start + RECORD_MARKER.len();
+                if let Some(next) = memchr::memmem::find(&self.buffer[after..], RECORD_MARKER) {
+                    let end = after + next;
+                    let record = self.buffer[start..end].to_vec();
+                    let offset = self.buffer_offset + start as u64;
+                    self.buffer.drain(..end);
+                    self.buffer_offset += end as u64;
+                    return Ok(Some((offset, record)));
+                }
+                if self.at_end {
+                    let record = self.buffer[start..].to_vec();
+                    let offset = self.buffer_offset + start as u64;
+                    self.buffer_offset += self.buffer.len() as u64;
+                    self.buffer.clear();
+                    return Ok(Some((offset, record)));
+                }
+                if self.buffer.len() - start > MAX_RECORD_BYTES {
+                    return Err(std::io::Error::other(format!(
+                        "a record at byte {} is over {MAX_RECORD_BYTES} bytes",
+                        self.buffer_offset + start as u64
+                    )));
+                }
+            } else if self.at_end {
+                return Ok(None);
+            } else {
+                // Keep a tail that could hold the start of a marker.
+                let keep = self.buffer.len().min(RECORD_MARKER.len());
+                let dropped = self.buffer.len() - keep;
+                self.buffer.drain(..dropped);
+                self.buffer_offset += dropped as u64;
+            }
+            let filled = self.buffer.len();
+            self.buffer.resize(filled + READ_SIZE, 0);
+            let read = loop {
+                match self.reader.read(&mut self.buffer[filled..]) {
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    other => break other?,
+                }
+            };
+            self.buffer.truncate(filled + read);
+            self.at_end = read == 0;
+        }
+    }
+}
+
+/// Frames the records of a `MyActivity.html` page and regroups them into conversations.
+///
+/// # Errors
+/// I/O errors reading the page or writing the spill files.
+pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<Box<dyn Read + Send>, RunError> {
+    let mut framer = RecordFramer { reader, buffer: Vec::new(), buffer_offset: 0, at_end: false };
+    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
+    let mut index = 0u64;
+    while let Some((offset, bytes)) = framer.next_record().map_err(|error| RunError::read(display, error))? {
+        let html = String::from_utf8_lossy(&bytes);
+        let (record, time, conversation) = match parse_record(&html) {
+            Some(parsed) => parsed,
+            None => {
+                let row = json!({"offset": offset, "index": index, "problem": "an activity record without a readable date line"});
+                regrouper.push(&GroupKey::Title(String::new()), None, row.to_string().as_bytes())?;
+                index += 1;
+                continue;
+            }
+        };
+        let row = json!({"offset": offset, "index": index, "record": record});
+        let key = match conversation {
+            Some(id) => GroupKey::Conversation(id),
+            None => GroupKey::Title(String::new()),
+        };
+        regrouper.push(&key, Some(time), row.to_string().as_bytes())?;
+        index += 1;
+    }
+    regrouper.finish()
+}
+
+/// The content of the first element whose opening tag contains `class_fragment`, up to the
+/// next element that contains `end_fragment` (or the end).
+fn section<'a>(html: &'a str, class_fragment: &str, end_fragment: &str) -> Option<&'a str> {
+    let start = html.find(class_fragment)?;
+    let open_end = start + html[start..].find('>')? + 1;
+    let rest = &html[open_end..];
+    let end = rest.find(end_fragment).map_or(rest.len(), |end| rest[..end].rfind('<').unwrap_or(end));
+    Some(&rest[..end])
+}
+
+/// Splits at `<br>` tags (any spelling) that sit outside other elements.
+fn split_lines(html: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut rest = html;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let Some(position) = lower.find("<br") else {
+            lines.push(rest);
+            return lines;
+        };
+        // Stop at the first block element: the answer starts there.
+        if let Some(block) = lower.find("<p").or_else(|| lower.find("<div")).or_else(|| lower.find("<ul")).or_else(|| lower.find("<ol"))
+            && block < position
+        {
+            lines.push(rest);
+            return lines;
+        }
+        lines.push(&rest[..position]);
+        let close = rest[position..].find('>').map_or(rest.len(), |close| position + close + 1);
+        rest = &rest[close..];
+    }
+}
+
+/// Reads one record: the JSON-shaped record, its UTC time and its conversation id.
+fn parse_record(html: &str) -> Option<(serde_json::Value, i64, Option<String>)> {
+    let header = section(html, "mdl-typography--title", "</p").map(html_to_text).unwrap_or_default();
+    let content = section(html, "mdl-typography--body-1\"", "mdl-typography--text-right")
+        .or_else(|| section(html, "content-cell", "mdl-typography--caption"))?;
+    // The section runs to the next cell, so it ends with the content cell's own `</div>`.
+    let content = content.trim_end();
+    let content = content.strip_suffix("</div>").unwrap_or(content);
+    let lines = split_lines(content);
+    let date_position = lines.iter().position(|line| parse_takeout_time(&decode_entities(&strip_tags(line))).is_some())?;
+    let (time, _zone_known) = parse_takeout_time(&decode_entities(&strip_tags(lines[date_position])))?;
+    let title_lines: Vec<String> = lines[..date_position].iter().map(|line| decode_entities(&strip_tags(line)).trim().to_owned()).collect();
+    let (title, attachments) = match title_lines.split_first() {
+        Some((title, rest)) => {
+            // Lines between the prompt and the date are attachment names when they look like
+            // file names, else more prompt text.
+            let (files, more): (Vec<&String>, Vec<&String>) = rest.iter().partition(|line| looks_like_file_name(line));
+            let mut title = title.clone();
+            for line in more {
+                title.push('\n');
+                title.push_str(line);
+            }
+            (title, files.into_iter().cloned().collect::<Vec<_>>())
+        }
+        None => (String::new(), Vec::new()),
+    };
+    let answer_html: String = lines[date_position + 1..].join("<br>");
+    let caption = section(html, "mdl-typography--caption", "</div").unwrap_or("");
+    let conversation = find_conversation_url(caption).or_else(|| find_conversation_url(content));
+    let mut record = json!({
+        "header": header,
+        "title": title,
+        "time": format_rfc3339(time),
+        "safeHtmlItem": if html_to_text(&answer_html).trim().is_empty() { json!([]) } else { json!([{"html": answer_html}]) },
+    });
+    if !attachments.is_empty() {
+        record["attachedFiles"] = json!(attachments);
+    }
+    if let Some(url) = &conversation {
+        record["titleUrl"] = json!(url);
+    }
+    let id = conversation.as_deref().and_then(gemini::conversation_id_from_url);
+    Some((record, time, id))
+}
+
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn looks_like_file_name(line: &str) -> bool {
+    let line = line.trim();
+    !line.is_empty()
+        && !line.contains(char::is_whitespace)
+        && line.rsplit_once('.').is_some_and(|(stem, extension)| !stem.is_empty() && (1..=5).contains(&extension.len()))
+}
+
+fn find_conversation_url(html: &str) -> Option<String> {
+    let mut rest = html;
+    while let Some(position) = rest.find("href=\"") {
+        let value = &rest[position + 6..];
+        let url = decode_entities(value.split('"').next().unwrap_or(""));
+        if gemini::conversation_id_from_url(&url).is_some() {
+            return Some(url);
+        }
+        rest = &value[1..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_records_across_reads_and_parses_a_czech_one() {
+        let page = format!(
+            "<html><body><div class=\"mdl-grid\">{}{}</div></body></html>",
+            "<div class=\"outer-cell mdl-cell\"><div class=\"mdl-grid\"><div class=\"header-cell\"><p class=\"mdl-typography--title\">Gemini Apps<br></p></div>\
+             <div class=\"content-cell mdl-cell mdl-cell--6-col mdl-typography--body-1\">Pokyn&nbsp;Ahoj<br>photo.png<br>1. 1. 2026 10:00:00\n SEČ<br><p>Dobrý <b>den</b></p></div>\
+             <div class=\"content-cell mdl-cell mdl-cell--6-col mdl-typography--body-1 mdl-typography--text-right\"></div>\
+             <div class=\"content-cell mdl-cell mdl-cell--12-col mdl-typography--caption\"><b>Produkty:</b><br>&emsp;Gemini Apps<br>\
+             <a href=\"https://gemini.google.com/app/abc123\">x</a></div></div></div>",
+            "<div class=\"outer-cell mdl-cell\"><div class=\"content-cell mdl-cell mdl-cell--6-col mdl-typography--body-1\">Used Gemini Apps<br>Jan 2, 2026, 9:00:00 AM UTC<br></div></div>"
+        );
+        let mut framer = RecordFramer { reader: page.as_bytes(), buffer: Vec::new(), buffer_offset: 0, at_end: false };
+        let (offset, first) = framer.next_record().unwrap().unwrap();
+        assert_eq!(offset, page.find("<div class=\"outer-cell").unwrap() as u64);
+        let (record, time, conversation) = parse_record(&String::from_utf8(first).unwrap()).unwrap();
+        assert_eq!(record["title"], "Pokyn\u{a0}Ahoj");
+        assert_eq!(record["attachedFiles"], json!(["photo.png"]));
+        assert_eq!(record["safeHtmlItem"][0]["html"], "<p>Dobrý <b>den</b></p>");
+        assert_eq!(format_rfc3339(time), "2026-01-01T09:00:00Z");
+        assert_eq!(conversation.as_deref(), Some("abc123"));
+        let (_, second) = framer.next_record().unwrap().unwrap();
+        let (record, _, _) = parse_record(&String::from_utf8(second).unwrap()).unwrap();
+        assert_eq!(record["title"], "Used Gemini Apps");
+        assert!(framer.next_record().unwrap().is_none());
+    }
+}
