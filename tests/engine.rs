@@ -9,11 +9,29 @@ use crate::util::{conversation, ndjson, options, root, text_node, write_export};
 
 #[test]
 fn output_is_byte_identical_at_any_thread_count() {
-    let input = root().join("examples/chatgpt-small");
+    for example in ["chatgpt-small", "claude-small", "grok-small", "copilot-small", "gemini-json-small"] {
+        assert_deterministic(&root().join("examples").join(example));
+    }
+    // Several inputs of different providers go into one output, in the order given.
+    let out = tempfile::tempdir().unwrap();
+    let inputs = [root().join("examples/grok-small"), root().join("examples/copilot-small")];
+    let report = memport::run(&options(&inputs, out.path(), &[OutputFormat::AimemNdjson])).unwrap();
+    let providers: Vec<&str> = report.inputs.iter().map(|input| input.provider).collect();
+    assert_eq!(providers, ["grok", "copilot"]);
+    let sources: Vec<String> = ndjson(&out.path().join("memory.aimem.ndjson"))
+        .iter()
+        .filter(|line| line["_kind"] == "chunk")
+        .map(|chunk| chunk["tags"][1].as_str().unwrap().to_owned())
+        .collect();
+    let switch = sources.iter().position(|tag| tag == "src-copilot").unwrap();
+    assert!(sources[..switch].iter().all(|tag| tag == "src-grok") && sources[switch..].iter().all(|tag| tag == "src-copilot"));
+}
+
+fn assert_deterministic(input: &std::path::Path) {
     let mut outputs = Vec::new();
     for threads in [1, 2, 3, 8] {
         let out = tempfile::tempdir().unwrap();
-        let mut options = options(std::slice::from_ref(&input), out.path(), &[OutputFormat::Aimem, OutputFormat::AimemNdjson]);
+        let mut options = options(&[input.to_owned()], out.path(), &[OutputFormat::Aimem, OutputFormat::AimemNdjson]);
         options.threads = threads;
         options.branches = BranchPolicy::All;
         memport::run(&options).unwrap();
@@ -21,7 +39,7 @@ fn output_is_byte_identical_at_any_thread_count() {
         let stream = std::fs::read(out.path().join("memory.aimem.ndjson")).unwrap();
         outputs.push((bundle, stream));
     }
-    assert!(outputs.windows(2).all(|pair| pair[0] == pair[1]));
+    assert!(outputs.windows(2).all(|pair| pair[0] == pair[1]), "{}", input.display());
 }
 
 #[test]
