@@ -28,13 +28,15 @@ const EXIT_FAILED: u8 = 2;
 #[command(
     name = "memport",
     version,
-    about = "Move AI-assistant memory between systems: ChatGPT and Claude exports in, AIMEM out, streaming, in flat memory.",
-    long_about = "memport reads the data export an AI assistant gives you (today: ChatGPT and Claude \
-conversations; the zip as downloaded, the unzipped folder, conversations.json or the 2026 ChatGPT \
-conversations-NNN.json shards, told apart by content) and \
-writes portable memory: an AIMEM bundle or NDJSON stream. It streams, so a 5 GB export needs no \
-more memory than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    about = "Move AI-assistant memory between systems: ChatGPT, Claude, Grok, Copilot and Gemini exports in, AIMEM out, streaming, in flat memory.",
+    long_about = "memport reads the data export an AI assistant gives you: ChatGPT, Claude (with its \
+projects and memories), Grok, Microsoft Copilot CSVs and Gemini activity from Google Takeout (JSON or \
+HTML). Give the zip as downloaded, the unzipped folder, a folder of several zips, or the main file; \
+the provider and era are told apart by content, never by file name. It writes portable memory: an \
+AIMEM bundle or NDJSON stream, with the provider's own memories (custom instructions, saved \
+memories, project knowledge) as memory chunks. It streams, so a 5 GB export needs no more memory \
+than a small one, and the same input always gives byte-identical output.",
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 struct Cli {
     #[command(subcommand)]

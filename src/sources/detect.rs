@@ -111,7 +111,12 @@ fn is_gemini_record(object: &serde_json::Map<String, Value>) -> bool {
         }),
         _ => false,
     };
-    ["header", "products", "titleUrl", "details"].iter().any(|key| mentions_gemini(object.get(*key)))
+    // The product decides: a Chrome record can link to gemini.google.com. Only a record without
+    // a header or products falls back to its URLs.
+    if ["header", "products"].iter().any(|key| object.contains_key(*key)) {
+        return ["header", "products"].iter().any(|key| mentions_gemini(object.get(*key)));
+    }
+    ["titleUrl", "details"].iter().any(|key| mentions_gemini(object.get(*key)))
 }
 
 fn sniff_object(text: &[u8]) -> Sniffed {
@@ -180,5 +185,7 @@ mod tests {
         assert_eq!(sniff(gemini), Sniffed::GeminiActivityJson);
         let youtube = br#"[{"header":"YouTube","title":"Watched x","time":"2026-01-01T00:00:00.000Z","products":["YouTube"]}]"#;
         assert_eq!(sniff(youtube), Sniffed::Other);
+        let chrome = br#"[{"header":"Chrome","title":"Visited Gemini","titleUrl":"https://gemini.google.com/app/x","time":"2026-01-01T00:00:00.000Z"}]"#;
+        assert_eq!(sniff(chrome), Sniffed::Other);
     }
 }

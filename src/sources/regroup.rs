@@ -1,9 +1,13 @@
 //! Regroups flat activity records (Copilot CSV rows, Gemini activity records) into
 //! conversations: the exports list records newest first, interleave conversations and carry no
-//! conversation ids, so records are spilled to a temporary file, grouped, and written back as
-//! a JSON array of `{"rows":[…]}` conversation elements that the engine frames like any other.
+//! conversation ids, so records are spilled to a temporary file with a fixed-size index entry
+//! each, then walked in chronological order and read back as a JSON array of `{"rows":[…]}`
+//! conversation elements (assembled on demand from the spill) that the engine frames like any
+//! other.
 //!
-//! Grouping walks the records in chronological order. A record with a conversation key (Gemini's
+//! Grouping walks the records in chronological order (the index file read backwards when the
+//! export lists newest first; ties keep the file's order reversed, so an answer stays after the
+//! question it shares a timestamp with). A record with a conversation key (Gemini's
 //! conversation URL) joins that key's conversation. Otherwise it joins the open conversation of
 //! its title (Copilot) or of the keyless stream (Gemini) when it comes at most `gap` after that
 //! conversation's last record, and starts a new one otherwise.
@@ -12,15 +16,16 @@
 //! or "Used Gemini Apps" record) may also join the conversation of the record just before it,
 //! within the gap: it is about that exchange.
 //!
-//! A conversation is closed at [`MAX_GROUP_RECORDS`] records or [`MAX_GROUP_BYTES`] bytes and
-//! the next record starts a new one, so one element never grows without bound (a day of
-//! back-to-back prompts without conversation URLs would otherwise be one conversation).
-//!
-//! Memory: the record text lives in the spill file; only a 32-byte index entry per record (and
-//! one map entry per open title) stays in memory.
+//! A conversation is written out once it is closed: when the walk passes `gap` after its last
+//! record (for keyed conversations [`KEYED_IDLE`]), at [`MAX_GROUP_RECORDS`] records or
+//! [`MAX_GROUP_BYTES`] bytes, or at the end. So memory holds only the conversations active in
+//! the last window of time, never the whole index, and stays flat however long the export is.
+//! A keyed conversation resumed after more than [`KEYED_IDLE`] is written as a continuation with
+//! the same conversation id (its messages keep their own ids).
 
+use std::collections::{BTreeSet, VecDeque};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 
 use rustc_hash::FxHashMap;
@@ -30,9 +35,17 @@ use crate::hash::sha256;
 use crate::model::Micros;
 
 /// Most records one regrouped conversation holds.
-pub const MAX_GROUP_RECORDS: u32 = 2_000;
+pub const MAX_GROUP_RECORDS: usize = 2_000;
 /// Most bytes of records one regrouped conversation holds.
 pub const MAX_GROUP_BYTES: u64 = 16 << 20;
+/// How long a conversation with an explicit id stays open without a new record: 7 days.
+pub const KEYED_IDLE: Micros = 7 * 24 * 3600 * 1_000_000;
+/// Bytes of one index entry on disk.
+const ENTRY_BYTES: usize = 32;
+/// Index entries read from disk at a time.
+const ENTRIES_PER_BLOCK: usize = 32 * 1024;
+/// The time stored for a record without one.
+const NO_TIME: i64 = i64::MIN;
 
 /// Where a record belongs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,24 +56,57 @@ pub enum GroupKey {
     Title(String),
 }
 
-/// Spills records and writes them back grouped into conversations.
+/// Spills records and reads them back grouped into conversations.
 pub struct Regrouper {
     spill: BufWriter<File>,
     spilled: u64,
-    index: Vec<IndexEntry>,
+    index: BufWriter<File>,
+    records: u64,
+    first_time: Option<Micros>,
+    last_time: Option<Micros>,
     gap: Micros,
     display: String,
     attach_untitled: bool,
 }
 
+/// One record's index entry.
 #[derive(Debug, Clone, Copy)]
 struct IndexEntry {
     offset: u64,
     length: u32,
+    explicit: bool,
     time: Option<Micros>,
     key: u64,
-    explicit: bool,
-    conversation: u32,
+}
+
+impl IndexEntry {
+    fn encode(&self) -> [u8; ENTRY_BYTES] {
+        let mut bytes = [0u8; ENTRY_BYTES];
+        bytes[0..8].copy_from_slice(&self.offset.to_le_bytes());
+        bytes[8..12].copy_from_slice(&self.length.to_le_bytes());
+        bytes[12] = u8::from(self.explicit);
+        bytes[16..24].copy_from_slice(&self.time.unwrap_or(NO_TIME).to_le_bytes());
+        bytes[24..32].copy_from_slice(&self.key.to_le_bytes());
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> IndexEntry {
+        let word = |range: std::ops::Range<usize>| {
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(&bytes[range]);
+            eight
+        };
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&bytes[8..12]);
+        let time = i64::from_le_bytes(word(16..24));
+        IndexEntry {
+            offset: u64::from_le_bytes(word(0..8)),
+            length: u32::from_le_bytes(four),
+            explicit: bytes[12] != 0,
+            time: (time != NO_TIME).then_some(time),
+            key: u64::from_le_bytes(word(24..32)),
+        }
+    }
 }
 
 impl Regrouper {
@@ -69,11 +115,14 @@ impl Regrouper {
     /// # Errors
     /// When no temporary file can be created.
     pub fn new(display: &str, gap: Micros) -> Result<Self, RunError> {
-        let file = tempfile::tempfile().map_err(|error| RunError::write("a temporary file for regrouping", error))?;
+        let temporary = || tempfile::tempfile().map_err(|error| RunError::write("a temporary file for regrouping", error));
         Ok(Regrouper {
-            spill: BufWriter::with_capacity(1 << 20, file),
+            spill: BufWriter::with_capacity(1 << 20, temporary()?),
             spilled: 0,
-            index: Vec::new(),
+            index: BufWriter::with_capacity(1 << 16, temporary()?),
+            records: 0,
+            first_time: None,
+            last_time: None,
             gap,
             display: display.to_owned(),
             attach_untitled: false,
@@ -90,58 +139,51 @@ impl Regrouper {
     /// Adds one record (a JSON object) in file order.
     ///
     /// # Errors
-    /// When the spill file cannot be written.
+    /// When the spill files cannot be written.
     pub fn push(&mut self, key: &GroupKey, time: Option<Micros>, record_json: &[u8]) -> Result<(), RunError> {
         let (explicit, key_text) = match key {
             GroupKey::Conversation(id) => (true, id.as_str()),
             GroupKey::Title(title) => (false, title.as_str()),
         };
-        let key_bits = key_hash(key_text);
         let length = u32::try_from(record_json.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
+        let entry = IndexEntry { offset: self.spilled, length, explicit, time, key: key_hash(key_text) };
         self.spill.write_all(record_json).map_err(|error| RunError::write(&self.display, error))?;
-        self.index.push(IndexEntry { offset: self.spilled, length, time, key: key_bits, explicit, conversation: 0 });
+        self.index.write_all(&entry.encode()).map_err(|error| RunError::write(&self.display, error))?;
         self.spilled += u64::from(length);
+        self.records += 1;
+        if let Some(time) = time {
+            self.first_time.get_or_insert(time);
+            self.last_time = Some(time);
+        }
         Ok(())
     }
 
-    /// Groups the records and returns a reader over the JSON array of conversations.
+    /// Returns a reader over the JSON array of conversations.
     ///
     /// # Errors
-    /// When the spill or the output file cannot be written or read back.
-    pub fn finish(mut self) -> Result<Box<dyn Read + Send>, RunError> {
+    /// When the spill files cannot be flushed.
+    pub fn finish(self) -> Result<Box<dyn Read + Send>, RunError> {
         let display = self.display.clone();
         let io_error = |error: io::Error| RunError::write(&display, error);
         let spill = self.spill.into_inner().map_err(|error| io_error(error.into_error()))?;
-        let index = &mut self.index;
-        if is_newest_first(index) {
-            index.reverse();
-        }
-        let untitled_key = self.attach_untitled.then(|| key_hash(""));
-        assign_conversations(index, self.gap, untitled_key);
-        // Conversations in order of their first record; the stable sort keeps records in
-        // chronological order inside each.
-        index.sort_by_key(|entry| entry.conversation);
-        let output = tempfile::tempfile().map_err(io_error)?;
-        let mut writer = BufWriter::with_capacity(1 << 20, output);
-        let mut record = Vec::new();
-        writer.write_all(b"[").map_err(io_error)?;
-        let mut current: Option<u32> = None;
-        for entry in index.iter() {
-            if current != Some(entry.conversation) {
-                let opening: &[u8] = if current.is_none() { b"\n{\"rows\":[\n" } else { b"]},\n{\"rows\":[\n" };
-                writer.write_all(opening).map_err(io_error)?;
-                current = Some(entry.conversation);
-            } else {
-                writer.write_all(b",\n").map_err(io_error)?;
-            }
-            record.resize(entry.length as usize, 0);
-            spill.read_exact_at(&mut record, entry.offset).map_err(io_error)?;
-            writer.write_all(&record).map_err(io_error)?;
-        }
-        writer.write_all(if current.is_some() { b"]}\n]\n" } else { b"]\n" }).map_err(io_error)?;
-        let mut output = writer.into_inner().map_err(|error| io_error(error.into_error()))?;
-        output.seek(SeekFrom::Start(0)).map_err(io_error)?;
-        Ok(Box::new(BufReader::with_capacity(1 << 20, output)))
+        let index = self.index.into_inner().map_err(|error| io_error(error.into_error()))?;
+        // Newest first when the first timed record is later than the last one. Exports that
+        // list oldest first (some Copilot layouts) keep their order.
+        let newest_first = matches!((self.first_time, self.last_time), (Some(first), Some(last)) if first > last);
+        Ok(Box::new(GroupedReader {
+            spill,
+            index,
+            total: self.records,
+            walked: 0,
+            newest_first,
+            block: Vec::new(),
+            block_position: 0,
+            grouper: Grouper::new(self.gap, self.attach_untitled.then(|| key_hash(""))),
+            started: false,
+            finished: false,
+            pending: Vec::with_capacity(1 << 20),
+            consumed: 0,
+        }))
     }
 }
 
@@ -152,68 +194,228 @@ fn key_hash(key: &str) -> u64 {
     u64::from_le_bytes(bits)
 }
 
-/// Newest first when the first timed record is later than the last one. Exports that list
-/// oldest first (some Copilot layouts) keep their order; ties keep file order either way.
-fn is_newest_first(index: &[IndexEntry]) -> bool {
-    let first = index.iter().find_map(|entry| entry.time);
-    let last = index.iter().rev().find_map(|entry| entry.time);
-    matches!((first, last), (Some(first), Some(last)) if first > last)
-}
-
-/// An open conversation of one key while grouping.
+/// A conversation being gathered.
 struct OpenGroup {
     number: u32,
     last_time: Option<Micros>,
-    records: u32,
+    rows: Vec<(u64, u32)>,
     bytes: u64,
 }
 
-/// Whether a record of `length` bytes at `time` may join `group`.
-fn may_join(group: &OpenGroup, explicit: bool, time: Option<Micros>, length: u32, gap: Micros) -> bool {
-    if group.records >= MAX_GROUP_RECORDS || group.bytes + u64::from(length) > MAX_GROUP_BYTES {
-        return false;
-    }
-    match (group.last_time, time) {
-        _ if explicit => true,
-        (Some(last), Some(time)) => time.saturating_sub(last) <= gap,
-        // Without a time the record stays with the conversation it was listed in.
-        _ => true,
-    }
+/// Assigns records, in chronological order, to conversations and hands out closed ones.
+struct Grouper {
+    gap: Micros,
+    untitled_key: Option<u64>,
+    open: FxHashMap<(bool, u64), OpenGroup>,
+    /// Open groups with a known last time, by (last time, number), per kind (title, explicit).
+    by_time: [BTreeSet<(Micros, u32, u64)>; 2],
+    /// The group of the record just assigned.
+    previous: Option<(bool, u64)>,
+    next_number: u32,
+    /// Closed groups' rows, in the order they are written.
+    ready: VecDeque<Vec<(u64, u32)>>,
 }
 
-/// Numbers conversations in chronological order of their first record. `untitled_key`: the key
-/// of records that may join the previous record's conversation.
-fn assign_conversations(index: &mut [IndexEntry], gap: Micros, untitled_key: Option<u64>) {
-    let mut open: FxHashMap<(bool, u64), OpenGroup> = FxHashMap::default();
-    let mut previous: Option<(bool, u64)> = None;
-    let mut next = 0u32;
-    for entry in index.iter_mut() {
+impl Grouper {
+    fn new(gap: Micros, untitled_key: Option<u64>) -> Self {
+        Grouper {
+            gap,
+            untitled_key,
+            open: FxHashMap::default(),
+            by_time: [BTreeSet::new(), BTreeSet::new()],
+            previous: None,
+            next_number: 0,
+            ready: VecDeque::new(),
+        }
+    }
+
+    fn idle_limit(&self, explicit: bool) -> Micros {
+        if explicit { KEYED_IDLE.max(self.gap) } else { self.gap }
+    }
+
+    fn close(&mut self, key: (bool, u64)) {
+        if let Some(group) = self.open.remove(&key) {
+            if let Some(last) = group.last_time {
+                self.by_time[usize::from(key.0)].remove(&(last, group.number, key.1));
+            }
+            if self.previous == Some(key) {
+                self.previous = None;
+            }
+            self.ready.push_back(group.rows);
+        }
+    }
+
+    /// Closes the groups idle for longer than their limit at `now`, oldest first.
+    fn expire(&mut self, now: Micros) {
+        for explicit in [false, true] {
+            let limit = self.idle_limit(explicit);
+            while let Some(&(last, _, key)) = self.by_time[usize::from(explicit)].first() {
+                if now.saturating_sub(last) <= limit {
+                    break;
+                }
+                self.close((explicit, key));
+            }
+        }
+    }
+
+    fn fits(group: &OpenGroup, length: u32) -> bool {
+        group.rows.len() < MAX_GROUP_RECORDS && group.bytes + u64::from(length) <= MAX_GROUP_BYTES
+    }
+
+    fn assign(&mut self, entry: &IndexEntry) {
+        if let Some(time) = entry.time {
+            self.expire(time);
+        }
         let own = (entry.explicit, entry.key);
-        let mut target = open.get(&own).filter(|group| may_join(group, entry.explicit, entry.time, entry.length, gap)).map(|_| own);
+        let mut target = None;
+        if let Some(group) = self.open.get(&own) {
+            if Self::fits(group, entry.length) {
+                target = Some(own);
+            } else {
+                self.close(own);
+            }
+        }
         if target.is_none()
             && !entry.explicit
-            && untitled_key == Some(entry.key)
-            && let Some(previous) = previous
-            && open.get(&previous).is_some_and(|group| may_join(group, false, entry.time, entry.length, gap))
+            && self.untitled_key == Some(entry.key)
+            && let Some(previous) = self.previous
+            && self.open.get(&previous).is_some_and(|group| {
+                Self::fits(group, entry.length)
+                    && match (group.last_time, entry.time) {
+                        (Some(last), Some(time)) => time.saturating_sub(last) <= self.gap,
+                        _ => true,
+                    }
+            })
         {
             target = Some(previous);
         }
-        if let Some(key) = target
-            && let Some(group) = open.get_mut(&key)
-        {
-            entry.conversation = group.number;
-            group.records += 1;
-            group.bytes += u64::from(entry.length);
-            if entry.time.is_some() {
-                group.last_time = entry.time;
+        let key = match target {
+            Some(key) => key,
+            None => {
+                let number = self.next_number;
+                self.next_number += 1;
+                self.open.insert(own, OpenGroup { number, last_time: None, rows: Vec::new(), bytes: 0 });
+                own
             }
-            previous = Some(key);
-            continue;
+        };
+        let Some(group) = self.open.get_mut(&key) else { return };
+        group.rows.push((entry.offset, entry.length));
+        group.bytes += u64::from(entry.length);
+        if let Some(time) = entry.time {
+            let index = usize::from(key.0);
+            if let Some(last) = group.last_time {
+                self.by_time[index].remove(&(last, group.number, key.1));
+            }
+            // Times can step back a little (equal or shuffled stamps): keep the latest.
+            let last = group.last_time.map_or(time, |last| last.max(time));
+            group.last_time = Some(last);
+            self.by_time[index].insert((last, group.number, key.1));
         }
-        entry.conversation = next;
-        open.insert(own, OpenGroup { number: next, last_time: entry.time, records: 1, bytes: u64::from(entry.length) });
-        previous = Some(own);
-        next += 1;
+        self.previous = Some(key);
+    }
+
+    /// Closes every open group, in the order they were opened.
+    fn close_all(&mut self) {
+        let mut remaining: Vec<(u32, (bool, u64))> = self.open.iter().map(|(key, group)| (group.number, *key)).collect();
+        remaining.sort_unstable();
+        for (_, key) in remaining {
+            self.close(key);
+        }
+    }
+}
+
+/// Reads the regrouped JSON array, assembled on demand from the spill file.
+struct GroupedReader {
+    spill: File,
+    index: File,
+    total: u64,
+    /// Index entries walked so far.
+    walked: u64,
+    newest_first: bool,
+    block: Vec<IndexEntry>,
+    block_position: usize,
+    grouper: Grouper,
+    started: bool,
+    finished: bool,
+    /// Bytes assembled and not yet read.
+    pending: Vec<u8>,
+    consumed: usize,
+}
+
+impl GroupedReader {
+    /// The next index entry in chronological order.
+    fn next_entry(&mut self) -> io::Result<Option<IndexEntry>> {
+        if self.block_position == self.block.len() {
+            if self.walked == self.total {
+                return Ok(None);
+            }
+            let count = (self.total - self.walked).min(ENTRIES_PER_BLOCK as u64);
+            // Newest first: read blocks from the end of the index and walk them backwards.
+            let first = if self.newest_first { self.total - self.walked - count } else { self.walked };
+            let mut bytes = vec![0u8; count as usize * ENTRY_BYTES];
+            self.index.read_exact_at(&mut bytes, first * ENTRY_BYTES as u64)?;
+            self.block = bytes.chunks_exact(ENTRY_BYTES).map(IndexEntry::decode).collect();
+            if self.newest_first {
+                self.block.reverse();
+            }
+            self.block_position = 0;
+            self.walked += count;
+        }
+        let entry = self.block[self.block_position];
+        self.block_position += 1;
+        Ok(Some(entry))
+    }
+
+    /// Assembles about a buffer's worth of the array into `pending`.
+    fn refill(&mut self) -> io::Result<()> {
+        self.pending.clear();
+        self.consumed = 0;
+        if !self.started {
+            self.pending.push(b'[');
+        }
+        while self.pending.len() < (1 << 20) {
+            if let Some(rows) = self.grouper.ready.pop_front() {
+                self.pending.extend_from_slice(if self.started { b",\n{\"rows\":[\n" } else { b"\n{\"rows\":[\n" });
+                self.started = true;
+                for (position, (offset, length)) in rows.into_iter().enumerate() {
+                    if position > 0 {
+                        self.pending.extend_from_slice(b",\n");
+                    }
+                    let start = self.pending.len();
+                    self.pending.resize(start + length as usize, 0);
+                    self.spill.read_exact_at(&mut self.pending[start..], offset)?;
+                }
+                self.pending.extend_from_slice(b"]}");
+                continue;
+            }
+            match self.next_entry()? {
+                Some(entry) => self.grouper.assign(&entry),
+                None if self.grouper.open.is_empty() => {
+                    self.started = true;
+                    self.pending.extend_from_slice(b"\n]\n");
+                    self.finished = true;
+                    return Ok(());
+                }
+                None => self.grouper.close_all(),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Read for GroupedReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.consumed == self.pending.len() {
+            if self.finished {
+                return Ok(0);
+            }
+            self.refill()?;
+        }
+        let available = &self.pending[self.consumed..];
+        let count = available.len().min(out.len());
+        out[..count].copy_from_slice(&available[..count]);
+        self.consumed += count;
+        Ok(count)
     }
 }
 
@@ -244,14 +446,26 @@ mod tests {
             ],
             hour,
         );
+        // "a" closes when the walk passes an hour after its last record (at "a" 10h).
         assert_eq!(value, serde_json::json!([{"rows":[0,1]},{"rows":[2]},{"rows":[3]}]));
     }
 
     #[test]
-    fn explicit_keys_group_whatever_the_gap() {
+    fn explicit_keys_group_across_gaps_until_idle_for_a_week() {
         let key = |text: &str| GroupKey::Conversation(text.into());
-        let value = grouped(&[(key("x"), Some(1), "0"), (key("y"), Some(2), "1"), (key("x"), Some(1_000_000_000_000), "2")], 10);
-        assert_eq!(value, serde_json::json!([{"rows":[0,2]},{"rows":[1]}]));
+        let day = 24 * 3_600_000_000;
+        let value =
+            grouped(&[(key("x"), Some(1), "0"), (key("y"), Some(2), "1"), (key("x"), Some(day), "2"), (key("x"), Some(9 * day), "3")], 10);
+        // Conversations are written as they close: y (idle since 2) before x (idle since a day).
+        assert_eq!(value, serde_json::json!([{"rows":[1]},{"rows":[0,2]},{"rows":[3]}]));
         assert_eq!(grouped(&[], 10), serde_json::json!([]));
+    }
+
+    #[test]
+    fn index_entries_round_trip() {
+        let entry = IndexEntry { offset: 1 << 40, length: 7, explicit: true, time: Some(-5), key: u64::MAX };
+        let decoded = IndexEntry::decode(&entry.encode());
+        assert_eq!((decoded.offset, decoded.length, decoded.explicit, decoded.time, decoded.key), (1 << 40, 7, true, Some(-5), u64::MAX));
+        assert_eq!(IndexEntry::decode(&IndexEntry { time: None, ..entry }.encode()).time, None);
     }
 }
