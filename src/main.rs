@@ -36,7 +36,7 @@ the provider and era are told apart by content, never by file name. It writes po
 AIMEM bundle or NDJSON stream, with the provider's own memories (custom instructions, saved \
 memories, project knowledge) as memory chunks. It streams, so a 5 GB export needs no more memory \
 than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -83,10 +83,12 @@ struct ConvertArgs {
     /// Export zips, unzipped folders or conversation files, read in the order given.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream).
+    /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet
+    /// (a folder of tables: conversations, messages, memories, assets).
     #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
     formats: Vec<String>,
-    /// Output file for one format; a folder for several (files are named memory.aimem.json, …).
+    /// Output file for one format; a folder for several (memory.aimem.json, memory.aimem.ndjson,
+    /// parquet/). Parquet always writes a folder.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// Write the JSON run report here (counts, warnings, outputs).
@@ -121,6 +123,10 @@ struct ConvertArgs {
     /// Outputs tag such messages with the zone assumed.
     #[arg(long, default_value = "UTC", value_name = "OFFSET")]
     timezone: String,
+    /// Parquet only: `provider` writes Hive-style folders (messages/provider=claude/…) that
+    /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
+    #[arg(long, default_value = "none", value_name = "provider|none")]
+    partition_by: String,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -176,6 +182,7 @@ fn convert(args: ConvertArgs) -> Result<u8> {
         dedup: parse_dedup(&args.dedup)?,
         branches: parse_branches(&args.branches)?,
         source: config::parse_source_options(args.gap_minutes, &args.timezone)?,
+        partition_by_provider: config::parse_partition_by(&args.partition_by)?,
         progress: !args.quiet,
     };
     let report = memport::run(&options)?;
@@ -254,6 +261,7 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             dedup: memport::pipeline::DedupPolicy::Off,
             branches: memport::sources::BranchPolicy::All,
             source: memport::sources::SourceOptions::default(),
+            partition_by_provider: false,
             progress: true,
         };
         reports.push(memport::run(&options)?);

@@ -197,7 +197,8 @@ pub struct Message {
     pub status: Option<String>,
     /// Whether the message lies on the conversation's active thread.
     pub on_active_branch: bool,
-    /// PAM §6 `content_hash` digest of `text` (the dedup key).
+    /// PAM §6 `content_hash` digest of `text` (the dedup key). Sources compute it for messages
+    /// that flow on (`Keep`) only; it is all zeros for skipped ones.
     pub content_hash: [u8; 32],
     /// Written, skipped by a policy, or a duplicate.
     pub disposition: Disposition,
@@ -325,6 +326,9 @@ pub struct Conversation {
     /// The zone zoneless provider times were read in (`UTC`, `+02:00`), when some were:
     /// Copilot writes local times without a zone.
     pub assumed_time_zone: Option<String>,
+    /// True when an earlier input already held this conversation (overlapping exports): set by
+    /// the unique-id stage.
+    pub is_repeat: bool,
     /// True for a record that carries provider memories and no conversation (Claude
     /// `memories.json`, a Claude project): not counted as a conversation.
     pub memories_only: bool,

@@ -14,5 +14,6 @@ mod copilot;
 mod engine;
 mod gemini;
 mod grok;
+mod parquet_dataset;
 mod pipelines;
 mod regression;

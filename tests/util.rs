@@ -36,6 +36,7 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
         dedup: DedupPolicy::Content,
         branches: BranchPolicy::Active,
         source: memport::sources::SourceOptions::default(),
+        partition_by_provider: false,
         progress: false,
     }
 }

@@ -70,6 +70,8 @@ pub struct PipelineFile {
     pub gap_minutes: Option<u64>,
     /// Zone of zoneless times (default UTC).
     pub timezone: Option<String>,
+    /// Parquet partitioning: `provider` or `none` (default).
+    pub partition_by: Option<String>,
 }
 
 /// One `[[outputs]]` table.
@@ -108,6 +110,22 @@ pub fn parse_dedup(value: &str) -> Result<DedupPolicy, ConfigError> {
         other => {
             Err(ConfigError::Option { option: "dedup".into(), reason: format!("`{other}` is not a dedup policy (use `content` or `off`)") })
         }
+    }
+}
+
+/// Parses `--partition-by`: `provider` gives Hive-style provider folders, `none` one folder per
+/// table. Returns whether to partition by provider.
+///
+/// # Errors
+/// [`ConfigError::Option`] naming the valid values.
+pub fn parse_partition_by(value: &str) -> Result<bool, ConfigError> {
+    match value {
+        "provider" => Ok(true),
+        "none" => Ok(false),
+        other => Err(ConfigError::Option {
+            option: "partition-by".into(),
+            reason: format!("`{other}` is not a partitioning (use `provider` or `none`)"),
+        }),
     }
 }
 
@@ -159,6 +177,13 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
             SourceOptions::default()
         }
     };
+    let partition_by_provider = match file.partition_by.as_deref().map(parse_partition_by).transpose() {
+        Ok(partition) => partition.unwrap_or(false),
+        Err(error) => {
+            problems.push(format!("partition_by: {error}"));
+            false
+        }
+    };
     let producer = file.producer.clone().unwrap_or_else(|| "memport".to_owned());
     let options = Options {
         inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
@@ -172,6 +197,7 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         dedup,
         branches,
         source,
+        partition_by_provider,
         progress: true,
     };
     if let Err(error) = options.validate() {

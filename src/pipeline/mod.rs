@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::{ConfigError, RunError};
 use crate::model::{Micros, Warnings};
-use crate::sinks::{self, AimemSettings, OutputFormat};
+use crate::sinks::{self, OutputFormat, SinkSettings};
 use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
 use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
@@ -56,6 +56,8 @@ pub struct Options {
     pub branches: BranchPolicy,
     /// How sources without conversation ids or zones are read (gap, time zone).
     pub source: SourceOptions,
+    /// Parquet: write `provider=<name>` partition folders.
+    pub partition_by_provider: bool,
     /// Draw a progress bar (only when stderr is a terminal).
     pub progress: bool,
 }
@@ -157,8 +159,12 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     }
     let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|stream| stream.entry.size).sum();
     let progress = make_progress(options.progress, total_bytes);
-    let settings =
-        AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at };
+    let settings = SinkSettings {
+        producer: options.producer.clone(),
+        tenant_id: options.tenant_id.clone(),
+        exported_at: options.exported_at,
+        partition_by_provider: options.partition_by_provider,
+    };
     let mut sinks = Vec::with_capacity(options.outputs.len());
     for (format, path) in &options.outputs {
         sinks.push(sinks::build(*format, path, &settings)?);

@@ -2,7 +2,8 @@
 //!
 //! Contract: a sink hands out a stateless [`Encoder`] that the engine runs on the worker pool
 //! for each batch of conversations (each message carries its final
-//! [`crate::model::Disposition`]; encoders only encode `Keep` messages). [`Sink::write_batch`]
+//! [`crate::model::Disposition`]; memory formats encode only `Keep` messages, the Parquet
+//! dataset records every message with its disposition). [`Sink::write_batch`]
 //! then receives the encoded batches in input order, and [`Sink::finish`] is called exactly once.
 //! Serializing in parallel and writing in order is what keeps output identical at any thread
 //! count while the work scales with cores. Output goes to a temporary name beside the target and is
@@ -10,6 +11,7 @@
 //! the sink is dropped and its temporary files are removed.
 
 pub mod aimem;
+pub mod parquet;
 
 use std::path::{Path, PathBuf};
 
@@ -23,11 +25,14 @@ pub enum OutputFormat {
     Aimem,
     /// AIMEM NDJSON stream: envelope line, then `_kind`-tagged records (`.aimem.ndjson`).
     AimemNdjson,
+    /// Parquet dataset: a folder of tables for analysis.
+    Parquet,
 }
 
 impl OutputFormat {
     /// Every format, with its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 2] = [("aimem", OutputFormat::Aimem), ("aimem-ndjson", OutputFormat::AimemNdjson)];
+    pub const ALL: [(&'static str, OutputFormat); 3] =
+        [("aimem", OutputFormat::Aimem), ("aimem-ndjson", OutputFormat::AimemNdjson), ("parquet", OutputFormat::Parquet)];
 
     /// Parses a format name as given to `--to`.
     ///
@@ -38,7 +43,7 @@ impl OutputFormat {
         OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
             option: "--to".into(),
             reason: format!(
-                "unknown format `{name}` (available: {}; pam, mif, ump, aime and parquet are planned)",
+                "unknown format `{name}` (available: {}; pam, mif, ump and aime are planned)",
                 OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -49,6 +54,7 @@ impl OutputFormat {
         match self {
             OutputFormat::Aimem => "aimem",
             OutputFormat::AimemNdjson => "aimem-ndjson",
+            OutputFormat::Parquet => "parquet",
         }
     }
 
@@ -57,19 +63,27 @@ impl OutputFormat {
         match self {
             OutputFormat::Aimem => "memory.aimem.json",
             OutputFormat::AimemNdjson => "memory.aimem.ndjson",
+            OutputFormat::Parquet => "parquet",
         }
+    }
+
+    /// True for formats written as a folder (then `-o` names that folder even for one format).
+    pub fn is_folder(self) -> bool {
+        self == OutputFormat::Parquet
     }
 }
 
-/// Settings shared by the AIMEM sinks.
+/// Settings shared by the sinks.
 #[derive(Debug, Clone)]
-pub struct AimemSettings {
+pub struct SinkSettings {
     /// Producer namespace (`^[a-z0-9-]{1,63}$`), part of every chunk id.
     pub producer: String,
     /// Tenant id written in the envelope.
     pub tenant_id: String,
     /// The export time written in the envelope.
     pub exported_at: Micros,
+    /// Parquet: Hive-style `provider=<name>` folders.
+    pub partition_by_provider: bool,
 }
 
 /// What a finished sink wrote.
@@ -91,6 +105,8 @@ pub struct SinkSummary {
 pub enum Encoded {
     /// AIMEM chunk and edge records in canonical form.
     Aimem(aimem::EncodedBatch),
+    /// Parquet record batches per table.
+    Parquet(parquet::EncodedBatch),
 }
 
 /// Serializes batches for one sink; pure CPU, called from any worker thread.
@@ -124,7 +140,7 @@ pub trait Sink: Send {
 pub fn output_paths(formats: &[OutputFormat], output: &Path) -> Result<Vec<(OutputFormat, PathBuf)>, ConfigError> {
     match formats {
         [] => Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }),
-        [single] if !output.is_dir() => Ok(vec![(*single, output.to_owned())]),
+        [single] if single.is_folder() || !output.is_dir() => Ok(vec![(*single, output.to_owned())]),
         several => Ok(several.iter().map(|format| (*format, output.join(format.default_file_name()))).collect()),
     }
 }
@@ -133,9 +149,18 @@ pub fn output_paths(formats: &[OutputFormat], output: &Path) -> Result<Vec<(Outp
 ///
 /// # Errors
 /// I/O errors creating the output's temporary file.
-pub fn build(format: OutputFormat, path: &Path, settings: &AimemSettings) -> Result<Box<dyn Sink>, RunError> {
+pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Result<Box<dyn Sink>, RunError> {
+    let aimem_settings = || aimem::AimemSettings {
+        producer: settings.producer.clone(),
+        tenant_id: settings.tenant_id.clone(),
+        exported_at: settings.exported_at,
+    };
     match format {
-        OutputFormat::Aimem => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Bundle, settings.clone())?)),
-        OutputFormat::AimemNdjson => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Ndjson, settings.clone())?)),
+        OutputFormat::Aimem => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Bundle, aimem_settings())?)),
+        OutputFormat::AimemNdjson => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Ndjson, aimem_settings())?)),
+        OutputFormat::Parquet => {
+            let layout = parquet::ParquetLayout { partition_by_provider: settings.partition_by_provider, ..Default::default() };
+            Ok(Box::new(parquet::ParquetSink::create(path, layout)?))
+        }
     }
 }

@@ -26,6 +26,14 @@ impl Stage for UniqueIds {
 
     fn process(&mut self, conversation: &mut Conversation) {
         let mut key_bytes = Vec::with_capacity(128);
+        if !conversation.memories_only {
+            key_bytes.extend_from_slice(b"conversation\0");
+            key_bytes.extend_from_slice(conversation.provider.as_str().as_bytes());
+            key_bytes.push(0);
+            key_bytes.extend_from_slice(conversation.id.as_bytes());
+            // An unavailable index only loses the flag, which is informational.
+            conversation.is_repeat = matches!(self.seen.insert(key_of(&sha256(&key_bytes))), Ok(false));
+        }
         for memory in &mut conversation.memories {
             key_bytes.clear();
             key_bytes.extend_from_slice(b"memory\0");

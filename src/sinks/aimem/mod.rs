@@ -25,10 +25,22 @@ use crate::buffers::BufferPool;
 use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
-use crate::sinks::{AimemSettings, Encoded, Encoder, Sink, SinkSummary};
+use crate::model::Micros;
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
+
+/// Settings of the AIMEM sinks.
+#[derive(Debug, Clone)]
+pub struct AimemSettings {
+    /// Producer namespace (`^[a-z0-9-]{1,63}$`), part of every chunk id.
+    pub producer: String,
+    /// Tenant id written in the envelope.
+    pub tenant_id: String,
+    /// The export time written in the envelope.
+    pub exported_at: Micros,
+}
 
 /// How the records are laid out in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,7 +281,12 @@ impl Sink for AimemSink {
     }
 
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
-        let Encoded::Aimem(batch) = batch;
+        let Encoded::Aimem(batch) = batch else {
+            return Err(RunError::write(
+                self.target.display().to_string(),
+                io::Error::other("internal: the AIMEM sink got another sink's batch"),
+            ));
+        };
         self.write_encoded(&batch).map_err(|error| RunError::write(self.target.display().to_string(), error))?;
         self.buffers.give(batch.chunks);
         self.buffers.give(batch.edge_lines);

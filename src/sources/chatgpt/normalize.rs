@@ -66,6 +66,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
         messages: Vec::new(),
         memories: Vec::new(),
         memories_only: false,
+        is_repeat: false,
         assumed_time_zone: None,
         origin,
     };

@@ -90,6 +90,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
         messages: Vec::with_capacity(usable.len()),
         memories: Vec::new(),
         memories_only: false,
+        is_repeat: false,
         assumed_time_zone: None,
         origin: origin.clone(),
     };

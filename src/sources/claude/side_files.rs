@@ -28,6 +28,7 @@ fn holder(id: String, origin: Origin, memories: Vec<MemoryRecord>) -> Conversati
         messages: Vec::new(),
         memories,
         memories_only: true,
+        is_repeat: false,
         assumed_time_zone: None,
         origin,
     }

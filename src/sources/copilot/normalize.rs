@@ -107,6 +107,7 @@ pub fn decode_conversation(
         messages,
         memories: Vec::new(),
         memories_only: false,
+        is_repeat: false,
         assumed_time_zone: zone_assumed.then(|| decoder.options.time_zone.label.clone()),
         origin,
     };

@@ -174,6 +174,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         messages,
         memories: Vec::new(),
         memories_only: false,
+        is_repeat: false,
         assumed_time_zone: None,
         origin,
     };

@@ -151,6 +151,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
         messages,
         memories: Vec::new(),
         memories_only: false,
+        is_repeat: false,
         assumed_time_zone: None,
         origin: origin.clone(),
     };

@@ -1,0 +1,441 @@
+//! Turns a batch of conversations into Arrow record batches, one per table (and per provider
+//! when the dataset is partitioned). Runs on the worker pool; the sink only writes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, TimestampMicrosecondBuilder,
+};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::ArrowError;
+
+use crate::hash::{pam_content_digest, push_hex};
+use crate::jcs::write_string;
+use crate::model::{Asset, Conversation, Disposition, MemoryRecord, Message, Part, Provider, SkipReason};
+use crate::sinks::parquet::schema::Table;
+
+/// The record batches of one batch of conversations: per partition (a provider, or `None` when
+/// the dataset is not partitioned), one batch per table that has rows.
+#[derive(Debug, Default)]
+pub struct TableBatches {
+    /// Partition → table → rows.
+    pub partitions: BTreeMap<Option<Provider>, Vec<(Table, RecordBatch)>>,
+}
+
+/// What a message's `disposition` column says.
+pub fn disposition_name(disposition: Disposition) -> &'static str {
+    match disposition {
+        Disposition::Keep => "written",
+        Disposition::Duplicate => "duplicate",
+        Disposition::Skip(reason) => reason.as_str(),
+    }
+}
+
+/// Builds the tables of `batch`.
+///
+/// # Errors
+/// [`ArrowError`] only if a built column does not match its schema, which the tests rule out.
+pub fn encode(batch: &[Conversation], partition_by_provider: bool) -> Result<TableBatches, ArrowError> {
+    let mut partitions: BTreeMap<Option<Provider>, Columns> = BTreeMap::new();
+    for conversation in batch {
+        let key = partition_by_provider.then_some(conversation.provider);
+        partitions.entry(key).or_insert_with(|| Columns::new(!partition_by_provider)).add(conversation);
+    }
+    let mut out = TableBatches::default();
+    for (key, columns) in partitions {
+        out.partitions.insert(key, columns.finish()?);
+    }
+    Ok(out)
+}
+
+/// Column builders of every table for one partition.
+struct Columns {
+    with_provider: bool,
+    conversations: ConversationColumns,
+    messages: MessageColumns,
+    memories: MemoryColumns,
+    assets: AssetColumns,
+}
+
+impl Columns {
+    fn new(with_provider: bool) -> Self {
+        Columns {
+            with_provider,
+            conversations: ConversationColumns::default(),
+            messages: MessageColumns::default(),
+            memories: MemoryColumns::default(),
+            assets: AssetColumns::default(),
+        }
+    }
+
+    fn add(&mut self, conversation: &Conversation) {
+        let provider = conversation.provider.as_str();
+        if !conversation.memories_only {
+            self.conversations.add(provider, conversation);
+        }
+        for (position, message) in conversation.messages.iter().enumerate() {
+            self.messages.add(provider, conversation, position, message);
+            for asset in message_assets(message) {
+                self.assets.add(provider, conversation, message, asset);
+            }
+        }
+        for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+            self.memories.add(provider, conversation, memory);
+        }
+    }
+
+    fn finish(mut self) -> Result<Vec<(Table, RecordBatch)>, ArrowError> {
+        let with_provider = self.with_provider;
+        let mut tables = Vec::with_capacity(4);
+        let mut push = |table: Table, provider: &mut StringDictionaryBuilder<Int32Type>, mut columns: Vec<ArrayRef>| {
+            if columns.first().is_none_or(|column| column.is_empty()) {
+                return Ok::<(), ArrowError>(());
+            }
+            if with_provider {
+                columns.insert(0, Arc::new(provider.finish()));
+            }
+            tables.push((table, RecordBatch::try_new(table.schema(with_provider), columns)?));
+            Ok(())
+        };
+        let columns = self.conversations.finish();
+        push(Table::Conversations, &mut self.conversations.provider, columns)?;
+        let columns = self.messages.finish();
+        push(Table::Messages, &mut self.messages.provider, columns)?;
+        let columns = self.memories.finish();
+        push(Table::Memories, &mut self.memories.provider, columns)?;
+        let columns = self.assets.finish();
+        push(Table::Assets, &mut self.assets.provider, columns)?;
+        Ok(tables)
+    }
+}
+
+fn message_assets(message: &Message) -> impl Iterator<Item = &Asset> {
+    message.parts.iter().filter_map(|part| match part {
+        Part::Asset(asset) => Some(asset),
+        _ => None,
+    })
+}
+
+fn count_i32(count: usize) -> i32 {
+    i32::try_from(count).unwrap_or(i32::MAX)
+}
+
+#[derive(Default)]
+struct ConversationColumns {
+    provider: StringDictionaryBuilder<Int32Type>,
+    conversation_id: StringBuilder,
+    title: StringBuilder,
+    created_at: TimestampMicrosecondBuilder,
+    updated_at: TimestampMicrosecondBuilder,
+    model: StringDictionaryBuilder<Int32Type>,
+    is_archived: BooleanBuilder,
+    message_count: Int32Builder,
+    written_count: Int32Builder,
+    first_message_at: TimestampMicrosecondBuilder,
+    last_message_at: TimestampMicrosecondBuilder,
+    system_instruction: StringBuilder,
+    assumed_time_zone: StringDictionaryBuilder<Int32Type>,
+    is_repeat: BooleanBuilder,
+    source_file: StringDictionaryBuilder<Int32Type>,
+    source_offset: Int64Builder,
+}
+
+impl ConversationColumns {
+    fn add(&mut self, provider: &str, conversation: &Conversation) {
+        self.provider.append_value(provider);
+        self.conversation_id.append_value(&conversation.id);
+        self.title.append_option(conversation.title.as_deref());
+        self.created_at.append_option(conversation.created_at);
+        self.updated_at.append_option(conversation.updated_at);
+        self.model.append_option(conversation.model.as_deref());
+        self.is_archived.append_value(conversation.is_archived);
+        self.message_count.append_value(count_i32(conversation.messages.len()));
+        let written = conversation.messages.iter().filter(|message| message.disposition == Disposition::Keep);
+        let (mut count, mut first, mut last) = (0, None::<i64>, None::<i64>);
+        for message in written {
+            count += 1;
+            first = Some(first.map_or(message.created_at, |time| time.min(message.created_at)));
+            last = Some(last.map_or(message.created_at, |time| time.max(message.created_at)));
+        }
+        self.written_count.append_value(count_i32(count));
+        self.first_message_at.append_option(first);
+        self.last_message_at.append_option(last);
+        self.system_instruction.append_option(conversation.system_instruction.as_deref());
+        self.assumed_time_zone.append_option(conversation.assumed_time_zone.as_deref());
+        self.is_repeat.append_value(conversation.is_repeat);
+        self.source_file.append_value(&*conversation.origin.file);
+        self.source_offset.append_value(i64::try_from(conversation.origin.offset).unwrap_or(i64::MAX));
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(self.conversation_id.finish()),
+            Arc::new(self.title.finish()),
+            Arc::new(self.created_at.finish().with_timezone("UTC")),
+            Arc::new(self.updated_at.finish().with_timezone("UTC")),
+            Arc::new(self.model.finish()),
+            Arc::new(self.is_archived.finish()),
+            Arc::new(self.message_count.finish()),
+            Arc::new(self.written_count.finish()),
+            Arc::new(self.first_message_at.finish().with_timezone("UTC")),
+            Arc::new(self.last_message_at.finish().with_timezone("UTC")),
+            Arc::new(self.system_instruction.finish()),
+            Arc::new(self.assumed_time_zone.finish()),
+            Arc::new(self.is_repeat.finish()),
+            Arc::new(self.source_file.finish()),
+            Arc::new(self.source_offset.finish()),
+        ]
+    }
+}
+
+#[derive(Default)]
+struct MessageColumns {
+    provider: StringDictionaryBuilder<Int32Type>,
+    conversation_id: StringBuilder,
+    message_id: StringBuilder,
+    parent_id: StringBuilder,
+    position: Int32Builder,
+    role: StringDictionaryBuilder<Int32Type>,
+    author_name: StringDictionaryBuilder<Int32Type>,
+    model: StringDictionaryBuilder<Int32Type>,
+    created_at: TimestampMicrosecondBuilder,
+    time_known: BooleanBuilder,
+    text: StringBuilder,
+    text_chars: Int32Builder,
+    content_hash: StringBuilder,
+    disposition: StringDictionaryBuilder<Int32Type>,
+    on_active_branch: BooleanBuilder,
+    is_hidden: BooleanBuilder,
+    is_thought: BooleanBuilder,
+    status: StringDictionaryBuilder<Int32Type>,
+    asset_count: Int32Builder,
+    metadata: StringBuilder,
+    /// Scratch space for hex digests and metadata JSON.
+    scratch: String,
+    json: Vec<u8>,
+}
+
+impl MessageColumns {
+    fn add(&mut self, provider: &str, conversation: &Conversation, position: usize, message: &Message) {
+        self.provider.append_value(provider);
+        self.conversation_id.append_value(&conversation.id);
+        self.message_id.append_value(&message.id);
+        self.parent_id.append_option(message.parent_id.as_deref());
+        self.position.append_value(count_i32(position));
+        self.role.append_value(message.role.as_str());
+        self.author_name.append_option(message.author_name.as_deref());
+        self.model.append_option(message.model.as_deref());
+        self.created_at.append_value(message.created_at);
+        self.time_known.append_value(message.time_known);
+        self.text.append_value(&message.text);
+        self.text_chars.append_value(count_i32(message.text.chars().count()));
+        self.scratch.clear();
+        self.scratch.push_str("sha256:");
+        if matches!(message.disposition, Disposition::Skip(_)) {
+            // Sources hash only the messages that flow on; the dataset has every message.
+            push_hex(&mut self.scratch, &pam_content_digest(&message.text));
+        } else {
+            push_hex(&mut self.scratch, &message.content_hash);
+        }
+        self.content_hash.append_value(&self.scratch);
+        self.disposition.append_value(disposition_name(message.disposition));
+        self.on_active_branch.append_value(message.on_active_branch);
+        self.is_hidden.append_value(message.disposition == Disposition::Skip(SkipReason::Hidden));
+        self.is_thought.append_value(message.is_thought);
+        self.status.append_option(message.status.as_deref());
+        self.asset_count.append_value(count_i32(message_assets(message).count()));
+        if message.parts.is_empty() {
+            self.metadata.append_null();
+        } else {
+            self.json.clear();
+            write_parts_json(&mut self.json, &message.parts);
+            // The writer only emits valid UTF-8: every string goes through `write_string`.
+            self.metadata.append_value(String::from_utf8_lossy(&self.json));
+        }
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(self.conversation_id.finish()),
+            Arc::new(self.message_id.finish()),
+            Arc::new(self.parent_id.finish()),
+            Arc::new(self.position.finish()),
+            Arc::new(self.role.finish()),
+            Arc::new(self.author_name.finish()),
+            Arc::new(self.model.finish()),
+            Arc::new(self.created_at.finish().with_timezone("UTC")),
+            Arc::new(self.time_known.finish()),
+            Arc::new(self.text.finish()),
+            Arc::new(self.text_chars.finish()),
+            Arc::new(self.content_hash.finish()),
+            Arc::new(self.disposition.finish()),
+            Arc::new(self.on_active_branch.finish()),
+            Arc::new(self.is_hidden.finish()),
+            Arc::new(self.is_thought.finish()),
+            Arc::new(self.status.finish()),
+            Arc::new(self.asset_count.finish()),
+            Arc::new(self.metadata.finish()),
+        ]
+    }
+}
+
+/// The typed parts of a multi-part message as JSON: `{"parts":[{"type":…},…]}`. Unknown
+/// provider content is embedded as the provider wrote it, so nothing is lost.
+pub fn write_parts_json(out: &mut Vec<u8>, parts: &[Part]) {
+    out.extend_from_slice(b"{\"parts\":[");
+    for (index, part) in parts.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        match part {
+            Part::Text(text) => {
+                out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+                write_string(out, text);
+            }
+            Part::Thinking(text) => {
+                out.extend_from_slice(b"{\"type\":\"thinking\",\"text\":");
+                write_string(out, text);
+            }
+            Part::Code { language, text } => {
+                out.extend_from_slice(b"{\"type\":\"code\",\"language\":");
+                write_string(out, language);
+                out.extend_from_slice(b",\"text\":");
+                write_string(out, text);
+            }
+            Part::Asset(asset) => {
+                out.extend_from_slice(b"{\"type\":\"asset\",\"kind\":\"");
+                out.extend_from_slice(asset.kind.as_str().as_bytes());
+                out.extend_from_slice(b"\",\"pointer\":");
+                write_string(out, &asset.pointer);
+                if let Some(resolved) = &asset.resolved {
+                    out.extend_from_slice(b",\"resolved\":");
+                    write_string(out, resolved);
+                }
+                if let Some(name) = &asset.name {
+                    out.extend_from_slice(b",\"name\":");
+                    write_string(out, name);
+                }
+            }
+            Part::Raw { content_type, json } => {
+                out.extend_from_slice(b"{\"type\":\"raw\",\"content_type\":");
+                write_string(out, content_type);
+                out.extend_from_slice(b",\"content\":");
+                // Raw parts hold compact JSON that a decoder produced; a string keeps anything
+                // else valid.
+                if serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok() {
+                    out.extend_from_slice(json.as_bytes());
+                } else {
+                    write_string(out, json);
+                }
+            }
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+}
+
+#[derive(Default)]
+struct MemoryColumns {
+    provider: StringDictionaryBuilder<Int32Type>,
+    memory_id: StringBuilder,
+    kind: StringDictionaryBuilder<Int32Type>,
+    text: StringBuilder,
+    text_chars: Int32Builder,
+    created_at: TimestampMicrosecondBuilder,
+    labels: ListBuilder<StringBuilder>,
+    conversation_id: StringBuilder,
+    source_file: StringDictionaryBuilder<Int32Type>,
+}
+
+impl MemoryColumns {
+    fn add(&mut self, provider: &str, conversation: &Conversation, memory: &MemoryRecord) {
+        self.provider.append_value(provider);
+        self.memory_id.append_value(&memory.id);
+        self.kind.append_value(memory.kind.as_str());
+        self.text.append_value(&memory.text);
+        self.text_chars.append_value(count_i32(memory.text.chars().count()));
+        self.created_at.append_value(memory.created_at);
+        for label in &memory.labels {
+            self.labels.values().append_value(label);
+        }
+        self.labels.append(true);
+        self.conversation_id.append_option((!conversation.memories_only).then_some(conversation.id.as_str()));
+        self.source_file.append_value(&*conversation.origin.file);
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(self.memory_id.finish()),
+            Arc::new(self.kind.finish()),
+            Arc::new(self.text.finish()),
+            Arc::new(self.text_chars.finish()),
+            Arc::new(self.created_at.finish().with_timezone("UTC")),
+            Arc::new(self.labels.finish()),
+            Arc::new(self.conversation_id.finish()),
+            Arc::new(self.source_file.finish()),
+        ]
+    }
+}
+
+#[derive(Default)]
+struct AssetColumns {
+    provider: StringDictionaryBuilder<Int32Type>,
+    conversation_id: StringBuilder,
+    message_id: StringBuilder,
+    kind: StringDictionaryBuilder<Int32Type>,
+    pointer: StringBuilder,
+    resolved: StringBuilder,
+    name: StringBuilder,
+    is_missing: BooleanBuilder,
+}
+
+impl AssetColumns {
+    fn add(&mut self, provider: &str, conversation: &Conversation, message: &Message, asset: &Asset) {
+        self.provider.append_value(provider);
+        self.conversation_id.append_value(&conversation.id);
+        self.message_id.append_value(&message.id);
+        self.kind.append_value(asset.kind.as_str());
+        self.pointer.append_value(&asset.pointer);
+        self.resolved.append_option(asset.resolved.as_deref());
+        self.name.append_option(asset.name.as_deref());
+        self.is_missing.append_value(asset.resolved.is_none());
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(self.conversation_id.finish()),
+            Arc::new(self.message_id.finish()),
+            Arc::new(self.kind.finish()),
+            Arc::new(self.pointer.finish()),
+            Arc::new(self.resolved.finish()),
+            Arc::new(self.name.finish()),
+            Arc::new(self.is_missing.finish()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::AssetKind;
+
+    #[test]
+    fn parts_json_is_valid_and_keeps_raw_content() {
+        let parts = vec![
+            Part::Text("héllo \"x\"".into()),
+            Part::Code { language: "rust".into(), text: "fn main() {}\n".into() },
+            Part::Asset(Asset { kind: AssetKind::Image, pointer: "file-service://a".into(), resolved: None, name: Some("a.png".into()) }),
+            Part::Raw { content_type: "future_thing".into(), json: "{\"k\":[1,2]}".into() },
+            Part::Raw { content_type: "broken".into(), json: "{not json".into() },
+        ];
+        let mut out = Vec::new();
+        write_parts_json(&mut out, &parts);
+        let value: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+        assert_eq!(value["parts"][3]["content"]["k"][1], 2);
+        assert_eq!(value["parts"][4]["content"], "{not json");
+        assert_eq!(value["parts"][2]["name"], "a.png");
+        assert!(value["parts"][2].get("resolved").is_none());
+    }
+}

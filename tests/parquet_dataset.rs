@@ -1,0 +1,421 @@
+//! The Parquet dataset: read back with the parquet crate and checked against the run report,
+//! the AIMEM output of the same read and the input; determinism; partitioning; and the
+//! README's schema and example queries run through real readers (DuckDB and pyarrow).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, TimestampMicrosecondType};
+use arrow_array::{Array, RecordBatch};
+use memport::pipeline::report::RunReport;
+use memport::sinks::OutputFormat;
+use memport::sinks::parquet::schema::{SCHEMA_VERSION, Table};
+use memport::sources::BranchPolicy;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::util::{ndjson, options, root, shared};
+
+/// Every real sample of every provider, as the other tests read them.
+const REAL_SAMPLES: &[&str] = &[
+    "provider-samples/chatgpt/2023-05_earliest-export",
+    "provider-samples/chatgpt/2023-09_single-file-export",
+    "provider-samples/chatgpt/2025-06_single-conversation",
+    "provider-samples/chatgpt/2026-09_sharded-export",
+    "provider-samples/claude/2024-03_to_2025-06_export/conversations.json",
+    "provider-samples/claude/2024-03_to_2025-06_export/claude_thinking_example.json",
+    "provider-samples/claude/2025-07_small-export",
+    "provider-samples/grok/2025-06_export",
+    "provider-samples/copilot/2025-06_activity-history",
+    "provider-samples/copilot/2026-07_activity-history",
+    "provider-samples/gemini/synthetic_html-structure",
+    "pam/fixtures/python-sdk-test-samples/chatgpt-conversations.sample.json",
+    "pam/fixtures/python-sdk-test-samples/claude-conversations.sample.json",
+    "pam/fixtures/python-sdk-test-samples/claude-memories.sample.json",
+    "pam/fixtures/python-sdk-test-samples/copilot-activity-history.sample.csv",
+    "pam/fixtures/python-sdk-test-samples/copilot-chat-activity.sample.csv",
+    "pam/fixtures/python-sdk-test-samples/gemini-MyActivity.sample.json",
+    "pam/fixtures/python-sdk-test-samples/grok-prod-grok-backend.sample.json",
+    "pam/fixtures/python-sdk-test-samples/windows-apps-copilot-activity-history.sample.csv",
+];
+
+/// The generated examples committed in the repo, one per provider, in the order the README's
+/// `examples/*-small` expands to (the order decides which copy of a duplicate is written).
+fn examples() -> Vec<PathBuf> {
+    ["chatgpt-small", "claude-small", "copilot-small", "gemini-json-small", "grok-small"]
+        .iter()
+        .map(|name| root().join("examples").join(name))
+        .collect()
+}
+
+/// All rows of one table of a dataset (every part, every partition), in file-name order.
+fn read_table(dataset: &Path, table: Table) -> Vec<RecordBatch> {
+    let mut files = Vec::new();
+    collect_parts(&dataset.join(table.name()), &mut files);
+    files.sort();
+    let mut batches = Vec::new();
+    for file in files {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&file).unwrap()).unwrap();
+        let metadata = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
+        let version = metadata.iter().find(|entry| entry.key == "memport.schema_version").and_then(|entry| entry.value.clone());
+        assert_eq!(version.as_deref(), Some(SCHEMA_VERSION), "{} carries the schema version", file.display());
+        for batch in builder.build().unwrap() {
+            batches.push(batch.unwrap());
+        }
+    }
+    batches
+}
+
+fn collect_parts(folder: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_parts(&path, files);
+        } else if path.extension().is_some_and(|extension| extension == "parquet") {
+            files.push(path);
+        }
+    }
+}
+
+fn row_count(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(RecordBatch::num_rows).sum()
+}
+
+/// A string column (plain or dictionary-encoded) of every batch, nulls as `None`.
+fn strings(batches: &[RecordBatch], name: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let column = batch.column_by_name(name).unwrap_or_else(|| panic!("column {name}"));
+        if let Some(dictionary) = column.as_dictionary_opt::<Int32Type>() {
+            let values = dictionary.values().as_string::<i32>();
+            for index in 0..dictionary.len() {
+                out.push(dictionary.is_valid(index).then(|| values.value(dictionary.keys().value(index) as usize).to_owned()));
+            }
+        } else {
+            let column = column.as_string::<i32>();
+            for index in 0..column.len() {
+                out.push(column.is_valid(index).then(|| column.value(index).to_owned()));
+            }
+        }
+    }
+    out
+}
+
+fn times(batches: &[RecordBatch], name: &str) -> Vec<Option<i64>> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let column = batch.column_by_name(name).unwrap().as_primitive::<TimestampMicrosecondType>();
+        for index in 0..column.len() {
+            out.push(column.is_valid(index).then(|| column.value(index)));
+        }
+    }
+    out
+}
+
+fn convert_to_dataset(inputs: &[PathBuf], branches: BranchPolicy, partition: bool, threads: usize) -> (tempfile::TempDir, RunReport) {
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(inputs, out.path(), &[OutputFormat::Parquet, OutputFormat::AimemNdjson]);
+    options.branches = branches;
+    options.partition_by_provider = partition;
+    options.threads = threads;
+    let report = memport::run(&options).unwrap();
+    assert!(report.counts.balances(), "counts balance: {:?}", report.counts);
+    (out, report)
+}
+
+/// Checks a dataset against the report and the AIMEM stream written from the same read.
+fn check_dataset_against_report(out: &Path, report: &RunReport, label: &str) {
+    let dataset = out.join("parquet");
+    let counts = &report.counts;
+    let messages = read_table(&dataset, Table::Messages);
+    let dispositions = strings(&messages, "disposition");
+    let count_of = |name: &str| dispositions.iter().filter(|value| value.as_deref() == Some(name)).count() as u64;
+    assert_eq!(dispositions.len() as u64, counts.messages_read - counts.messages_rejected, "{label}: one row per message read");
+    assert_eq!(count_of("written"), counts.messages_written, "{label}: written");
+    assert_eq!(count_of("duplicate"), counts.messages_duplicate, "{label}: duplicate");
+    for (reason, count) in &counts.messages_skipped {
+        assert_eq!(count_of(reason), *count, "{label}: skipped {reason}");
+    }
+    let hidden: Vec<bool> =
+        messages.iter().flat_map(|batch| batch.column_by_name("is_hidden").unwrap().as_boolean().iter().map(Option::unwrap)).collect();
+    assert_eq!(hidden.iter().filter(|hidden| **hidden).count() as u64, counts.messages_skipped.get("hidden").copied().unwrap_or(0));
+
+    let conversations = read_table(&dataset, Table::Conversations);
+    let memories = read_table(&dataset, Table::Memories);
+    assert_eq!(row_count(&memories) as u64, counts.memories_written, "{label}: memories");
+    let memory_ids = strings(&memories, "memory_id");
+    assert_eq!(memory_ids.iter().collect::<std::collections::BTreeSet<_>>().len(), memory_ids.len(), "{label}: memory ids unique");
+    assert!(row_count(&conversations) as u64 <= counts.conversations_read - counts.conversations_rejected, "{label}: conversations");
+    let written_per_conversation: u64 = conversations
+        .iter()
+        .flat_map(|batch| batch.column_by_name("written_count").unwrap().as_primitive::<Int32Type>().values().to_vec())
+        .map(|count| count as u64)
+        .sum();
+    assert_eq!(written_per_conversation, counts.messages_written, "{label}: written_count sums to the report");
+
+    // Every written message is the AIMEM stream's episodic chunk: same text, same time.
+    let texts = strings(&messages, "text");
+    let created = times(&messages, "created_at");
+    let mut from_parquet: Vec<(String, i64)> = (0..texts.len())
+        .filter(|index| dispositions[*index].as_deref() == Some("written"))
+        .map(|index| (texts[index].clone().unwrap(), created[index].unwrap()))
+        .collect();
+    let mut from_aimem: Vec<(String, i64)> = ndjson(&out.join("memory.aimem.ndjson"))
+        .into_iter()
+        .filter(|record| record["_kind"] == "chunk" && record["memory_type"] == "episodic")
+        .map(|record| {
+            let time = memport::timefmt::parse_rfc3339(record["created_at"].as_str().unwrap()).unwrap();
+            (record["content"].as_str().unwrap().to_owned(), time)
+        })
+        .collect();
+    from_parquet.sort();
+    from_aimem.sort();
+    assert_eq!(from_parquet.len(), from_aimem.len(), "{label}: one chunk per written message (no sample is long enough to split)");
+    assert!(from_parquet == from_aimem, "{label}: written messages carry the chunks' text and time");
+
+    // Keys join: every message row points at a conversation row of its provider and id.
+    let conversation_keys: std::collections::BTreeSet<String> = strings(&conversations, "conversation_id").into_iter().flatten().collect();
+    for id in strings(&messages, "conversation_id").into_iter().flatten() {
+        assert!(conversation_keys.contains(&id), "{label}: message of unknown conversation {id}");
+    }
+}
+
+#[test]
+fn every_real_sample_reads_back_with_the_reports_counts_and_the_aimem_text() {
+    for sample in REAL_SAMPLES {
+        for branches in [BranchPolicy::Active, BranchPolicy::All] {
+            let (out, report) = convert_to_dataset(&[shared(sample)], branches, false, 2);
+            check_dataset_against_report(out.path(), &report, &format!("{sample} ({branches:?})"));
+        }
+    }
+}
+
+#[test]
+fn every_generated_example_reads_back_with_the_reports_counts() {
+    let (out, report) = convert_to_dataset(&examples(), BranchPolicy::All, false, 2);
+    check_dataset_against_report(out.path(), &report, "examples");
+    let providers: std::collections::BTreeSet<String> =
+        strings(&read_table(&out.path().join("parquet"), Table::Messages), "provider").into_iter().flatten().collect();
+    assert_eq!(providers.into_iter().collect::<Vec<_>>(), ["chatgpt", "claude", "copilot", "gemini", "grok"]);
+}
+
+#[test]
+fn chatgpt_titles_and_times_are_the_inputs() {
+    let sample = shared("provider-samples/chatgpt/2023-09_single-file-export/conversations.subset.json");
+    let raw: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&sample).unwrap()).unwrap();
+    let (out, _report) = convert_to_dataset(std::slice::from_ref(&sample), BranchPolicy::All, false, 2);
+    let conversations = read_table(&out.path().join("parquet"), Table::Conversations);
+    let ids = strings(&conversations, "conversation_id");
+    let titles = strings(&conversations, "title");
+    let created = times(&conversations, "created_at");
+    assert_eq!(ids.len(), raw.len());
+    for (index, conversation) in raw.iter().enumerate() {
+        let id = conversation["conversation_id"].as_str().or(conversation["id"].as_str()).unwrap();
+        assert_eq!(ids[index].as_deref(), Some(id));
+        assert_eq!(titles[index].as_deref(), conversation["title"].as_str());
+        let seconds = conversation["create_time"].as_f64().unwrap();
+        assert_eq!(created[index], Some((seconds * 1e6).round() as i64), "created_at of {id}");
+    }
+    // Under --branches all every node with a message is a row; its text is the input's parts.
+    let messages = read_table(&out.path().join("parquet"), Table::Messages);
+    let message_ids = strings(&messages, "message_id");
+    let nodes: usize = raw
+        .iter()
+        .map(|conversation| conversation["mapping"].as_object().unwrap().values().filter(|node| !node["message"].is_null()).count())
+        .sum();
+    assert_eq!(message_ids.len(), nodes);
+}
+
+#[test]
+fn the_dataset_is_byte_identical_at_any_thread_count() {
+    let digest = |threads: usize, partition: bool| {
+        let (out, _) = convert_to_dataset(&examples(), BranchPolicy::All, partition, threads);
+        let mut files = Vec::new();
+        collect_parts(&out.path().join("parquet"), &mut files);
+        files.sort();
+        files
+            .iter()
+            .map(|file| (file.strip_prefix(out.path()).unwrap().to_owned(), memport::hash::sha256(&std::fs::read(file).unwrap())))
+            .collect::<Vec<_>>()
+    };
+    for partition in [false, true] {
+        let one = digest(1, partition);
+        assert!(!one.is_empty());
+        assert_eq!(one, digest(2, partition));
+        assert_eq!(one, digest(5, partition));
+    }
+}
+
+#[test]
+fn partitioning_by_provider_writes_hive_folders_without_the_column() {
+    let (out, report) = convert_to_dataset(&examples(), BranchPolicy::Active, true, 2);
+    let dataset = out.path().join("parquet");
+    let mut folders: Vec<String> = std::fs::read_dir(dataset.join("messages"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders, ["provider=chatgpt", "provider=claude", "provider=copilot", "provider=gemini", "provider=grok"]);
+    let messages = read_table(&dataset, Table::Messages);
+    assert!(messages[0].column_by_name("provider").is_none(), "the folder carries the provider");
+    assert_eq!(row_count(&messages) as u64, report.counts.messages_read - report.counts.messages_rejected);
+}
+
+#[test]
+fn a_rerun_replaces_the_dataset_and_leaves_no_stale_parts() {
+    let out = tempfile::tempdir().unwrap();
+    let dataset = out.path().join("corpus");
+    let run = |partition: bool| {
+        let mut options = options(&examples(), out.path(), &[OutputFormat::Parquet]);
+        options.outputs = vec![(OutputFormat::Parquet, dataset.clone())];
+        options.partition_by_provider = partition;
+        memport::run(&options).unwrap()
+    };
+    run(true);
+    std::fs::write(dataset.join("messages").join("part-00007.parquet"), b"stale").unwrap();
+    std::fs::write(dataset.join("notes.txt"), b"the user's own file").unwrap();
+    let report = run(false);
+    let mut files = Vec::new();
+    collect_parts(&dataset, &mut files);
+    let mut names: Vec<String> = files.iter().map(|file| file.strip_prefix(&dataset).unwrap().display().to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["assets/part-00000.parquet", "conversations/part-00000.parquet", "memories/part-00000.parquet", "messages/part-00000.parquet"]
+    );
+    assert!(dataset.join("notes.txt").exists(), "files memport did not write are left alone");
+    assert_eq!(row_count(&read_table(&dataset, Table::Messages)) as u64, report.counts.messages_read - report.counts.messages_rejected);
+}
+
+/// The Python interpreter with DuckDB and pyarrow: `MEMPORT_TEST_PYTHON` (set by
+/// `scripts/test`), else `python3`.
+fn python() -> String {
+    let python = std::env::var("MEMPORT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python).args(["-c", "import duckdb, pyarrow"]).output();
+    assert!(
+        probe.as_ref().is_ok_and(|output| output.status.success()),
+        "{python} cannot import duckdb and pyarrow; run the tests with scripts/test, which installs them (tests/requirements.txt) into .venv"
+    );
+    python
+}
+
+/// The README's example queries and the output it shows for them, in order.
+fn readme_queries() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme.split("<!-- parquet-queries:begin -->").nth(1).unwrap().split("<!-- parquet-queries:end -->").next().unwrap();
+    let mut queries = Vec::new();
+    let mut rest = section;
+    while let Some(start) = rest.find("```sql\n") {
+        let after = &rest[start + 7..];
+        let end = after.find("```").unwrap();
+        let query = after[..end].trim().to_owned();
+        let output_start = after[end + 3..].find("```text\n").unwrap() + end + 3 + 8;
+        let output_end = after[output_start..].find("```").unwrap() + output_start;
+        queries.push((query, after[output_start..output_end].trim_end().to_owned()));
+        rest = &after[output_end + 3..];
+    }
+    queries
+}
+
+/// Runs the README's example queries with DuckDB on the dataset of the bundled examples, from
+/// the folder holding `corpus/`, and checks they print what the README shows.
+#[test]
+fn the_readme_queries_run_in_duckdb_and_print_what_the_readme_shows() {
+    let python = python();
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(&examples(), out.path(), &[OutputFormat::Parquet]);
+    options.outputs = vec![(OutputFormat::Parquet, out.path().join("corpus"))];
+    options.branches = BranchPolicy::All;
+    memport::run(&options).unwrap();
+    let queries = readme_queries();
+    assert!(queries.len() >= 4, "the README shows the example queries");
+    let script = r#"
+import sys, duckdb
+con = duckdb.connect()
+con.execute("SET TimeZone = 'UTC'")
+result = con.execute(sys.stdin.read())
+names = [column[0] for column in result.description]
+print("| " + " | ".join(names) + " |")
+print("|" + "---|" * len(names))
+for row in result.fetchall():
+    print("| " + " | ".join("" if value is None else str(value) for value in row) + " |")
+"#;
+    for (query, shown) in queries {
+        let mut child = Command::new(&python)
+            .args(["-c", script])
+            .current_dir(out.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), query.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "DuckDB ran `{query}`: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim_end(), shown, "output of `{query}`");
+    }
+}
+
+/// pyarrow reads every table as a Hive dataset with the documented columns and the report's counts.
+#[test]
+fn pyarrow_reads_the_partitioned_dataset_with_the_documented_schema() {
+    let python = python();
+    let (out, report) = convert_to_dataset(&examples(), BranchPolicy::Active, true, 2);
+    let script = r#"
+import json, sys, pyarrow.dataset as ds
+root = sys.argv[1]
+tables = {}
+for name in ["conversations", "messages", "memories", "assets"]:
+    table = ds.dataset(f"{root}/{name}", format="parquet", partitioning="hive").to_table()
+    tables[name] = {"rows": table.num_rows, "columns": table.schema.names,
+                    "types": {field.name: str(field.type) for field in table.schema}}
+print(json.dumps(tables))
+"#;
+    let output = Command::new(&python).args(["-c", script]).arg(out.path().join("parquet")).output().unwrap();
+    assert!(output.status.success(), "pyarrow: {}", String::from_utf8_lossy(&output.stderr));
+    let tables: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(tables["messages"]["rows"], report.counts.messages_read - report.counts.messages_rejected);
+    assert_eq!(tables["memories"]["rows"], report.counts.memories_written);
+    assert_eq!(tables["messages"]["types"]["created_at"], "timestamp[us, tz=UTC]");
+    assert_eq!(tables["messages"]["types"]["role"], "dictionary<values=string, indices=int32, ordered=0>");
+    let documented = documented_columns();
+    for table in Table::ALL {
+        let mut columns: Vec<String> =
+            tables[table.name()]["columns"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect();
+        // pyarrow appends the Hive partition column; the README lists it first.
+        columns.retain(|name| name != "provider");
+        columns.insert(0, "provider".into());
+        assert_eq!(columns, documented[table.name()], "{} columns as the README documents them", table.name());
+    }
+}
+
+/// The README's schema tables: table name → column names in order.
+fn documented_columns() -> BTreeMap<String, Vec<String>> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme.split("<!-- parquet-schema:begin -->").nth(1).unwrap().split("<!-- parquet-schema:end -->").next().unwrap();
+    let mut tables = BTreeMap::new();
+    let mut current = None;
+    for line in section.lines() {
+        if let Some(name) = line.strip_prefix("#### `").and_then(|rest| rest.strip_suffix('`')) {
+            current = Some(name.to_owned());
+            tables.insert(name.to_owned(), Vec::new());
+        } else if let (Some(table), Some(cell)) = (&current, line.strip_prefix("| `")) {
+            let column = cell.split('`').next().unwrap().to_owned();
+            tables.get_mut(table).unwrap().push(column);
+        }
+    }
+    tables
+}
+
+#[test]
+fn the_readme_documents_every_column_of_every_table() {
+    let documented = documented_columns();
+    for table in Table::ALL {
+        let actual: Vec<String> = table.schema(true).fields().iter().map(|field| field.name().clone()).collect();
+        assert_eq!(documented.get(table.name()), Some(&actual), "README schema of {}", table.name());
+    }
+}
