@@ -191,6 +191,9 @@ pub struct Message {
     pub text: String,
     /// Reasoning (thoughts, recaps) rather than a visible answer.
     pub is_thought: bool,
+    /// The provider's own fields of this message that memport does not model, as compact JSON
+    /// (`{"metadata":{…},…}`); only read when an output carries them (Parquet).
+    pub provider_fields: Option<Box<str>>,
     /// Model that wrote it, where known.
     pub model: Option<String>,
     /// Provider status such as `in_progress`, where it is not the normal finished state.

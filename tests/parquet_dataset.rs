@@ -176,6 +176,15 @@ fn check_dataset_against_report(out: &Path, report: &RunReport, label: &str) {
     assert_eq!(from_parquet.len(), from_aimem.len(), "{label}: one chunk per written message (no sample is long enough to split)");
     assert!(from_parquet == from_aimem, "{label}: written messages carry the chunks' text and time");
 
+    // JSON providers keep each message's own record in `metadata.provider`.
+    let providers = strings(&messages, "provider");
+    for (index, metadata) in strings(&messages, "metadata").into_iter().enumerate() {
+        if matches!(providers[index].as_deref(), Some("chatgpt" | "claude" | "grok")) {
+            let metadata: serde_json::Value = serde_json::from_str(metadata.as_deref().unwrap_or("null")).unwrap();
+            assert!(metadata["provider"].is_object(), "{label}: provider fields of row {index}");
+        }
+    }
+
     // Keys join: every message row points at a conversation row of its provider and id.
     let conversation_keys: std::collections::BTreeSet<String> = strings(&conversations, "conversation_id").into_iter().flatten().collect();
     for id in strings(&messages, "conversation_id").into_iter().flatten() {
@@ -227,6 +236,21 @@ fn chatgpt_titles_and_times_are_the_inputs() {
         .map(|conversation| conversation["mapping"].as_object().unwrap().values().filter(|node| !node["message"].is_null()).count())
         .sum();
     assert_eq!(message_ids.len(), nodes);
+    // `metadata.provider` is the input's message object as written, minus the rendered content.
+    let conversation_ids = strings(&messages, "conversation_id");
+    let metadata = strings(&messages, "metadata");
+    let by_id: BTreeMap<&str, &serde_json::Value> = raw
+        .iter()
+        .map(|conversation| (conversation["conversation_id"].as_str().or(conversation["id"].as_str()).unwrap(), conversation))
+        .collect();
+    for index in 0..message_ids.len() {
+        let conversation = by_id[conversation_ids[index].as_deref().unwrap()];
+        let mut expected = conversation["mapping"][message_ids[index].as_deref().unwrap()]["message"].clone();
+        expected.as_object_mut().unwrap().remove("content");
+        let kept: serde_json::Value =
+            serde_json::from_str(metadata[index].as_deref().expect("every ChatGPT message has provider fields")).unwrap();
+        assert_eq!(kept["provider"], expected, "provider fields of {:?}", message_ids[index]);
+    }
 }
 
 #[test]

@@ -174,7 +174,11 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         stages.push(Box::new(Dedup::default()));
     }
     let rejects = RejectsWriter::create(options.rejects.as_deref())?;
-    let decode_options = DecodeOptions { branches: options.branches, exported_at: options.exported_at };
+    let decode_options = DecodeOptions {
+        branches: options.branches,
+        exported_at: options.exported_at,
+        keep_provider_fields: options.outputs.iter().any(|(format, _)| *format == OutputFormat::Parquet),
+    };
     let result = engine::execute(plans, decode_options, options.threads, stages, sinks, rejects, progress)?;
     warnings.merge(&result.warnings);
     notes.extend(result.notes);

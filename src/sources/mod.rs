@@ -14,8 +14,10 @@ pub mod gemini;
 pub mod grok;
 pub mod html_text;
 pub mod json_array;
+pub mod json_walk;
 pub mod lenient;
 pub mod manifest;
+pub mod provider_fields;
 pub mod regroup;
 pub mod tree;
 
@@ -49,6 +51,9 @@ pub struct DecodeOptions {
     pub branches: BranchPolicy,
     /// The export time; the last fallback for records without any time.
     pub exported_at: Micros,
+    /// Also keep each message's unmodeled provider fields ([`provider_fields`]), for outputs
+    /// that carry them.
+    pub keep_provider_fields: bool,
 }
 
 /// A record that could not be used, with where it was and why.
@@ -479,6 +484,10 @@ struct ChatGptDecoder {
 
 impl Decoder for ChatGptDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-        chatgpt::normalize::decode_conversation(bytes, origin, &self.assets, options)
+        let mut decoded = chatgpt::normalize::decode_conversation(bytes, origin, &self.assets, options)?;
+        if options.keep_provider_fields {
+            provider_fields::attach(&mut decoded.conversation, provider_fields::chatgpt(bytes));
+        }
+        Ok(decoded)
     }
 }

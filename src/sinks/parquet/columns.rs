@@ -38,16 +38,44 @@ pub fn disposition_name(disposition: Disposition) -> &'static str {
 /// # Errors
 /// [`ArrowError`] only if a built column does not match its schema, which the tests rule out.
 pub fn encode(batch: &[Conversation], partition_by_provider: bool) -> Result<TableBatches, ArrowError> {
+    let size = BatchSize::of(batch);
     let mut partitions: BTreeMap<Option<Provider>, Columns> = BTreeMap::new();
     for conversation in batch {
         let key = partition_by_provider.then_some(conversation.provider);
-        partitions.entry(key).or_insert_with(|| Columns::new(!partition_by_provider)).add(conversation);
+        partitions.entry(key).or_insert_with(|| Columns::new(!partition_by_provider, &size)).add(conversation);
     }
     let mut out = TableBatches::default();
     for (key, columns) in partitions {
         out.partitions.insert(key, columns.finish()?);
     }
     Ok(out)
+}
+
+/// How much a batch holds, to size the large builders once: growing them by doubling touches
+/// (and the allocator zeroes) about twice the memory, which cost more than building the rows.
+struct BatchSize {
+    messages: usize,
+    text_bytes: usize,
+    id_bytes: usize,
+    metadata_bytes: usize,
+}
+
+impl BatchSize {
+    fn of(batch: &[Conversation]) -> Self {
+        let mut size = BatchSize { messages: 0, text_bytes: 0, id_bytes: 0, metadata_bytes: 0 };
+        for conversation in batch {
+            size.messages += conversation.messages.len();
+            for message in &conversation.messages {
+                size.text_bytes += message.text.len();
+                size.id_bytes += conversation.id.len() + message.id.len();
+                size.metadata_bytes += message.provider_fields.as_deref().map_or(0, str::len);
+                if !message.parts.is_empty() {
+                    size.metadata_bytes += message.text.len() + 64 * message.parts.len();
+                }
+            }
+        }
+        size
+    }
 }
 
 /// Column builders of every table for one partition.
@@ -60,11 +88,19 @@ struct Columns {
 }
 
 impl Columns {
-    fn new(with_provider: bool) -> Self {
+    fn new(with_provider: bool, size: &BatchSize) -> Self {
+        let mut messages = MessageColumns::default();
+        let rows = size.messages;
+        messages.conversation_id = StringBuilder::with_capacity(rows, size.id_bytes / 2 + rows);
+        messages.message_id = StringBuilder::with_capacity(rows, size.id_bytes / 2 + rows);
+        messages.parent_id = StringBuilder::with_capacity(rows, size.id_bytes / 2 + rows);
+        messages.text = StringBuilder::with_capacity(rows, size.text_bytes);
+        messages.content_hash = StringBuilder::with_capacity(rows, rows * 71);
+        messages.metadata = StringBuilder::with_capacity(rows, size.metadata_bytes + rows * 16);
         Columns {
             with_provider,
             conversations: ConversationColumns::default(),
-            messages: MessageColumns::default(),
+            messages,
             memories: MemoryColumns::default(),
             assets: AssetColumns::default(),
         }
@@ -246,13 +282,17 @@ impl MessageColumns {
         self.is_thought.append_value(message.is_thought);
         self.status.append_option(message.status.as_deref());
         self.asset_count.append_value(count_i32(message_assets(message).count()));
-        if message.parts.is_empty() {
+        if message.parts.is_empty() && message.provider_fields.is_none() {
             self.metadata.append_null();
         } else {
             self.json.clear();
-            write_parts_json(&mut self.json, &message.parts);
-            // The writer only emits valid UTF-8: every string goes through `write_string`.
-            self.metadata.append_value(String::from_utf8_lossy(&self.json));
+            write_metadata_json(&mut self.json, &message.parts, message.provider_fields.as_deref());
+            // Valid UTF-8 by construction: strings go through `write_string`, raw fields are
+            // slices of the UTF-8 input.
+            match std::str::from_utf8(&self.json) {
+                Ok(json) => self.metadata.append_value(json),
+                Err(_) => self.metadata.append_value(String::from_utf8_lossy(&self.json)),
+            }
         }
     }
 
@@ -281,10 +321,29 @@ impl MessageColumns {
     }
 }
 
-/// The typed parts of a multi-part message as JSON: `{"parts":[{"type":…},…]}`. Unknown
-/// provider content is embedded as the provider wrote it, so nothing is lost.
+/// A message's `metadata` JSON: `{"parts":[…],"provider":{…}}`, each member only when there
+/// is something to say. `parts` are the typed parts of a multi-part message (unknown content
+/// embedded as the provider wrote it); `provider` the provider's own fields memport does not
+/// model, as written.
+pub fn write_metadata_json(out: &mut Vec<u8>, parts: &[Part], provider_fields: Option<&str>) {
+    out.push(b'{');
+    if !parts.is_empty() {
+        out.extend_from_slice(b"\"parts\":");
+        write_parts_json(out, parts);
+    }
+    if let Some(fields) = provider_fields {
+        if !parts.is_empty() {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"provider\":");
+        out.extend_from_slice(fields.as_bytes());
+    }
+    out.push(b'}');
+}
+
+/// The typed parts as a JSON array: `[{"type":…},…]`.
 pub fn write_parts_json(out: &mut Vec<u8>, parts: &[Part]) {
-    out.extend_from_slice(b"{\"parts\":[");
+    out.push(b'[');
     for (index, part) in parts.iter().enumerate() {
         if index > 0 {
             out.push(b',');
@@ -333,7 +392,7 @@ pub fn write_parts_json(out: &mut Vec<u8>, parts: &[Part]) {
         }
         out.push(b'}');
     }
-    out.extend_from_slice(b"]}");
+    out.push(b']');
 }
 
 #[derive(Default)]
@@ -431,8 +490,9 @@ mod tests {
             Part::Raw { content_type: "broken".into(), json: "{not json".into() },
         ];
         let mut out = Vec::new();
-        write_parts_json(&mut out, &parts);
+        write_metadata_json(&mut out, &parts, Some(r#"{"metadata":{"x":1}}"#));
         let value: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+        assert_eq!(value["provider"]["metadata"]["x"], 1);
         assert_eq!(value["parts"][3]["content"]["k"][1], 2);
         assert_eq!(value["parts"][4]["content"], "{not json");
         assert_eq!(value["parts"][2]["name"], "a.png");

@@ -189,6 +189,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             parts,
             text,
             is_thought: rendered.is_thought,
+            provider_fields: None,
             model: metadata.and_then(|metadata| metadata.model_slug.as_deref()).map(str::to_owned),
             status,
             on_active_branch,

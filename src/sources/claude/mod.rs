@@ -17,6 +17,10 @@ pub struct ClaudeDecoder;
 
 impl Decoder for ClaudeDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-        normalize::decode_conversation(bytes, origin, options)
+        let mut decoded = normalize::decode_conversation(bytes, origin, options)?;
+        if options.keep_provider_fields {
+            crate::sources::provider_fields::attach(&mut decoded.conversation, crate::sources::provider_fields::claude(bytes));
+        }
+        Ok(decoded)
     }
 }

@@ -134,6 +134,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
             parts: if matches!(parts.as_slice(), [Part::Text(_)]) { Vec::new() } else { parts },
             text,
             is_thought,
+            provider_fields: None,
             model: None,
             status: None,
             on_active_branch,

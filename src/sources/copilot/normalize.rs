@@ -89,6 +89,7 @@ pub fn decode_conversation(
             content_hash: if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] },
             text,
             is_thought: false,
+            provider_fields: None,
             model: None,
             status: truncated.then(|| "truncated".to_owned()),
             on_active_branch: true,

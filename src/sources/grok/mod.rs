@@ -58,6 +58,10 @@ pub struct GrokDecoder {
 
 impl Decoder for GrokDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-        normalize::decode_conversation(bytes, origin, &self.assets, options)
+        let mut decoded = normalize::decode_conversation(bytes, origin, &self.assets, options)?;
+        if options.keep_provider_fields {
+            crate::sources::provider_fields::attach(&mut decoded.conversation, crate::sources::provider_fields::grok(bytes));
+        }
+        Ok(decoded)
     }
 }

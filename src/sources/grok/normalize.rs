@@ -133,6 +133,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
             parts,
             text,
             is_thought: false,
+            provider_fields: None,
             model,
             status,
             on_active_branch,

@@ -1,0 +1,129 @@
+//! A one-pass walk over an in-memory JSON document that finds members and value boundaries
+//! without building values: it tracks only strings and brackets. Used where a second, lazy
+//! look at an element is needed (provider fields); the element was already parsed once, so it
+//! is valid JSON, and any surprise simply ends the walk with `None`.
+
+use memchr::memchr2;
+
+/// Position of the first non-whitespace byte at or after `pos`.
+pub fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// End (exclusive) of the string whose opening quote is at `start`.
+pub fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut pos = start + 1;
+    loop {
+        pos += memchr2(b'"', b'\\', bytes.get(pos..)?)?;
+        if bytes[pos] == b'\\' {
+            pos += 2;
+        } else {
+            return Some(pos + 1);
+        }
+    }
+}
+
+/// End (exclusive) of the value starting at `start` (no leading whitespace).
+pub fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+    match *bytes.get(start)? {
+        b'"' => string_end(bytes, start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut pos = start;
+            while let Some(&byte) = bytes.get(pos) {
+                match byte {
+                    b'"' => {
+                        pos = string_end(bytes, pos)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(pos + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                pos += 1;
+            }
+            None
+        }
+        _ => {
+            let mut pos = start;
+            while let Some(&byte) = bytes.get(pos) {
+                if matches!(byte, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                    break;
+                }
+                pos += 1;
+            }
+            Some(pos)
+        }
+    }
+}
+
+/// Walks the members of the object starting at `start` (its `{`). For each member `visit` gets
+/// the raw key (with its quotes) and the value's start, and returns the value's end: it may
+/// descend into the value itself or call [`value_end`]. Returns the object's end.
+pub fn walk_object(bytes: &[u8], start: usize, mut visit: impl FnMut(&[u8], usize) -> Option<usize>) -> Option<usize> {
+    if bytes.get(start) != Some(&b'{') {
+        return None;
+    }
+    let mut pos = skip_whitespace(bytes, start + 1);
+    if bytes.get(pos) == Some(&b'}') {
+        return Some(pos + 1);
+    }
+    loop {
+        if bytes.get(pos) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(bytes, pos)?;
+        let key = &bytes[pos..key_end];
+        pos = skip_whitespace(bytes, key_end);
+        if bytes.get(pos) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_whitespace(bytes, pos + 1);
+        let end = visit(key, value_start)?;
+        pos = skip_whitespace(bytes, end);
+        match bytes.get(pos) {
+            Some(b',') => pos = skip_whitespace(bytes, pos + 1),
+            Some(b'}') => return Some(pos + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The text of a raw key (quotes included), unescaped when it needs to be.
+pub fn key_text(raw_key: &[u8]) -> Option<String> {
+    let inner = raw_key.get(1..raw_key.len().checked_sub(1)?)?;
+    if inner.contains(&b'\\') { serde_json::from_slice(raw_key).ok() } else { std::str::from_utf8(inner).ok().map(str::to_owned) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_end_after_strings_with_escapes_and_nested_brackets() {
+        let text = br#"{"a":"x\"}]","b":[1,{"c":"]"}],"d":-1.5e3 }"#;
+        let mut seen = Vec::new();
+        let end = walk_object(text, 0, |key, start| {
+            let end = value_end(text, start)?;
+            seen.push((key_text(key).unwrap(), String::from_utf8(text[start..end].to_vec()).unwrap()));
+            Some(end)
+        });
+        assert_eq!(end, Some(text.len()));
+        assert_eq!(seen, [("a".into(), r#""x\"}]""#.into()), ("b".into(), r#"[1,{"c":"]"}]"#.into()), ("d".into(), "-1.5e3".into())]);
+    }
+
+    #[test]
+    fn broken_input_ends_the_walk() {
+        assert_eq!(walk_object(br#"{"a":"unterminated"#, 0, |_, start| value_end(br#"{"a":"unterminated"#, start)), None);
+        assert_eq!(walk_object(b"[1]", 0, |_, _| None), None);
+        assert_eq!(key_text(br#""a\u0041""#).as_deref(), Some("aA"));
+    }
+}

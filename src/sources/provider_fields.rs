@@ -1,0 +1,173 @@
+//! Keeps each message's provider fields as compact JSON, for outputs that carry the provider's
+//! own data (the Parquet `metadata` column). Only done when a run asks for it
+//! ([`crate::sources::DecodeOptions::keep_provider_fields`]): it is a second, lazy pass over the
+//! element that the memory formats do not need.
+//!
+//! The text fields memport renders (`content`, `text`, `message`) are left out: they are in
+//! the message's text and parts already. Everything else is kept as the provider wrote it.
+
+use std::collections::HashMap;
+
+use sonic_rs::JsonValueTrait;
+
+use crate::jcs::write_string;
+use crate::model::Conversation;
+use crate::sources::json_walk;
+
+/// The provider fields of one message: every member of `object` except `skip`, as a compact
+/// JSON object (values exactly as written). `None` when `object` is not an object or nothing
+/// is left.
+pub fn object_without(object: &str, skip: &[&str]) -> Option<String> {
+    let mut out = Vec::with_capacity(object.len().min(4096));
+    out.push(b'{');
+    for entry in sonic_rs::to_object_iter(object) {
+        let Ok((key, value)) = entry else { return None };
+        if skip.contains(&key.as_ref()) {
+            continue;
+        }
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        write_string(&mut out, &key);
+        out.push(b':');
+        out.extend_from_slice(value.as_raw_str().as_bytes());
+    }
+    if out.len() == 1 {
+        return None;
+    }
+    out.push(b'}');
+    String::from_utf8(out).ok()
+}
+
+/// Sets each message's provider fields from `by_id` (message id → fields).
+pub fn attach(conversation: &mut Conversation, mut by_id: HashMap<String, String>) {
+    if by_id.is_empty() {
+        return;
+    }
+    for message in &mut conversation.messages {
+        if let Some(fields) = by_id.remove(&message.id) {
+            message.provider_fields = Some(fields.into_boxed_str());
+        }
+    }
+}
+
+/// ChatGPT: `mapping.<node id>.message`, without `content`, keyed by node id. One pass over
+/// the element ([`json_walk`]): this runs for every conversation of a Parquet run.
+pub fn chatgpt(element: &[u8]) -> HashMap<String, String> {
+    let mut by_id = HashMap::new();
+    let start = json_walk::skip_whitespace(element, 0);
+    json_walk::walk_object(element, start, |key, value| {
+        if key != b"\"mapping\"" || element.get(value) != Some(&b'{') {
+            return json_walk::value_end(element, value);
+        }
+        json_walk::walk_object(element, value, |node_id, node| {
+            if element.get(node) != Some(&b'{') {
+                return json_walk::value_end(element, node);
+            }
+            json_walk::walk_object(element, node, |member, message| {
+                if member != b"\"message\"" || element.get(message) != Some(&b'{') {
+                    return json_walk::value_end(element, message);
+                }
+                let mut fields = Vec::with_capacity(512);
+                fields.push(b'{');
+                let end = json_walk::walk_object(element, message, |field, field_value| {
+                    let field_end = json_walk::value_end(element, field_value)?;
+                    if field != b"\"content\"" {
+                        if fields.len() > 1 {
+                            fields.push(b',');
+                        }
+                        fields.extend_from_slice(field);
+                        fields.push(b':');
+                        fields.extend_from_slice(&element[field_value..field_end]);
+                    }
+                    Some(field_end)
+                })?;
+                fields.push(b'}');
+                if let (true, Some(id), Ok(fields)) = (fields.len() > 2, json_walk::key_text(node_id), String::from_utf8(fields)) {
+                    by_id.entry(id).or_insert(fields);
+                }
+                Some(end)
+            })
+        })
+    });
+    by_id
+}
+
+/// Claude: `chat_messages[*]`, without `text` and `content`, keyed by `uuid`.
+pub fn claude(element: &[u8]) -> HashMap<String, String> {
+    let mut by_id = HashMap::new();
+    let Ok(messages) = sonic_rs::get(element, ["chat_messages"]) else { return by_id };
+    for message in sonic_rs::to_array_iter(messages.as_raw_str()) {
+        let Ok(message) = message else { break };
+        let raw = message.as_raw_str();
+        let Some(uuid) = string_member(raw, "uuid") else { continue };
+        if let Some(fields) = object_without(raw, &["text", "content"]) {
+            by_id.entry(uuid).or_insert(fields);
+        }
+    }
+    by_id
+}
+
+/// Grok: `responses[*].response`, without `message`, keyed by `_id` or `response_id`.
+pub fn grok(element: &[u8]) -> HashMap<String, String> {
+    let mut by_id = HashMap::new();
+    let Ok(responses) = sonic_rs::get(element, ["responses"]) else { return by_id };
+    for entry in sonic_rs::to_array_iter(responses.as_raw_str()) {
+        let Ok(entry) = entry else { break };
+        let Ok(response) = sonic_rs::get_from_str(entry.as_raw_str(), ["response"]) else { continue };
+        let raw = response.as_raw_str();
+        let Some(id) = string_member(raw, "_id").or_else(|| string_member(raw, "response_id")) else { continue };
+        if let Some(fields) = object_without(raw, &["message"]) {
+            by_id.entry(id).or_insert(fields);
+        }
+    }
+    by_id
+}
+
+/// Gemini (regrouped `{"rows":[{"record":{…}},…]}`): each row's activity record without the
+/// answer HTML (`safeHtmlItem`), by row position.
+pub fn gemini_records(element: &[u8]) -> Vec<Option<String>> {
+    let mut records = Vec::new();
+    let Ok(rows) = sonic_rs::get(element, ["rows"]) else { return records };
+    for row in sonic_rs::to_array_iter(rows.as_raw_str()) {
+        let Ok(row) = row else { break };
+        let record = sonic_rs::get_from_str(row.as_raw_str(), ["record"]).ok();
+        records.push(record.and_then(|record| object_without(record.as_raw_str(), &["safeHtmlItem"])));
+    }
+    records
+}
+
+fn string_member(object: &str, key: &str) -> Option<String> {
+    let value = sonic_rs::get_from_str(object, [key]).ok()?;
+    value.as_str().map(str::to_owned).filter(|id| !id.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_keep_raw_values_and_drop_rendered_text() {
+        let fields = object_without(r#"{"content":{"parts":["hi"]},"metadata":{"a":[1,2.50]},"we\"ird":null}"#, &["content"]);
+        assert_eq!(fields.as_deref(), Some(r#"{"metadata":{"a":[1,2.50]},"we\"ird":null}"#));
+        assert_eq!(object_without(r#"{"content":1}"#, &["content"]), None);
+        assert_eq!(object_without("[1,2]", &[]), None);
+    }
+
+    #[test]
+    fn chatgpt_fields_are_keyed_by_node() {
+        let element =
+            br#"{"mapping":{"n1":{"message":{"id":"n1","content":{"parts":["x"]},"metadata":{"model_slug":"m"}}},"n0":{"message":null}}}"#;
+        let fields = chatgpt(element);
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields["n1"], r#"{"id":"n1","metadata":{"model_slug":"m"}}"#);
+    }
+
+    #[test]
+    fn claude_and_grok_fields_are_keyed_by_their_ids() {
+        let claude_element = br#"{"chat_messages":[{"uuid":"u1","text":"t","content":[],"files":[{"file_name":"a"}]}]}"#;
+        assert_eq!(claude(claude_element)["u1"], r#"{"uuid":"u1","files":[{"file_name":"a"}]}"#);
+        let grok_element = br#"{"responses":[{"response":{"_id":"r1","message":"m","query_type":"q"}}]}"#;
+        assert_eq!(grok(grok_element)["r1"], r#"{"_id":"r1","query_type":"q"}"#);
+    }
+}
