@@ -139,10 +139,27 @@ fn main() -> ExitCode {
             if is_broken_pipe(&error) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("memport: error: {error:#}");
+            eprintln!("memport: error: {}", error_chain(&error));
             ExitCode::from(EXIT_FAILED)
         }
     }
+}
+
+/// The error and its causes, each cause only when the message does not already say it (the
+/// library's errors include their source in their own message).
+fn error_chain(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

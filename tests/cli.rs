@@ -78,3 +78,15 @@ fn rejected_records_make_the_exit_code_one() {
         memport().arg("convert").arg(folder.path()).args(["--to", "aimem", "-o"]).arg(out.path().join("b.aimem.json")).status().unwrap();
     assert_eq!(status.code(), Some(1));
 }
+
+#[test]
+fn a_write_error_says_its_cause_once() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("corpus");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let output = memport().args(["convert", "examples/grok-small", "--to", "parquet", "-q", "-o"]).arg(&file).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(text.matches("name a folder with -o").count(), 1, "{text}");
+    assert!(text.contains(&file.display().to_string()), "{text}");
+}
