@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::{ConfigError, RunError};
 use crate::model::{Micros, Warnings};
+use crate::sinks::aimem::AimemSettings;
 use crate::sinks::{self, OutputFormat, SinkSettings};
 use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
 use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
@@ -160,9 +161,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|stream| stream.entry.size).sum();
     let progress = make_progress(options.progress, total_bytes);
     let settings = SinkSettings {
-        producer: options.producer.clone(),
-        tenant_id: options.tenant_id.clone(),
-        exported_at: options.exported_at,
+        aimem: AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at },
         partition_by_provider: options.partition_by_provider,
     };
     let mut sinks = Vec::with_capacity(options.outputs.len());

@@ -16,7 +16,7 @@ pub mod parquet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{ConfigError, RunError};
-use crate::model::{Conversation, Micros};
+use crate::model::Conversation;
 
 /// Formats memport writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,12 +76,8 @@ impl OutputFormat {
 /// Settings shared by the sinks.
 #[derive(Debug, Clone)]
 pub struct SinkSettings {
-    /// Producer namespace (`^[a-z0-9-]{1,63}$`), part of every chunk id.
-    pub producer: String,
-    /// Tenant id written in the envelope.
-    pub tenant_id: String,
-    /// The export time written in the envelope.
-    pub exported_at: Micros,
+    /// Producer, tenant and export time of the AIMEM sinks.
+    pub aimem: aimem::AimemSettings,
     /// Parquet: Hive-style `provider=<name>` folders.
     pub partition_by_provider: bool,
 }
@@ -150,14 +146,9 @@ pub fn output_paths(formats: &[OutputFormat], output: &Path) -> Result<Vec<(Outp
 /// # Errors
 /// I/O errors creating the output's temporary file.
 pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Result<Box<dyn Sink>, RunError> {
-    let aimem_settings = || aimem::AimemSettings {
-        producer: settings.producer.clone(),
-        tenant_id: settings.tenant_id.clone(),
-        exported_at: settings.exported_at,
-    };
     match format {
-        OutputFormat::Aimem => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Bundle, aimem_settings())?)),
-        OutputFormat::AimemNdjson => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Ndjson, aimem_settings())?)),
+        OutputFormat::Aimem => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Bundle, settings.aimem.clone())?)),
+        OutputFormat::AimemNdjson => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Ndjson, settings.aimem.clone())?)),
         OutputFormat::Parquet => {
             let layout = parquet::ParquetLayout { partition_by_provider: settings.partition_by_provider, ..Default::default() };
             Ok(Box::new(parquet::ParquetSink::create(path, layout)?))

@@ -1,7 +1,8 @@
 //! Keeps each message's provider fields as compact JSON, for outputs that carry the provider's
 //! own data (the Parquet `metadata` column). Only done when a run asks for it
-//! ([`crate::sources::DecodeOptions::keep_provider_fields`]): it is a second, lazy pass over the
-//! element that the memory formats do not need.
+//! ([`crate::sources::DecodeOptions::keep_provider_fields`]): it is a second pass over the
+//! element that the memory formats do not need. Fields are cut out with [`json_walk`] in one
+//! pass; sonic-rs only finds the arrays of the Claude, Grok and Gemini shapes.
 //!
 //! The text fields memport renders (`content`, `text`, `message`) are left out: they are in
 //! the message's text and parts already. Everything else is kept as the provider wrote it.
@@ -10,33 +11,38 @@ use std::collections::HashMap;
 
 use sonic_rs::JsonValueTrait;
 
-use crate::jcs::write_string;
 use crate::model::Conversation;
 use crate::sources::json_walk;
 
-/// The provider fields of one message: every member of `object` except `skip`, as a compact
-/// JSON object (values exactly as written). `None` when `object` is not an object or nothing
-/// is left.
+/// The provider fields of one message: every member of the object at `start` in `bytes`
+/// except the `skip` names, as a compact JSON object (values exactly as written), and the
+/// object's end. The fields are `None` when nothing is left; the whole result is `None` when
+/// there is no object at `start`.
+fn members_without(bytes: &[u8], start: usize, skip: &[&str]) -> Option<(Option<String>, usize)> {
+    let mut fields = Vec::with_capacity(512);
+    fields.push(b'{');
+    let end = json_walk::walk_object(bytes, start, |key, value| {
+        let value_end = json_walk::value_end(bytes, value)?;
+        // Keys are compared without their quotes; none of the names skipped needs escaping.
+        if !skip.iter().any(|name| key.get(1..key.len() - 1) == Some(name.as_bytes())) {
+            if fields.len() > 1 {
+                fields.push(b',');
+            }
+            fields.extend_from_slice(key);
+            fields.push(b':');
+            fields.extend_from_slice(&bytes[value..value_end]);
+        }
+        Some(value_end)
+    })?;
+    fields.push(b'}');
+    let fields = if fields.len() > 2 { String::from_utf8(fields).ok() } else { None };
+    Some((fields, end))
+}
+
+/// [`members_without`] of a whole JSON text (a sonic-rs raw value).
 pub fn object_without(object: &str, skip: &[&str]) -> Option<String> {
-    let mut out = Vec::with_capacity(object.len().min(4096));
-    out.push(b'{');
-    for entry in sonic_rs::to_object_iter(object) {
-        let Ok((key, value)) = entry else { return None };
-        if skip.contains(&key.as_ref()) {
-            continue;
-        }
-        if out.len() > 1 {
-            out.push(b',');
-        }
-        write_string(&mut out, &key);
-        out.push(b':');
-        out.extend_from_slice(value.as_raw_str().as_bytes());
-    }
-    if out.len() == 1 {
-        return None;
-    }
-    out.push(b'}');
-    String::from_utf8(out).ok()
+    let start = json_walk::skip_whitespace(object.as_bytes(), 0);
+    members_without(object.as_bytes(), start, skip)?.0
 }
 
 /// Sets each message's provider fields from `by_id` (message id → fields).
@@ -68,22 +74,8 @@ pub fn chatgpt(element: &[u8]) -> HashMap<String, String> {
                 if member != b"\"message\"" || element.get(message) != Some(&b'{') {
                     return json_walk::value_end(element, message);
                 }
-                let mut fields = Vec::with_capacity(512);
-                fields.push(b'{');
-                let end = json_walk::walk_object(element, message, |field, field_value| {
-                    let field_end = json_walk::value_end(element, field_value)?;
-                    if field != b"\"content\"" {
-                        if fields.len() > 1 {
-                            fields.push(b',');
-                        }
-                        fields.extend_from_slice(field);
-                        fields.push(b':');
-                        fields.extend_from_slice(&element[field_value..field_end]);
-                    }
-                    Some(field_end)
-                })?;
-                fields.push(b'}');
-                if let (true, Some(id), Ok(fields)) = (fields.len() > 2, json_walk::key_text(node_id), String::from_utf8(fields)) {
+                let (fields, end) = members_without(element, message, &["content"])?;
+                if let (Some(fields), Some(id)) = (fields, json_walk::key_text(node_id)) {
                     by_id.entry(id).or_insert(fields);
                 }
                 Some(end)

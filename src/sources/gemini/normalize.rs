@@ -5,8 +5,6 @@
 //! Apps") are counted as skipped `activity`. The 2024 variant with `details` Request/Response
 //! pairs or `userInteractions` is read too.
 
-use std::collections::HashMap;
-
 use serde::Deserialize;
 
 use crate::hash::{pam_content_digest, push_hex, sha256};
@@ -71,7 +69,6 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
     let mut last_time = None;
     let mut title = None;
     let raw_records = if options.keep_provider_fields { provider_fields::gemini_records(bytes) } else { Vec::new() };
-    let mut fields_by_record: HashMap<String, String> = HashMap::new();
     for (position, row) in group.rows.iter().enumerate() {
         let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.index };
         let record = match (&row.record, &row.problem) {
@@ -95,9 +92,8 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         last_time = Some(created_at);
         let mut record_id = String::from("r");
         push_hex(&mut record_id, &sha256(format!("{time_text}\0{record_title}\0{}", row.index).as_bytes())[..8]);
-        if let Some(Some(fields)) = raw_records.get(position) {
-            fields_by_record.insert(record_id.clone(), fields.clone());
-        }
+        // Every message of a record carries that record's fields.
+        let record_fields: Option<Box<str>> = raw_records.get(position).cloned().flatten().map(String::into_boxed_str);
         let turn = read_turn(record, record_title, &mut warnings);
         let message =
             |id: String, parent: Option<String>, role: Role, text: String, parts: Vec<Part>, disposition: Disposition, active: bool| {
@@ -112,7 +108,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
                     parts,
                     text,
                     is_thought: false,
-                    provider_fields: None,
+                    provider_fields: record_fields.clone(),
                     model: None,
                     status: None,
                     on_active_branch: active,
@@ -167,16 +163,6 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
                 thread_tip = Some(answer_id.clone());
             }
             messages.push(message(answer_id, Some(prompt_id.clone()), Role::Assistant, answer, Vec::new(), disposition, active));
-        }
-    }
-    if !fields_by_record.is_empty() {
-        // Message ids are `<record id>-q`, `-a`, `-a2`, `-e`: every message of a record
-        // carries that record's fields.
-        for message in &mut messages {
-            let record_id = message.id.split('-').next().unwrap_or_default();
-            if let Some(fields) = fields_by_record.get(record_id) {
-                message.provider_fields = Some(fields.as_str().into());
-            }
         }
     }
     let created_at: Option<Micros> = messages.first().map(|message| message.created_at);
