@@ -16,39 +16,7 @@ use memport::sinks::parquet::schema::{SCHEMA_VERSION, Table};
 use memport::sources::BranchPolicy;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::util::{ndjson, options, root, shared};
-
-/// Every real sample of every provider, as the other tests read them.
-const REAL_SAMPLES: &[&str] = &[
-    "provider-samples/chatgpt/2023-05_earliest-export",
-    "provider-samples/chatgpt/2023-09_single-file-export",
-    "provider-samples/chatgpt/2025-06_single-conversation",
-    "provider-samples/chatgpt/2026-09_sharded-export",
-    "provider-samples/claude/2024-03_to_2025-06_export/conversations.json",
-    "provider-samples/claude/2024-03_to_2025-06_export/claude_thinking_example.json",
-    "provider-samples/claude/2025-07_small-export",
-    "provider-samples/grok/2025-06_export",
-    "provider-samples/copilot/2025-06_activity-history",
-    "provider-samples/copilot/2026-07_activity-history",
-    "provider-samples/gemini/synthetic_html-structure",
-    "pam/fixtures/python-sdk-test-samples/chatgpt-conversations.sample.json",
-    "pam/fixtures/python-sdk-test-samples/claude-conversations.sample.json",
-    "pam/fixtures/python-sdk-test-samples/claude-memories.sample.json",
-    "pam/fixtures/python-sdk-test-samples/copilot-activity-history.sample.csv",
-    "pam/fixtures/python-sdk-test-samples/copilot-chat-activity.sample.csv",
-    "pam/fixtures/python-sdk-test-samples/gemini-MyActivity.sample.json",
-    "pam/fixtures/python-sdk-test-samples/grok-prod-grok-backend.sample.json",
-    "pam/fixtures/python-sdk-test-samples/windows-apps-copilot-activity-history.sample.csv",
-];
-
-/// The generated examples committed in the repo, one per provider, in the order the README's
-/// `examples/*-small` expands to (the order decides which copy of a duplicate is written).
-fn examples() -> Vec<PathBuf> {
-    ["chatgpt-small", "claude-small", "copilot-small", "gemini-json-small", "grok-small"]
-        .iter()
-        .map(|name| root().join("examples").join(name))
-        .collect()
-}
+use crate::util::{REAL_SAMPLES, examples, ndjson, options, root, shared};
 
 /// All rows of one table of a dataset (every part, every partition), in file-name order.
 fn read_table(dataset: &Path, table: Table) -> Vec<RecordBatch> {

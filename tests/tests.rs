@@ -14,6 +14,7 @@ mod copilot;
 mod engine;
 mod gemini;
 mod grok;
+mod pam;
 mod parquet_dataset;
 mod pipelines;
 mod regression;

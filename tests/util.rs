@@ -37,6 +37,7 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
         branches: BranchPolicy::Active,
         source: memport::sources::SourceOptions::default(),
         partition_by_provider: false,
+        owner_id: "local-user".to_owned(),
         progress: false,
     }
 }
@@ -117,4 +118,36 @@ pub fn conversation(id: &str, nodes: Vec<(String, serde_json::Value)>, current_n
         "mapping": mapping,
         "current_node": current_node,
     })
+}
+
+/// Every real sample of every provider, as the other tests read them.
+pub const REAL_SAMPLES: &[&str] = &[
+    "provider-samples/chatgpt/2023-05_earliest-export",
+    "provider-samples/chatgpt/2023-09_single-file-export",
+    "provider-samples/chatgpt/2025-06_single-conversation",
+    "provider-samples/chatgpt/2026-09_sharded-export",
+    "provider-samples/claude/2024-03_to_2025-06_export/conversations.json",
+    "provider-samples/claude/2024-03_to_2025-06_export/claude_thinking_example.json",
+    "provider-samples/claude/2025-07_small-export",
+    "provider-samples/grok/2025-06_export",
+    "provider-samples/copilot/2025-06_activity-history",
+    "provider-samples/copilot/2026-07_activity-history",
+    "provider-samples/gemini/synthetic_html-structure",
+    "pam/fixtures/python-sdk-test-samples/chatgpt-conversations.sample.json",
+    "pam/fixtures/python-sdk-test-samples/claude-conversations.sample.json",
+    "pam/fixtures/python-sdk-test-samples/claude-memories.sample.json",
+    "pam/fixtures/python-sdk-test-samples/copilot-activity-history.sample.csv",
+    "pam/fixtures/python-sdk-test-samples/copilot-chat-activity.sample.csv",
+    "pam/fixtures/python-sdk-test-samples/gemini-MyActivity.sample.json",
+    "pam/fixtures/python-sdk-test-samples/grok-prod-grok-backend.sample.json",
+    "pam/fixtures/python-sdk-test-samples/windows-apps-copilot-activity-history.sample.csv",
+];
+
+/// The generated examples committed in the repo, one per provider, in the order the README's
+/// `examples/*-small` expands to (the order decides which copy of a duplicate is written).
+pub fn examples() -> Vec<PathBuf> {
+    ["chatgpt-small", "claude-small", "copilot-small", "gemini-json-small", "grok-small"]
+        .iter()
+        .map(|name| root().join("examples").join(name))
+        .collect()
 }

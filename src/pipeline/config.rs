@@ -27,6 +27,9 @@ use crate::sources::{BranchPolicy, SourceOptions, TimeZone};
 /// Default pause, in minutes, that starts a new conversation in exports without ids.
 pub const DEFAULT_GAP_MINUTES: u64 = 60;
 
+/// PAM `owner.id` when none is given.
+pub const DEFAULT_OWNER_ID: &str = "local-user";
+
 /// Builds the source options from `--gap-minutes` and `--timezone`.
 ///
 /// # Errors
@@ -72,6 +75,8 @@ pub struct PipelineFile {
     pub timezone: Option<String>,
     /// Parquet partitioning: `provider` or `none` (default).
     pub partition_by: Option<String>,
+    /// PAM store owner id (default `local-user`).
+    pub owner_id: Option<String>,
 }
 
 /// One `[[outputs]]` table.
@@ -198,6 +203,7 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         branches,
         source,
         partition_by_provider,
+        owner_id: file.owner_id.clone().unwrap_or_else(|| DEFAULT_OWNER_ID.to_owned()),
         progress: true,
     };
     if let Err(error) = options.validate() {

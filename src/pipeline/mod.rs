@@ -59,6 +59,8 @@ pub struct Options {
     pub source: SourceOptions,
     /// Parquet: write `provider=<name>` partition folders.
     pub partition_by_provider: bool,
+    /// PAM: `owner.id` of the store.
+    pub owner_id: String,
     /// Draw a progress bar (only when stderr is a terminal).
     pub progress: bool,
 }
@@ -117,6 +119,9 @@ impl Options {
         if let Err(error) = check_producer(&self.producer) {
             problems.push(error.to_string());
         }
+        if self.owner_id.trim().is_empty() {
+            problems.push("--owner-id must not be empty".to_owned());
+        }
         if self.tenant_id.trim().is_empty() {
             problems.push("--tenant must not be empty".to_owned());
         }
@@ -163,6 +168,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     let settings = SinkSettings {
         aimem: AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at },
         partition_by_provider: options.partition_by_provider,
+        owner_id: options.owner_id.clone(),
     };
     let mut sinks = Vec::with_capacity(options.outputs.len());
     for (format, path) in &options.outputs {
@@ -176,7 +182,9 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     let decode_options = DecodeOptions {
         branches: options.branches,
         exported_at: options.exported_at,
-        keep_provider_fields: options.outputs.iter().any(|(format, _)| *format == OutputFormat::Parquet),
+        // Only the formats that keep everything (Parquet's metadata column, PAM's raw_metadata)
+        // pay for the provider fields.
+        keep_provider_fields: options.outputs.iter().any(|(format, _)| matches!(format, OutputFormat::Parquet | OutputFormat::Pam)),
     };
     let result = engine::execute(plans, decode_options, options.threads, stages, sinks, rejects, progress)?;
     warnings.merge(&result.warnings);

@@ -11,6 +11,7 @@
 //! the sink is dropped and its temporary files are removed.
 
 pub mod aimem;
+pub mod pam;
 pub mod parquet;
 
 use std::path::{Path, PathBuf};
@@ -27,12 +28,18 @@ pub enum OutputFormat {
     AimemNdjson,
     /// Parquet dataset: a folder of tables for analysis.
     Parquet,
+    /// PAM v1.0 store: a folder with `memory-store.json` and `conversations/`.
+    Pam,
 }
 
 impl OutputFormat {
     /// Every format, with its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 3] =
-        [("aimem", OutputFormat::Aimem), ("aimem-ndjson", OutputFormat::AimemNdjson), ("parquet", OutputFormat::Parquet)];
+    pub const ALL: [(&'static str, OutputFormat); 4] = [
+        ("aimem", OutputFormat::Aimem),
+        ("aimem-ndjson", OutputFormat::AimemNdjson),
+        ("parquet", OutputFormat::Parquet),
+        ("pam", OutputFormat::Pam),
+    ];
 
     /// Parses a format name as given to `--to`.
     ///
@@ -43,7 +50,7 @@ impl OutputFormat {
         OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
             option: "--to".into(),
             reason: format!(
-                "unknown format `{name}` (available: {}; pam, mif, ump and aime are planned)",
+                "unknown format `{name}` (available: {}; mif, ump and aime are planned)",
                 OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -55,6 +62,7 @@ impl OutputFormat {
             OutputFormat::Aimem => "aimem",
             OutputFormat::AimemNdjson => "aimem-ndjson",
             OutputFormat::Parquet => "parquet",
+            OutputFormat::Pam => "pam",
         }
     }
 
@@ -64,12 +72,13 @@ impl OutputFormat {
             OutputFormat::Aimem => "memory.aimem.json",
             OutputFormat::AimemNdjson => "memory.aimem.ndjson",
             OutputFormat::Parquet => "parquet",
+            OutputFormat::Pam => "pam",
         }
     }
 
     /// True for formats written as a folder (then `-o` names that folder even for one format).
     pub fn is_folder(self) -> bool {
-        self == OutputFormat::Parquet
+        matches!(self, OutputFormat::Parquet | OutputFormat::Pam)
     }
 }
 
@@ -80,6 +89,8 @@ pub struct SinkSettings {
     pub aimem: aimem::AimemSettings,
     /// Parquet: Hive-style `provider=<name>` folders.
     pub partition_by_provider: bool,
+    /// PAM: `owner.id` of the store.
+    pub owner_id: String,
 }
 
 /// What a finished sink wrote.
@@ -103,6 +114,8 @@ pub enum Encoded {
     Aimem(aimem::EncodedBatch),
     /// Parquet record batches per table.
     Parquet(parquet::EncodedBatch),
+    /// PAM conversation files and memory objects.
+    Pam(pam::EncodedBatch),
 }
 
 /// Serializes batches for one sink; pure CPU, called from any worker thread.
@@ -153,5 +166,9 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
             let layout = parquet::ParquetLayout { partition_by_provider: settings.partition_by_provider, ..Default::default() };
             Ok(Box::new(parquet::ParquetSink::create(path, layout)?))
         }
+        OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
+            path,
+            pam::PamSettings { owner_id: settings.owner_id.clone(), exported_at: settings.aimem.exported_at },
+        )?)),
     }
 }

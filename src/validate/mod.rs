@@ -2,7 +2,9 @@
 //! problem with its class and location.
 
 pub mod aimem;
+pub mod pam;
 
+use std::io::Read;
 use std::path::Path;
 
 use serde::Serialize;
@@ -49,10 +51,20 @@ impl Validation {
     }
 }
 
-/// Validates one file, detecting its format by content.
+/// Validates one file or PAM store folder, detecting its format by content: a folder is a PAM
+/// store, a file naming a PAM schema near its start is PAM, anything else is checked as AIMEM.
 ///
 /// # Errors
 /// I/O errors reading it. A file that is not JSON at all is a 422 problem, not an error.
 pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
-    aimem::validate_file(path)
+    if path.is_dir() {
+        return pam::validate_folder(path);
+    }
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    let file = std::fs::File::open(path).map_err(|error| RunError::read(path.display().to_string(), error))?;
+    file.take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(|error| RunError::read(path.display().to_string(), error))?;
+    if pam::looks_like_pam(&head) { pam::validate_file(path) } else { aimem::validate_file(path) }
 }
+
+/// How much of a file is read to tell its format.
+const SNIFF_BYTES: usize = 64 << 10;

@@ -1,0 +1,257 @@
+//! PAM v1.0 store writer (`--to pam`): a folder with `memory-store.json` and one file per
+//! conversation under `conversations/` (pam.md §3, §8).
+//!
+//! Conversations stream to their files as batches arrive; their index entries are spooled to a
+//! temporary file and memories go through a spill-to-disk sort, because `memory-store.json`
+//! lists memories by id with a checksum over them (§5) and can only be written at the end. The
+//! store is built in `<out>/.memport-pam.partial/` and moved into place on success: a killed
+//! run leaves the previous store as it was, and `memory-store.json`, moved last, is only there
+//! when its conversations are. The checksum covers exactly the canonical bytes written, with no
+//! null members (the SDK's form, which the spec repo's validator computes the same way).
+
+pub mod conversation;
+pub mod memories;
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::RunError;
+use crate::jcs::write_string;
+use crate::model::{Conversation, Disposition, Micros};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::timefmt::format_rfc3339;
+
+use conversation::{EncodedConversation, FileContext};
+use memories::{CanonicalMemory, MemorySorter};
+
+/// The store's index file.
+pub const STORE_FILE: &str = "memory-store.json";
+/// Folder of the conversation files.
+pub const CONVERSATIONS_FOLDER: &str = "conversations";
+/// Where a run builds the store before moving it into place.
+const STAGING_FOLDER: &str = ".memport-pam.partial";
+
+/// Settings of the PAM sink.
+#[derive(Debug, Clone)]
+pub struct PamSettings {
+    /// `owner.id` of the store.
+    pub owner_id: String,
+    /// `export_date`, and `imported_at` of every conversation.
+    pub exported_at: Micros,
+}
+
+/// Conversation files and memories of one batch, made on a worker thread.
+#[derive(Debug, Default)]
+pub struct EncodedBatch {
+    conversations: Vec<EncodedConversation>,
+    memories: Vec<CanonicalMemory>,
+}
+
+/// Whether `conversation` gets a file: real conversations, except a repeat from an overlapping
+/// export that brings no new message.
+pub fn has_file(conversation: &Conversation) -> bool {
+    let brings_messages = conversation.messages.iter().any(|message| message.disposition == Disposition::Keep);
+    !conversation.memories_only && (brings_messages || !conversation.is_repeat)
+}
+
+struct PamEncoder {
+    exported_at: Micros,
+}
+
+impl Encoder for PamEncoder {
+    fn encode(&self, batch: &[Conversation]) -> Encoded {
+        let mut encoded = EncodedBatch::default();
+        for conversation in batch {
+            let written = has_file(conversation);
+            let pam_id = written.then(|| conversation::conversation_pam_id(conversation));
+            let mut derived = Vec::new();
+            for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+                if let Some(canonical) = memories::encode_memory(memory, conversation.provider, pam_id.as_deref()) {
+                    derived.push(canonical.id.clone());
+                    encoded.memories.push(canonical);
+                }
+            }
+            if written {
+                let context = FileContext { imported_at: self.exported_at, derived_memories: &derived };
+                encoded.conversations.extend(conversation::encode(conversation, &context));
+            }
+        }
+        Encoded::Pam(encoded)
+    }
+}
+
+/// Writes one PAM store.
+pub struct PamSink {
+    settings: PamSettings,
+    target: PathBuf,
+    staging: Staging,
+    index_spool: BufWriter<File>,
+    memories: MemorySorter,
+    conversations: u64,
+    bytes: u64,
+}
+
+impl PamSink {
+    /// Creates the sink; the store at `target` changes only in [`Sink::finish`].
+    ///
+    /// # Errors
+    /// I/O errors, and a `target` that is a file or holds a `conversations/` folder but no
+    /// store (memport replaces only a store it can recognise).
+    pub fn create(target: &Path, settings: PamSettings) -> Result<PamSink, RunError> {
+        let display = target.display().to_string();
+        let refuse = |reason: &str| RunError::write(&display, io::Error::other(reason.to_owned()));
+        if target.is_file() {
+            return Err(refuse("a PAM store is a folder (memory-store.json + conversations/), and this is a file; name a folder with -o"));
+        }
+        if target.join(CONVERSATIONS_FOLDER).exists() && !target.join(STORE_FILE).is_file() {
+            return Err(refuse(
+                "this folder has a conversations/ folder but no memory-store.json, so it is not a PAM store memport may replace; name a new or empty folder with -o",
+            ));
+        }
+        let staging = target.join(STAGING_FOLDER);
+        let io_error = |error: io::Error| RunError::write(&display, error);
+        if staging.exists() {
+            // Left by a killed run.
+            std::fs::remove_dir_all(&staging).map_err(io_error)?;
+        }
+        std::fs::create_dir_all(staging.join(CONVERSATIONS_FOLDER)).map_err(io_error)?;
+        let index_spool = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(&staging).map_err(io_error)?);
+        let memories = MemorySorter::new(&staging);
+        Ok(PamSink { settings, target: target.to_owned(), staging: Staging(staging), index_spool, memories, conversations: 0, bytes: 0 })
+    }
+
+    fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
+        let folder = self.staging.0.join(CONVERSATIONS_FOLDER);
+        for conversation in batch.conversations {
+            let path = folder.join(format!("{}.json", conversation.pam_id));
+            let mut file = File::create_new(&path).map_err(|error| {
+                if error.kind() == io::ErrorKind::AlreadyExists {
+                    io::Error::other(format!("two conversations map to the file {}: please report this with the input", path.display()))
+                } else {
+                    error
+                }
+            })?;
+            file.write_all(&conversation.file)?;
+            self.bytes += conversation.file.len() as u64;
+            self.index_spool.write_all(&conversation.index_entry)?;
+            self.index_spool.write_all(b"\n")?;
+            self.conversations += 1;
+        }
+        for memory in batch.memories {
+            self.memories.push(memory)?;
+        }
+        Ok(())
+    }
+
+    fn complete(self) -> io::Result<SinkSummary> {
+        let PamSink { settings, target, staging, index_spool, memories, conversations, bytes } = self;
+        let staging_folder = staging.0.clone();
+        let store_path = staging_folder.join(STORE_FILE);
+        let mut store = BufWriter::with_capacity(1 << 20, File::create(&store_path)?);
+        let mut head = Vec::with_capacity(512);
+        head.extend_from_slice(b"{\"schema\":\"portable-ai-memory\",\"schema_version\":\"1.0\",\"exported_by\":");
+        write_string(&mut head, conversation::IMPORTER);
+        head.extend_from_slice(b",\"export_date\":");
+        write_string(&mut head, &format_rfc3339(settings.exported_at));
+        head.extend_from_slice(b",\"export_type\":\"full\",\"owner\":{\"id\":");
+        write_string(&mut head, &settings.owner_id);
+        head.extend_from_slice(b"},\n\"conversations_index\":[");
+        store.write_all(&head)?;
+
+        let mut index_file = index_spool.into_inner().map_err(io::IntoInnerError::into_error)?;
+        index_file.seek(SeekFrom::Start(0))?;
+        let mut index_lines = BufReader::with_capacity(1 << 20, index_file);
+        let mut line = Vec::with_capacity(1024);
+        let mut first = true;
+        loop {
+            line.clear();
+            if index_lines.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            store.write_all(if first { b"\n" } else { b",\n" })?;
+            store.write_all(line.strip_suffix(b"\n").unwrap_or(&line))?;
+            first = false;
+        }
+        store.write_all(b"],\n\"relations\":[],\n\"memories\":[")?;
+
+        // The checksum is SHA-256 over the canonical array of memories sorted by id.
+        let mut checksum = Sha256::new();
+        checksum.update(b"[");
+        let mut first = true;
+        let total = memories.finish(|memory| {
+            store.write_all(if first { b"\n" } else { b",\n" })?;
+            store.write_all(&memory.bytes)?;
+            if !first {
+                checksum.update(b",");
+            }
+            checksum.update(&memory.bytes);
+            first = false;
+            Ok(())
+        })?;
+        checksum.update(b"]");
+        let digest: [u8; 32] = checksum.finalize().into();
+        let mut tail = Vec::with_capacity(160);
+        tail.extend_from_slice(b"],\n\"integrity\":{\"canonicalization\":\"RFC8785\",\"checksum\":");
+        write_string(&mut tail, &crate::hash::sha256_label(&digest));
+        tail.extend_from_slice(format!(",\"total_memories\":{total}}}}}\n").as_bytes());
+        store.write_all(&tail)?;
+        let store_file = store.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let store_bytes = store_file.metadata()?.len();
+        drop(store_file);
+
+        // Replace the previous store: its index first, so no moment shows an index whose
+        // conversation files are missing.
+        let final_store = target.join(STORE_FILE);
+        if final_store.exists() {
+            std::fs::remove_file(&final_store)?;
+            let embeddings = target.join("embeddings.json");
+            if embeddings.exists() {
+                std::fs::remove_file(embeddings)?;
+            }
+        }
+        let final_conversations = target.join(CONVERSATIONS_FOLDER);
+        if final_conversations.exists() {
+            std::fs::remove_dir_all(&final_conversations)?;
+        }
+        std::fs::rename(staging_folder.join(CONVERSATIONS_FOLDER), &final_conversations)?;
+        std::fs::rename(&store_path, &final_store)?;
+        std::fs::remove_dir_all(&staging_folder)?;
+        drop(staging);
+        Ok(SinkSummary { format: "pam", path: target.display().to_string(), records: conversations + total, bytes: bytes + store_bytes })
+    }
+}
+
+impl Sink for PamSink {
+    fn encoder(&self) -> Arc<dyn Encoder> {
+        Arc::new(PamEncoder { exported_at: self.settings.exported_at })
+    }
+
+    fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
+        let Encoded::Pam(batch) = batch else {
+            return Err(RunError::write(
+                self.target.display().to_string(),
+                io::Error::other("internal: the PAM sink got another sink's batch"),
+            ));
+        };
+        self.write_encoded(batch).map_err(|error| RunError::write(self.target.display().to_string(), error))
+    }
+
+    fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
+        let target = self.target.display().to_string();
+        self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
+
+/// The staging folder, removed when the sink is dropped: after an error the half-built store
+/// goes; after success it has already been emptied and removed.
+struct Staging(PathBuf);
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

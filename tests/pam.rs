@@ -1,0 +1,329 @@
+//! PAM stores: every real sample and generated example written as a store that the published
+//! JSON Schemas (Draft 2020-12, formats asserted) accept, with the integrity checksum, content
+//! hashes, index and conversation trees recomputed here; determinism; replacing a store; and
+//! `memport validate` on the upstream examples and on broken stores.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use memport::hash::{pam_content_digest, sha256, sha256_label};
+use memport::jcs::to_canonical_vec;
+use memport::pipeline::report::RunReport;
+use memport::sinks::OutputFormat;
+use memport::sources::BranchPolicy;
+use serde_json::Value;
+
+use crate::util::{REAL_SAMPLES, examples, options, shared};
+
+fn schema_validator(file: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_slice(&std::fs::read(shared("pam/schemas").join(file)).unwrap()).unwrap();
+    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap_or_else(|error| panic!("{} is JSON: {error}", path.display()))
+}
+
+fn convert_to_store(inputs: &[PathBuf], branches: BranchPolicy, threads: usize) -> (tempfile::TempDir, RunReport) {
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(inputs, out.path(), &[OutputFormat::Pam]);
+    options.outputs = vec![(OutputFormat::Pam, out.path().join("store"))];
+    options.branches = branches;
+    options.threads = threads;
+    let report = memport::run(&options).unwrap();
+    assert!(report.counts.balances(), "{:?}", report.counts);
+    (out, report)
+}
+
+/// Checks one store against the schemas and recomputes what the writer computed.
+fn check_store(store: &Path, report: &RunReport, branches: BranchPolicy, label: &str) {
+    let store_schema = schema_validator("portable-ai-memory.schema.json");
+    let conversation_schema = schema_validator("portable-ai-memory-conversation.schema.json");
+    let index = read_json(&store.join("memory-store.json"));
+    let errors: Vec<String> = store_schema.iter_errors(&index).map(|error| format!("{} at {}", error, error.instance_path())).collect();
+    assert!(errors.is_empty(), "{label}: memory-store.json fails the schema: {errors:#?}");
+
+    // Integrity: SHA-256 over the canonical memories sorted by id.
+    let mut memories = index["memories"].as_array().unwrap().clone();
+    memories.sort_by(|left, right| left["id"].as_str().cmp(&right["id"].as_str()));
+    let checksum = sha256_label(&sha256(&to_canonical_vec(&Value::Array(memories.clone()))));
+    assert_eq!(index["integrity"]["checksum"], checksum.as_str(), "{label}: checksum");
+    assert_eq!(index["integrity"]["total_memories"], memories.len(), "{label}: total");
+    assert_eq!(memories.len() as u64, report.counts.memories_written, "{label}: memories written");
+    for memory in &memories {
+        let content = memory["content"].as_str().unwrap();
+        assert_eq!(memory["content_hash"], sha256_label(&pam_content_digest(content)).as_str(), "{label}: content hash");
+    }
+
+    // Index ⇄ files ⇄ memories.
+    let memory_refs: BTreeMap<&str, Option<&str>> =
+        memories.iter().map(|memory| (memory["id"].as_str().unwrap(), memory["provenance"]["conversation_ref"].as_str())).collect();
+    let entries = index["conversations_index"].as_array().unwrap();
+    let files: BTreeSet<String> = std::fs::read_dir(store.join("conversations"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), entries.len(), "{label}: one file per index entry");
+    let mut messages_in_files = 0u64;
+    let mut ids = BTreeSet::new();
+    for entry in entries {
+        let id = entry["id"].as_str().unwrap();
+        assert!(ids.insert(id.to_owned()), "{label}: duplicate conversation id {id}");
+        let file = store.join(entry["storage"]["ref"].as_str().unwrap());
+        let conversation = read_json(&file);
+        let errors: Vec<String> =
+            conversation_schema.iter_errors(&conversation).map(|error| format!("{} at {}", error, error.instance_path())).collect();
+        assert!(errors.is_empty(), "{label}: {} fails the schema: {errors:#?}", file.display());
+        assert_eq!(conversation["id"], entry["id"], "{label}");
+        assert_eq!(conversation["title"], entry["title"], "{label}");
+        assert_eq!(conversation["provider"]["name"], entry["platform"], "{label}");
+        let messages = conversation["messages"].as_array().unwrap();
+        assert_eq!(entry["message_count"], messages.len(), "{label}: message_count of {id}");
+        messages_in_files += messages.len() as u64;
+        check_tree(messages, branches, &format!("{label}: {id}"));
+        for derived in entry["derived_memories"].as_array().into_iter().flatten() {
+            assert_eq!(memory_refs.get(derived.as_str().unwrap()), Some(&Some(id)), "{label}: derived memory points back");
+        }
+    }
+    for (memory, conversation) in &memory_refs {
+        if let Some(conversation) = conversation {
+            let entry = entries
+                .iter()
+                .find(|entry| entry["id"] == *conversation)
+                .unwrap_or_else(|| panic!("{label}: {memory} refers to a listed conversation"));
+            assert!(
+                entry["derived_memories"].as_array().unwrap().iter().any(|derived| derived == memory),
+                "{label}: {memory} listed as derived"
+            );
+        }
+    }
+    assert_eq!(messages_in_files, report.counts.messages_written, "{label}: every written message is in a conversation file");
+}
+
+/// Parents exist and list their children; under `active` the messages form chains.
+fn check_tree(messages: &[Value], branches: BranchPolicy, label: &str) {
+    let by_id: HashMap<&str, &Value> = messages.iter().map(|message| (message["id"].as_str().unwrap(), message)).collect();
+    assert_eq!(by_id.len(), messages.len(), "{label}: unique message ids");
+    for message in messages {
+        let id = message["id"].as_str().unwrap();
+        if let Some(parent) = message["parent_id"].as_str() {
+            let parent = by_id.get(parent).unwrap_or_else(|| panic!("{label}: parent of {id} is in the file"));
+            assert!(parent["children_ids"].as_array().unwrap().iter().any(|child| child == id), "{label}: parent lists {id}");
+        }
+        let children = message["children_ids"].as_array().unwrap();
+        for child in children {
+            assert_eq!(by_id[child.as_str().unwrap()]["parent_id"], id, "{label}: child points back");
+        }
+        if branches == BranchPolicy::Active {
+            assert!(children.len() <= 1, "{label}: the active thread is a chain");
+        }
+    }
+}
+
+#[test]
+fn every_real_sample_writes_a_store_the_published_schemas_accept() {
+    for sample in REAL_SAMPLES {
+        for branches in [BranchPolicy::Active, BranchPolicy::All] {
+            let (out, report) = convert_to_store(&[shared(sample)], branches, 2);
+            let store = out.path().join("store");
+            check_store(&store, &report, branches, &format!("{sample} ({branches:?})"));
+            let validation = memport::validate::validate_path(&store).unwrap();
+            assert!(validation.is_valid(), "{sample}: memport validate accepts the store: {:?}", validation.problems);
+            assert_eq!(validation.format, "pam");
+        }
+    }
+}
+
+#[test]
+fn the_generated_examples_of_every_provider_make_one_store() {
+    let (out, report) = convert_to_store(&examples(), BranchPolicy::All, 2);
+    let store = out.path().join("store");
+    check_store(&store, &report, BranchPolicy::All, "examples");
+    let index = read_json(&store.join("memory-store.json"));
+    let platforms: BTreeSet<&str> =
+        index["conversations_index"].as_array().unwrap().iter().map(|entry| entry["platform"].as_str().unwrap()).collect();
+    assert_eq!(platforms, BTreeSet::from(["chatgpt", "claude", "copilot", "gemini", "grok"]));
+    assert!(report.counts.memories_written > 0, "the examples carry provider memories");
+}
+
+fn store_files(store: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    files.insert("memory-store.json".to_owned(), std::fs::read(store.join("memory-store.json")).unwrap());
+    for entry in std::fs::read_dir(store.join("conversations")).unwrap() {
+        let entry = entry.unwrap();
+        files.insert(entry.file_name().to_string_lossy().into_owned(), std::fs::read(entry.path()).unwrap());
+    }
+    files
+}
+
+#[test]
+fn the_store_is_byte_identical_at_any_thread_count() {
+    let (one, _) = convert_to_store(&examples(), BranchPolicy::All, 1);
+    let (two, _) = convert_to_store(&examples(), BranchPolicy::All, 2);
+    let (four, _) = convert_to_store(&examples(), BranchPolicy::All, 4);
+    let reference = store_files(&one.path().join("store"));
+    assert!(reference.len() > 10);
+    assert_eq!(store_files(&two.path().join("store")), reference);
+    assert_eq!(store_files(&four.path().join("store")), reference);
+}
+
+#[test]
+fn a_rerun_replaces_the_store_and_leaves_nothing_of_the_old_one() {
+    let out = tempfile::tempdir().unwrap();
+    let store = out.path().join("store");
+    let mut first = options(&examples(), out.path(), &[OutputFormat::Pam]);
+    first.outputs = vec![(OutputFormat::Pam, store.clone())];
+    memport::run(&first).unwrap();
+    let before = store_files(&store);
+    let mut second = first.clone();
+    second.inputs = vec![examples()[1].clone()];
+    let report = memport::run(&second).unwrap();
+    let after = store_files(&store);
+    assert!(after.len() < before.len(), "conversations of the first run are gone");
+    assert!(after.keys().filter(|name| name.ends_with(".json") && *name != "memory-store.json").all(|name| name.starts_with("claude-")));
+    assert!(!store.join(".memport-pam.partial").exists(), "no staging folder is left");
+    check_store(&store, &report, BranchPolicy::Active, "rerun");
+}
+
+#[test]
+fn a_folder_with_conversations_but_no_store_is_not_replaced() {
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("mine");
+    std::fs::create_dir_all(target.join("conversations")).unwrap();
+    std::fs::write(target.join("conversations").join("keep.json"), "{}").unwrap();
+    let mut options = options(&examples(), out.path(), &[OutputFormat::Pam]);
+    options.outputs = vec![(OutputFormat::Pam, target.clone())];
+    let error = memport::run(&options).unwrap_err().to_string();
+    assert!(error.contains("not a PAM store"), "{error}");
+    assert!(target.join("conversations").join("keep.json").exists());
+}
+
+#[test]
+fn one_read_writes_pam_beside_aimem_and_parquet() {
+    let out = tempfile::tempdir().unwrap();
+    let formats = [OutputFormat::Pam, OutputFormat::AimemNdjson, OutputFormat::Parquet];
+    let report = memport::run(&options(&examples(), out.path(), &formats)).unwrap();
+    assert_eq!(report.outputs.iter().map(|output| output.format).collect::<Vec<_>>(), ["pam", "aimem-ndjson", "parquet"]);
+    check_store(&out.path().join("pam"), &report, BranchPolicy::Active, "multi-sink");
+}
+
+#[test]
+fn the_upstream_examples_and_fixtures_validate_as_the_published_schemas_say() {
+    let store_schema = schema_validator("portable-ai-memory.schema.json");
+    for file in [
+        "pam/examples/example-memory-store.json",
+        "pam/fixtures/python-sdk/example-memory-store.json",
+        "pam/fixtures/website/minimal-memory-store.json",
+        "pam/fixtures/website/with-relations-memory-store.json",
+        "pam/examples/example-conversation.json",
+        "pam/examples/example-embeddings.json",
+    ] {
+        let path = shared(file);
+        let validation = memport::validate::validate_path(&path).unwrap();
+        assert_eq!(validation.format, "pam", "{file}");
+        assert!(validation.is_valid(), "{file}: {:?}", validation.problems);
+        if file.ends_with("memory-store.json") {
+            assert!(store_schema.is_valid(&read_json(&path)), "{file}: the oracle agrees");
+        }
+    }
+}
+
+#[test]
+fn the_integrity_checksum_vectors_are_reproduced() {
+    let vectors = read_json(&shared("pam/fixtures/derived/integrity-checksum-vectors.json"));
+    for vector in vectors["vectors"].as_array().unwrap() {
+        let mut memories = vector["memories"].as_array().unwrap().clone();
+        memories.sort_by(|left, right| left["id"].as_str().cmp(&right["id"].as_str()));
+        let canonical = to_canonical_vec(&Value::Array(memories));
+        assert_eq!(std::str::from_utf8(&canonical).unwrap(), vector["canonical_sorted_jcs"], "{}", vector["description"]);
+        assert_eq!(sha256_label(&sha256(&canonical)), vector["checksum"], "{}", vector["description"]);
+    }
+}
+
+/// Converts the examples to a store, lets `break_it` damage it, and returns the problem codes
+/// `memport validate` reports with their status.
+fn problems_after(break_it: impl FnOnce(&Path)) -> Vec<(u16, String, String)> {
+    let (out, _) = convert_to_store(&examples(), BranchPolicy::All, 2);
+    let store = out.path().join("store");
+    break_it(&store);
+    let validation = memport::validate::validate_path(&store).unwrap();
+    validation.problems.iter().map(|problem| (problem.status, problem.code.to_owned(), problem.location.clone())).collect()
+}
+
+fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut value = read_json(path);
+    edit(&mut value);
+    std::fs::write(path, serde_json::to_vec(&value).unwrap()).unwrap();
+}
+
+fn first_conversation_file(store: &Path) -> PathBuf {
+    let index = read_json(&store.join("memory-store.json"));
+    store.join(index["conversations_index"][0]["storage"]["ref"].as_str().unwrap())
+}
+
+#[test]
+fn validate_finds_a_changed_memory_by_its_hash_and_the_checksum() {
+    let problems =
+        problems_after(|store| edit_json(&store.join("memory-store.json"), |index| index["memories"][0]["content"] = "changed".into()));
+    let codes: Vec<(u16, &str)> = problems.iter().map(|(status, code, _)| (*status, code.as_str())).collect();
+    assert_eq!(codes, [(409, "content_hash_mismatch"), (409, "checksum_mismatch")], "{problems:?}");
+    assert_eq!(problems[0].2, "memory-store.json#/memories/0/content_hash");
+}
+
+#[test]
+fn validate_finds_broken_links_between_the_index_and_the_files() {
+    let problems = problems_after(|store| std::fs::remove_file(first_conversation_file(store)).unwrap());
+    assert!(
+        matches!(problems.as_slice(), [(422, code, location)] if code == "missing_file" && location.ends_with("/conversations_index/0/storage/ref")),
+        "{problems:?}"
+    );
+
+    let problems = problems_after(|store| {
+        edit_json(&store.join("memory-store.json"), |index| index["conversations_index"][0]["message_count"] = 999.into())
+    });
+    assert!(problems.iter().any(|(status, code, _)| *status == 422 && code == "index_mismatch"), "{problems:?}");
+
+    let problems = problems_after(|store| {
+        edit_json(&store.join("memory-store.json"), |index| {
+            let memory = index["memories"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find(|memory| memory["provenance"]["conversation_ref"].is_string())
+                .unwrap();
+            memory["provenance"]["conversation_ref"] = "nowhere".into();
+        })
+    });
+    assert!(problems.iter().any(|(_, code, _)| code == "dangling_reference"), "{problems:?}");
+}
+
+#[test]
+fn validate_finds_schema_breaks_in_a_conversation_file() {
+    let problems = problems_after(|store| {
+        edit_json(&first_conversation_file(store), |conversation| {
+            let messages = conversation["messages"].as_array_mut().unwrap();
+            messages[0]["role"] = "narrator".into();
+            messages[0]["mood"] = "cheerful".into();
+            let last = messages.len() - 1;
+            messages[last]["parent_id"] = "missing-parent".into();
+        })
+    });
+    let codes: BTreeSet<&str> = problems.iter().map(|(_, code, _)| code.as_str()).collect();
+    assert_eq!(codes, BTreeSet::from(["not_in_enum", "unknown_member", "dangling_reference"]), "{problems:?}");
+    assert!(problems.iter().all(|(status, location, _)| *status == 422 && !location.is_empty()));
+    assert!(problems.iter().any(|(_, _, location)| location.contains(".json#/messages/0/role")), "{problems:?}");
+}
+
+#[test]
+fn validate_exits_one_for_a_broken_store_and_zero_for_a_good_one() {
+    let (out, _) = convert_to_store(&examples(), BranchPolicy::Active, 2);
+    let store = out.path().join("store");
+    let binary = env!("CARGO_BIN_EXE_memport");
+    let good = std::process::Command::new(binary).arg("validate").arg(&store).output().unwrap();
+    assert_eq!(good.status.code(), Some(0), "{}", String::from_utf8_lossy(&good.stdout));
+    assert!(String::from_utf8_lossy(&good.stdout).contains("valid pam"));
+    edit_json(&store.join("memory-store.json"), |index| index["integrity"]["total_memories"] = 12345.into());
+    let bad = std::process::Command::new(binary).arg("validate").arg(store.join("memory-store.json")).output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("409 total_mismatch at memory-store.json#/integrity/total_memories"));
+}
