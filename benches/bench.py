@@ -39,6 +39,7 @@ what was measured).
 Usage:
     python3 benches/bench.py [--sizes 256M,1G,4G] [--workdir /tmp/memport-bench]
                              [--providers chatgpt,claude,grok,copilot,gemini-json]
+                             [--formats aimem-ndjson,pam]
                              [--binary target/release/memport] [--threads N]
                              [--seed 1] [--regen] [-- EXTRA MEMPORT ARGS...]
 
@@ -303,6 +304,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, help="pass --threads N to memport")
     ap.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     ap.add_argument("--regen", action="store_true", help="regenerate exports even if cached")
+    ap.add_argument("--formats", default="aimem-ndjson",
+                    help="comma-separated output formats, one memport row each (default aimem-ndjson; e.g. aimem-ndjson,pam); the ChatGPT zip row uses the first")
     args = ap.parse_args(argv)
 
     try:
@@ -318,6 +321,9 @@ def main() -> int:
     if not providers:
         ap.error("--providers is empty")
     providers = list(dict.fromkeys(providers))  # drop repeats, keep order
+    formats = [f.strip().lower() for f in args.formats.split(",") if f.strip()]
+    if not formats:
+        ap.error("--formats is empty")
 
     binary = resolve_binary(args.binary)
     if binary is None:
@@ -392,19 +398,31 @@ def main() -> int:
                 ("cat", ["cat", raw], False),
                 ("sha256sum", ["sha256sum", raw], False),
             ]
+            # Each format writes to its own path (folders for pam and parquet); `out` is set per row.
+            def out_for(fmt: str) -> str:
+                return out if fmt == "aimem-ndjson" else f"{out}.{fmt}"
+
+            def suffix(fmt: str) -> str:
+                return "" if formats == ["aimem-ndjson"] else f" → {fmt}"
+
             if provider == "chatgpt":
-                commands += [
-                    ("unzip -p (zip)", ["unzip", "-p", zip_path, "conversations.json"], False),
-                    ("memport convert (raw)", [binary, "convert", raw, "--to", "aimem-ndjson", "-o", out,
-                                               "--report", report] + memport_opts, True),
-                    ("memport convert (zip)", [binary, "convert", zip_path, "--to", "aimem-ndjson", "-o", out]
-                     + memport_opts, True),
-                ]
+                commands.append(("unzip -p (zip)", ["unzip", "-p", zip_path, "conversations.json"], False))
+                for fmt in formats:
+                    commands.append((f"memport convert (raw){suffix(fmt)}",
+                                     [binary, "convert", raw, "--to", fmt, "-o", out_for(fmt),
+                                      "--report", report] + memport_opts, True))
+                commands.append((f"memport convert (zip){suffix(formats[0])}",
+                                 [binary, "convert", zip_path, "--to", formats[0], "-o", out_for(formats[0])]
+                                 + memport_opts, True))
             else:
-                name = "memport convert (" + ("folder" if convert_input != raw else "file") + ")"
-                commands.append((name, [binary, "convert", convert_input, "--to", "aimem-ndjson", "-o", out,
-                                        "--report", report] + memport_opts, True))
+                kind = "folder" if convert_input != raw else "file"
+                for fmt in formats:
+                    commands.append((f"memport convert ({kind}){suffix(fmt)}",
+                                     [binary, "convert", convert_input, "--to", fmt, "-o", out_for(fmt),
+                                      "--report", report] + memport_opts, True))
             for name, cmd, is_memport in commands:
+                if is_memport:
+                    out = cmd[cmd.index("-o") + 1]
                 row = {"provider": provider, "size": label, "name": name, "argv": cmd, "input_bytes": raw_bytes}
                 if zip_bytes is not None:
                     row["zip_bytes"] = zip_bytes

@@ -19,6 +19,7 @@ pub mod buffers;
 pub mod error;
 pub mod hash;
 pub mod jcs;
+pub mod json_embed;
 pub mod model;
 pub mod pipeline;
 pub mod sinks;

@@ -327,3 +327,19 @@ fn validate_exits_one_for_a_broken_store_and_zero_for_a_good_one() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stdout).contains("409 total_mismatch at memory-store.json#/integrity/total_memories"));
 }
+
+/// Provider fields are copied into `raw_metadata` as they are, except when they hold an
+/// unpaired surrogate escape, which strict JSON readers refuse: then they are kept as a string.
+#[test]
+fn a_lone_surrogate_in_provider_fields_keeps_the_conversation_file_valid_json() {
+    let folder = tempfile::tempdir().unwrap();
+    let element = r#"[{"id":"c1","title":"t","create_time":1000000000.0,"mapping":{"r":{"id":"r","message":null,"parent":null,"children":["a"]},"a":{"id":"a","parent":"r","children":[],"message":{"id":"a","author":{"role":"user"},"create_time":1000000000.0,"content":{"content_type":"text","parts":["pair \ud83d\udd25 and lone \ud800 end"]},"metadata":{"note":"lone \udc00 here","pair":"\ud83d\ude00"}}}},"current_node":"a"}]"#;
+    std::fs::write(folder.path().join("conversations.json"), element).unwrap();
+    let (out, report) = convert_to_store(&[folder.path().join("conversations.json")], BranchPolicy::Active, 1);
+    assert_eq!(report.counts.messages_written, 1);
+    let store = out.path().join("store");
+    let conversation = read_json(&store.join("conversations").join("chatgpt-c1.json"));
+    let provider = &conversation["messages"][0]["raw_metadata"]["provider"];
+    assert!(provider.as_str().is_some_and(|text| text.contains(r"lone \udc00 here")), "{provider}");
+    check_store(&store, &report, BranchPolicy::Active, "lone surrogate");
+}

@@ -411,3 +411,19 @@ fn the_readme_documents_every_column_of_every_table() {
         assert_eq!(documented.get(table.name()), Some(&actual), "README schema of {}", table.name());
     }
 }
+
+/// The metadata column embeds the provider's fields as written, except when they hold an
+/// unpaired surrogate escape, which strict JSON readers refuse: then they are a JSON string.
+#[test]
+fn a_lone_surrogate_in_provider_fields_keeps_the_metadata_column_valid_json() {
+    let folder = tempfile::tempdir().unwrap();
+    let element = r#"[{"id":"c1","title":"t","create_time":1000000000.0,"mapping":{"r":{"id":"r","message":null,"parent":null,"children":["a"]},"a":{"id":"a","parent":"r","children":[],"message":{"id":"a","author":{"role":"user"},"create_time":1000000000.0,"content":{"content_type":"text","parts":["lone \ud800 end"]},"metadata":{"note":"lone \udc00 here"}}}},"current_node":"a"}]"#;
+    let input = folder.path().join("conversations.json");
+    std::fs::write(&input, element).unwrap();
+    let (out, _) = convert_to_dataset(&[input], BranchPolicy::All, false, 1);
+    let messages = read_table(&out.path().join("parquet"), Table::Messages);
+    let metadata = strings(&messages, "metadata");
+    assert_eq!(metadata.len(), 1);
+    let parsed: serde_json::Value = serde_json::from_str(metadata[0].as_deref().unwrap()).expect("strict JSON");
+    assert!(parsed["provider"].as_str().is_some_and(|text| text.contains(r"\udc00")), "{parsed}");
+}

@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 
 use crate::hash::{push_hex, sha256};
 use crate::jcs::write_string;
+use crate::json_embed::{has_unpaired_surrogate_escape, write_json_or_string};
 use crate::model::{Asset, Conversation, Disposition, Message, Micros, Part};
 use crate::timefmt::format_rfc3339;
 
@@ -379,17 +380,14 @@ fn write_raw_metadata(out: &mut Vec<u8>, message: &Message) {
     }
     if let Some(fields) = &message.provider_fields {
         member(out, b"provider");
-        write_json_or_string(out, fields);
+        // The fields are members cut from an element that parsed, so they are JSON; only an
+        // unpaired surrogate escape (which the sources repair in text) would make strict
+        // readers refuse them. Checking for that is far cheaper than parsing every message.
+        if has_unpaired_surrogate_escape(fields.as_bytes()) {
+            write_string(out, fields);
+        } else {
+            out.extend_from_slice(fields.as_bytes());
+        }
     }
     out.push(b'}');
-}
-
-/// Embeds `json` as it is when it parses (decoders produce compact JSON), else as a string, so
-/// the file stays valid whatever a decoder left there.
-fn write_json_or_string(out: &mut Vec<u8>, json: &str) {
-    if !json.is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok() {
-        out.extend_from_slice(json.as_bytes());
-    } else {
-        write_string(out, json);
-    }
 }

@@ -336,7 +336,12 @@ pub fn write_metadata_json(out: &mut Vec<u8>, parts: &[Part], provider_fields: O
             out.push(b',');
         }
         out.extend_from_slice(b"\"provider\":");
-        out.extend_from_slice(fields.as_bytes());
+        // As written, unless an unpaired surrogate escape would make strict readers refuse it.
+        if crate::json_embed::has_unpaired_surrogate_escape(fields.as_bytes()) {
+            write_string(out, fields);
+        } else {
+            out.extend_from_slice(fields.as_bytes());
+        }
     }
     out.push(b'}');
 }
@@ -383,11 +388,7 @@ pub fn write_parts_json(out: &mut Vec<u8>, parts: &[Part]) {
                 out.extend_from_slice(b",\"content\":");
                 // Raw parts hold compact JSON that a decoder produced; a string keeps anything
                 // else valid.
-                if serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok() {
-                    out.extend_from_slice(json.as_bytes());
-                } else {
-                    write_string(out, json);
-                }
+                crate::json_embed::write_json_or_string(out, json);
             }
         }
         out.push(b'}');
