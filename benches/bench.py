@@ -39,7 +39,7 @@ what was measured).
 Usage:
     python3 benches/bench.py [--sizes 256M,1G,4G] [--workdir /tmp/memport-bench]
                              [--providers chatgpt,claude,grok,copilot,gemini-json]
-                             [--formats aimem-ndjson,pam]
+                             [--formats aimem-ndjson,pam] [--outdir DIR]
                              [--binary target/release/memport] [--threads N]
                              [--seed 1] [--regen] [-- EXTRA MEMPORT ARGS...]
 
@@ -304,6 +304,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, help="pass --threads N to memport")
     ap.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     ap.add_argument("--regen", action="store_true", help="regenerate exports even if cached")
+    ap.add_argument("--outdir", help="where memport writes its outputs (default: the workdir); e.g. a tmpfs "
+                    "such as /dev/shm/memport-out to leave the file system's own costs out")
     ap.add_argument("--formats", default="aimem-ndjson",
                     help="comma-separated output formats, one memport row each (default aimem-ndjson; e.g. aimem-ndjson,pam); the ChatGPT zip row uses the first")
     args = ap.parse_args(argv)
@@ -338,6 +340,8 @@ def main() -> int:
 
     workdir = os.path.abspath(args.workdir)
     os.makedirs(workdir, exist_ok=True)
+    outdir = os.path.abspath(args.outdir) if args.outdir else workdir
+    os.makedirs(outdir, exist_ok=True)
     memport_opts = (["--threads", str(args.threads)] if args.threads else []) + extra
     results_path = os.path.join(workdir, "results.json")
     meta = machine_info(binary)
@@ -347,6 +351,7 @@ def main() -> int:
         "providers": providers,
         "threads": args.threads,
         "extra_args": extra,
+        "outdir": outdir,
         "method": "each command run once after one warm-up `cat` of each input (page cache warm); "
                   "MB/s = raw main-file bytes (conversations.json for ChatGPT) / wall s, MB = 10^6 bytes; "
                   "peak RSS = ru_maxrss from os.wait4 in a small fork/exec launcher, MiB "
@@ -380,11 +385,11 @@ def main() -> int:
             raw_bytes = os.path.getsize(raw)
             zip_bytes = os.path.getsize(zip_path) if zip_path else None
             if provider == "chatgpt":
-                out = os.path.join(workdir, f"out-{label}.ndjson")
+                out = os.path.join(outdir, f"out-{label}.ndjson")
                 report = os.path.join(workdir, f"report-{label}.json")
                 exports.append((provider, label, f"conversations.json {raw_bytes:,} bytes, zip {zip_bytes:,} bytes"))
             else:
-                out = os.path.join(workdir, f"out-{provider}-{label}.ndjson")
+                out = os.path.join(outdir, f"out-{provider}-{label}.ndjson")
                 report = os.path.join(workdir, f"report-{provider}-{label}.json")
                 total = path_bytes(convert_input)
                 exports.append((provider, label, f"{os.path.basename(raw)} {raw_bytes:,} bytes"
@@ -453,6 +458,8 @@ def main() -> int:
                       f"peak RSS {row['max_rss_mib']:.1f} MiB", file=sys.stderr)
                 for path in (out, report, log_out, log_err):  # free disk before the next run
                     remove(path)
+                # Write back what the run left dirty, so the next command does not pay for it.
+                os.sync()
                 rows.append(row)
             save()
 

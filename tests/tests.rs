@@ -5,6 +5,7 @@
 
 mod util;
 
+mod aime;
 mod aimem;
 mod chatgpt_edge_cases;
 mod chatgpt_samples;

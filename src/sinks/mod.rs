@@ -10,6 +10,7 @@
 //! renamed on success, so a killed run never leaves a file that looks complete. After an error
 //! the sink is dropped and its temporary files are removed.
 
+pub mod aime;
 pub mod aimem;
 pub mod pam;
 pub mod parquet;
@@ -30,15 +31,18 @@ pub enum OutputFormat {
     Parquet,
     /// PAM v1.0 store: a folder with `memory-store.json` and `conversations/`.
     Pam,
+    /// AIME v1.0 document (`.aime.json`): messages with session metadata.
+    Aime,
 }
 
 impl OutputFormat {
     /// Every format, with its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 4] = [
+    pub const ALL: [(&'static str, OutputFormat); 5] = [
         ("aimem", OutputFormat::Aimem),
         ("aimem-ndjson", OutputFormat::AimemNdjson),
         ("parquet", OutputFormat::Parquet),
         ("pam", OutputFormat::Pam),
+        ("aime", OutputFormat::Aime),
     ];
 
     /// Parses a format name as given to `--to`.
@@ -50,7 +54,7 @@ impl OutputFormat {
         OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
             option: "--to".into(),
             reason: format!(
-                "unknown format `{name}` (available: {}; mif, ump and aime are planned)",
+                "unknown format `{name}` (available: {}; mif and ump are planned)",
                 OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -63,6 +67,7 @@ impl OutputFormat {
             OutputFormat::AimemNdjson => "aimem-ndjson",
             OutputFormat::Parquet => "parquet",
             OutputFormat::Pam => "pam",
+            OutputFormat::Aime => "aime",
         }
     }
 
@@ -73,6 +78,7 @@ impl OutputFormat {
             OutputFormat::AimemNdjson => "memory.aimem.ndjson",
             OutputFormat::Parquet => "parquet",
             OutputFormat::Pam => "pam",
+            OutputFormat::Aime => "memory.aime.json",
         }
     }
 
@@ -116,6 +122,8 @@ pub enum Encoded {
     Parquet(parquet::EncodedBatch),
     /// PAM conversation files and memory objects.
     Pam(pam::EncodedBatch),
+    /// AIME messages and memories.
+    Aime(aime::EncodedBatch),
 }
 
 /// Serializes batches for one sink; pure CPU, called from any worker thread.
@@ -166,6 +174,7 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
             let layout = parquet::ParquetLayout { partition_by_provider: settings.partition_by_provider, ..Default::default() };
             Ok(Box::new(parquet::ParquetSink::create(path, layout)?))
         }
+        OutputFormat::Aime => Ok(Box::new(aime::AimeSink::create(path, settings.aimem.exported_at)?)),
         OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
             path,
             pam::PamSettings { owner_id: settings.owner_id.clone(), exported_at: settings.aimem.exported_at },

@@ -1,6 +1,7 @@
 //! `memport validate`: checks files against their format's consumer rules and lists every
 //! problem with its class and location.
 
+pub mod aime;
 pub mod aimem;
 pub mod pam;
 
@@ -52,7 +53,8 @@ impl Validation {
 }
 
 /// Validates one file or PAM store folder, detecting its format by content: a folder is a PAM
-/// store, a file naming a PAM schema near its start is PAM, anything else is checked as AIMEM.
+/// store, a file naming a PAM schema near its start is PAM, one whose `format` is `aime` is
+/// AIME, anything else is checked as AIMEM.
 ///
 /// # Errors
 /// I/O errors reading it. A file that is not JSON at all is a 422 problem, not an error.
@@ -63,7 +65,13 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     let file = std::fs::File::open(path).map_err(|error| RunError::read(path.display().to_string(), error))?;
     file.take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(|error| RunError::read(path.display().to_string(), error))?;
-    if pam::looks_like_pam(&head) { pam::validate_file(path) } else { aimem::validate_file(path) }
+    if pam::looks_like_pam(&head) {
+        pam::validate_file(path)
+    } else if aime::looks_like_aime(&head) {
+        aime::validate_file(path)
+    } else {
+        aimem::validate_file(path)
+    }
 }
 
 /// How much of a file is read to tell its format.

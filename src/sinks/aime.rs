@@ -1,0 +1,292 @@
+//! AIME v1.0 writer (`--to aime`, memory-formats.md §5): one JSON document in the spec's shape,
+//! with a `messages` entry per written message.
+//!
+//! Messages are written as batches arrive; `metadata` (message count, date range) is known only
+//! at the end, so it follows `messages` in the document (JSON members have no order). Provider
+//! memories have no AIME type; they go to `extensions.memport.memories`, spooled to a temporary
+//! file until the messages are done. No `graph` is written (MemoryForge's importer throws on a
+//! spec-shaped one) and no `checksum` (the spec defines no input for it).
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use tempfile::NamedTempFile;
+
+use crate::error::RunError;
+use crate::jcs::write_string;
+use crate::model::{Conversation, Disposition, Micros, Role};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::timefmt::format_rfc3339;
+
+const BUFFER: usize = 1 << 20;
+
+/// Messages and memories of one batch, serialized on a worker thread.
+#[derive(Debug, Default)]
+pub struct EncodedBatch {
+    /// `,\n`-prefixed message objects, back to back.
+    messages: Vec<u8>,
+    message_count: u64,
+    /// Earliest and latest message time of the batch.
+    time_range: Option<(Micros, Micros)>,
+    /// `,\n`-prefixed memory objects for `extensions.memport.memories`.
+    memories: Vec<u8>,
+    memory_count: u64,
+    /// Providers of the batch's conversations (for `metadata.tags`).
+    providers: BTreeSet<&'static str>,
+}
+
+struct AimeEncoder;
+
+impl Encoder for AimeEncoder {
+    fn encode(&self, batch: &[Conversation]) -> Encoded {
+        let mut encoded = EncodedBatch::default();
+        for conversation in batch {
+            encode_conversation(conversation, &mut encoded);
+        }
+        Encoded::Aime(encoded)
+    }
+}
+
+/// The AIME message id: `<provider>:<conversation id>:<message id>`, stable across runs.
+pub fn message_id(conversation: &Conversation, message_id: &str) -> String {
+    format!("{}:{}:{}", conversation.provider.as_str(), conversation.id, message_id)
+}
+
+fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
+    let provider = conversation.provider.as_str();
+    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate && !memory.text.trim().is_empty()) {
+        out.memories.extend_from_slice(b",\n{\"id\":");
+        write_string(&mut out.memories, &memory.id);
+        out.memories.extend_from_slice(b",\"kind\":");
+        write_string(&mut out.memories, memory.kind.as_str());
+        out.memories.extend_from_slice(b",\"platform\":");
+        write_string(&mut out.memories, provider);
+        out.memories.extend_from_slice(b",\"created\":");
+        write_string(&mut out.memories, &format_rfc3339(memory.created_at));
+        out.memories.extend_from_slice(b",\"content\":");
+        write_string(&mut out.memories, &memory.text);
+        if !memory.labels.is_empty() {
+            out.memories.extend_from_slice(b",\"labels\":[");
+            for (index, label) in memory.labels.iter().enumerate() {
+                if index > 0 {
+                    out.memories.push(b',');
+                }
+                write_string(&mut out.memories, label);
+            }
+            out.memories.push(b']');
+        }
+        out.memories.push(b'}');
+        out.memory_count += 1;
+    }
+    if conversation.memories_only {
+        return;
+    }
+    out.providers.insert(provider);
+    // For each message (by position): the AIME id of the nearest written user message on its
+    // path from the root, which an assistant turn responds to.
+    let mut last_user: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
+    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
+    for (position, message) in conversation.messages.iter().enumerate() {
+        let inherited =
+            message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent: &usize| last_user[parent].clone());
+        position_of.insert(message.id.as_str(), position);
+        if message.disposition != Disposition::Keep || message.text.is_empty() {
+            last_user.push(inherited);
+            continue;
+        }
+        let id = message_id(conversation, &message.id);
+        out.messages.extend_from_slice(b",\n{\"id\":");
+        write_string(&mut out.messages, &id);
+        out.messages.extend_from_slice(b",\"timestamp\":");
+        write_string(&mut out.messages, &format_rfc3339(message.created_at));
+        // AIME knows user, assistant and system; tool traffic is the assistant's side of the
+        // conversation, with the original role kept in metadata.
+        let role = match message.role {
+            Role::Tool => "assistant",
+            other => other.as_str(),
+        };
+        out.messages.extend_from_slice(b",\"role\":\"");
+        out.messages.extend_from_slice(role.as_bytes());
+        out.messages.extend_from_slice(b"\",\"content\":");
+        write_string(&mut out.messages, &message.text);
+        out.messages.extend_from_slice(b",\"metadata\":{\"session\":");
+        write_string(&mut out.messages, &conversation.id);
+        out.messages.extend_from_slice(b",\"platform\":");
+        write_string(&mut out.messages, provider);
+        if let Some(model) = &message.model {
+            out.messages.extend_from_slice(b",\"model\":");
+            write_string(&mut out.messages, model);
+        }
+        if let Some(title) = &conversation.title {
+            out.messages.extend_from_slice(b",\"conversationTitle\":");
+            write_string(&mut out.messages, title);
+        }
+        if message.role == Role::Tool {
+            out.messages.extend_from_slice(b",\"originalRole\":\"tool\"");
+        }
+        let mut tags = Vec::new();
+        if message.is_thought {
+            tags.push("thought");
+        }
+        if !message.on_active_branch {
+            tags.push("off-branch");
+        }
+        if !tags.is_empty() {
+            out.messages.extend_from_slice(b",\"tags\":[");
+            for (index, tag) in tags.iter().enumerate() {
+                if index > 0 {
+                    out.messages.push(b',');
+                }
+                write_string(&mut out.messages, tag);
+            }
+            out.messages.push(b']');
+        }
+        out.messages.push(b'}');
+        if matches!(message.role, Role::Assistant | Role::Tool)
+            && let Some(target) = &inherited
+        {
+            out.messages.extend_from_slice(b",\"relationships\":[{\"type\":\"RESPONDS_TO\",\"target\":");
+            write_string(&mut out.messages, target);
+            out.messages.extend_from_slice(b",\"strength\":1}]");
+        }
+        out.messages.push(b'}');
+        out.message_count += 1;
+        out.time_range = Some(match out.time_range {
+            Some((start, end)) => (start.min(message.created_at), end.max(message.created_at)),
+            None => (message.created_at, message.created_at),
+        });
+        last_user.push(if message.role == Role::User { Some(id) } else { inherited });
+    }
+}
+
+/// Writes one AIME document.
+pub struct AimeSink {
+    target: PathBuf,
+    exported_at: Micros,
+    output: BufWriter<NamedTempFile>,
+    memory_spool: BufWriter<File>,
+    messages: u64,
+    memories: u64,
+    time_range: Option<(Micros, Micros)>,
+    providers: BTreeSet<&'static str>,
+}
+
+impl AimeSink {
+    /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
+    ///
+    /// # Errors
+    /// I/O errors creating temporary files beside `target`.
+    pub fn create(target: &Path, exported_at: Micros) -> Result<AimeSink, RunError> {
+        let display = target.display().to_string();
+        let folder = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(folder).map_err(|error| RunError::write(&display, error))?;
+        let output = tempfile::Builder::new()
+            .prefix(".memport-")
+            .suffix(".partial")
+            .tempfile_in(folder)
+            .map_err(|error| RunError::write(&display, error))?;
+        let memory_spool =
+            BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
+        let mut output = BufWriter::with_capacity(BUFFER, output);
+        output.write_all(b"{\"format\":\"aime\",\"version\":\"1.0\",\"messages\":[").map_err(|error| RunError::write(&display, error))?;
+        Ok(AimeSink {
+            target: target.to_owned(),
+            exported_at,
+            output,
+            memory_spool,
+            messages: 0,
+            memories: 0,
+            time_range: None,
+            providers: BTreeSet::new(),
+        })
+    }
+
+    fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
+        if !batch.messages.is_empty() {
+            // Every message starts with `,\n`; the array's first one drops the comma.
+            let bytes = if self.messages == 0 { &batch.messages[1..] } else { &batch.messages[..] };
+            self.output.write_all(bytes)?;
+        }
+        self.messages += batch.message_count;
+        self.memory_spool.write_all(&batch.memories)?;
+        self.memories += batch.memory_count;
+        if let Some((start, end)) = batch.time_range {
+            self.time_range = Some(self.time_range.map_or((start, end), |(first, last)| (first.min(start), last.max(end))));
+        }
+        self.providers.extend(batch.providers);
+        Ok(())
+    }
+
+    fn complete(mut self) -> io::Result<SinkSummary> {
+        let mut tail = Vec::with_capacity(1024);
+        tail.extend_from_slice(b"\n],\n\"metadata\":{\"created\":");
+        write_string(&mut tail, &format_rfc3339(self.exported_at));
+        tail.extend_from_slice(concat!(",\"source\":\"memport ", env!("CARGO_PKG_VERSION"), "\"").as_bytes());
+        let providers: Vec<&str> = self.providers.iter().copied().collect();
+        let description = if providers.is_empty() {
+            "AI assistant history converted by memport".to_owned()
+        } else {
+            format!("AI assistant history from {} exports, converted by memport", providers.join(", "))
+        };
+        tail.extend_from_slice(b",\"description\":");
+        write_string(&mut tail, &description);
+        tail.extend_from_slice(format!(",\"messageCount\":{}", self.messages).as_bytes());
+        if let Some((start, end)) = self.time_range {
+            tail.extend_from_slice(b",\"dateRange\":{\"start\":");
+            write_string(&mut tail, &format_rfc3339(start));
+            tail.extend_from_slice(b",\"end\":");
+            write_string(&mut tail, &format_rfc3339(end));
+            tail.push(b'}');
+        }
+        tail.extend_from_slice(b",\"tags\":[");
+        for (index, provider) in providers.iter().enumerate() {
+            if index > 0 {
+                tail.push(b',');
+            }
+            write_string(&mut tail, provider);
+        }
+        tail.extend_from_slice(b"],\"compressed\":false,\"encrypted\":false},\n\"extensions\":{\"memport\":{\"memories\":[");
+        self.output.write_all(&tail)?;
+        let mut spool = self.memory_spool.into_inner().map_err(io::IntoInnerError::into_error)?;
+        spool.seek(SeekFrom::Start(0))?;
+        let mut first_two = [0u8; 2];
+        if self.memories > 0 {
+            // Drop the first memory's leading `,` and keep its newline.
+            io::Read::read_exact(&mut spool, &mut first_two)?;
+            self.output.write_all(b"\n")?;
+        }
+        io::copy(&mut spool, &mut self.output)?;
+        self.output.write_all(b"\n]}}}\n")?;
+        let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let bytes = temporary.as_file().metadata()?.len();
+        temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        temporary.persist(&self.target).map_err(|error| error.error)?;
+        Ok(SinkSummary { format: "aime", path: self.target.display().to_string(), records: self.messages + self.memories, bytes })
+    }
+}
+
+impl Sink for AimeSink {
+    fn encoder(&self) -> Arc<dyn Encoder> {
+        Arc::new(AimeEncoder)
+    }
+
+    fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
+        let Encoded::Aime(batch) = batch else {
+            return Err(RunError::write(
+                self.target.display().to_string(),
+                io::Error::other("internal: the AIME sink got another sink's batch"),
+            ));
+        };
+        self.write_encoded(batch).map_err(|error| RunError::write(self.target.display().to_string(), error))
+    }
+
+    fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
+        let target = self.target.display().to_string();
+        self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
