@@ -15,6 +15,7 @@ mod copilot;
 mod engine;
 mod gemini;
 mod grok;
+mod mif;
 mod pam;
 mod parquet_dataset;
 mod pipelines;

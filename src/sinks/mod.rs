@@ -12,6 +12,7 @@
 
 pub mod aime;
 pub mod aimem;
+pub mod mif;
 pub mod pam;
 pub mod parquet;
 
@@ -33,16 +34,19 @@ pub enum OutputFormat {
     Pam,
     /// AIME v1.0 document (`.aime.json`): messages with session metadata.
     Aime,
+    /// MIF v2 document (`.mif.json`): messages and provider memories as memories.
+    Mif,
 }
 
 impl OutputFormat {
     /// Every format, with its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 5] = [
+    pub const ALL: [(&'static str, OutputFormat); 6] = [
         ("aimem", OutputFormat::Aimem),
         ("aimem-ndjson", OutputFormat::AimemNdjson),
         ("parquet", OutputFormat::Parquet),
         ("pam", OutputFormat::Pam),
         ("aime", OutputFormat::Aime),
+        ("mif", OutputFormat::Mif),
     ];
 
     /// Parses a format name as given to `--to`.
@@ -54,7 +58,7 @@ impl OutputFormat {
         OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
             option: "--to".into(),
             reason: format!(
-                "unknown format `{name}` (available: {}; mif and ump are planned)",
+                "unknown format `{name}` (available: {}; ump is planned)",
                 OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -68,6 +72,7 @@ impl OutputFormat {
             OutputFormat::Parquet => "parquet",
             OutputFormat::Pam => "pam",
             OutputFormat::Aime => "aime",
+            OutputFormat::Mif => "mif",
         }
     }
 
@@ -79,6 +84,7 @@ impl OutputFormat {
             OutputFormat::Parquet => "parquet",
             OutputFormat::Pam => "pam",
             OutputFormat::Aime => "memory.aime.json",
+            OutputFormat::Mif => "memory.mif.json",
         }
     }
 
@@ -124,6 +130,8 @@ pub enum Encoded {
     Pam(pam::EncodedBatch),
     /// AIME messages and memories.
     Aime(aime::EncodedBatch),
+    /// MIF memory objects.
+    Mif(mif::EncodedBatch),
 }
 
 /// Serializes batches for one sink; pure CPU, called from any worker thread.
@@ -175,6 +183,7 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
             Ok(Box::new(parquet::ParquetSink::create(path, layout)?))
         }
         OutputFormat::Aime => Ok(Box::new(aime::AimeSink::create(path, settings.aimem.exported_at)?)),
+        OutputFormat::Mif => Ok(Box::new(mif::MifSink::create(path, settings.aimem.exported_at, &settings.owner_id)?)),
         OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
             path,
             pam::PamSettings { owner_id: settings.owner_id.clone(), exported_at: settings.aimem.exported_at },

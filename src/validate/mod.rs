@@ -3,6 +3,7 @@
 
 pub mod aime;
 pub mod aimem;
+pub mod mif;
 pub mod pam;
 
 use std::io::Read;
@@ -53,8 +54,8 @@ impl Validation {
 }
 
 /// Validates one file or PAM store folder, detecting its format by content: a folder is a PAM
-/// store, a file naming a PAM schema near its start is PAM, one whose `format` is `aime` is
-/// AIME, anything else is checked as AIMEM.
+/// store; a file is PAM when it names a PAM schema, AIME when its `format` is `aime`, MIF when
+/// it has a `mif_version`, and AIMEM otherwise (also when its own members come first).
 ///
 /// # Errors
 /// I/O errors reading it. A file that is not JSON at all is a 422 problem, not an error.
@@ -62,17 +63,45 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
     if path.is_dir() {
         return pam::validate_folder(path);
     }
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
-    let file = std::fs::File::open(path).map_err(|error| RunError::read(path.display().to_string(), error))?;
-    file.take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(|error| RunError::read(path.display().to_string(), error))?;
-    if pam::looks_like_pam(&head) {
-        pam::validate_file(path)
-    } else if aime::looks_like_aime(&head) {
-        aime::validate_file(path)
-    } else {
-        aimem::validate_file(path)
+    match sniff(path).map_err(|error| RunError::read(path.display().to_string(), error))? {
+        Sniffed::Pam => pam::validate_file(path),
+        Sniffed::Aime => aime::validate_file(path),
+        Sniffed::Mif => mif::validate_file(path),
+        Sniffed::Aimem => aimem::validate_file(path),
     }
 }
 
-/// How much of a file is read to tell its format.
-const SNIFF_BYTES: usize = 64 << 10;
+enum Sniffed {
+    Pam,
+    Aime,
+    Mif,
+    Aimem,
+}
+
+/// Reads the file in blocks until a member that names its format appears. Members may come in
+/// any order (a serializer that sorts keys puts `memories` before `mif_version`), so this reads
+/// on past the start when it must; AIMEM's own members stop it early.
+fn sniff(path: &Path) -> std::io::Result<Sniffed> {
+    const BLOCK: usize = 1 << 20;
+    // Long enough to hold any marker cut at a block boundary.
+    const OVERLAP: usize = 64;
+    let mut file = std::fs::File::open(path)?;
+    let mut window: Vec<u8> = Vec::with_capacity(BLOCK + OVERLAP);
+    loop {
+        let kept = window.len().min(OVERLAP);
+        window.drain(..window.len() - kept);
+        let read = (&mut file).take(BLOCK as u64).read_to_end(&mut window)?;
+        if pam::looks_like_pam(&window) {
+            return Ok(Sniffed::Pam);
+        }
+        if aime::looks_like_aime(&window) {
+            return Ok(Sniffed::Aime);
+        }
+        if mif::looks_like_mif(&window) {
+            return Ok(Sniffed::Mif);
+        }
+        if read == 0 || aimem::looks_like_aimem(&window) {
+            return Ok(Sniffed::Aimem);
+        }
+    }
+}
