@@ -20,3 +20,4 @@ mod pam;
 mod parquet_dataset;
 mod pipelines;
 mod regression;
+mod ump;

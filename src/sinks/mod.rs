@@ -15,6 +15,7 @@ pub mod aimem;
 pub mod mif;
 pub mod pam;
 pub mod parquet;
+pub mod ump;
 
 use std::path::{Path, PathBuf};
 
@@ -36,17 +37,26 @@ pub enum OutputFormat {
     Aime,
     /// MIF v2 document (`.mif.json`): messages and provider memories as memories.
     Mif,
+    /// UMP 0.1 records as a JSON array (`.ump.json`).
+    Ump,
+    /// UMP 0.1 records, one per line.
+    UmpNdjson,
+    /// UMP 0.1 records, one `.ump.md` file each, in a folder.
+    UmpMd,
 }
 
 impl OutputFormat {
     /// Every format, with its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 6] = [
+    pub const ALL: [(&'static str, OutputFormat); 9] = [
         ("aimem", OutputFormat::Aimem),
         ("aimem-ndjson", OutputFormat::AimemNdjson),
         ("parquet", OutputFormat::Parquet),
         ("pam", OutputFormat::Pam),
         ("aime", OutputFormat::Aime),
         ("mif", OutputFormat::Mif),
+        ("ump", OutputFormat::Ump),
+        ("ump-ndjson", OutputFormat::UmpNdjson),
+        ("ump-md", OutputFormat::UmpMd),
     ];
 
     /// Parses a format name as given to `--to`.
@@ -58,7 +68,7 @@ impl OutputFormat {
         OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
             option: "--to".into(),
             reason: format!(
-                "unknown format `{name}` (available: {}; ump is planned)",
+                "unknown format `{name}` (available: {})",
                 OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -73,6 +83,9 @@ impl OutputFormat {
             OutputFormat::Pam => "pam",
             OutputFormat::Aime => "aime",
             OutputFormat::Mif => "mif",
+            OutputFormat::Ump => "ump",
+            OutputFormat::UmpNdjson => "ump-ndjson",
+            OutputFormat::UmpMd => "ump-md",
         }
     }
 
@@ -85,12 +98,15 @@ impl OutputFormat {
             OutputFormat::Pam => "pam",
             OutputFormat::Aime => "memory.aime.json",
             OutputFormat::Mif => "memory.mif.json",
+            OutputFormat::Ump => "memory.ump.json",
+            OutputFormat::UmpNdjson => "memory.ump.ndjson",
+            OutputFormat::UmpMd => "ump-md",
         }
     }
 
     /// True for formats written as a folder (then `-o` names that folder even for one format).
     pub fn is_folder(self) -> bool {
-        matches!(self, OutputFormat::Parquet | OutputFormat::Pam)
+        matches!(self, OutputFormat::Parquet | OutputFormat::Pam | OutputFormat::UmpMd)
     }
 }
 
@@ -132,6 +148,8 @@ pub enum Encoded {
     Aime(aime::EncodedBatch),
     /// MIF memory objects.
     Mif(mif::EncodedBatch),
+    /// UMP records.
+    Ump(ump::EncodedBatch),
 }
 
 /// Serializes batches for one sink; pure CPU, called from any worker thread.
@@ -184,6 +202,9 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
         }
         OutputFormat::Aime => Ok(Box::new(aime::AimeSink::create(path, settings.aimem.exported_at)?)),
         OutputFormat::Mif => Ok(Box::new(mif::MifSink::create(path, settings.aimem.exported_at, &settings.owner_id)?)),
+        OutputFormat::Ump => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Json, &settings.owner_id)?)),
+        OutputFormat::UmpNdjson => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Ndjson, &settings.owner_id)?)),
+        OutputFormat::UmpMd => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Markdown, &settings.owner_id)?)),
         OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
             path,
             pam::PamSettings { owner_id: settings.owner_id.clone(), exported_at: settings.aimem.exported_at },

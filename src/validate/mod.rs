@@ -5,6 +5,8 @@ pub mod aime;
 pub mod aimem;
 pub mod mif;
 pub mod pam;
+pub mod rules;
+pub mod ump;
 
 use std::io::Read;
 use std::path::Path;
@@ -54,19 +56,22 @@ impl Validation {
 }
 
 /// Validates one file or PAM store folder, detecting its format by content: a folder is a PAM
-/// store; a file is PAM when it names a PAM schema, AIME when its `format` is `aime`, MIF when
-/// it has a `mif_version`, and AIMEM otherwise (also when its own members come first).
+/// store (or, without `memory-store.json`, a folder of `.ump.md` records); a file is PAM when it
+/// names a PAM schema, AIME when its `format` is `aime`, MIF when it has a `mif_version`, UMP
+/// when it has a `ump` version, and AIMEM otherwise (also when its own members come first).
 ///
 /// # Errors
 /// I/O errors reading it. A file that is not JSON at all is a 422 problem, not an error.
 pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
     if path.is_dir() {
-        return pam::validate_folder(path);
+        let is_pam = path.join(crate::sinks::pam::STORE_FILE).exists();
+        return if !is_pam && ump::is_record_folder(path) { ump::validate_folder(path) } else { pam::validate_folder(path) };
     }
     match sniff(path).map_err(|error| RunError::read(path.display().to_string(), error))? {
         Sniffed::Pam => pam::validate_file(path),
         Sniffed::Aime => aime::validate_file(path),
         Sniffed::Mif => mif::validate_file(path),
+        Sniffed::Ump => ump::validate_file(path),
         Sniffed::Aimem => aimem::validate_file(path),
     }
 }
@@ -75,6 +80,7 @@ enum Sniffed {
     Pam,
     Aime,
     Mif,
+    Ump,
     Aimem,
 }
 
@@ -99,6 +105,9 @@ fn sniff(path: &Path) -> std::io::Result<Sniffed> {
         }
         if mif::looks_like_mif(&window) {
             return Ok(Sniffed::Mif);
+        }
+        if ump::looks_like_ump(&window) {
+            return Ok(Sniffed::Ump);
         }
         if read == 0 || aimem::looks_like_aimem(&window) {
             return Ok(Sniffed::Aimem);

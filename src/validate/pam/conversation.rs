@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::validate::pam::rules::{Findings, is_platform, is_schema_version, is_sha256_label, is_tool_version, join};
+use crate::validate::rules::{Findings, is_platform, is_schema_version, is_sha256_label, is_tool_version, join};
 
 const ROOT_MEMBERS: [&str; 14] = [
     "schema",

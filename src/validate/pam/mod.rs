@@ -7,7 +7,6 @@
 //! messages); conversation files are read one at a time.
 
 pub mod conversation;
-pub mod rules;
 pub mod store;
 
 use std::collections::BTreeSet;
@@ -16,8 +15,8 @@ use std::path::{Component, Path};
 use serde_json::Value;
 
 use crate::error::RunError;
+use crate::validate::rules::{self, Findings, join};
 use crate::validate::{Problem, Validation};
-use rules::{Findings, join};
 
 /// Whether the start of a file names a PAM schema (`"schema": "portable-ai-memory…"`).
 pub fn looks_like_pam(head: &[u8]) -> bool {

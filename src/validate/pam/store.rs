@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::hash::{pam_content_digest, sha256, sha256_label};
 use crate::jcs::to_canonical_vec;
-use crate::validate::pam::rules::{Findings, is_did, is_platform, is_schema_version, is_sha256_label, is_tool_version, join};
+use crate::validate::rules::{Findings, is_did, is_platform, is_schema_version, is_sha256_label, is_tool_version, join};
 
 const ROOT_MEMBERS: [&str; 16] = [
     "schema",

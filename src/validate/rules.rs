@@ -1,4 +1,4 @@
-//! The building blocks of the PAM checks: a problem list that knows which file it is in, and
+//! The building blocks of the PAM and UMP checks: a problem list that knows which file it is in, and
 //! the schema rules (required members, closed objects, enums, patterns, date-times) written
 //! out in Rust, so `memport validate` needs no schema files at run time.
 

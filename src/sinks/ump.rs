@@ -1,0 +1,429 @@
+//! UMP 0.1 writers (memory-formats.md §4): `--to ump` (a JSON array of records), `ump-ndjson`
+//! (one record per line) and `ump-md` (a folder with one `<id>.ump.md` file per record: the
+//! record without `body.text` as JSON front matter, then the text).
+//!
+//! Each written message becomes an `episodic` record (§4.9) and each provider memory a record of
+//! the kind its memory kind maps to. Ids bridge the provider ids the way the Recall adapter
+//! does, `urn:ump:` + base32 of `<provider>:<conversation id>:<message id>`, so reruns give the
+//! same ids; ids too long for a file name are hashed instead. memport is an L0 producer without
+//! a signing key, so records carry no `integrity` block (a hash alone fails the schema).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use tempfile::NamedTempFile;
+
+use crate::error::RunError;
+use crate::hash::sha256;
+use crate::jcs::write_string;
+use crate::model::{Conversation, Disposition, MemoryKind, MemoryRecord};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::timefmt::format_rfc3339;
+
+const BUFFER: usize = 1 << 20;
+/// Longest provider id bridged as it is: its base32 form must leave room in a file name.
+const MAX_BRIDGED_ID_BYTES: usize = 150;
+
+/// How the records are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// `*.ump.json`: one JSON array.
+    Json,
+    /// One record per line.
+    Ndjson,
+    /// A folder of `*.ump.md` files, one per record.
+    Markdown,
+}
+
+/// Lowercase RFC 4648 base32 without padding.
+pub fn base32_lower(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let mut out = String::with_capacity(bytes.len().div_ceil(5) * 8);
+    let (mut buffer, mut bits) = (0u32, 0u32);
+    for &byte in bytes {
+        buffer = (buffer << 8) | u32::from(byte);
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
+        }
+        buffer &= (1 << bits) - 1;
+    }
+    if bits > 0 {
+        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
+    }
+    out
+}
+
+/// The record id of a provider id: the reversible bridge when it fits a file name, else
+/// base32 of the first 20 bytes of its SHA-256.
+pub fn record_id(foreign_id: &str) -> String {
+    if foreign_id.len() <= MAX_BRIDGED_ID_BYTES {
+        format!("urn:ump:{}", base32_lower(foreign_id.as_bytes()))
+    } else {
+        format!("urn:ump:{}", base32_lower(&sha256(foreign_id.as_bytes())[..20]))
+    }
+}
+
+/// Records of one batch: framed for JSON/NDJSON (`,\n`-prefixed or one per line), or as
+/// `(id, compact record)` pairs for the Markdown binding.
+#[derive(Debug, Default)]
+pub struct EncodedBatch {
+    framed: Vec<u8>,
+    records: Vec<(String, Vec<u8>)>,
+    count: u64,
+}
+
+struct UmpEncoder {
+    binding: Binding,
+    owner: String,
+}
+
+impl Encoder for UmpEncoder {
+    fn encode(&self, batch: &[Conversation]) -> Encoded {
+        let mut encoded = EncodedBatch::default();
+        let mut emit = |id: String, record: Vec<u8>| {
+            match self.binding {
+                Binding::Json => {
+                    encoded.framed.extend_from_slice(b",\n");
+                    encoded.framed.extend_from_slice(&record);
+                }
+                Binding::Ndjson => {
+                    encoded.framed.extend_from_slice(&record);
+                    encoded.framed.push(b'\n');
+                }
+                Binding::Markdown => encoded.records.push((id, record)),
+            }
+            encoded.count += 1;
+        };
+        for conversation in batch {
+            map_conversation(conversation, &self.owner, &mut emit);
+        }
+        Encoded::Ump(encoded)
+    }
+}
+
+/// UMP kind of a provider memory.
+fn memory_kind(kind: MemoryKind) -> &'static str {
+    match kind {
+        MemoryKind::Identity | MemoryKind::Preference => "identity",
+        MemoryKind::Fact | MemoryKind::ProjectKnowledge => "semantic",
+        MemoryKind::ProjectInstruction => "procedural",
+    }
+}
+
+fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl FnMut(String, Vec<u8>)) {
+    let provider = conversation.provider.as_str();
+    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+        let id = record_id(&memory.id);
+        emit(id.clone(), memory_record(memory, &id, provider, owner));
+    }
+    if conversation.memories_only {
+        return;
+    }
+    let mut nearest: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
+    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
+    let mut turn_index = 0u64;
+    for (position, message) in conversation.messages.iter().enumerate() {
+        let parent =
+            message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent: &usize| nearest[parent].clone());
+        position_of.insert(message.id.as_str(), position);
+        if message.disposition != Disposition::Keep || message.text.is_empty() {
+            nearest.push(parent);
+            continue;
+        }
+        let id = record_id(&format!("{provider}:{}:{}", conversation.id, message.id));
+        let time = format_rfc3339(message.created_at);
+        let mut out = Vec::with_capacity(message.text.len() + 900);
+        out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
+        write_string(&mut out, &id);
+        out.extend_from_slice(b",\"kind\":\"episodic\",\"body\":{\"text\":");
+        write_string(&mut out, &message.text);
+        out.extend_from_slice(b",\"structured\":{\"source_kind\":");
+        write_string(&mut out, provider);
+        out.extend_from_slice(b",\"conversation_id\":");
+        write_string(&mut out, &conversation.id);
+        if let Some(title) = &conversation.title {
+            out.extend_from_slice(b",\"conversation_title\":");
+            write_string(&mut out, title);
+        }
+        out.extend_from_slice(b",\"message_id\":");
+        write_string(&mut out, &message.id);
+        out.extend_from_slice(b",\"role\":\"");
+        out.extend_from_slice(message.role.as_str().as_bytes());
+        out.extend_from_slice(format!("\",\"turn_index\":{turn_index}").as_bytes());
+        if let Some(model) = &message.model {
+            out.extend_from_slice(b",\"model\":");
+            write_string(&mut out, model);
+        }
+        if message.is_thought {
+            out.extend_from_slice(b",\"is_thought\":true");
+        }
+        if !message.on_active_branch {
+            out.extend_from_slice(b",\"on_active_branch\":false");
+        }
+        if let Some(zone) = &conversation.assumed_time_zone {
+            out.extend_from_slice(b",\"assumed_time_zone\":");
+            write_string(&mut out, zone);
+        }
+        out.extend_from_slice(b"}},\"scope\":{\"owner\":");
+        write_string(&mut out, owner);
+        out.extend_from_slice(b",\"agent\":");
+        write_string(&mut out, provider);
+        out.extend_from_slice(b",\"session\":");
+        write_string(&mut out, &conversation.id);
+        out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
+        write_string(&mut out, &time);
+        out.extend_from_slice(b",\"observed\":");
+        write_string(&mut out, &time);
+        out.extend_from_slice(b",\"valid_from\":");
+        write_string(&mut out, &time);
+        // An imported turn is a candidate, as the reference importer marks what it reads.
+        out.extend_from_slice(b",\"valid_to\":null},\"lifecycle\":{\"status\":\"candidate\",\"confidence\":0.55}");
+        if let Some(parent) = &parent {
+            out.extend_from_slice(b",\"relations\":[{\"type\":\"depends_on\",\"target\":");
+            write_string(&mut out, parent);
+            out.extend_from_slice(b"}]");
+        }
+        write_provenance(&mut out, owner, provider, &format!("{}#{}", conversation.id, message.id));
+        out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
+        emit(id.clone(), out);
+        turn_index += 1;
+        nearest.push(Some(id));
+    }
+}
+
+fn memory_record(memory: &MemoryRecord, id: &str, provider: &str, owner: &str) -> Vec<u8> {
+    let time = format_rfc3339(memory.created_at);
+    let mut out = Vec::with_capacity(memory.text.len() + 600);
+    out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
+    write_string(&mut out, id);
+    out.extend_from_slice(b",\"kind\":\"");
+    out.extend_from_slice(memory_kind(memory.kind).as_bytes());
+    out.extend_from_slice(b"\",\"body\":{\"text\":");
+    write_string(&mut out, &memory.text);
+    out.extend_from_slice(b",\"structured\":{\"source_kind\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b",\"memory_kind\":");
+    write_string(&mut out, memory.kind.as_str());
+    out.extend_from_slice(b",\"provider_memory_id\":");
+    write_string(&mut out, &memory.id);
+    if !memory.labels.is_empty() {
+        out.extend_from_slice(b",\"labels\":[");
+        for (index, label) in memory.labels.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_string(&mut out, label);
+        }
+        out.push(b']');
+    }
+    out.extend_from_slice(b"}},\"scope\":{\"owner\":");
+    write_string(&mut out, owner);
+    out.extend_from_slice(b",\"agent\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
+    write_string(&mut out, &time);
+    out.extend_from_slice(b",\"observed\":");
+    write_string(&mut out, &time);
+    // What the provider kept as memory is likelier to hold than a single turn (the reference
+    // importer gives curated CLAUDE.md/AGENTS.md sections 0.75).
+    out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"candidate\",\"confidence\":0.75}");
+    write_provenance(&mut out, owner, provider, &memory.id);
+    out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
+    out
+}
+
+fn write_provenance(out: &mut Vec<u8>, owner: &str, provider: &str, source_ref: &str) {
+    out.extend_from_slice(b",\"provenance\":{\"actor\":");
+    write_string(out, owner);
+    out.extend_from_slice(b",\"actor_kind\":\"import\",\"method\":");
+    write_string(out, &format!("import:{provider}-export"));
+    out.extend_from_slice(b",\"source\":{\"ref\":");
+    write_string(out, source_ref);
+    out.extend_from_slice(b",\"provider\":");
+    write_string(out, provider);
+    out.extend_from_slice(b"}}");
+}
+
+/// The `.ump.md` form of a compact record: front matter (the record without `body.text`, as
+/// indented JSON), then the text.
+///
+/// # Errors
+/// Only if `record` is not JSON, which the encoder rules out.
+pub fn markdown_file(record: &[u8]) -> io::Result<Vec<u8>> {
+    let mut value: serde_json::Value = serde_json::from_slice(record).map_err(io::Error::other)?;
+    let text = value.get_mut("body").and_then(|body| body.as_object_mut()).and_then(|body| body.remove("text"));
+    let text = text.as_ref().and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+    let mut out = b"---\n".to_vec();
+    serde_json::to_writer_pretty(&mut out, &value).map_err(io::Error::other)?;
+    out.extend_from_slice(b"\n---\n\n");
+    out.extend_from_slice(text.as_bytes());
+    out.push(b'\n');
+    Ok(out)
+}
+
+enum Output {
+    /// JSON and NDJSON: one file under a temporary name.
+    File(BufWriter<NamedTempFile>),
+    /// Markdown: a staging folder beside the target.
+    Folder(StagingFolder),
+}
+
+/// A folder built beside the target and renamed onto it on success; removed when dropped, so
+/// after an error nothing is left (after success it has been renamed away).
+struct StagingFolder(PathBuf);
+
+impl Drop for StagingFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes UMP records in one binding.
+pub struct UmpSink {
+    binding: Binding,
+    owner: String,
+    target: PathBuf,
+    output: Output,
+    records: u64,
+    bytes: u64,
+}
+
+impl UmpSink {
+    /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
+    ///
+    /// # Errors
+    /// I/O errors, and for `ump-md` a target folder holding files other than `*.ump.md` (memport
+    /// replaces only a folder of records).
+    pub fn create(target: &Path, binding: Binding, owner: &str) -> Result<UmpSink, RunError> {
+        let display = target.display().to_string();
+        let io_error = |error: io::Error| RunError::write(&display, error);
+        let parent = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(io_error)?;
+        let output = match binding {
+            Binding::Json | Binding::Ndjson => {
+                let file = tempfile::Builder::new().prefix(".memport-").suffix(".partial").tempfile_in(parent).map_err(io_error)?;
+                let mut file = BufWriter::with_capacity(BUFFER, file);
+                if binding == Binding::Json {
+                    file.write_all(b"[").map_err(io_error)?;
+                }
+                Output::File(file)
+            }
+            Binding::Markdown => {
+                if target.is_file() {
+                    return Err(io_error(io::Error::other(
+                        "ump-md writes a folder of .ump.md files, and this is a file; name a folder with -o",
+                    )));
+                }
+                if let Ok(entries) = std::fs::read_dir(target)
+                    && let Some(foreign) = entries.flatten().find(|entry| !entry.file_name().to_string_lossy().ends_with(".ump.md"))
+                {
+                    return Err(io_error(io::Error::other(format!(
+                        "this folder holds {}, which is not a .ump.md record, so memport will not replace it; name a new or empty folder with -o",
+                        foreign.file_name().to_string_lossy()
+                    ))));
+                }
+                let staging = tempfile::Builder::new().prefix(".memport-ump-").suffix(".partial").tempdir_in(parent).map_err(io_error)?;
+                Output::Folder(StagingFolder(staging.keep()))
+            }
+        };
+        Ok(UmpSink { binding, owner: owner.to_owned(), target: target.to_owned(), output, records: 0, bytes: 0 })
+    }
+
+    fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
+        match &mut self.output {
+            Output::File(file) => {
+                let bytes = if self.binding == Binding::Json && self.records == 0 && !batch.framed.is_empty() {
+                    &batch.framed[1..]
+                } else {
+                    &batch.framed[..]
+                };
+                file.write_all(bytes)?;
+            }
+            Output::Folder(staging) => {
+                for (id, record) in &batch.records {
+                    let name = format!("{}.ump.md", id.trim_start_matches("urn:ump:"));
+                    let content = markdown_file(record)?;
+                    File::create_new(staging.0.join(name))?.write_all(&content)?;
+                    self.bytes += content.len() as u64;
+                }
+            }
+        }
+        self.records += batch.count;
+        Ok(())
+    }
+
+    fn complete(self) -> io::Result<SinkSummary> {
+        let UmpSink { binding, target, output, records, mut bytes, .. } = self;
+        match output {
+            Output::File(mut file) => {
+                if binding == Binding::Json {
+                    file.write_all(b"\n]\n")?;
+                }
+                let temporary = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+                bytes = temporary.as_file().metadata()?.len();
+                temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+                temporary.persist(&target).map_err(|error| error.error)?;
+            }
+            Output::Folder(staging) => {
+                std::fs::set_permissions(&staging.0, std::fs::Permissions::from_mode(0o755))?;
+                if target.exists() {
+                    // Checked at the start to hold only records: the old folder goes as a whole.
+                    std::fs::remove_dir_all(&target)?;
+                }
+                std::fs::rename(&staging.0, &target)?;
+            }
+        }
+        let format = match binding {
+            Binding::Json => "ump",
+            Binding::Ndjson => "ump-ndjson",
+            Binding::Markdown => "ump-md",
+        };
+        Ok(SinkSummary { format, path: target.display().to_string(), records, bytes })
+    }
+}
+
+impl Sink for UmpSink {
+    fn encoder(&self) -> Arc<dyn Encoder> {
+        Arc::new(UmpEncoder { binding: self.binding, owner: self.owner.clone() })
+    }
+
+    fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
+        let display = self.target.display().to_string();
+        let Encoded::Ump(batch) = batch else {
+            return Err(RunError::write(display, io::Error::other("internal: the UMP sink got another sink's batch")));
+        };
+        self.write_encoded(batch).map_err(|error| RunError::write(display, error))
+    }
+
+    fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
+        let target = self.target.display().to_string();
+        self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base32_matches_rfc_4648_vectors() {
+        for (input, expected) in
+            [("", ""), ("f", "my"), ("fo", "mzxq"), ("foo", "mzxw6"), ("foob", "mzxw6yq"), ("fooba", "mzxw6ytb"), ("foobar", "mzxw6ytboi")]
+        {
+            assert_eq!(base32_lower(input.as_bytes()), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn long_ids_are_hashed_to_fit_a_file_name() {
+        assert_eq!(record_id("chatgpt:c:m"), format!("urn:ump:{}", base32_lower(b"chatgpt:c:m")));
+        let long = record_id(&"x".repeat(400));
+        assert_eq!(long.len(), "urn:ump:".len() + 32);
+    }
+}

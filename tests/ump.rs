@@ -1,0 +1,171 @@
+//! UMP 0.1 records in all three bindings: every real sample and the generated examples, each
+//! record accepted by the published 0.1 schema (Draft 2020-12, formats asserted, closed objects)
+//! and by `memport validate`, with counts and relations recomputed here; the Markdown binding
+//! read back as the reference reader does; determinism; and `memport validate` on the upstream
+//! records and on broken ones.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use memport::pipeline::report::RunReport;
+use memport::sinks::OutputFormat;
+use memport::sources::BranchPolicy;
+use serde_json::Value;
+
+use crate::util::{REAL_SAMPLES, examples, options, shared};
+
+fn record_schema() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_slice(&std::fs::read(shared("formats/ump/ump-record-0.1.schema.json")).unwrap()).unwrap();
+    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap()
+}
+
+fn convert(inputs: &[PathBuf], format: OutputFormat, branches: BranchPolicy, threads: usize) -> (tempfile::TempDir, RunReport, PathBuf) {
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(inputs, out.path(), &[format]);
+    let path = out.path().join(format.default_file_name());
+    options.outputs = vec![(format, path.clone())];
+    options.branches = branches;
+    options.threads = threads;
+    let report = memport::run(&options).unwrap();
+    assert!(report.counts.balances(), "{:?}", report.counts);
+    (out, report, path)
+}
+
+/// The records of any binding, as the reference reader sees them.
+fn read_records(path: &Path, format: OutputFormat) -> Vec<Value> {
+    match format {
+        OutputFormat::Ump => serde_json::from_slice::<Vec<Value>>(&std::fs::read(path).unwrap()).unwrap(),
+        OutputFormat::UmpNdjson => crate::util::ndjson(path),
+        _ => {
+            let mut names: Vec<PathBuf> = std::fs::read_dir(path).unwrap().map(|entry| entry.unwrap().path()).collect();
+            names.sort();
+            names
+                .iter()
+                .map(|file| {
+                    let text = std::fs::read_to_string(file).unwrap();
+                    let (front, body) = text.strip_prefix("---\n").unwrap().split_once("\n---\n").unwrap();
+                    let mut record: Value = serde_json::from_str(front).unwrap();
+                    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+                    assert_eq!(name, format!("{}.ump.md", record["id"].as_str().unwrap().trim_start_matches("urn:ump:")));
+                    record["body"]["text"] = body.trim_start_matches('\n').trim_end().into();
+                    record
+                })
+                .collect()
+        }
+    }
+}
+
+fn check_records(path: &Path, format: OutputFormat, report: &RunReport, label: &str) -> Vec<Value> {
+    let schema = record_schema();
+    let records = read_records(path, format);
+    assert_eq!(
+        records.len() as u64,
+        report.counts.messages_written + report.counts.memories_written,
+        "{label}: one record per message and memory"
+    );
+    let ids: HashSet<&str> = records.iter().map(|record| record["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), records.len(), "{label}: unique ids");
+    for record in &records {
+        let errors: Vec<String> = schema.iter_errors(record).map(|error| format!("{error} at {}", error.instance_path())).collect();
+        assert!(errors.is_empty(), "{label}: {errors:#?}");
+        assert!(record.get("integrity").is_none(), "{label}: unsigned records carry no integrity block");
+        assert_eq!(record["provenance"]["actor_kind"], "import");
+        for relation in record["relations"].as_array().into_iter().flatten() {
+            assert!(ids.contains(relation["target"].as_str().unwrap()), "{label}: relation targets are records of the file");
+        }
+    }
+    let validation = memport::validate::validate_path(path).unwrap();
+    assert_eq!(validation.format, "ump", "{label}");
+    assert!(validation.is_valid(), "{label}: {:?}", validation.problems);
+    records
+}
+
+#[test]
+fn every_real_sample_writes_records_the_published_schema_accepts_in_every_binding() {
+    for sample in REAL_SAMPLES {
+        for format in [OutputFormat::Ump, OutputFormat::UmpNdjson, OutputFormat::UmpMd] {
+            let (_out, report, path) = convert(&[shared(sample)], format, BranchPolicy::All, 2);
+            check_records(&path, format, &report, &format!("{sample} ({})", format.name()));
+        }
+    }
+}
+
+#[test]
+fn the_three_bindings_hold_the_same_records() {
+    let (_a, report, json) = convert(&examples(), OutputFormat::Ump, BranchPolicy::Active, 2);
+    let (_b, _, ndjson) = convert(&examples(), OutputFormat::UmpNdjson, BranchPolicy::Active, 2);
+    let (_c, _, markdown) = convert(&examples(), OutputFormat::UmpMd, BranchPolicy::Active, 2);
+    let from_json = check_records(&json, OutputFormat::Ump, &report, "json");
+    assert_eq!(from_json, read_records(&ndjson, OutputFormat::UmpNdjson));
+    let mut sorted_json = from_json.clone();
+    sorted_json.sort_by(|left, right| left["id"].as_str().cmp(&right["id"].as_str()));
+    let mut from_markdown = read_records(&markdown, OutputFormat::UmpMd);
+    from_markdown.sort_by(|left, right| left["id"].as_str().cmp(&right["id"].as_str()));
+    // The Markdown reader trims the text, as the reference does.
+    for record in &mut sorted_json {
+        let trimmed = record["body"]["text"].as_str().unwrap().trim_start_matches('\n').trim_end().to_owned();
+        record["body"]["text"] = trimmed.into();
+    }
+    assert_eq!(sorted_json, from_markdown);
+    let kinds: HashSet<&str> = from_json.iter().map(|record| record["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains("episodic") && kinds.len() > 1, "{kinds:?}");
+}
+
+#[test]
+fn records_are_byte_identical_at_any_thread_count_and_the_folder_is_replaced() {
+    let (_a, _, one) = convert(&examples(), OutputFormat::UmpNdjson, BranchPolicy::All, 1);
+    let (_b, _, four) = convert(&examples(), OutputFormat::UmpNdjson, BranchPolicy::All, 4);
+    assert_eq!(std::fs::read(one).unwrap(), std::fs::read(four).unwrap());
+
+    let out = tempfile::tempdir().unwrap();
+    let folder = out.path().join("records");
+    let mut options = options(&examples(), out.path(), &[OutputFormat::UmpMd]);
+    options.outputs = vec![(OutputFormat::UmpMd, folder.clone())];
+    memport::run(&options).unwrap();
+    let before = std::fs::read_dir(&folder).unwrap().count();
+    options.inputs = vec![examples()[0].clone()];
+    memport::run(&options).unwrap();
+    let after = std::fs::read_dir(&folder).unwrap().count();
+    assert!(after < before, "a rerun replaces the records: {after} < {before}");
+    std::fs::write(folder.join("notes.txt"), "mine").unwrap();
+    let error = memport::run(&options).unwrap_err().to_string();
+    assert!(error.contains("notes.txt") && error.contains("not a .ump.md record"), "{error}");
+}
+
+#[test]
+fn the_upstream_records_validate() {
+    for file in ["formats/ump/minimal-0.1.ump.json", "formats/ump/responsibility-confirmed.ump.json"] {
+        let validation = memport::validate::validate_path(&shared(file)).unwrap();
+        assert_eq!(validation.format, "ump", "{file}");
+        assert!(validation.is_valid(), "{file}: {:?}", validation.problems);
+    }
+}
+
+#[test]
+fn validate_lists_what_the_schema_refuses() {
+    let (out, _, path) = convert(&examples(), OutputFormat::Ump, BranchPolicy::Active, 2);
+    let mut records: Vec<Value> = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    records[0]["id"] = "urn:ump:ABC".into();
+    records[1]["kind"] = "conversation".into();
+    records[2]["body"]["html"] = "<p>".into();
+    records[3]["integrity"] = serde_json::json!({"content_hash": "blake3:abc"});
+    records[4]["lifecycle"]["confidence"] = 1.5.into();
+    records[5]["time"]["created"] = "soon".into();
+    let broken = out.path().join("broken.ump.json");
+    std::fs::write(&broken, serde_json::to_vec(&records).unwrap()).unwrap();
+    let validation = memport::validate::validate_path(&broken).unwrap();
+    let found: Vec<(&str, &str)> = validation.problems.iter().map(|problem| (problem.code, problem.location.as_str())).collect();
+    for expected in [
+        ("bad_pattern", "broken.ump.json#/0/id"),
+        ("not_in_enum", "broken.ump.json#/1/kind"),
+        ("unknown_member", "broken.ump.json#/2/body/html"),
+        ("missing_member", "broken.ump.json#/3/integrity"),
+        ("out_of_range", "broken.ump.json#/4/lifecycle/confidence"),
+        ("bad_date_time", "broken.ump.json#/5/time/created"),
+    ] {
+        assert!(found.contains(&expected), "{expected:?} in {found:?}");
+    }
+    // The published schema agrees on every one of them.
+    let schema = record_schema();
+    assert!(records.iter().take(6).all(|record| !schema.is_valid(record)));
+}
