@@ -28,16 +28,16 @@ const EXIT_FAILED: u8 = 2;
 #[command(
     name = "memport",
     version,
-    about = "Move AI-assistant memory between systems: ChatGPT, Claude, Grok, Copilot and Gemini exports in, AIMEM, PAM and Parquet out, streaming, in flat memory.",
+    about = "Move AI-assistant memory between systems: ChatGPT, Claude, Grok, Copilot and Gemini exports in, AIMEM, PAM, MIF, UMP, AIME and Parquet out, streaming, in flat memory.",
     long_about = "memport reads the data export an AI assistant gives you: ChatGPT, Claude (with its \
 projects and memories), Grok, Microsoft Copilot CSVs and Gemini activity from Google Takeout (JSON or \
 HTML). Give the zip as downloaded, the unzipped folder, a folder of several zips, or the main file; \
 the provider and era are told apart by content, never by file name. It writes portable memory: an \
 AIMEM bundle or NDJSON stream, a PAM v1.0 store (memory-store.json and one file per \
-conversation), or a Parquet dataset for analysis, with the provider's own memories (custom \
+conversation), MIF v2, UMP 0.1 records, an AIME v1.0 document, or a Parquet dataset for analysis, with the provider's own memories (custom \
 instructions, saved memories, project knowledge) as memories. It streams, so a 5 GB export needs no more memory \
 than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -68,9 +68,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check AIMEM files (bundle or NDJSON) or PAM stores (a folder, or one memory-store,
-    /// conversation or embeddings file) the way a consumer does; list every problem with where
-    /// it is (file#JSON-pointer). The format is told from the content.
+    /// Check AIMEM (bundle or NDJSON), PAM (a store folder, or one memory-store, conversation or
+    /// embeddings file), MIF, UMP (JSON, NDJSON, a .ump.md file or a folder of them) and AIME
+    /// files the way a consumer does; list every problem with where it is (file#JSON-pointer).
+    /// The format is told from the content.
     Validate {
         /// Files or PAM store folders to check.
         #[arg(required = true)]
@@ -88,11 +89,13 @@ struct ConvertArgs {
     inputs: Vec<PathBuf>,
     /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet
     /// (a folder of tables: conversations, messages, memories, assets), pam (a PAM v1.0 store
-    /// folder: memory-store.json and conversations/).
+    /// folder: memory-store.json and conversations/), mif (MIF v2 JSON), ump (UMP 0.1 JSON
+    /// array), ump-ndjson, ump-md (a folder of .ump.md records), aime (AIME v1.0 JSON).
     #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
     formats: Vec<String>,
     /// Output file for one format; a folder for several (memory.aimem.json, memory.aimem.ndjson,
-    /// parquet/, pam/). Parquet and PAM always write a folder.
+    /// parquet/, pam/, memory.mif.json, memory.ump.json, memory.ump.ndjson, ump-md/,
+    /// memory.aime.json). Parquet, PAM and ump-md always write a folder.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// Write the JSON run report here (counts, warnings, outputs).
@@ -131,7 +134,8 @@ struct ConvertArgs {
     /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
     #[arg(long, default_value = "none", value_name = "provider|none")]
     partition_by: String,
-    /// PAM only: `owner.id` of the store (exports do not name their owner without personal data).
+    /// The owner written as PAM `owner.id`, MIF `export_meta.user_id` and UMP `scope.owner`
+    /// (exports do not name their owner without personal data).
     #[arg(long, default_value = config::DEFAULT_OWNER_ID, value_name = "ID")]
     owner_id: String,
     /// No progress bar.
