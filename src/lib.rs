@@ -22,6 +22,7 @@ pub mod jcs;
 pub mod json_embed;
 pub mod model;
 pub mod pipeline;
+pub mod signing;
 pub mod sinks;
 pub mod sources;
 pub mod stages;

@@ -138,6 +138,11 @@ struct ConvertArgs {
     /// (exports do not name their owner without personal data).
     #[arg(long, default_value = config::DEFAULT_OWNER_ID, value_name = "ID")]
     owner_id: String,
+    /// Sign PAM stores (PAM §18: Ed25519 over checksum, export id, date and owner) and UMP
+    /// records (BLAKE3 content hash, Ed25519, did:key signer) with this Ed25519 private key:
+    /// PKCS#8 PEM (openssl genpkey -algorithm ed25519), 64 hex digits or 32 raw bytes.
+    #[arg(long, value_name = "FILE")]
+    sign_key: Option<PathBuf>,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -212,6 +217,7 @@ fn convert(args: ConvertArgs) -> Result<u8> {
         source: config::parse_source_options(args.gap_minutes, &args.timezone)?,
         partition_by_provider: config::parse_partition_by(&args.partition_by)?,
         owner_id: args.owner_id,
+        sign_key: args.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
         progress: !args.quiet,
     };
     let report = memport::run(&options)?;
@@ -292,6 +298,7 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             source: memport::sources::SourceOptions::default(),
             partition_by_provider: false,
             owner_id: memport::pipeline::config::DEFAULT_OWNER_ID.to_owned(),
+            sign_key: None,
             progress: true,
         };
         reports.push(memport::run(&options)?);

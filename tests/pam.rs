@@ -221,11 +221,59 @@ fn the_upstream_examples_and_fixtures_validate_as_the_published_schemas_say() {
         let path = shared(file);
         let validation = memport::validate::validate_path(&path).unwrap();
         assert_eq!(validation.format, "pam", "{file}");
-        assert!(validation.is_valid(), "{file}: {:?}", validation.problems);
+        if file.ends_with("example-memory-store.json") {
+            // Both copies carry the spec's placeholder signature (`…_EXAMPLE_SIGNATURE_…`):
+            // everything else holds, and the signature is refused as it must be.
+            let codes: Vec<&str> = validation.problems.iter().map(|problem| problem.code).collect();
+            assert_eq!(codes, ["signature_invalid"], "{file}");
+        } else {
+            assert!(validation.is_valid(), "{file}: {:?}", validation.problems);
+        }
         if file.ends_with("memory-store.json") {
             assert!(store_schema.is_valid(&read_json(&path)), "{file}: the oracle agrees");
         }
     }
+}
+
+/// A key file holding the RFC 8032 test seed 00 01 … 1f as hex.
+pub fn test_key_file(folder: &Path) -> PathBuf {
+    let path = folder.join("test-key.hex");
+    std::fs::write(&path, (0u8..32).map(|byte| format!("{byte:02x}")).collect::<String>()).unwrap();
+    path
+}
+
+#[test]
+fn a_signed_store_verifies_and_a_changed_owner_breaks_the_signature() {
+    let out = tempfile::tempdir().unwrap();
+    let store = out.path().join("store");
+    let mut options = options(&examples(), out.path(), &[OutputFormat::Pam]);
+    options.outputs = vec![(OutputFormat::Pam, store.clone())];
+    options.sign_key = Some(memport::signing::SignKey::load(&test_key_file(out.path())).unwrap());
+    let report = memport::run(&options).unwrap();
+    check_store(&store, &report, BranchPolicy::Active, "signed");
+    let index = read_json(&store.join("memory-store.json"));
+    assert_eq!(index["signature"]["algorithm"], "Ed25519");
+    assert!(index["export_id"].is_string() && index["signature"]["public_key"].as_str().unwrap().starts_with("z6Mk"));
+    let validation = memport::validate::validate_path(&store).unwrap();
+    assert!(validation.is_valid(), "{:?}", validation.problems);
+    assert!(validation.notices.iter().all(|notice| !notice.contains("signature")), "{:?}", validation.notices);
+
+    edit_json(&store.join("memory-store.json"), |index| index["owner"]["id"] = "someone-else".into());
+    let validation = memport::validate::validate_path(&store).unwrap();
+    let codes: Vec<(u16, &str)> = validation.problems.iter().map(|problem| (problem.status, problem.code)).collect();
+    assert_eq!(codes, [(409, "signature_invalid")]);
+}
+
+#[test]
+fn a_sign_key_without_a_signed_format_is_refused() {
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(&examples(), out.path(), &[OutputFormat::AimemNdjson]);
+    options.sign_key = Some(memport::signing::SignKey::load(&test_key_file(out.path())).unwrap());
+    let error = memport::run(&options).unwrap_err().to_string();
+    assert!(error.contains("--sign-key signs PAM stores and UMP records"), "{error}");
+    std::fs::write(out.path().join("bad.key"), "hello").unwrap();
+    let error = memport::signing::SignKey::load(&out.path().join("bad.key")).unwrap_err().to_string();
+    assert!(error.contains("not an Ed25519 private key") && error.contains("PKCS#8"), "{error}");
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn check_records(path: &Path, format: OutputFormat, report: &RunReport, label: &
     for record in &records {
         let errors: Vec<String> = schema.iter_errors(record).map(|error| format!("{error} at {}", error.instance_path())).collect();
         assert!(errors.is_empty(), "{label}: {errors:#?}");
-        assert!(record.get("integrity").is_none(), "{label}: unsigned records carry no integrity block");
+        assert_eq!(record.get("integrity").is_some(), label.contains("signed"), "{label}: integrity only when signed");
         assert_eq!(record["provenance"]["actor_kind"], "import");
         for relation in record["relations"].as_array().into_iter().flatten() {
             assert!(ids.contains(relation["target"].as_str().unwrap()), "{label}: relation targets are records of the file");
@@ -168,4 +168,46 @@ fn validate_lists_what_the_schema_refuses() {
     // The published schema agrees on every one of them.
     let schema = record_schema();
     assert!(records.iter().take(6).all(|record| !schema.is_valid(record)));
+}
+
+#[test]
+fn signed_records_verify_in_every_binding_and_a_changed_text_breaks_the_hash() {
+    let keys = tempfile::tempdir().unwrap();
+    let key = memport::signing::SignKey::load(&crate::pam::test_key_file(keys.path())).unwrap();
+    for format in [OutputFormat::Ump, OutputFormat::UmpNdjson, OutputFormat::UmpMd] {
+        let out = tempfile::tempdir().unwrap();
+        let mut options = options(&examples(), out.path(), &[format]);
+        let path = out.path().join(format.default_file_name());
+        options.outputs = vec![(format, path.clone())];
+        options.sign_key = Some(key.clone());
+        let report = memport::run(&options).unwrap();
+        let records = check_records(&path, format, &report, &format!("signed {}", format.name()));
+        assert!(records.iter().all(|record| record["integrity"]["signer"] == key.did_key().as_str()));
+        let validation = memport::validate::validate_path(&path).unwrap();
+        assert!(
+            validation.notices.iter().any(|notice| notice == &format!("{} signed records: hash and signature verified", records.len())),
+            "{:?}",
+            validation.notices
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(&examples(), out.path(), &[OutputFormat::Ump]);
+    options.sign_key = Some(key);
+    memport::run(&options).unwrap();
+    let path = out.path().join("memory.ump.json");
+    let mut records: Vec<Value> = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    records[0]["body"]["text"] = "changed".into();
+    std::fs::write(&path, serde_json::to_vec(&records).unwrap()).unwrap();
+    let validation = memport::validate::validate_path(&path).unwrap();
+    let codes: Vec<(u16, &str, &str)> =
+        validation.problems.iter().map(|problem| (problem.status, problem.code, problem.location.as_str())).collect();
+    assert_eq!(codes, [(409, "content_hash_mismatch", "memory.ump.json#/0/integrity/content_hash")]);
+}
+
+#[test]
+fn the_upstream_signed_record_verifies() {
+    // UMP 1.0's example, signed upstream: an independent vector for hash and signature.
+    let record: Value = serde_json::from_slice(&std::fs::read(shared("formats/ump/responsibility-confirmed.ump.json")).unwrap()).unwrap();
+    assert_eq!(memport::signing::ump_content_hash(&record), "blake3:jy4qfsgftbzitvwv3k7zcj5guxhyarti57cwp3rc7jqmqt2uo2aa");
+    assert_eq!(memport::signing::verify_ump_integrity(&record), memport::signing::UmpIntegrity::Verified);
 }

@@ -38,6 +38,7 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
         source: memport::sources::SourceOptions::default(),
         partition_by_provider: false,
         owner_id: "local-user".to_owned(),
+        sign_key: None,
         progress: false,
     }
 }

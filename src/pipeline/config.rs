@@ -77,6 +77,8 @@ pub struct PipelineFile {
     pub partition_by: Option<String>,
     /// PAM store owner id (default `local-user`).
     pub owner_id: Option<String>,
+    /// Ed25519 key that signs PAM and UMP output.
+    pub sign_key: Option<PathBuf>,
 }
 
 /// One `[[outputs]]` table.
@@ -190,6 +192,13 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         }
     };
     let producer = file.producer.clone().unwrap_or_else(|| "memport".to_owned());
+    let sign_key = match file.sign_key.as_deref().map(|path| crate::signing::SignKey::load(&resolve(path))).transpose() {
+        Ok(key) => key,
+        Err(error) => {
+            problems.push(format!("sign_key: {error}"));
+            None
+        }
+    };
     let options = Options {
         inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
         outputs,
@@ -204,6 +213,7 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         source,
         partition_by_provider,
         owner_id: file.owner_id.clone().unwrap_or_else(|| DEFAULT_OWNER_ID.to_owned()),
+        sign_key,
         progress: true,
     };
     if let Err(error) = options.validate() {

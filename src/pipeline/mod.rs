@@ -61,6 +61,8 @@ pub struct Options {
     pub partition_by_provider: bool,
     /// PAM: `owner.id` of the store.
     pub owner_id: String,
+    /// Signs PAM stores (§18) and UMP records (integrity) when given.
+    pub sign_key: Option<crate::signing::SignKey>,
     /// Draw a progress bar (only when stderr is a terminal).
     pub progress: bool,
 }
@@ -119,6 +121,11 @@ impl Options {
         if let Err(error) = check_producer(&self.producer) {
             problems.push(error.to_string());
         }
+        let signed =
+            |format: &OutputFormat| matches!(format, OutputFormat::Pam | OutputFormat::Ump | OutputFormat::UmpNdjson | OutputFormat::UmpMd);
+        if self.sign_key.is_some() && !self.outputs.iter().any(|(format, _)| signed(format)) {
+            problems.push("--sign-key signs PAM stores and UMP records, and no such format is among the outputs".to_owned());
+        }
         if self.owner_id.trim().is_empty() {
             problems.push("--owner-id must not be empty".to_owned());
         }
@@ -169,6 +176,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         aimem: AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at },
         partition_by_provider: options.partition_by_provider,
         owner_id: options.owner_id.clone(),
+        sign_key: options.sign_key.clone(),
     };
     let mut sinks = Vec::with_capacity(options.outputs.len());
     for (format, path) in &options.outputs {

@@ -119,6 +119,8 @@ pub struct SinkSettings {
     pub partition_by_provider: bool,
     /// PAM: `owner.id` of the store.
     pub owner_id: String,
+    /// Signs PAM stores and UMP records when given.
+    pub sign_key: Option<crate::signing::SignKey>,
 }
 
 /// What a finished sink wrote.
@@ -202,12 +204,20 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
         }
         OutputFormat::Aime => Ok(Box::new(aime::AimeSink::create(path, settings.aimem.exported_at)?)),
         OutputFormat::Mif => Ok(Box::new(mif::MifSink::create(path, settings.aimem.exported_at, &settings.owner_id)?)),
-        OutputFormat::Ump => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Json, &settings.owner_id)?)),
-        OutputFormat::UmpNdjson => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Ndjson, &settings.owner_id)?)),
-        OutputFormat::UmpMd => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Markdown, &settings.owner_id)?)),
+        OutputFormat::Ump => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Json, &settings.owner_id, settings.sign_key.clone())?)),
+        OutputFormat::UmpNdjson => {
+            Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Ndjson, &settings.owner_id, settings.sign_key.clone())?))
+        }
+        OutputFormat::UmpMd => {
+            Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Markdown, &settings.owner_id, settings.sign_key.clone())?))
+        }
         OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
             path,
-            pam::PamSettings { owner_id: settings.owner_id.clone(), exported_at: settings.aimem.exported_at },
+            pam::PamSettings {
+                owner_id: settings.owner_id.clone(),
+                exported_at: settings.aimem.exported_at,
+                sign_key: settings.sign_key.clone(),
+            },
         )?)),
     }
 }

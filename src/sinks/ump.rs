@@ -5,8 +5,9 @@
 //! Each written message becomes an `episodic` record (§4.9) and each provider memory a record of
 //! the kind its memory kind maps to. Ids bridge the provider ids the way the Recall adapter
 //! does, `urn:ump:` + base32 of `<provider>:<conversation id>:<message id>`, so reruns give the
-//! same ids; ids too long for a file name are hashed instead. memport is an L0 producer without
-//! a signing key, so records carry no `integrity` block (a hash alone fails the schema).
+//! same ids; ids too long for a file name are hashed instead. With `--sign-key` every record
+//! gets an `integrity` block (BLAKE3 content hash, Ed25519 signature, `did:key` signer);
+//! without one there is none, because a hash alone fails the schema.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -21,6 +22,7 @@ use crate::error::RunError;
 use crate::hash::sha256;
 use crate::jcs::write_string;
 use crate::model::{Conversation, Disposition, MemoryKind, MemoryRecord};
+use crate::signing::SignKey;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::timefmt::format_rfc3339;
 
@@ -81,12 +83,29 @@ pub struct EncodedBatch {
 struct UmpEncoder {
     binding: Binding,
     owner: String,
+    sign_key: Option<SignKey>,
+}
+
+/// `record` with its `integrity` block appended (the record is ours, so it parses).
+fn signed(record: Vec<u8>, key: &SignKey) -> Vec<u8> {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&record) else { return record };
+    let integrity = crate::signing::ump_integrity(key, &value);
+    let mut out = record;
+    out.pop();
+    out.extend_from_slice(b",\"integrity\":");
+    out.extend_from_slice(integrity.to_string().as_bytes());
+    out.push(b'}');
+    out
 }
 
 impl Encoder for UmpEncoder {
     fn encode(&self, batch: &[Conversation]) -> Encoded {
         let mut encoded = EncodedBatch::default();
         let mut emit = |id: String, record: Vec<u8>| {
+            let record = match &self.sign_key {
+                Some(key) => signed(record, key),
+                None => record,
+            };
             match self.binding {
                 Binding::Json => {
                     encoded.framed.extend_from_slice(b",\n");
@@ -288,6 +307,7 @@ impl Drop for StagingFolder {
 pub struct UmpSink {
     binding: Binding,
     owner: String,
+    sign_key: Option<SignKey>,
     target: PathBuf,
     output: Output,
     records: u64,
@@ -300,7 +320,7 @@ impl UmpSink {
     /// # Errors
     /// I/O errors, and for `ump-md` a target folder holding files other than `*.ump.md` (memport
     /// replaces only a folder of records).
-    pub fn create(target: &Path, binding: Binding, owner: &str) -> Result<UmpSink, RunError> {
+    pub fn create(target: &Path, binding: Binding, owner: &str, sign_key: Option<SignKey>) -> Result<UmpSink, RunError> {
         let display = target.display().to_string();
         let io_error = |error: io::Error| RunError::write(&display, error);
         let parent = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -332,7 +352,7 @@ impl UmpSink {
                 Output::Folder(StagingFolder(staging.keep()))
             }
         };
-        Ok(UmpSink { binding, owner: owner.to_owned(), target: target.to_owned(), output, records: 0, bytes: 0 })
+        Ok(UmpSink { binding, owner: owner.to_owned(), sign_key, target: target.to_owned(), output, records: 0, bytes: 0 })
     }
 
     fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
@@ -390,7 +410,7 @@ impl UmpSink {
 
 impl Sink for UmpSink {
     fn encoder(&self) -> Arc<dyn Encoder> {
-        Arc::new(UmpEncoder { binding: self.binding, owner: self.owner.clone() })
+        Arc::new(UmpEncoder { binding: self.binding, owner: self.owner.clone(), sign_key: self.sign_key.clone() })
     }
 
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {

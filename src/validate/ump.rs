@@ -2,7 +2,8 @@
 //! objects at every level, the id pattern, kinds, scopes, times, lifecycle ranges, provenance,
 //! consent, an integrity block complete or absent) plus unique ids, in any binding: a JSON
 //! array or single record, NDJSON, one `.ump.md` file, or a folder of them. UMP 1.0 records (same
-//! fields) are checked with the same rules and a notice. Signatures are not verified yet.
+//! fields) are checked with the same rules and a notice. An `integrity` block is verified: the
+//! BLAKE3 content hash and the Ed25519 signature of a `did:key` signer (409 when either fails).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -113,10 +114,7 @@ struct Checker {
 impl Checker {
     fn finish(mut self, path: String) -> Validation {
         if self.signed > 0 {
-            self.notices.push(format!(
-                "{} signed records: their integrity blocks have the right form, but memport does not verify UMP signatures yet",
-                self.signed
-            ));
+            self.notices.push(format!("{} signed records: hash and signature verified", self.signed));
         }
         if self.newer > 0 {
             self.notices.push(format!("{} records say UMP 1.0; they were checked with the 0.1 rules, whose fields 1.0 keeps", self.newer));
@@ -228,7 +226,24 @@ impl Checker {
                 findings.matching(integrity, "content_hash", &at, false, "`blake3:…`", |text| text.starts_with("blake3:"));
                 findings.matching(integrity, "signature", &at, false, "`ed25519:…`", |text| text.starts_with("ed25519:"));
                 findings.matching(integrity, "signer", &at, false, "a DID", is_did);
-                self.signed += 1;
+                if integrity.contains_key("content_hash") && integrity.contains_key("signature") && integrity.contains_key("signer") {
+                    match crate::signing::verify_ump_integrity(record) {
+                        crate::signing::UmpIntegrity::Verified => self.signed += 1,
+                        crate::signing::UmpIntegrity::HashMismatch => findings.mismatch(
+                            "content_hash_mismatch",
+                            &join(&at, "content_hash"),
+                            "the record's RFC 8785 form does not hash to it",
+                        ),
+                        crate::signing::UmpIntegrity::BadSignature => findings.mismatch(
+                            "signature_invalid",
+                            &join(&at, "signature"),
+                            "the signature does not verify for the signer's key",
+                        ),
+                        crate::signing::UmpIntegrity::UnknownSigner => {
+                            findings.notice(&at, "the signer is not an Ed25519 did:key, so the signature was not verified")
+                        }
+                    }
+                }
             }
         }
     }

@@ -42,6 +42,8 @@ pub struct PamSettings {
     pub owner_id: String,
     /// `export_date`, and `imported_at` of every conversation.
     pub exported_at: Micros,
+    /// Signs the store (PAM §18) when given.
+    pub sign_key: Option<crate::signing::SignKey>,
 }
 
 /// Conversation files and memories of one batch, made on a worker thread.
@@ -197,7 +199,11 @@ impl PamSink {
         let mut tail = Vec::with_capacity(160);
         tail.extend_from_slice(b"],\n\"integrity\":{\"canonicalization\":\"RFC8785\",\"checksum\":");
         write_string(&mut tail, &crate::hash::sha256_label(&digest));
-        tail.extend_from_slice(format!(",\"total_memories\":{total}}}}}\n").as_bytes());
+        tail.extend_from_slice(format!(",\"total_memories\":{total}}}").as_bytes());
+        if let Some(key) = &settings.sign_key {
+            write_signature(&mut tail, key, &crate::hash::sha256_label(&digest), &settings);
+        }
+        tail.extend_from_slice(b"}\n");
         store.write_all(&tail)?;
         let store_file = store.into_inner().map_err(io::IntoInnerError::into_error)?;
         let store_bytes = store_file.metadata()?.len();
@@ -244,6 +250,26 @@ impl Sink for PamSink {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
     }
+}
+
+/// PAM §18: `export_id` (required on a signed store; a UUID derived from the checksum, so a
+/// rerun repeats it) and the `signature` block over checksum, export id, export date and owner.
+/// `signed_at` is the export time, which §18 requires it not to precede.
+fn write_signature(out: &mut Vec<u8>, key: &crate::signing::SignKey, checksum: &str, settings: &PamSettings) {
+    let export_id = crate::sinks::mif::uuid_v4_shaped(&format!("pam-export:{checksum}"));
+    let export_date = format_rfc3339(settings.exported_at);
+    let payload = crate::signing::pam_signature_payload(checksum, &export_id, &export_date, &settings.owner_id);
+    out.extend_from_slice(b",\n\"export_id\":");
+    write_string(out, &export_id);
+    out.extend_from_slice(b",\n\"signature\":{\"algorithm\":\"Ed25519\",\"public_key\":");
+    write_string(out, &key.multibase_public_key());
+    out.extend_from_slice(b",\"key_id\":");
+    write_string(out, &format!("{}#{}", key.did_key(), key.multibase_public_key()));
+    out.extend_from_slice(b",\"value\":");
+    write_string(out, &crate::signing::pam_signature_value(key, &payload));
+    out.extend_from_slice(b",\"signed_at\":");
+    write_string(out, &export_date);
+    out.push(b'}');
 }
 
 /// The staging folder, removed when the sink is dropped: after an error the half-built store

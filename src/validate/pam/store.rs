@@ -433,8 +433,8 @@ fn strip_nulls(value: Value) -> Value {
     }
 }
 
-/// The signature block's shape and the §18 rules memport can check; the cryptography itself is
-/// not verified yet, which a notice says.
+/// The signature block: its shape, the §18 rules, and for Ed25519 the signature itself over
+/// the RFC 8785 form of checksum, export id, export date and owner id (409 when it fails).
 fn check_signature(store: &Map<String, Value>, export_date: Option<i64>, findings: &mut Findings<'_>) {
     let Some(signature) = store.get("signature").filter(|signature| !signature.is_null()) else { return };
     let Some(signature) = findings.object(signature, "/signature") else { return };
@@ -460,5 +460,30 @@ fn check_signature(store: &Map<String, Value>, export_date: Option<i64>, finding
     {
         findings.malformed("temporal_order", "/signature/signed_at", "the store is signed before its export_date");
     }
-    findings.notice("/signature", "memport checks the signature block's form but does not verify signatures yet");
+    if signature.get("algorithm").and_then(Value::as_str) != Some("Ed25519") {
+        findings.notice("/signature", "memport verifies Ed25519 signatures only; this one was not verified");
+        return;
+    }
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).unwrap_or_default().to_owned();
+    let payload = crate::signing::pam_signature_payload(
+        &text(store.get("integrity").and_then(|integrity| integrity.get("checksum"))),
+        &text(store.get("export_id")),
+        &text(store.get("export_date")),
+        &text(store.get("owner").and_then(|owner| owner.get("id"))),
+    );
+    let public_key = signature.get("public_key").and_then(Value::as_str).and_then(crate::signing::public_key_from_text);
+    let value = signature.get("value").and_then(Value::as_str).unwrap_or_default();
+    match public_key {
+        None => findings.mismatch(
+            "signature_invalid",
+            "/signature/public_key",
+            "not an Ed25519 public key (did:key, multibase z… or base58), so the signature cannot hold",
+        ),
+        Some(public_key) if !crate::signing::verify_pam_signature(&public_key, &payload, value) => findings.mismatch(
+            "signature_invalid",
+            "/signature/value",
+            "the signature does not verify over checksum, export_id, export_date and owner.id",
+        ),
+        Some(_) => {}
+    }
 }
