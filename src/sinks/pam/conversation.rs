@@ -85,8 +85,18 @@ pub fn encode(conversation: &Conversation, context: &FileContext<'_>) -> Option<
     }
     let created_at = conversation_created_at(conversation, context.imported_at);
 
-    let text_bytes: usize = kept.iter().map(|&position| conversation.messages[position].text.len()).sum();
-    let mut out = Vec::with_capacity(text_bytes + text_bytes / 8 + kept.len() * 400 + 512);
+    // Size the file once: text (an eighth more for escapes), provider fields, parts and the
+    // members around them. Growing by doubling would hold up to twice the file in memory.
+    let content_bytes: usize = kept
+        .iter()
+        .map(|&position| {
+            let message = &conversation.messages[position];
+            let parts: usize = message.parts.iter().map(part_bytes).sum();
+            message.text.len() + message.text.len() / 8 + message.provider_fields.as_deref().map_or(0, str::len) + parts
+        })
+        .sum();
+    let context_bytes = conversation.system_instruction.as_deref().map_or(0, str::len) + conversation.title.as_deref().map_or(0, str::len);
+    let mut out = Vec::with_capacity(content_bytes + context_bytes + kept.len() * 400 + 512);
     out.extend_from_slice(b"{\"schema\":\"portable-ai-memory-conversation\",\"schema_version\":\"1.0\",\"id\":");
     write_string(&mut out, &pam_id);
     out.extend_from_slice(b",\"provider\":{\"name\":");
@@ -155,6 +165,16 @@ pub fn encode(conversation: &Conversation, context: &FileContext<'_>) -> Option<
     }
     entry.push(b'}');
     Some(EncodedConversation { pam_id, file: out, index_entry: entry })
+}
+
+/// Bytes a part adds to the file beyond the rendered text (its own copy of text or JSON).
+fn part_bytes(part: &Part) -> usize {
+    match part {
+        Part::Text(text) | Part::Thinking(text) => text.len() + 32,
+        Part::Code { language, text } => language.len() + text.len() + 48,
+        Part::Asset(asset) => 2 * asset.pointer.len() + asset.resolved.as_deref().map_or(0, str::len) * 2 + 96,
+        Part::Raw { content_type, json } => content_type.len() + json.len() + 48,
+    }
 }
 
 /// The conversation's start: the provider's time, else its first message's, else the export
