@@ -65,6 +65,18 @@ fn write_number(out: &mut Vec<u8>, number: &serde_json::Number) {
     }
 }
 
+/// Writes `["a","b",…]` (strings escaped as [`write_string`] does).
+pub fn write_string_array<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a str>) {
+    out.push(b'[');
+    for (index, item) in items.into_iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_string(out, item);
+    }
+    out.push(b']');
+}
+
 /// Writes a JSON string escaping only `"`, `\`, and control characters, as JCS requires.
 pub fn write_string(out: &mut Vec<u8>, text: &str) {
     out.reserve(text.len() + 2);

@@ -10,17 +10,16 @@
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use tempfile::NamedTempFile;
 
 use crate::error::RunError;
-use crate::jcs::write_string;
-use crate::model::{Conversation, Disposition, Micros, Role};
-use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::jcs::{write_string, write_string_array};
+use crate::model::{Conversation, Micros, Role};
+use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
@@ -71,14 +70,8 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         out.memories.extend_from_slice(b",\"content\":");
         write_string(&mut out.memories, &memory.text);
         if !memory.labels.is_empty() {
-            out.memories.extend_from_slice(b",\"labels\":[");
-            for (index, label) in memory.labels.iter().enumerate() {
-                if index > 0 {
-                    out.memories.push(b',');
-                }
-                write_string(&mut out.memories, label);
-            }
-            out.memories.push(b']');
+            out.memories.extend_from_slice(b",\"labels\":");
+            write_string_array(&mut out.memories, memory.labels.iter().map(String::as_str));
         }
         out.memories.push(b'}');
         out.memory_count += 1;
@@ -87,18 +80,15 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         return;
     }
     out.providers.insert(provider);
-    // For each message (by position): the AIME id of the nearest written user message on its
-    // path from the root, which an assistant turn responds to.
-    let mut last_user: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
-    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
+    // For each written message (by position): the AIME id of the nearest written user message
+    // on its path from the root, itself included, which an answer below it responds to.
+    let ancestors = nearest_written_ancestors(conversation);
+    let mut last_user: Vec<Option<String>> = vec![None; conversation.messages.len()];
     for (position, message) in conversation.messages.iter().enumerate() {
-        let inherited =
-            message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent: &usize| last_user[parent].clone());
-        position_of.insert(message.id.as_str(), position);
-        if message.disposition != Disposition::Keep || message.text.is_empty() {
-            last_user.push(inherited);
+        if !is_written(message) {
             continue;
         }
+        let inherited = ancestors[position].and_then(|ancestor| last_user[ancestor].clone());
         let id = message_id(conversation, &message.id);
         out.messages.extend_from_slice(b",\n{\"id\":");
         write_string(&mut out.messages, &id);
@@ -137,14 +127,8 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
             tags.push("off-branch");
         }
         if !tags.is_empty() {
-            out.messages.extend_from_slice(b",\"tags\":[");
-            for (index, tag) in tags.iter().enumerate() {
-                if index > 0 {
-                    out.messages.push(b',');
-                }
-                write_string(&mut out.messages, tag);
-            }
-            out.messages.push(b']');
+            out.messages.extend_from_slice(b",\"tags\":");
+            write_string_array(&mut out.messages, tags.iter().copied());
         }
         out.messages.push(b'}');
         if matches!(message.role, Role::Assistant | Role::Tool)
@@ -160,7 +144,7 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
             Some((start, end)) => (start.min(message.created_at), end.max(message.created_at)),
             None => (message.created_at, message.created_at),
         });
-        last_user.push(if message.role == Role::User { Some(id) } else { inherited });
+        last_user[position] = if message.role == Role::User { Some(id) } else { inherited };
     }
 }
 
@@ -183,13 +167,8 @@ impl AimeSink {
     /// I/O errors creating temporary files beside `target`.
     pub fn create(target: &Path, exported_at: Micros) -> Result<AimeSink, RunError> {
         let display = target.display().to_string();
-        let folder = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::create_dir_all(folder).map_err(|error| RunError::write(&display, error))?;
-        let output = tempfile::Builder::new()
-            .prefix(".memport-")
-            .suffix(".partial")
-            .tempfile_in(folder)
-            .map_err(|error| RunError::write(&display, error))?;
+        let folder = output_file::folder_of(target);
+        let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
         let memory_spool =
             BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
         let mut output = BufWriter::with_capacity(BUFFER, output);
@@ -243,14 +222,9 @@ impl AimeSink {
             write_string(&mut tail, &format_rfc3339(end));
             tail.push(b'}');
         }
-        tail.extend_from_slice(b",\"tags\":[");
-        for (index, provider) in providers.iter().enumerate() {
-            if index > 0 {
-                tail.push(b',');
-            }
-            write_string(&mut tail, provider);
-        }
-        tail.extend_from_slice(b"],\"compressed\":false,\"encrypted\":false},\n\"extensions\":{\"memport\":{\"memories\":[");
+        tail.extend_from_slice(b",\"tags\":");
+        write_string_array(&mut tail, providers.iter().copied());
+        tail.extend_from_slice(b",\"compressed\":false,\"encrypted\":false},\n\"extensions\":{\"memport\":{\"memories\":[");
         self.output.write_all(&tail)?;
         let mut spool = self.memory_spool.into_inner().map_err(io::IntoInnerError::into_error)?;
         spool.seek(SeekFrom::Start(0))?;
@@ -263,9 +237,7 @@ impl AimeSink {
         io::copy(&mut spool, &mut self.output)?;
         self.output.write_all(b"\n]}}}\n")?;
         let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
-        let bytes = temporary.as_file().metadata()?.len();
-        temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        temporary.persist(&self.target).map_err(|error| error.error)?;
+        let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary { format: "aime", path: self.target.display().to_string(), records: self.messages + self.memories, bytes })
     }
 }

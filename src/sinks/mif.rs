@@ -10,19 +10,18 @@
 //! after the memories, which JSON allows.
 
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
 
 use crate::error::RunError;
 use crate::hash::{push_hex, sha256};
 use crate::jcs::write_string;
-use crate::model::{Conversation, Disposition, MemoryKind, Micros, Role};
-use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::model::{Conversation, MemoryKind, Micros, Role};
+use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
@@ -108,18 +107,15 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
     if conversation.memories_only {
         return;
     }
-    // For each message (by position): the memory id of its nearest written ancestor-or-self.
-    let mut nearest: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
-    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
+    // The memory id of each written message (by position), for its descendants' parent_id.
+    let ancestors = nearest_written_ancestors(conversation);
+    let mut ids: Vec<Option<String>> = vec![None; conversation.messages.len()];
     let mut turn_index = 0u64;
     for (position, message) in conversation.messages.iter().enumerate() {
-        let parent =
-            message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent: &usize| nearest[parent].clone());
-        position_of.insert(message.id.as_str(), position);
-        if message.disposition != Disposition::Keep || message.text.is_empty() {
-            nearest.push(parent);
+        if !is_written(message) {
             continue;
         }
+        let parent = ancestors[position].and_then(|ancestor| ids[ancestor].clone());
         let id = message_uuid(conversation, &message.id);
         let role = message.role.as_str();
         let source_type = match message.role {
@@ -178,7 +174,7 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         out.memories.extend_from_slice(b",\"version\":1}");
         out.count += 1;
         turn_index += 1;
-        nearest.push(Some(id));
+        ids[position] = Some(id);
     }
 }
 
@@ -200,13 +196,7 @@ impl MifSink {
     /// I/O errors creating the temporary file beside `target`.
     pub fn create(target: &Path, exported_at: Micros, user_id: &str) -> Result<MifSink, RunError> {
         let display = target.display().to_string();
-        let folder = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::create_dir_all(folder).map_err(|error| RunError::write(&display, error))?;
-        let output = tempfile::Builder::new()
-            .prefix(".memport-")
-            .suffix(".partial")
-            .tempfile_in(folder)
-            .map_err(|error| RunError::write(&display, error))?;
+        let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
         let mut output = BufWriter::with_capacity(BUFFER, output);
         let head = concat!(
             "{\"mif_version\":\"2.0\",\"generator\":{\"name\":\"memport\",\"version\":\"",
@@ -244,9 +234,7 @@ impl MifSink {
         );
         self.output.write_all(&tail)?;
         let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
-        let bytes = temporary.as_file().metadata()?.len();
-        temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        temporary.persist(&self.target).map_err(|error| error.error)?;
+        let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary { format: "mif", path: self.target.display().to_string(), records: self.memories, bytes })
     }
 }

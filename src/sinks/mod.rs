@@ -13,9 +13,11 @@
 pub mod aime;
 pub mod aimem;
 pub mod mif;
+pub mod output_file;
 pub mod pam;
 pub mod parquet;
 pub mod ump;
+pub mod written_tree;
 
 use std::path::{Path, PathBuf};
 

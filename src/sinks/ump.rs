@@ -15,15 +15,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use tempfile::NamedTempFile;
 
 use crate::error::RunError;
 use crate::hash::sha256;
-use crate::jcs::write_string;
-use crate::model::{Conversation, Disposition, MemoryKind, MemoryRecord};
+use crate::jcs::{write_string, write_string_array};
+use crate::model::{Conversation, MemoryKind, MemoryRecord};
 use crate::signing::SignKey;
-use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
@@ -144,17 +144,15 @@ fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl Fn
     if conversation.memories_only {
         return;
     }
-    let mut nearest: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
-    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
+    // The record id of each written message (by position), for its descendants' relation.
+    let ancestors = nearest_written_ancestors(conversation);
+    let mut ids: Vec<Option<String>> = vec![None; conversation.messages.len()];
     let mut turn_index = 0u64;
     for (position, message) in conversation.messages.iter().enumerate() {
-        let parent =
-            message.parent_id.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent: &usize| nearest[parent].clone());
-        position_of.insert(message.id.as_str(), position);
-        if message.disposition != Disposition::Keep || message.text.is_empty() {
-            nearest.push(parent);
+        if !is_written(message) {
             continue;
         }
+        let parent = ancestors[position].and_then(|ancestor| ids[ancestor].clone());
         let id = record_id(&format!("{provider}:{}:{}", conversation.id, message.id));
         let time = format_rfc3339(message.created_at);
         let mut out = Vec::with_capacity(message.text.len() + 900);
@@ -212,7 +210,7 @@ fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl Fn
         out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
         emit(id.clone(), out);
         turn_index += 1;
-        nearest.push(Some(id));
+        ids[position] = Some(id);
     }
 }
 
@@ -232,14 +230,8 @@ fn memory_record(memory: &MemoryRecord, id: &str, provider: &str, owner: &str) -
     out.extend_from_slice(b",\"provider_memory_id\":");
     write_string(&mut out, &memory.id);
     if !memory.labels.is_empty() {
-        out.extend_from_slice(b",\"labels\":[");
-        for (index, label) in memory.labels.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            write_string(&mut out, label);
-        }
-        out.push(b']');
+        out.extend_from_slice(b",\"labels\":");
+        write_string_array(&mut out, memory.labels.iter().map(String::as_str));
     }
     out.extend_from_slice(b"}},\"scope\":{\"owner\":");
     write_string(&mut out, owner);
@@ -323,11 +315,11 @@ impl UmpSink {
     pub fn create(target: &Path, binding: Binding, owner: &str, sign_key: Option<SignKey>) -> Result<UmpSink, RunError> {
         let display = target.display().to_string();
         let io_error = |error: io::Error| RunError::write(&display, error);
-        let parent = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let parent = output_file::folder_of(target);
         std::fs::create_dir_all(parent).map_err(io_error)?;
         let output = match binding {
             Binding::Json | Binding::Ndjson => {
-                let file = tempfile::Builder::new().prefix(".memport-").suffix(".partial").tempfile_in(parent).map_err(io_error)?;
+                let file = output_file::create_partial(target).map_err(io_error)?;
                 let mut file = BufWriter::with_capacity(BUFFER, file);
                 if binding == Binding::Json {
                     file.write_all(b"[").map_err(io_error)?;
@@ -386,9 +378,7 @@ impl UmpSink {
                     file.write_all(b"\n]\n")?;
                 }
                 let temporary = file.into_inner().map_err(io::IntoInnerError::into_error)?;
-                bytes = temporary.as_file().metadata()?.len();
-                temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-                temporary.persist(&target).map_err(|error| error.error)?;
+                bytes = output_file::persist(temporary, &target)?;
             }
             Output::Folder(staging) => {
                 std::fs::set_permissions(&staging.0, std::fs::Permissions::from_mode(0o755))?;

@@ -17,13 +17,7 @@ const ROLES: [&str; 3] = ["user", "assistant", "system"];
 
 /// Whether the start of a file is an AIME document (`"format": "aime"`).
 pub fn looks_like_aime(head: &[u8]) -> bool {
-    memchr::memmem::find_iter(head, b"\"format\"").any(|at| {
-        let rest = &head[at + 8..];
-        let rest = &rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..];
-        let Some(rest) = rest.strip_prefix(b":") else { return false };
-        let rest = &rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..];
-        rest.starts_with(b"\"aime\"")
-    })
+    crate::validate::rules::has_member(head, "format", b"\"aime\"")
 }
 
 /// Validates one AIME document.

@@ -28,12 +28,8 @@ const MAX_CONTENT_CODE_POINTS: usize = 65_536;
 
 /// Whether `bytes` hold a member only AIMEM has (`"chunks":`, or an NDJSON `"_kind":`).
 pub fn looks_like_aimem(bytes: &[u8]) -> bool {
-    [b"\"chunks\"".as_slice(), b"\"_kind\"".as_slice()].iter().any(|marker| {
-        memchr::memmem::find_iter(bytes, marker).any(|at| {
-            let rest = &bytes[at + marker.len()..];
-            rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..].starts_with(b":")
-        })
-    })
+    use crate::validate::rules::has_member;
+    has_member(bytes, "chunks", b"") || has_member(bytes, "_kind", b"")
 }
 
 /// Validates a bundle or an NDJSON stream.

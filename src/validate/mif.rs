@@ -15,10 +15,7 @@ use crate::validate::{Problem, Validation};
 
 /// Whether the start of a file is a MIF document (it has a `"mif_version"` member).
 pub fn looks_like_mif(head: &[u8]) -> bool {
-    memchr::memmem::find_iter(head, b"\"mif_version\"").any(|at| {
-        let rest = &head[at + 13..];
-        rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..].starts_with(b":")
-    })
+    crate::validate::rules::has_member(head, "mif_version", b"")
 }
 
 /// Validates one MIF document.

@@ -18,12 +18,7 @@ const KINDS: [&str; 5] = ["semantic", "episodic", "procedural", "working", "iden
 
 /// Whether the bytes hold a UMP record member (`"ump": "…"`).
 pub fn looks_like_ump(head: &[u8]) -> bool {
-    memchr::memmem::find_iter(head, b"\"ump\"").any(|at| {
-        let rest = &head[at + 5..];
-        let rest = &rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..];
-        let Some(rest) = rest.strip_prefix(b":") else { return false };
-        rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..].starts_with(b"\"")
-    })
+    crate::validate::rules::has_member(head, "ump", b"\"")
 }
 
 /// Whether `folder` holds `.ump.md` records (and is not a PAM store).

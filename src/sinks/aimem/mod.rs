@@ -14,7 +14,6 @@ pub mod records;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,7 +25,7 @@ use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
 use crate::model::Micros;
-use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
@@ -106,14 +105,9 @@ impl AimemSink {
     /// # Errors
     /// I/O errors creating temporary files beside `target`.
     pub fn create(target: &Path, framing: Framing, settings: AimemSettings) -> Result<AimemSink, RunError> {
-        let folder = target.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let folder = output_file::folder_of(target);
         let display = target.display().to_string();
-        std::fs::create_dir_all(folder).map_err(|error| RunError::write(&display, error))?;
-        let output = tempfile::Builder::new()
-            .prefix(".memport-")
-            .suffix(".partial")
-            .tempfile_in(folder)
-            .map_err(|error| RunError::write(&display, error))?;
+        let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
         let edge_spool = BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
         let mut sink = AimemSink {
             framing,
@@ -257,12 +251,7 @@ impl AimemSink {
             file.seek(SeekFrom::Start(0))?;
             file.write_all(&envelope)?;
         }
-        // No fsync: the rename already guarantees a killed run leaves no complete-looking file;
-        // forcing the bytes to disk cost ~15% of the run and protects only against power loss.
-        let bytes = temporary.as_file().metadata()?.len();
-        // Temporary files are private (0600); the output is an ordinary file.
-        temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        temporary.persist(&self.target).map_err(|error| error.error)?;
+        let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary {
             format: match self.framing {
                 Framing::Bundle => "aimem",

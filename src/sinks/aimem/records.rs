@@ -6,12 +6,11 @@
 //! kept ancestor to it, so the active thread is a chain and, under `--branches all`, branches
 //! fork where the conversation forked.
 
-use rustc_hash::FxHashMap;
-
 use crate::hash::{push_hex, sha256, sha256_label};
 use crate::jcs::write_string;
-use crate::model::{Conversation, Disposition, Message, Micros};
+use crate::model::{Conversation, Message, Micros};
 use crate::sinks::aimem::Framing;
+use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::timefmt::write_rfc3339;
 
 /// Most code points a chunk may carry; longer content is split (the reference rejects more).
@@ -47,23 +46,15 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
     let conversation_tag = tag_for("conv-", &conversation.id);
     // Times read without a zone say which zone was assumed (`tz-assumed-utc`, `…-p02-00`).
     let zone_tag = conversation.assumed_time_zone.as_deref().map(|zone| tag_for("tz-assumed-", &zone.replace('+', "p").replace('-', "m")));
-    // For each message (by position): the id of the last chunk of its nearest kept
-    // ancestor-or-self. Parents precede children in tree order, so one pass fills it.
-    let mut last_chunk_of: Vec<Option<String>> = Vec::with_capacity(conversation.messages.len());
-    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
+    // For each written message (by position): the id of its last chunk, which the edge to its
+    // written descendants starts from.
+    let ancestors = nearest_written_ancestors(conversation);
+    let mut last_chunk_of: Vec<Option<String>> = vec![None; conversation.messages.len()];
     for (position, message) in conversation.messages.iter().enumerate() {
-        // Look the parent up before registering this message, so a self-parent finds nothing.
-        let inherited = message
-            .parent_id
-            .as_deref()
-            .and_then(|parent| position_of.get(parent))
-            .and_then(|&parent: &usize| last_chunk_of[parent].clone());
-        position_of.insert(message.id.as_str(), position);
-        // Sources never keep an empty message; the guard keeps the bundle valid regardless.
-        if message.disposition != Disposition::Keep || message.text.is_empty() {
-            last_chunk_of.push(inherited);
+        if !is_written(message) {
             continue;
         }
+        let inherited = ancestors[position].and_then(|ancestor| last_chunk_of[ancestor].clone());
         let base_id = chunk_urn(producer, provider, &conversation.id, &message.id);
         let pieces = split_content(&message.text);
         let piece_count = pieces.len();
@@ -110,7 +101,7 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
             }
             previous = Some(chunk_id);
         }
-        last_chunk_of.push(previous);
+        last_chunk_of[position] = previous;
     }
 }
 

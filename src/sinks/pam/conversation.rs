@@ -11,9 +11,10 @@
 use rustc_hash::FxHashMap;
 
 use crate::hash::{push_hex, sha256};
-use crate::jcs::write_string;
+use crate::jcs::{write_string, write_string_array};
 use crate::json_embed::{has_unpaired_surrogate_escape, write_json_or_string};
-use crate::model::{Asset, Conversation, Disposition, Message, Micros, Part};
+use crate::model::{Asset, Conversation, Message, Micros, Part};
+use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::timefmt::format_rfc3339;
 
 /// `importer` of `import_metadata` and `extractor` of memory provenance: `name/semver`.
@@ -70,13 +71,12 @@ pub struct FileContext<'a> {
 
 /// Encodes `conversation`, or `None` for a repeat that brings no new message.
 pub fn encode(conversation: &Conversation, context: &FileContext<'_>) -> Option<EncodedConversation> {
-    let kept: Vec<usize> =
-        (0..conversation.messages.len()).filter(|&position| conversation.messages[position].disposition == Disposition::Keep).collect();
+    let kept: Vec<usize> = (0..conversation.messages.len()).filter(|&position| is_written(&conversation.messages[position])).collect();
     if conversation.is_repeat && kept.is_empty() {
         return None;
     }
     let pam_id = conversation_pam_id(conversation);
-    let parents = kept_parents(conversation);
+    let parents = nearest_written_ancestors(conversation);
     let mut children: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
     for &position in &kept {
         if let Some(parent) = parents[position] {
@@ -154,14 +154,8 @@ pub fn encode(conversation: &Conversation, context: &FileContext<'_>) -> Option<
     write_string(&mut entry, &format!("conversations/{pam_id}.json"));
     entry.extend_from_slice(b",\"format\":\"json\"}");
     if !context.derived_memories.is_empty() {
-        entry.extend_from_slice(b",\"derived_memories\":[");
-        for (index, memory_id) in context.derived_memories.iter().enumerate() {
-            if index > 0 {
-                entry.push(b',');
-            }
-            write_string(&mut entry, memory_id);
-        }
-        entry.push(b']');
+        entry.extend_from_slice(b",\"derived_memories\":");
+        write_string_array(&mut entry, context.derived_memories.iter().map(String::as_str));
     }
     entry.push(b'}');
     Some(EncodedConversation { pam_id, file: out, index_entry: entry })
@@ -184,26 +178,6 @@ pub fn conversation_created_at(conversation: &Conversation, fallback: Micros) ->
         .created_at
         .or_else(|| conversation.messages.iter().filter(|message| message.time_known).map(|message| message.created_at).min())
         .unwrap_or(fallback)
-}
-
-/// For each message (by position), the position of its nearest kept ancestor. Parents precede
-/// children in tree order, so one pass fills it.
-fn kept_parents(conversation: &Conversation) -> Vec<Option<usize>> {
-    let mut nearest_kept_self_or_ancestor: Vec<Option<usize>> = Vec::with_capacity(conversation.messages.len());
-    let mut parents = Vec::with_capacity(conversation.messages.len());
-    let mut position_of = FxHashMap::with_capacity_and_hasher(conversation.messages.len(), Default::default());
-    for (position, message) in conversation.messages.iter().enumerate() {
-        // Look the parent up before registering this message, so a self-parent finds nothing.
-        let parent = message
-            .parent_id
-            .as_deref()
-            .and_then(|parent| position_of.get(parent))
-            .and_then(|&parent: &usize| nearest_kept_self_or_ancestor[parent]);
-        position_of.insert(message.id.as_str(), position);
-        parents.push(parent);
-        nearest_kept_self_or_ancestor.push(if message.disposition == Disposition::Keep { Some(position) } else { parent });
-    }
-    parents
 }
 
 /// The file name (and zip entry) a conversation was read from, without the folders leading to
@@ -243,14 +217,8 @@ fn write_message(out: &mut Vec<u8>, message: &Message, parent: Option<&str>, chi
     write_string(out, &format_rfc3339(message.created_at));
     out.extend_from_slice(b",\"parent_id\":");
     write_optional(out, parent);
-    out.extend_from_slice(b",\"children_ids\":[");
-    for (index, child) in children.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        write_string(out, child);
-    }
-    out.push(b']');
+    out.extend_from_slice(b",\"children_ids\":");
+    write_string_array(out, children.iter().copied());
     write_content(out, message);
     if let Some(model) = &message.model {
         out.extend_from_slice(b",\"model\":");
@@ -374,14 +342,7 @@ fn write_raw_metadata(out: &mut Vec<u8>, message: &Message) {
     }
     if !thinking.is_empty() {
         member(out, b"thinking");
-        out.push(b'[');
-        for (index, text) in thinking.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            write_string(out, text);
-        }
-        out.push(b']');
+        write_string_array(out, thinking.iter().copied());
     }
     if !unmapped.is_empty() {
         member(out, b"unmapped_parts");

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::RunError;
 use crate::jcs::write_string;
-use crate::model::{Conversation, Disposition, Micros};
+use crate::model::{Conversation, Micros};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::timefmt::format_rfc3339;
 
@@ -56,7 +56,7 @@ pub struct EncodedBatch {
 /// Whether `conversation` gets a file: real conversations, except a repeat from an overlapping
 /// export that brings no new message.
 pub fn has_file(conversation: &Conversation) -> bool {
-    let brings_messages = conversation.messages.iter().any(|message| message.disposition == Disposition::Keep);
+    let brings_messages = conversation.messages.iter().any(crate::sinks::written_tree::is_written);
     !conversation.memories_only && (brings_messages || !conversation.is_repeat)
 }
 

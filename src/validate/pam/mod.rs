@@ -20,13 +20,7 @@ use crate::validate::{Problem, Validation};
 
 /// Whether the start of a file names a PAM schema (`"schema": "portable-ai-memory…"`).
 pub fn looks_like_pam(head: &[u8]) -> bool {
-    memchr::memmem::find_iter(head, b"\"schema\"").any(|at| {
-        let rest = &head[at + 8..];
-        let rest = &rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..];
-        let Some(rest) = rest.strip_prefix(b":") else { return false };
-        let rest = &rest[rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count()..];
-        rest.starts_with(b"\"portable-ai-memory")
-    })
+    rules::has_member(head, "schema", b"\"portable-ai-memory")
 }
 
 /// Validates a store folder: the store file, then every conversation file.
