@@ -90,3 +90,24 @@ fn a_write_error_says_its_cause_once() {
     assert_eq!(text.matches("name a folder with -o").count(), 1, "{text}");
     assert!(text.contains(&file.display().to_string()), "{text}");
 }
+
+/// A memory-format file given as input is named, and the user is told what works instead.
+#[test]
+fn a_memory_format_given_as_input_is_named_and_refused_with_advice() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = memport()
+        .args(["convert", "examples/claude-small", "--to", "mif", "-o"])
+        .arg(folder.path().join("memories.mif.json"))
+        .args(["-q", "--exported-at", "2026-01-01T00:00:00Z"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    for (input, named) in
+        [(folder.path().join("memories.mif.json"), "a MIF document"), (shared("pam/examples/example-memory-store.json"), "a PAM file")]
+    {
+        let output = memport().arg("convert").arg(&input).args(["--to", "aimem", "-o"]).arg(folder.path().join("x.json")).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let text = String::from_utf8(output.stderr).unwrap();
+        assert!(text.contains(named) && text.contains("memport validate"), "{text}");
+    }
+}

@@ -328,6 +328,16 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         // Only empty conversation arrays: an export without conversations.
         None if found.iter().any(|(_, entry)| entry.base_name().starts_with("conversations")) => Provider::ChatGpt,
         None => {
+            if let Some(format) = crate::validate::memory_format_of(path) {
+                return Err(ConfigError::NotAnExport {
+                    path: path.to_owned(),
+                    reason: format!(
+                        "this is {format}, one of the formats memport writes; reading memory formats as input is not supported yet (check it with `memport validate {}`)",
+                        path.display()
+                    ),
+                }
+                .into());
+            }
             let looked_at = if not_exports.is_empty() {
                 "no .json, .csv or .html file".to_owned()
             } else {

@@ -76,6 +76,32 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
     }
 }
 
+/// Which memory format `path` holds, for people (`a MIF document`), when it is one memport
+/// writes: a PAM store folder or a file whose members name PAM, AIME, MIF, UMP or AIMEM.
+pub fn memory_format_of(path: &Path) -> Option<&'static str> {
+    if path.is_dir() {
+        if path.join(crate::sinks::pam::STORE_FILE).is_file() {
+            return Some("a PAM store");
+        }
+        return ump::is_record_folder(path).then_some("a folder of UMP records");
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path).ok()?.take(1 << 20).read_to_end(&mut head).ok()?;
+    if pam::looks_like_pam(&head) {
+        Some("a PAM file")
+    } else if aime::looks_like_aime(&head) {
+        Some("an AIME document")
+    } else if mif::looks_like_mif(&head) {
+        Some("a MIF document")
+    } else if ump::looks_like_ump(&head) {
+        Some("a UMP file")
+    } else if aimem::looks_like_aimem(&head) {
+        Some("an AIMEM file")
+    } else {
+        None
+    }
+}
+
 enum Sniffed {
     Pam,
     Aime,
