@@ -35,9 +35,11 @@ HTML). Give the zip as downloaded, the unzipped folder, a folder of several zips
 the provider and era are told apart by content, never by file name. It writes portable memory: an \
 AIMEM bundle or NDJSON stream, a PAM v1.0 store (memory-store.json and one file per \
 conversation), MIF v2, UMP 0.1 records, an AIME v1.0 document, or a Parquet dataset for analysis, with the provider's own memories (custom \
-instructions, saved memories, project knowledge) as memories. It streams, so a 5 GB export needs no more memory \
+instructions, saved memories, project knowledge) as memories. Its own formats are inputs too: a PAM \
+store, a MIF, UMP, AIME or AIMEM file converts to any other format, and converting memport's output \
+again gives the same records. It streams, so a 5 GB export needs no more memory \
 than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -84,7 +86,9 @@ enum Command {
 
 #[derive(Args)]
 struct ConvertArgs {
-    /// Export zips, unzipped folders or conversation files, read in the order given.
+    /// Export zips, unzipped folders or conversation files, read in the order given; or files
+    /// of memport's formats (a PAM store folder or memory-store.json, MIF, UMP JSON/NDJSON or a
+    /// folder of .ump.md files, AIME, an AIMEM bundle or stream).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet

@@ -23,6 +23,10 @@ pub enum Provider {
     Copilot,
     /// Google Gemini Apps (Takeout My Activity).
     Gemini,
+    /// Another platform or system, named in a memory-format input (a PAM store's
+    /// `provider.name`, a MIF `source.agent`, an AIMEM producer): kept by name. See
+    /// [`Provider::named`].
+    Other(&'static str),
 }
 
 impl Provider {
@@ -34,8 +38,48 @@ impl Provider {
             Provider::Grok => "grok",
             Provider::Copilot => "copilot",
             Provider::Gemini => "gemini",
+            Provider::Other(name) => name,
         }
     }
+
+    /// The provider called `name` in a memory-format input. memport's own providers by their
+    /// names; any other name that is a plain lowercase word (`perplexity`, `shodh-memory`) as
+    /// [`Provider::Other`]; anything else, and names past the first
+    /// [`MAX_OTHER_PROVIDERS`] distinct ones, as `other`.
+    pub fn named(name: &str) -> Provider {
+        const OWN: [Provider; 5] = [Provider::ChatGpt, Provider::Claude, Provider::Grok, Provider::Copilot, Provider::Gemini];
+        if let Some(provider) = OWN.into_iter().find(|provider| provider.as_str() == name) {
+            return provider;
+        }
+        // PAM's platform pattern, the strictest of the formats: `^[a-z0-9_-]{2,32}$`.
+        let is_plain = (2..=32).contains(&name.len())
+            && name.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' || byte == b'_');
+        if !is_plain {
+            return Provider::Other("other");
+        }
+        Provider::Other(intern_provider_name(name))
+    }
+}
+
+/// How many distinct other platform names are kept; later ones are called `other`, so a file
+/// naming millions of platforms cannot grow memory.
+pub const MAX_OTHER_PROVIDERS: usize = 256;
+
+/// The `'static` copy of an other platform's name (names are few; each is kept once).
+fn intern_provider_name(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    // A poisoned lock only means another thread panicked while pushing a name; the list is
+    // still a valid list of names.
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.iter().find(|known| **known == name) {
+        return known;
+    }
+    if names.len() >= MAX_OTHER_PROVIDERS {
+        return "other";
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(leaked);
+    leaked
 }
 
 /// Who wrote a message, after normalization.
@@ -77,6 +121,9 @@ pub enum SkipReason {
     /// An activity record that is not a turn (Gemini feedback, "Used Gemini Apps", Canvas
     /// events without an answer): counted, not written.
     Activity,
+    /// Marked as not for export by its owner (UMP `consent.exportable: false` in a
+    /// memory-format input): counted, not written.
+    NotExportable,
 }
 
 impl SkipReason {
@@ -87,11 +134,13 @@ impl SkipReason {
             SkipReason::OffBranch => "off_branch",
             SkipReason::Empty => "empty",
             SkipReason::Activity => "activity",
+            SkipReason::NotExportable => "not_exportable",
         }
     }
 
     /// Every reason, in report order.
-    pub const ALL: [SkipReason; 4] = [SkipReason::Hidden, SkipReason::OffBranch, SkipReason::Empty, SkipReason::Activity];
+    pub const ALL: [SkipReason; 5] =
+        [SkipReason::Hidden, SkipReason::OffBranch, SkipReason::Empty, SkipReason::Activity, SkipReason::NotExportable];
 }
 
 /// What happens to a message. Sources set `Keep` or `Skip`; the dedup stage may set `Duplicate`.
@@ -234,6 +283,27 @@ impl MemoryKind {
         }
     }
 
+    /// The kind named `name` (as [`MemoryKind::as_str`] writes it).
+    pub fn named(name: &str) -> Option<MemoryKind> {
+        [MemoryKind::Identity, MemoryKind::Preference, MemoryKind::Fact, MemoryKind::ProjectInstruction, MemoryKind::ProjectKnowledge]
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+
+    /// The kind of a memory another system typed `memory_type`, with the labels that keep
+    /// that type: `<prefix>:<type>` (`mif-type:decision`), which the same format's writer
+    /// uses again, so a type memport has no kind for survives a round trip.
+    pub fn from_foreign_type(memory_type: &str, prefix: &str) -> (MemoryKind, Vec<String>) {
+        let kind = match memory_type {
+            "identity" => MemoryKind::Identity,
+            "preference" => MemoryKind::Preference,
+            "instruction" | "procedure" | "procedural" => MemoryKind::ProjectInstruction,
+            "project" => MemoryKind::ProjectKnowledge,
+            _ => MemoryKind::Fact,
+        };
+        (kind, vec![format!("{prefix}:{memory_type}")])
+    }
+
     /// AIMEM `memory_type` (memory-formats.md: fact, preference, decision, identity, pitfall,
     /// procedure, episodic, goal).
     pub fn aimem_type(self) -> &'static str {
@@ -272,6 +342,9 @@ pub struct MemoryRecord {
     pub labels: Vec<String>,
     /// True when an earlier memory had the same id (the same kind and text): not written again.
     pub is_duplicate: bool,
+    /// False when its owner marked it as not for export (PAM `access.exportable: false`, UMP
+    /// `consent.exportable: false`): counted, not written.
+    pub exportable: bool,
 }
 
 impl MemoryRecord {
@@ -287,7 +360,19 @@ impl MemoryRecord {
         keyed.extend_from_slice(text.as_bytes());
         let mut id = format!("{}.mem.", provider.as_str());
         crate::hash::push_hex(&mut id, &crate::hash::sha256(&keyed)[..16]);
-        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false }
+        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false, exportable: true }
+    }
+
+    /// The type another system gave this memory in `format` (`mif-type`, `pam-type`,
+    /// `ump-kind`, `aimem-type`), kept as a label when it was read: that format's writer uses
+    /// it instead of the kind's mapping.
+    pub fn format_type(&self, format: &str) -> Option<&str> {
+        self.labels.iter().find_map(|label| label.strip_prefix(format).and_then(|rest| rest.strip_prefix(':')))
+    }
+
+    /// Whether sinks write it: not a duplicate and not marked as not for export.
+    pub fn is_written(&self) -> bool {
+        self.exportable && !self.is_duplicate
     }
 }
 

@@ -91,23 +91,40 @@ fn a_write_error_says_its_cause_once() {
     assert!(text.contains(&file.display().to_string()), "{text}");
 }
 
-/// A memory-format file given as input is named, and the user is told what works instead.
+/// memport's own formats are inputs: a MIF document it wrote converts to a PAM store, and
+/// `inspect` names the format; a lone PAM conversation file is read as one conversation.
 #[test]
-fn a_memory_format_given_as_input_is_named_and_refused_with_advice() {
+fn a_memory_format_given_as_input_converts_and_inspect_names_it() {
     let folder = tempfile::tempdir().unwrap();
+    let mif = folder.path().join("memories.mif.json");
     let output = memport()
         .args(["convert", "examples/claude-small", "--to", "mif", "-o"])
-        .arg(folder.path().join("memories.mif.json"))
+        .arg(&mif)
         .args(["-q", "--exported-at", "2026-01-01T00:00:00Z"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    for (input, named) in
-        [(folder.path().join("memories.mif.json"), "a MIF document"), (shared("pam/examples/example-memory-store.json"), "a PAM file")]
-    {
-        let output = memport().arg("convert").arg(&input).args(["--to", "aimem", "-o"]).arg(folder.path().join("x.json")).output().unwrap();
-        assert_eq!(output.status.code(), Some(2));
-        let text = String::from_utf8(output.stderr).unwrap();
-        assert!(text.contains(named) && text.contains("memport validate"), "{text}");
-    }
+    let output =
+        memport().arg("convert").arg(&mif).args(["--to", "pam", "-o"]).arg(folder.path().join("store")).args(["-q"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = memport().args(["validate"]).arg(folder.path().join("store")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    let output = memport().arg("inspect").arg(&mif).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("provider: mif") && text.contains("MIF v2 document"), "{text}");
+
+    let lone = shared("pam/examples/example-conversation.json");
+    let output = memport()
+        .arg("convert")
+        .arg(&lone)
+        .args(["--to", "aimem", "-o"])
+        .arg(folder.path().join("x.json"))
+        .args(["--report"])
+        .arg(folder.path().join("r.json"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(folder.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(report["counts"]["conversations_read"], 1);
+    assert!(report["counts"]["messages_written"].as_u64().unwrap() > 0, "{report}");
 }

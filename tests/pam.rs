@@ -391,3 +391,21 @@ fn a_lone_surrogate_in_provider_fields_keeps_the_conversation_file_valid_json() 
     assert!(provider.as_str().is_some_and(|text| text.contains(r"lone \udc00 here")), "{provider}");
     check_store(&store, &report, BranchPolicy::Active, "lone surrogate");
 }
+
+#[test]
+fn a_conversation_of_a_platform_memport_has_no_source_for_keeps_its_platform() {
+    let (out, _) = convert_to_store(&[examples()[1].clone()], BranchPolicy::All, 2);
+    let store = out.path().join("store");
+    let file = first_conversation_file(&store);
+    edit_json(&file, |conversation| conversation["provider"]["name"] = "perplexity".into());
+    let (again, report) = convert_to_store(&[store], BranchPolicy::All, 2);
+    assert_eq!(report.counts.conversations_rejected, 0);
+    let platforms: Vec<Value> = read_json(&again.path().join("store/memory-store.json"))["conversations_index"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["platform"].clone())
+        .collect();
+    assert!(platforms.contains(&Value::from("perplexity")), "{platforms:?}");
+    check_store(&again.path().join("store"), &report, BranchPolicy::All, "perplexity");
+}

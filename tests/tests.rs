@@ -13,6 +13,7 @@ mod claude;
 mod cli;
 mod copilot;
 mod engine;
+mod format_inputs;
 mod gemini;
 mod grok;
 mod mif;

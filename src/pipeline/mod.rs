@@ -160,7 +160,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         .iter()
         .map(|plan| InputSummary {
             path: plan.path.clone(),
-            provider: plan.provider.as_str(),
+            provider: plan.format.unwrap_or(plan.provider.as_str()),
             layout: plan.layout.clone(),
             bytes: plan.bytes_on_disk,
             files: plan.streams.iter().map(|stream| stream.entry.name.clone()).collect(),
@@ -177,6 +177,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         partition_by_provider: options.partition_by_provider,
         owner_id: options.owner_id.clone(),
         sign_key: options.sign_key.clone(),
+        mif_vendor_extensions: carried_vendor_extensions(&plans),
     };
     let mut sinks = Vec::with_capacity(options.outputs.len());
     for (format, path) in &options.outputs {
@@ -233,6 +234,18 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         std::fs::write(path, text).map_err(|error| RunError::write(path.display().to_string(), error))?;
     }
     Ok(report)
+}
+
+/// Other systems' MIF `vendor_extensions` of every input; the first input that names a system
+/// wins.
+fn carried_vendor_extensions(plans: &[sources::InputPlan]) -> Vec<(String, serde_json::Value)> {
+    let mut carried: Vec<(String, serde_json::Value)> = Vec::new();
+    for (system, value) in plans.iter().flat_map(|plan| plan.carried.mif_vendor_extensions.iter()) {
+        if !carried.iter().any(|(known, _)| known == system) {
+            carried.push((system.clone(), value.clone()));
+        }
+    }
+    carried
 }
 
 fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {

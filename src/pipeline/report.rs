@@ -49,6 +49,9 @@ pub struct Counts {
     /// Provider memories left out because the same memory (kind and text) came earlier; custom
     /// instructions repeat in every ChatGPT conversation.
     pub memories_duplicate: u64,
+    /// Memories their owner marked as not for export (PAM `access.exportable: false`, UMP
+    /// `consent.exportable: false`): left out.
+    pub memories_not_exportable: u64,
 }
 
 impl Counts {
@@ -64,7 +67,9 @@ impl Counts {
         }
         for memory in &conversation.memories {
             self.memories_read += 1;
-            if memory.is_duplicate {
+            if !memory.exportable {
+                self.memories_not_exportable += 1;
+            } else if memory.is_duplicate {
                 self.memories_duplicate += 1;
             } else {
                 self.memories_written += 1;
@@ -84,7 +89,7 @@ impl Counts {
     pub fn balances(&self) -> bool {
         let skipped: u64 = self.messages_skipped.values().sum();
         self.messages_read == self.messages_written + self.messages_duplicate + skipped + self.messages_rejected
-            && self.memories_read == self.memories_written + self.memories_duplicate
+            && self.memories_read == self.memories_written + self.memories_duplicate + self.memories_not_exportable
     }
 }
 

@@ -58,7 +58,7 @@ pub fn message_id(conversation: &Conversation, message_id: &str) -> String {
 
 fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
     let provider = conversation.provider.as_str();
-    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate && !memory.text.trim().is_empty()) {
+    for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.trim().is_empty()) {
         out.memories.extend_from_slice(b",\n{\"id\":");
         write_string(&mut out.memories, &memory.id);
         out.memories.extend_from_slice(b",\"kind\":");

@@ -76,7 +76,7 @@ fn string_members(out: &mut Vec<u8>, members: &[(&str, &str)]) {
 
 fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
     let provider = conversation.provider.as_str();
-    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+    for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
         // Provider memories the person wrote (about-you, instructions, project files) versus
         // what the provider inferred and saved.
         let source_type = if memory.kind == MemoryKind::Fact { "inferred" } else { "user" };
@@ -84,7 +84,14 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         write_string(&mut out.memories, &uuid_v4_shaped(&memory.id));
         out.memories.extend_from_slice(b",\"content\":");
         write_string(&mut out.memories, &memory.text);
-        out.memories.extend_from_slice(b",\"memory_type\":\"context\",\"created_at\":");
+        // A type read from another MIF producer is written as it was (MIF's list is open:
+        // lowercase snake_case).
+        let is_mif_type =
+            |kind: &&str| kind.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_') && !kind.is_empty();
+        let memory_type = memory.format_type("mif-type").filter(is_mif_type).unwrap_or("context");
+        out.memories.extend_from_slice(b",\"memory_type\":");
+        write_string(&mut out.memories, memory_type);
+        out.memories.extend_from_slice(b",\"created_at\":");
         write_string(&mut out.memories, &format_rfc3339(memory.created_at));
         out.memories.extend_from_slice(b",\"tags\":[");
         write_string(&mut out.memories, provider);
@@ -187,6 +194,8 @@ pub struct MifSink {
     /// SHA-256 of the `memories` array as written, `[` to `]`.
     checksum: Sha256,
     memories: u64,
+    /// Other systems' `vendor_extensions`, as compact JSON members (`"name":{…}`).
+    vendor_extensions: Vec<u8>,
 }
 
 impl MifSink {
@@ -194,7 +203,12 @@ impl MifSink {
     ///
     /// # Errors
     /// I/O errors creating the temporary file beside `target`.
-    pub fn create(target: &Path, exported_at: Micros, user_id: &str) -> Result<MifSink, RunError> {
+    pub fn create(
+        target: &Path,
+        exported_at: Micros,
+        user_id: &str,
+        vendor_extensions: &[(String, serde_json::Value)],
+    ) -> Result<MifSink, RunError> {
         let display = target.display().to_string();
         let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
         let mut output = BufWriter::with_capacity(BUFFER, output);
@@ -204,8 +218,22 @@ impl MifSink {
             "\"},\n\"memories\":"
         );
         output.write_all(head.as_bytes()).map_err(|error| RunError::write(&display, error))?;
-        let mut sink =
-            MifSink { target: target.to_owned(), exported_at, user_id: user_id.to_owned(), output, checksum: Sha256::new(), memories: 0 };
+        let mut carried = Vec::new();
+        for (system, value) in vendor_extensions {
+            write_string(&mut carried, system);
+            carried.push(b':');
+            crate::jcs::write_canonical(&mut carried, value);
+            carried.push(b',');
+        }
+        let mut sink = MifSink {
+            target: target.to_owned(),
+            exported_at,
+            user_id: user_id.to_owned(),
+            output,
+            checksum: Sha256::new(),
+            memories: 0,
+            vendor_extensions: carried,
+        };
         sink.write_hashed(b"[").map_err(|error| RunError::write(&display, error))?;
         Ok(sink)
     }
@@ -229,9 +257,9 @@ impl MifSink {
         tail.extend_from_slice(b",\"checksum\":");
         write_string(&mut tail, &checksum);
         tail.extend_from_slice(b",\"privacy\":{\"pii_detected\":false,\"secrets_detected\":false,\"redacted_fields\":[]}},\n");
-        tail.extend_from_slice(
-            b"\"vendor_extensions\":{\"memport\":{\"checksum_input\":\"SHA-256 of the memories array as written, from [ to ]\"}}}\n",
-        );
+        tail.extend_from_slice(b"\"vendor_extensions\":{");
+        tail.extend_from_slice(&self.vendor_extensions);
+        tail.extend_from_slice(b"\"memport\":{\"checksum_input\":\"SHA-256 of the memories array as written, from [ to ]\"}}}\n");
         self.output.write_all(&tail)?;
         let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
         let bytes = output_file::persist(temporary, &self.target)?;

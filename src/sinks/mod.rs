@@ -123,6 +123,8 @@ pub struct SinkSettings {
     pub owner_id: String,
     /// Signs PAM stores and UMP records when given.
     pub sign_key: Option<crate::signing::SignKey>,
+    /// Other systems' `vendor_extensions` read from MIF inputs, which a MIF output keeps.
+    pub mif_vendor_extensions: Vec<(String, serde_json::Value)>,
 }
 
 /// What a finished sink wrote.
@@ -205,7 +207,9 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
             Ok(Box::new(parquet::ParquetSink::create(path, layout)?))
         }
         OutputFormat::Aime => Ok(Box::new(aime::AimeSink::create(path, settings.aimem.exported_at)?)),
-        OutputFormat::Mif => Ok(Box::new(mif::MifSink::create(path, settings.aimem.exported_at, &settings.owner_id)?)),
+        OutputFormat::Mif => {
+            Ok(Box::new(mif::MifSink::create(path, settings.aimem.exported_at, &settings.owner_id, &settings.mif_vendor_extensions)?))
+        }
         OutputFormat::Ump => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Json, &settings.owner_id, settings.sign_key.clone())?)),
         OutputFormat::UmpNdjson => {
             Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Ndjson, &settings.owner_id, settings.sign_key.clone())?))

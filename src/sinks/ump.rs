@@ -27,6 +27,8 @@ use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
+/// The record kinds of UMP 0.1.
+const KINDS: [&str; 5] = ["semantic", "episodic", "procedural", "working", "identity"];
 /// Longest provider id bridged as it is: its base32 form must leave room in a file name.
 const MAX_BRIDGED_ID_BYTES: usize = 150;
 
@@ -137,7 +139,7 @@ fn memory_kind(kind: MemoryKind) -> &'static str {
 
 fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl FnMut(String, Vec<u8>)) {
     let provider = conversation.provider.as_str();
-    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+    for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
         let id = record_id(&memory.id);
         emit(id.clone(), memory_record(memory, &id, provider, owner));
     }
@@ -220,7 +222,9 @@ fn memory_record(memory: &MemoryRecord, id: &str, provider: &str, owner: &str) -
     out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
     write_string(&mut out, id);
     out.extend_from_slice(b",\"kind\":\"");
-    out.extend_from_slice(memory_kind(memory.kind).as_bytes());
+    // A kind read from another UMP producer is written as it was.
+    let kind = memory.format_type("ump-kind").filter(|kind| KINDS.contains(kind)).unwrap_or(memory_kind(memory.kind));
+    out.extend_from_slice(kind.as_bytes());
     out.extend_from_slice(b"\",\"body\":{\"text\":");
     write_string(&mut out, &memory.text);
     out.extend_from_slice(b",\"structured\":{\"source_kind\":");

@@ -119,8 +119,14 @@ pub struct ArrayFramer<R> {
     state: State,
     next_index: u64,
     at_input_start: bool,
-    /// For [`ArrayFramer::member_array`]: the member's name, as JSON string bytes with quotes.
-    member: Vec<u8>,
+    /// For [`ArrayFramer::member_array`]: the names of the members leading to the array, from
+    /// the top-level object down, as JSON string bytes with quotes.
+    member: Vec<Vec<u8>>,
+    /// The member's value is framed whole as one element instead of as an array.
+    member_whole: bool,
+    /// Skipped values are walked without keeping their bytes (a large member before the wanted
+    /// one costs no memory).
+    discarding: bool,
 }
 
 impl<R: Read> ArrayFramer<R> {
@@ -136,6 +142,8 @@ impl<R: Read> ArrayFramer<R> {
             next_index: 0,
             at_input_start: true,
             member: Vec::new(),
+            member_whole: false,
+            discarding: false,
         }
     }
 
@@ -143,9 +151,23 @@ impl<R: Read> ArrayFramer<R> {
     /// `reader` holds. Members before it are skipped; reading stops at the array's end. An
     /// object without the member frames no elements.
     pub fn member_array(reader: R, name: &str) -> Self {
+        ArrayFramer::member_path(reader, &[name])
+    }
+
+    /// Frames the elements of the array at `path` of nested objects (`["extensions", "memport",
+    /// "memories"]`). An object without it frames no elements.
+    pub fn member_path(reader: R, path: &[&str]) -> Self {
         let mut framer = ArrayFramer::new(reader);
         framer.state = State::SeekMember;
-        framer.member = format!("\"{name}\"").into_bytes();
+        framer.member = path.iter().map(|name| format!("\"{name}\"").into_bytes()).collect();
+        framer
+    }
+
+    /// Frames the value of member `name` of the top-level object, whatever its type, as one
+    /// element (MIF's `vendor_extensions`). An object without it frames no element.
+    pub fn member_value(reader: R, name: &str) -> Self {
+        let mut framer = ArrayFramer::member_path(reader, &[name]);
+        framer.member_whole = true;
         framer
     }
 
@@ -198,6 +220,11 @@ impl<R: Read> ArrayFramer<R> {
                 }
                 State::SeekMember => {
                     if self.seek_member()? {
+                        if self.member_whole {
+                            let element = self.take_value(out)?;
+                            self.state = State::Done;
+                            return Ok(Some(element));
+                        }
                         self.state = State::ExpectElement;
                     } else {
                         self.state = State::Done;
@@ -255,8 +282,10 @@ impl<R: Read> ArrayFramer<R> {
         }
     }
 
-    /// Walks the members of the top-level object up to the one named by `self.member` and
-    /// consumes its opening `[`. Returns false when the object has no such member.
+    /// Walks the members of the top-level object (and of the nested objects `self.member`
+    /// names) down to the wanted member, and consumes its opening `[` (or, for
+    /// [`ArrayFramer::member_value`], stops before its value). Returns false when there is no
+    /// such member.
     fn seek_member(&mut self) -> Result<bool, FrameError> {
         let expect = |framer: &mut Self, what: &str| -> Result<u8, FrameError> {
             match framer.skip_whitespace()? {
@@ -271,6 +300,7 @@ impl<R: Read> ArrayFramer<R> {
             return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: format!("{found} instead of an object") });
         }
         self.position += 1;
+        let mut depth = 0;
         let mut scratch = Vec::new();
         loop {
             match expect(self, "a member name")? {
@@ -280,20 +310,35 @@ impl<R: Read> ArrayFramer<R> {
             }
             scratch.clear();
             self.take_value(&mut scratch)?;
-            let is_wanted = scratch == self.member;
+            let is_wanted = self.member.get(depth).is_some_and(|name| scratch == *name);
             if expect(self, "`:`")? != b':' {
                 return Err(FrameError::NotAnArray { offset: self.bytes_consumed(), found: describe(self.buffer[self.position]) });
             }
             self.position += 1;
             let value_start = expect(self, "a value")?;
-            if is_wanted && value_start == b'[' {
+            let is_last = depth + 1 >= self.member.len();
+            if is_wanted && is_last && self.member_whole {
+                self.next_index = 0;
+                return Ok(true);
+            }
+            if is_wanted && is_last && value_start == b'[' {
                 self.position += 1;
                 self.next_index = 0;
                 return Ok(true);
             }
-            // Another member (projects, media posts): skipped whole.
+            if is_wanted && !is_last && value_start == b'{' {
+                // Down into the nested object; members after it at this level are never reached.
+                self.position += 1;
+                depth += 1;
+                continue;
+            }
+            // Another member (projects, media posts, a large array before the wanted one):
+            // walked without keeping its bytes.
             scratch.clear();
-            self.take_value(&mut scratch)?;
+            self.discarding = true;
+            let skipped = self.take_value(&mut scratch);
+            self.discarding = false;
+            skipped?;
             match expect(self, "`,` or `}`")? {
                 b',' => self.position += 1,
                 b'}' => return Ok(false),
@@ -362,7 +407,11 @@ impl<R: Read> ArrayFramer<R> {
         let is_scalar = !matches!(first, b'{' | b'[' | b'"');
         loop {
             if self.position >= self.filled {
-                bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
+                if self.discarding {
+                    bytes.truncate(element_start);
+                } else {
+                    bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
+                }
                 if bytes.len() - element_start > MAX_ELEMENT_BYTES {
                     return Err(FrameError::ElementTooLarge { index, element_offset: offset });
                 }

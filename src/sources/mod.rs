@@ -10,6 +10,7 @@ pub mod claude;
 pub mod container;
 pub mod copilot;
 pub mod detect;
+pub mod formats;
 pub mod gemini;
 pub mod grok;
 pub mod html_text;
@@ -125,6 +126,16 @@ pub enum Framing {
     GeminiActivity(SourceOptions),
     /// Records of a Gemini `MyActivity.html` page, regrouped into conversations first.
     GeminiActivityHtml(SourceOptions),
+    /// Records of one of memport's own output formats, grouped by conversation.
+    MemoryFormat(formats::RecordLayout),
+}
+
+/// Document-level data of a memory-format input that an output of the same format carries on.
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    /// Other systems' `vendor_extensions` of a MIF input, by system name (MIF: "MUST be
+    /// preserved on round-trip").
+    pub mif_vendor_extensions: Vec<(String, serde_json::Value)>,
 }
 
 /// One file of an input, with how to frame it and who decodes its elements.
@@ -158,6 +169,11 @@ impl Stream {
             Framing::CopilotCsv(layout, options) => ArrayFramer::new(copilot::regroup(reader, display, *layout, options)?),
             Framing::GeminiActivity(options) => ArrayFramer::new(gemini::regroup(reader, display, options)?),
             Framing::GeminiActivityHtml(options) => ArrayFramer::new(gemini::html::regroup(reader, display, options)?),
+            Framing::MemoryFormat(layout) => {
+                // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).
+                drop(reader);
+                ArrayFramer::new(formats::open_records(layout, &self.entry)?)
+            }
         })
     }
 }
@@ -217,6 +233,12 @@ pub struct InputPlan {
     pub path: String,
     /// Which provider made it.
     pub provider: Provider,
+    /// For an input in one of memport's own formats (a PAM store, a MIF document, …), that
+    /// format: it names the input in reports instead of `provider`, and its records carry
+    /// their own providers.
+    pub format: Option<&'static str>,
+    /// What the input carries for the outputs beyond its records.
+    pub carried: Carried,
     /// Era or layout, for `inspect` and the report (`2023-2025 single file`, `2026 shards`).
     pub layout: String,
     /// Size of the input on disk.
@@ -266,6 +288,17 @@ fn provider_of(sniffed: Sniffed) -> Option<Provider> {
 /// # Errors
 /// [`ConfigError`] when the path cannot be opened or holds no supported export; I/O errors.
 pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, RunError> {
+    if let Some(plan) = formats::pam::plan_store(path)? {
+        return Ok(plan);
+    }
+    // A file whose first MiB names PAM, AIME, MIF or UMP is read as that format before any
+    // provider sniffing (a PAM conversation file would otherwise pass for a Claude manifest).
+    // AIMEM's markers are plain member names, so AIMEM is only tried when no export is found.
+    if formats::names_a_memory_format(path)
+        && let Some(plan) = formats::plan_memory_format(path)?
+    {
+        return Ok(plan);
+    }
     let mut manifest_notes: Vec<String> = Vec::new();
     let mut from_manifest = false;
     let mut container = Container::open(path)?;
@@ -328,11 +361,14 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         // Only empty conversation arrays: an export without conversations.
         None if found.iter().any(|(_, entry)| entry.base_name().starts_with("conversations")) => Provider::ChatGpt,
         None => {
+            if let Some(plan) = formats::plan_memory_format(path)? {
+                return Ok(plan);
+            }
             if let Some(format) = crate::validate::memory_format_of(path) {
                 return Err(ConfigError::NotAnExport {
                     path: path.to_owned(),
                     reason: format!(
-                        "this is {format}, one of the formats memport writes; reading memory formats as input is not supported yet (check it with `memport validate {}`)",
+                        "this looks like {format}, but memport found no records it can read in it (check it with `memport validate {}`)",
                         path.display()
                     ),
                 }
@@ -360,6 +396,8 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
     let mut plan = InputPlan {
         path: path.display().to_string(),
         provider,
+        format: None,
+        carried: Carried::default(),
         layout: String::new(),
         bytes_on_disk,
         streams: Vec::new(),
@@ -427,6 +465,9 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
             layouts.dedup();
             plan.layout = format!("{container_kind}, {}", layouts.join(" + "));
         }
+        // Sniffing names memport's own providers only; other platforms come from memory-format
+        // inputs, planned above.
+        Provider::Other(_) => {}
         Provider::Gemini => {
             let json_files = of(|sniffed| sniffed == Sniffed::GeminiActivityJson);
             let html_files = of(|sniffed| sniffed == Sniffed::GeminiActivityHtml);

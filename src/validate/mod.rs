@@ -102,12 +102,34 @@ pub fn memory_format_of(path: &Path) -> Option<&'static str> {
     }
 }
 
-enum Sniffed {
+/// The memory formats a file can hold, told apart by content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryFormat {
+    /// A PAM memory-store, conversation or embeddings file.
     Pam,
+    /// An AIME document.
     Aime,
+    /// A MIF document.
     Mif,
+    /// UMP records.
     Ump,
+    /// An AIMEM bundle or stream.
     Aimem,
+}
+
+use MemoryFormat as Sniffed;
+
+/// Which memory format the file at `path` holds, when its members name one (AIMEM only when
+/// its own members are there: a file that names none is not taken for one).
+pub fn memory_format_kind(path: &Path) -> Option<MemoryFormat> {
+    match sniff(path).ok()? {
+        MemoryFormat::Aimem => {
+            let mut head = Vec::new();
+            std::fs::File::open(path).ok()?.take(1 << 20).read_to_end(&mut head).ok()?;
+            aimem::looks_like_aimem(&head).then_some(MemoryFormat::Aimem)
+        }
+        other => Some(other),
+    }
 }
 
 /// Reads the file in blocks until a member that names its format appears. Members may come in
@@ -123,6 +145,12 @@ fn sniff(path: &Path) -> std::io::Result<Sniffed> {
         let kept = window.len().min(OVERLAP);
         window.drain(..window.len() - kept);
         let read = (&mut file).take(BLOCK as u64).read_to_end(&mut window)?;
+        // An empty array or an empty file names no format; UMP's is the only binding where
+        // either is a valid set of records (a JSON array, NDJSON).
+        let content = || window.iter().filter(|byte| !byte.is_ascii_whitespace());
+        if read == window.len() && (content().eq(b"[]".iter()) || content().next().is_none()) {
+            return Ok(Sniffed::Ump);
+        }
         if pam::looks_like_pam(&window) {
             return Ok(Sniffed::Pam);
         }

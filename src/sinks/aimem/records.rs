@@ -17,6 +17,8 @@ use crate::timefmt::write_rfc3339;
 pub const MAX_CHUNK_CODE_POINTS: usize = 65_536;
 /// Longest `<local>` part of a chunk URN.
 const MAX_LOCAL_LENGTH: usize = 256;
+/// The chunk memory types of the draft.
+pub const MEMORY_TYPES: [&str; 8] = ["fact", "preference", "decision", "identity", "pitfall", "procedure", "episodic", "goal"];
 /// Longest tag.
 const MAX_TAG_LENGTH: usize = 64;
 
@@ -224,8 +226,10 @@ fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize) {
 /// one chunk per memory with its kind's `memory_type`, split and linked like long messages.
 fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
-    for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate && !memory.text.is_empty()) {
+    for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.is_empty()) {
         let base_id = format!("urn:aimem:{producer}:{}", memory.id);
+        // A type read from another AIMEM producer is written as it was.
+        let memory_type = memory.format_type("aimem-type").filter(|kind| MEMORY_TYPES.contains(kind)).unwrap_or(memory.kind.aimem_type());
         let pieces = split_content(&memory.text);
         let piece_count = pieces.len();
         let mut previous: Option<String> = None;
@@ -238,7 +242,7 @@ fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, o
                 }
                 Framing::Ndjson => NDJSON_CHUNK_PREFIX,
             };
-            write_chunk_head(&mut out.chunks, open, piece, &chunk_id, memory.created_at, memory.kind.aimem_type());
+            write_chunk_head(&mut out.chunks, open, piece, &chunk_id, memory.created_at, memory_type);
             out.chunks.extend_from_slice(b"\"provider-memory\",\"src-");
             out.chunks.extend_from_slice(provider.as_bytes());
             out.chunks.extend_from_slice(b"\",");

@@ -14,6 +14,10 @@ use crate::hash::{pam_content_digest, sha256_label};
 use crate::jcs::to_canonical_vec;
 use crate::model::{MemoryRecord, Provider};
 use crate::sinks::pam::conversation::IMPORTER;
+
+/// The memory types of the PAM schema.
+const PAM_TYPES: [&str; 11] =
+    ["fact", "preference", "skill", "context", "relationship", "goal", "instruction", "identity", "environment", "project", "custom"];
 use crate::timefmt::format_rfc3339;
 
 /// A memory object in RFC 8785 form, keyed by its id.
@@ -41,7 +45,8 @@ pub fn encode_memory(memory: &MemoryRecord, provider: Provider, conversation_ref
     }
     let mut object = json!({
         "id": memory.id,
-        "type": memory.kind.pam_type(),
+        // A type read from another PAM store is written as it was.
+        "type": memory.format_type("pam-type").filter(|kind| PAM_TYPES.contains(kind)).unwrap_or(memory.kind.pam_type()),
         "content": memory.text,
         "content_hash": sha256_label(&pam_content_digest(&memory.text)),
         "status": "active",

@@ -71,7 +71,7 @@ impl Encoder for PamEncoder {
             let written = has_file(conversation);
             let pam_id = written.then(|| conversation::conversation_pam_id(conversation));
             let mut derived = Vec::new();
-            for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+            for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
                 if let Some(canonical) = memories::encode_memory(memory, conversation.provider, pam_id.as_deref()) {
                     derived.push(canonical.id.clone());
                     encoded.memories.push(canonical);

@@ -117,7 +117,7 @@ impl Columns {
                 self.assets.add(provider, conversation, message, asset);
             }
         }
-        for memory in conversation.memories.iter().filter(|memory| !memory.is_duplicate) {
+        for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
             self.memories.add(provider, conversation, memory);
         }
     }

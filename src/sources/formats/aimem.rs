@@ -1,0 +1,386 @@
+//! AIMEM bundles and NDJSON streams as input (memory-formats.md §2).
+//!
+//! A consumer must verify a bundle before importing it, so the input is first checked the way
+//! `memport validate` checks it, and refused whole when it fails (409 checksum, 422 malformed).
+//! Then the chunks are read in order, each joined with the `temporal` edge that points at it:
+//! memport writes edges in the order of their target chunks, so one pass over the edges beside
+//! the pass over the chunks finds every parent without holding the edges in memory.
+//!
+//! memport's own chunks name provider, conversation and message in their URN and their role,
+//! flags and zone in tags, so its bundles convert back to the same chunks and edges: reading
+//! an export memport wrote and writing it again is a no-op for a consumer (the draft's
+//! Level 3). Split chunks (`part-i-of-n`) are joined back into one message. Other producers'
+//! chunks become memory records that keep their `memory_type` as an `aimem-type:<type>` label
+//! and their tags as labels; their edges and entities are not carried.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::RunError;
+use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::sources::container::Entry;
+use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, string_at};
+use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, memory_element, parse_group, refuse, role_named};
+use crate::sources::json_array::ArrayFramer;
+use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::timefmt::parse_rfc3339;
+
+/// What the envelope of a checked input says.
+pub struct Envelope {
+    /// NDJSON stream rather than one bundle.
+    pub ndjson: bool,
+    /// The producer namespace of its URNs.
+    pub producer: String,
+    /// Warnings for the run report.
+    pub warnings: Warnings,
+    /// Notes for people.
+    pub notes: Vec<String>,
+}
+
+/// Checks an AIMEM input as a consumer must before importing it, and reads its envelope.
+///
+/// # Errors
+/// [`crate::error::ConfigError::NotAnExport`] naming the first problem when the input fails the
+/// consumer checks; I/O errors.
+pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
+    let validation = crate::validate::aimem::validate_file(path)?;
+    if let Some(problem) = validation.problems.first() {
+        let more = validation.problems.len() - 1;
+        let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+        return Err(refuse(
+            path,
+            format!(
+                "this AIMEM bundle fails the consumer checks a reader must run before importing it: {} {} at {}: {}{more}; see them all with `memport validate {}`",
+                problem.status,
+                problem.code,
+                problem.location,
+                problem.message,
+                path.display()
+            ),
+        ));
+    }
+    let display = path.display().to_string();
+    let open = || std::fs::File::open(path).map(BufReader::new).map_err(|error| RunError::read(&display, error));
+    let mut first_line = Vec::new();
+    open()?.take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
+    let envelope_line = serde_json::from_slice::<Value>(&first_line).ok().filter(|line| line.get("chunks").is_none());
+    let member = |name: &str| -> Result<Option<String>, RunError> {
+        let mut framer = ArrayFramer::member_value(open()?, name);
+        Ok(framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok()))
+    };
+    let (ndjson, producer, embedding_model) = match envelope_line {
+        // NDJSON: the envelope is the first line, without the arrays.
+        Some(envelope) if envelope.get("format").is_some() => {
+            (true, envelope["producer"].as_str().unwrap_or_default().to_owned(), envelope["embedding_model"].as_str().map(str::to_owned))
+        }
+        _ => (false, member("producer")?.unwrap_or_default(), member("embedding_model")?),
+    };
+    let mut warnings = Warnings::default();
+    let mut notes = Vec::new();
+    if let Some(model) = embedding_model {
+        // The draft: a consumer that drops embeddings must say so, naming the model, and must
+        // never re-embed.
+        warnings.add(format!("aimem_embeddings_dropped:{model}"));
+        notes.push(format!(
+            "{display}: the chunks' embeddings (model {model}) are not carried: the canonical model has no vectors; nothing was re-embedded"
+        ));
+    }
+    for notice in validation.notices {
+        warnings.add("aimem_input_notice");
+        notes.push(format!("{display}: {notice}"));
+    }
+    Ok(Envelope { ndjson, producer, warnings, notes })
+}
+
+/// Chunks, each with the source of the edge that targets it (as a `_parent` member).
+struct ChunksWithParents {
+    chunks: Box<dyn RecordSource>,
+    edges: Box<dyn RecordSource>,
+    /// The next edge not yet joined: (source, target).
+    next_edge: Option<(String, String)>,
+    edges_done: bool,
+}
+
+impl ChunksWithParents {
+    fn load_edge(&mut self) {
+        while self.next_edge.is_none() && !self.edges_done {
+            let mut edge = Vec::new();
+            match self.edges.next_record(&mut edge) {
+                Ok(Some(_)) => {
+                    if let (Some(source), Some(target)) = (string_at(&edge, &["source_id"]), string_at(&edge, &["target_id"])) {
+                        self.next_edge = Some((source, target));
+                    }
+                }
+                // Edges were checked with the rest; a problem here only loses parent links.
+                Ok(None) | Err(_) => self.edges_done = true,
+            }
+        }
+    }
+}
+
+impl RecordSource for ChunksWithParents {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, String> {
+        let start = out.len();
+        let Some(offset) = self.chunks.next_record(out)? else { return Ok(None) };
+        self.load_edge();
+        let id = string_at(&out[start..], &["id"]);
+        let joined = match (&self.next_edge, id) {
+            (Some((_, target)), Some(id)) if *target == id => self.next_edge.take().map(|(source, _)| source),
+            _ => None,
+        };
+        if let Some(source) = joined
+            && let Some(brace) = out[start..].iter().position(|byte| *byte == b'{')
+        {
+            let mut member = b"\"_parent\":".to_vec();
+            crate::jcs::write_string(&mut member, &source);
+            member.push(b',');
+            let at = start + brace + 1;
+            out.splice(at..at, member);
+        }
+        Ok(Some(offset))
+    }
+}
+
+fn is_chunk_line(line: &[u8]) -> bool {
+    string_at(line, &["_kind"]).as_deref() == Some("chunk")
+}
+
+fn is_edge_line(line: &[u8]) -> bool {
+    string_at(line, &["_kind"]).as_deref() == Some("edge")
+}
+
+/// The grouped chunks of a bundle.
+///
+/// # Errors
+/// I/O errors opening it.
+pub fn bundle_records(entry: &Entry) -> Result<GroupingReader, RunError> {
+    let chunks = ArrayRecords::new(ArrayFramer::member_array(entry.open()?, "chunks"), &entry.display);
+    let edges = ArrayRecords::new(ArrayFramer::member_array(entry.open()?, "edges"), &entry.display);
+    let joined = ChunksWithParents { chunks: Box::new(chunks), edges: Box::new(edges), next_edge: None, edges_done: false };
+    Ok(GroupingReader::new(Box::new(joined), group_key))
+}
+
+/// The grouped chunk lines of an NDJSON stream.
+///
+/// # Errors
+/// I/O errors opening it.
+pub fn ndjson_records(entry: &Entry) -> Result<GroupingReader, RunError> {
+    let chunks = LineRecords::new(BufReader::with_capacity(1 << 16, entry.open()?), &entry.display, is_chunk_line);
+    let edges = LineRecords::new(BufReader::with_capacity(1 << 16, entry.open()?), &entry.display, is_edge_line);
+    let joined = ChunksWithParents { chunks: Box::new(chunks), edges: Box::new(edges), next_edge: None, edges_done: false };
+    Ok(GroupingReader::new(Box::new(joined), group_key))
+}
+
+/// The parts of a memport chunk URN's local part: provider, conversation (or `mem`/`h`), and
+/// the message id (or hash). A split chunk's piece suffix (`.p2`) is checked and dropped.
+struct Local<'a> {
+    provider: &'a str,
+    middle: &'a str,
+    last: &'a str,
+}
+
+fn local_of(id: &str) -> Option<Local<'_>> {
+    let local = id.strip_prefix("urn:aimem:")?.split_once(':')?.1;
+    let parts: Vec<&str> = local.split('.').collect();
+    match parts.len() {
+        3 => {}
+        4 => {
+            parts[3].strip_prefix('p')?.parse::<u32>().ok()?;
+        }
+        _ => return None,
+    }
+    let is_provider = parts[0].bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' || byte == b'_');
+    is_provider.then_some(Local { provider: parts[0], middle: parts[1], last: parts[2] })
+}
+
+/// A memport conversation's chunks share a key; the pieces of one memory share one; hashed ids
+/// and other producers' chunks stand alone (with their pieces).
+fn group_key(record: &[u8]) -> Option<String> {
+    let id = string_at(record, &["id"])?;
+    let local = local_of(&id)?;
+    match local.middle {
+        "h" => Some(format!("{}.h.{}", local.provider, local.last)),
+        "mem" => Some(format!("{}.mem.{}", local.provider, local.last)),
+        conversation => Some(format!("{}.{conversation}", local.provider)),
+    }
+}
+
+/// Decodes groups of chunks.
+pub struct AimemDecoder {
+    /// The input's producer: other producers' memories are kept under this name.
+    pub producer: String,
+}
+
+impl Decoder for AimemDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        let (origin, records) = parse_group(bytes, &origin)?;
+        let Some(first) = records.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
+        let tags = tags(first);
+        let is_message = tags.iter().any(|tag| tag.starts_with("role-")) && tags.iter().any(|tag| tag.starts_with("src-"));
+        if is_message {
+            return Ok(conversation_of(&records, origin, options));
+        }
+        let memory = memory_of(&records, &self.producer).map_err(|reason| RecordReject::new(&origin, first["id"].as_str(), reason))?;
+        let provider = memory_provider(first, &self.producer);
+        Ok(memory_element(provider, memory, origin))
+    }
+}
+
+fn tags(chunk: &Value) -> Vec<&str> {
+    chunk["tags"].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+fn source_of(tags: &[&str]) -> Option<Provider> {
+    tags.iter().find_map(|tag| tag.strip_prefix("src-")).map(Provider::named)
+}
+
+fn memory_provider(chunk: &Value, producer: &str) -> Provider {
+    source_of(&tags(chunk)).unwrap_or_else(|| Provider::named(producer))
+}
+
+/// Whether `tag` is one memport adds itself (so not a label).
+fn is_structural_tag(tag: &str) -> bool {
+    tag == "provider-memory" || tag.starts_with("src-") || tag.starts_with("kind-") || is_part_tag(tag)
+}
+
+fn is_part_tag(tag: &str) -> bool {
+    tag.strip_prefix("part-")
+        .and_then(|rest| rest.split_once("-of-"))
+        .is_some_and(|(index, count)| index.bytes().all(|byte| byte.is_ascii_digit()) && count.bytes().all(|byte| byte.is_ascii_digit()))
+}
+
+/// The text of a chunk and the pieces split from it that follow it in `records`.
+fn joined_text(records: &[Value]) -> Result<String, String> {
+    let mut text = String::new();
+    for record in records {
+        text.push_str(record["content"].as_str().ok_or("a chunk without `content` text")?);
+    }
+    Ok(text)
+}
+
+fn memory_of(records: &[Value], producer: &str) -> Result<MemoryRecord, String> {
+    let first = &records[0];
+    let text = joined_text(records)?;
+    let created_at = first["created_at"].as_str().and_then(parse_rfc3339).ok_or("a chunk without a readable `created_at`")?;
+    let tags = tags(first);
+    let id = first["id"].as_str().unwrap_or_default();
+    let own_kind = tags.iter().find_map(|tag| tag.strip_prefix("kind-")).and_then(MemoryKind::named);
+    match (tags.contains(&"provider-memory"), own_kind, local_of(id)) {
+        (true, Some(kind), Some(local)) if local.middle == "mem" => {
+            let labels = tags.iter().filter(|tag| !is_structural_tag(tag)).map(|tag| (*tag).to_owned()).collect();
+            let mut memory = MemoryRecord::new(memory_provider(first, producer), kind, text, created_at, labels);
+            memory.id = format!("{}.mem.{}", local.provider, local.last);
+            Ok(memory)
+        }
+        _ => {
+            let memory_type = first["memory_type"].as_str().unwrap_or("fact");
+            let (kind, mut labels) = MemoryKind::from_foreign_type(memory_type, "aimem-type");
+            labels.extend(tags.iter().filter(|tag| !is_part_tag(tag)).map(|tag| (*tag).to_owned()));
+            Ok(MemoryRecord::new(memory_provider(first, producer), kind, text, created_at, labels))
+        }
+    }
+}
+
+/// The zone a `tz-assumed-<zone>` tag names (`utc`, `p02-00`, `m05-30`).
+fn zone_of(tag: &str) -> String {
+    match tag.split_at_checked(1) {
+        Some(("p", offset)) => format!("+{}", offset.replace('-', ":")),
+        Some(("m", offset)) => format!("-{}", offset.replace('-', ":")),
+        _ => tag.to_uppercase(),
+    }
+}
+
+fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -> Decoded {
+    let first = &records[0];
+    let first_tags = tags(first);
+    let provider = source_of(&first_tags).unwrap_or(Provider::Other("aimem"));
+    let first_id = first["id"].as_str().unwrap_or_default();
+    let conversation_tag = first_tags.iter().find_map(|tag| tag.strip_prefix("conv-")).unwrap_or_default();
+    // A hashed URN keeps neither id: the conversation tag (lowercase, at most 64 characters)
+    // is the best name left.
+    let conversation_id = match local_of(first_id) {
+        Some(local) if local.middle != "h" => local.middle.to_owned(),
+        _ => conversation_tag.to_owned(),
+    };
+    let mut holder = conversation(provider, conversation_id, origin);
+    holder.assumed_time_zone = first_tags.iter().find_map(|tag| tag.strip_prefix("tz-assumed-")).map(zone_of);
+    let mut warnings = Warnings::default();
+    let mut links = ParentLinks::new();
+    let mut rejected = Vec::new();
+    let mut position = 0;
+    while position < records.len() {
+        let record = &records[position];
+        let id = record["id"].as_str().unwrap_or_default();
+        // The pieces of a split message follow it: `<id>.p2`, `<id>.p3`, …
+        let mut end = position + 1;
+        while end < records.len()
+            && records[end]["id"].as_str().and_then(|next| next.strip_prefix(id)).is_some_and(|rest| rest.starts_with(".p"))
+        {
+            end += 1;
+        }
+        let pieces = &records[position..end];
+        position = end;
+        let Some(local) = local_of(id) else {
+            rejected.push(RecordReject::new(&holder.origin, Some(&holder.id), format!("chunk id `{id}` is not one memport writes")));
+            continue;
+        };
+        if local.middle == "h" {
+            warnings.add("aimem_hashed_ids");
+        }
+        let message_id = local.last.to_owned();
+        let text = match joined_text(pieces) {
+            Ok(text) => text,
+            Err(reason) => {
+                rejected.push(RecordReject::new(&holder.origin, Some(&holder.id), reason).with_message(&message_id));
+                continue;
+            }
+        };
+        let tags = tags(record);
+        let role = tags.iter().find_map(|tag| tag.strip_prefix("role-")).and_then(role_named).unwrap_or(Role::User);
+        let mut fields = MessageFields::new(message_id.clone(), role, text);
+        fields.created_at = record["created_at"].as_str().and_then(parse_rfc3339);
+        fields.is_thought = tags.contains(&"thought");
+        fields.on_active_branch = !tags.contains(&"off-branch");
+        fields.parent_id = record["_parent"].as_str().and_then(|parent| links.message_of(parent));
+        for piece in pieces {
+            if let Some(piece_id) = piece["id"].as_str() {
+                links.add(piece_id, &message_id);
+            }
+        }
+        if holder.created_at.is_none() {
+            holder.created_at = fields.created_at;
+        }
+        let fallback = holder.created_at.unwrap_or(options.exported_at);
+        holder.messages.push(fields.into_message(fallback, options));
+    }
+    decoded(holder, rejected, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urn_locals_split_into_provider_conversation_message_and_piece() {
+        let local = local_of("urn:aimem:memport:chatgpt.c-1.m_2.p3").unwrap();
+        assert_eq!((local.provider, local.middle, local.last), ("chatgpt", "c-1", "m_2"));
+        assert!(local_of("urn:aimem:memport:chatgpt.c-1.m_2.x3").is_none());
+        assert!(local_of("urn:aimem:other:a.b").is_none());
+        assert!(local_of("not-a-urn").is_none());
+    }
+
+    #[test]
+    fn zone_tags_give_back_the_zone() {
+        assert_eq!(zone_of("utc"), "UTC");
+        assert_eq!(zone_of("p02-00"), "+02:00");
+        assert_eq!(zone_of("m05-30"), "-05:30");
+    }
+
+    #[test]
+    fn part_tags_are_told_from_labels() {
+        assert!(is_part_tag("part-2-of-10"));
+        assert!(!is_part_tag("part-of-it"));
+    }
+}

@@ -1,0 +1,346 @@
+//! The memory formats memport writes, read back as inputs: PAM stores, MIF documents, UMP
+//! records (JSON, NDJSON, a folder of `.ump.md` files), AIME documents and AIMEM bundles and
+//! streams. Detected by content, like the provider exports.
+//!
+//! Each reader turns records back into canonical conversations and memories. Records memport
+//! wrote carry what it needs to rebuild them exactly (provider, conversation and message ids,
+//! roles, parent links), so converting one of its outputs again gives the same records; records
+//! of other producers map by the format's own fields, and what the canonical model has no place
+//! for is named in the README's format mapping. Files whose records are flat lists (MIF, UMP,
+//! AIME, AIMEM) are read through [`grouped::GroupingReader`]: consecutive records of one
+//! conversation decode together.
+
+pub mod aime;
+pub mod aimem;
+pub mod grouped;
+pub mod mif;
+pub mod pam;
+pub mod ump;
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::{ConfigError, RunError};
+use crate::hash::pam_content_digest;
+use crate::model::{Conversation, Disposition, Message, Micros, Origin, Provider, Role, SkipReason, Warnings};
+use crate::sources::container::{Container, Entry};
+use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
+use crate::validate::MemoryFormat;
+
+/// How a memory-format file's records are found, for [`Framing::MemoryFormat`].
+#[derive(Debug, Clone)]
+pub enum RecordLayout {
+    /// MIF `memories`, grouped by conversation.
+    MifMemories,
+    /// A UMP JSON array (or one record), grouped by conversation.
+    UmpJson,
+    /// UMP NDJSON, grouped by conversation.
+    UmpNdjson,
+    /// A folder of `.ump.md` files (these entries, sorted by name), grouped by conversation.
+    UmpMarkdown(Arc<Vec<Entry>>),
+    /// AIME `messages`, grouped by session.
+    AimeMessages,
+    /// AIME `extensions.memport.memories`, one by one.
+    AimeMemories,
+    /// AIMEM bundle chunks, joined with their edges, grouped by conversation.
+    AimemBundle,
+    /// AIMEM NDJSON chunk lines, joined with the edge lines, grouped by conversation.
+    AimemNdjson,
+}
+
+/// Opens the grouped record stream of `entry`.
+///
+/// # Errors
+/// I/O errors opening the file.
+pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read + Send>, RunError> {
+    Ok(Box::new(match layout {
+        RecordLayout::MifMemories => mif::records(entry)?,
+        RecordLayout::UmpJson => ump::json_records(entry)?,
+        RecordLayout::UmpNdjson => ump::ndjson_records(entry)?,
+        RecordLayout::UmpMarkdown(files) => ump::markdown_records(files.clone()),
+        RecordLayout::AimeMessages => aime::message_records(entry)?,
+        RecordLayout::AimeMemories => aime::memory_records(entry)?,
+        RecordLayout::AimemBundle => aimem::bundle_records(entry)?,
+        RecordLayout::AimemNdjson => aimem::ndjson_records(entry)?,
+    }) as Box<dyn Read + Send>)
+}
+
+/// Plans `path` when it holds one of the memory formats, or returns `None`.
+///
+/// # Errors
+/// I/O errors; [`ConfigError::NotAnExport`] for an AIMEM bundle that fails the consumer checks
+/// (a consumer must refuse it whole).
+pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
+    if let Some(plan) = pam::plan_store(path)? {
+        return Ok(Some(plan));
+    }
+    if path.is_dir() {
+        return if crate::validate::ump::is_record_folder(path) { ump::plan_markdown_folder(path).map(Some) } else { Ok(None) };
+    }
+    let Ok(Container::File(_)) = Container::open(path) else { return Ok(None) };
+    let Some(format) = crate::validate::memory_format_kind(path) else { return Ok(None) };
+    let entries = Container::File(path.to_owned()).entries()?;
+    let Some(entry) = entries.into_iter().next() else { return Ok(None) };
+    let plan = |format_name: &'static str, layout: String, streams: Vec<(Framing, Arc<dyn Decoder>)>| InputPlan {
+        path: path.display().to_string(),
+        provider: Provider::Other("memory-format"),
+        format: Some(format_name),
+        carried: crate::sources::Carried::default(),
+        layout,
+        bytes_on_disk: entry.size,
+        streams: streams.into_iter().map(|(framing, decoder)| Stream::new(entry.clone(), framing, decoder)).collect(),
+        warnings: Warnings::default(),
+        notes: Vec::new(),
+        asset_count: 0,
+    };
+    Ok(Some(match format {
+        // A lone memory-store file without its folder layout: its memories (and any
+        // conversation files its index points to beside it) are read as a store.
+        MemoryFormat::Pam => match pam::plan_store_file(path)? {
+            Some(plan) => plan,
+            None => return Ok(None),
+        },
+        MemoryFormat::Mif => {
+            let mut planned = plan(
+                "mif",
+                "MIF v2 document".into(),
+                vec![(Framing::MemoryFormat(RecordLayout::MifMemories), Arc::new(mif::MifDecoder) as Arc<dyn Decoder>)],
+            );
+            mif::note_document_members(path, &mut planned)?;
+            planned
+        }
+        MemoryFormat::Ump => {
+            let ndjson = ump::is_ndjson(path)?;
+            let layout = if ndjson { RecordLayout::UmpNdjson } else { RecordLayout::UmpJson };
+            let name = if ndjson { "UMP 0.1 records, one per line" } else { "UMP 0.1 records, JSON" };
+            plan("ump", name.into(), vec![(Framing::MemoryFormat(layout), Arc::new(ump::UmpDecoder) as Arc<dyn Decoder>)])
+        }
+        MemoryFormat::Aime => plan(
+            "aime",
+            "AIME v1.0 document".into(),
+            vec![
+                (Framing::MemoryFormat(RecordLayout::AimeMessages), Arc::new(aime::AimeDecoder) as Arc<dyn Decoder>),
+                (Framing::MemoryFormat(RecordLayout::AimeMemories), Arc::new(aime::AimeDecoder) as Arc<dyn Decoder>),
+            ],
+        ),
+        MemoryFormat::Aimem => {
+            let envelope = aimem::check_input(path)?;
+            let ndjson = envelope.ndjson;
+            let layout = if ndjson { RecordLayout::AimemNdjson } else { RecordLayout::AimemBundle };
+            let name = if ndjson { "AIMEM NDJSON stream" } else { "AIMEM bundle" };
+            let decoder = Arc::new(aimem::AimemDecoder { producer: envelope.producer.clone() }) as Arc<dyn Decoder>;
+            let mut planned =
+                plan("aimem", format!("{name} (producer {})", envelope.producer), vec![(Framing::MemoryFormat(layout), decoder)]);
+            planned.warnings.merge(&envelope.warnings);
+            planned.notes.extend(envelope.notes);
+            planned
+        }
+    }))
+}
+
+/// Whether the first MiB of the file at `path` names PAM, AIME, MIF or UMP by their own members.
+pub fn names_a_memory_format(path: &Path) -> bool {
+    let mut head = Vec::new();
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    if path.is_dir() || file.take(1 << 20).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    use crate::validate::{aime, mif, pam, ump};
+    pam::looks_like_pam(&head) || aime::looks_like_aime(&head) || mif::looks_like_mif(&head) || ump::looks_like_ump(&head)
+}
+
+/// Refuses an input with a reason and what to do.
+pub fn refuse(path: &Path, reason: String) -> RunError {
+    ConfigError::NotAnExport { path: path.to_owned(), reason }.into()
+}
+
+/// The records of one grouped element, parsed, with the origin of its first record.
+///
+/// # Errors
+/// A reject when the element is not a group of JSON records, or stands for a framing problem.
+pub fn parse_group(bytes: &[u8], origin: &Origin) -> Result<(Origin, Vec<Value>), RecordReject> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|error| RecordReject::new(origin, None, format!("not JSON: {error}")))?;
+    let Value::Array(mut items) = value else {
+        return Err(RecordReject::new(origin, None, "internal: a grouped element is not an array".into()));
+    };
+    let offset = items.first().and_then(Value::as_u64).unwrap_or(origin.offset);
+    let origin = Origin { file: origin.file.clone(), offset, index: origin.index };
+    if !items.is_empty() {
+        items.remove(0);
+    }
+    if let Some(problem) = items.iter().find_map(|item| item["_frame_error"].as_str()) {
+        return Err(RecordReject::new(&origin, None, format!("{problem}; the records before it were kept")));
+    }
+    Ok((origin, items))
+}
+
+/// An empty conversation of `provider` with id `id`.
+pub fn conversation(provider: Provider, id: String, origin: Origin) -> Conversation {
+    Conversation {
+        provider,
+        id,
+        title: None,
+        created_at: None,
+        updated_at: None,
+        model: None,
+        system_instruction: None,
+        is_archived: false,
+        messages: Vec::new(),
+        memories: Vec::new(),
+        assumed_time_zone: None,
+        is_repeat: false,
+        memories_only: false,
+        origin,
+    }
+}
+
+/// A conversation that only carries memories.
+pub fn memories_only(provider: Provider, id: String, origin: Origin) -> Conversation {
+    let mut holder = conversation(provider, id, origin);
+    holder.memories_only = true;
+    holder
+}
+
+/// Wraps a conversation as a decoded element.
+pub fn decoded(conversation: Conversation, rejected_messages: Vec<RecordReject>, warnings: Warnings) -> Decoded {
+    Decoded { conversation, rejected_messages, warnings }
+}
+
+/// What a reader knows of one message; [`MessageFields::into_message`] applies the policies.
+pub struct MessageFields {
+    /// Message id.
+    pub id: String,
+    /// Parent message id.
+    pub parent_id: Option<String>,
+    /// Role.
+    pub role: Role,
+    /// Text.
+    pub text: String,
+    /// Time, when the record has one.
+    pub created_at: Option<Micros>,
+    /// Model.
+    pub model: Option<String>,
+    /// Reasoning rather than an answer.
+    pub is_thought: bool,
+    /// On the active thread.
+    pub on_active_branch: bool,
+    /// False when the owner marked it as not for export.
+    pub exportable: bool,
+}
+
+impl MessageFields {
+    /// A user message with `text` and nothing else known yet.
+    pub fn new(id: String, role: Role, text: String) -> Self {
+        MessageFields {
+            id,
+            parent_id: None,
+            role,
+            text,
+            created_at: None,
+            model: None,
+            is_thought: false,
+            on_active_branch: true,
+            exportable: true,
+        }
+    }
+
+    /// The canonical message, with its disposition under the run's policies (in the same order
+    /// as the provider sources: not exportable, then empty, then off the active branch).
+    pub fn into_message(self, fallback_time: Micros, options: &DecodeOptions) -> Message {
+        let disposition = if !self.exportable {
+            Disposition::Skip(SkipReason::NotExportable)
+        } else if self.text.is_empty() {
+            Disposition::Skip(SkipReason::Empty)
+        } else if options.branches == BranchPolicy::Active && !self.on_active_branch {
+            Disposition::Skip(SkipReason::OffBranch)
+        } else {
+            Disposition::Keep
+        };
+        let content_hash = if disposition == Disposition::Keep { pam_content_digest(&self.text) } else { [0; 32] };
+        Message {
+            id: self.id,
+            parent_id: self.parent_id,
+            role: self.role,
+            author_name: None,
+            created_at: self.created_at.unwrap_or(fallback_time),
+            time_known: self.created_at.is_some(),
+            parts: Vec::new(),
+            text: self.text,
+            is_thought: self.is_thought,
+            provider_fields: None,
+            model: self.model,
+            status: None,
+            on_active_branch: self.on_active_branch,
+            content_hash,
+            disposition,
+        }
+    }
+}
+
+/// The role named `name` (`user`, `assistant`, `system`, `tool`; `human`, `ai`, `model` too).
+pub fn role_named(name: &str) -> Option<Role> {
+    match name.to_ascii_lowercase().as_str() {
+        "user" | "human" => Some(Role::User),
+        "assistant" | "ai" | "model" | "bot" => Some(Role::Assistant),
+        "system" => Some(Role::System),
+        "tool" | "function" => Some(Role::Tool),
+        _ => None,
+    }
+}
+
+/// The string member `name` of `value`, owned.
+pub fn text_of(value: &Value, name: &str) -> Option<String> {
+    value.get(name).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// Deletes each dot path of `paths` from `record` (UMP `consent.redact`: no array indices).
+pub fn redact(record: &mut Value, paths: &[String]) {
+    for path in paths {
+        let names: Vec<&str> = path.split('.').collect();
+        let Some((last, parents)) = names.split_last() else { continue };
+        let parent = parents.iter().try_fold(&mut *record, |at, name| at.get_mut(*name));
+        if let Some(object) = parent.and_then(Value::as_object_mut) {
+            object.remove(*last);
+        }
+    }
+}
+
+/// Sorts a group's records into conversation records and standalone memories, and the
+/// conversation's messages' parent links from format ids to message ids: shared by the flat
+/// formats.
+pub struct ParentLinks {
+    ids: rustc_hash::FxHashMap<String, String>,
+}
+
+impl ParentLinks {
+    /// No links yet.
+    pub fn new() -> Self {
+        ParentLinks { ids: rustc_hash::FxHashMap::default() }
+    }
+
+    /// Records that the record `format_id` is message `message_id`.
+    pub fn add(&mut self, format_id: &str, message_id: &str) {
+        self.ids.insert(format_id.to_owned(), message_id.to_owned());
+    }
+
+    /// The message id of the record `format_id`, when it is in this conversation.
+    pub fn message_of(&self, format_id: &str) -> Option<String> {
+        self.ids.get(format_id).cloned()
+    }
+}
+
+impl Default for ParentLinks {
+    fn default() -> Self {
+        ParentLinks::new()
+    }
+}
+
+/// The decoded holder of one standalone memory record (or a reject).
+pub fn memory_element(provider: Provider, memory: crate::model::MemoryRecord, origin: Origin) -> Decoded {
+    let mut holder = memories_only(provider, memory.id.clone(), origin);
+    holder.memories.push(memory);
+    decoded(holder, Vec::new(), Warnings::default())
+}

@@ -1,0 +1,353 @@
+//! UMP 0.1 records as input (memory-formats.md §4), in all three bindings: a JSON array (or one
+//! record), NDJSON, and a folder of `.ump.md` files.
+//!
+//! Episodic records that name a conversation and a message in `body.structured` (memport's
+//! own turns) become messages, grouped by conversation, with `depends_on` relations as parent
+//! links. Every other record becomes a memory record: memport's own keep their kind, id and
+//! labels; other producers' keep their kind as a `ump-kind:<kind>` label, which a UMP output
+//! writes again. As an L0 consumer that exports, memport honours consent: a record with
+//! `consent.exportable: false` is counted and not written, and each `consent.redact` path is
+//! deleted before the record is read. A signed record whose `integrity` block does not verify
+//! is rejected.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::RunError;
+use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::signing::{UmpIntegrity, verify_ump_integrity};
+use crate::sources::container::{Container, Entry};
+use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, string_at};
+use crate::sources::formats::{
+    MessageFields, ParentLinks, RecordLayout, conversation, decoded, memory_element, parse_group, redact, role_named, text_of,
+};
+use crate::sources::json_array::ArrayFramer;
+use crate::sources::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
+use crate::timefmt::parse_rfc3339;
+
+/// Whether the UMP file at `path` is NDJSON (several JSON values, one per line) rather than
+/// one array or record.
+///
+/// # Errors
+/// I/O errors reading its start.
+pub fn is_ndjson(path: &Path) -> Result<bool, RunError> {
+    let display = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|error| RunError::read(&display, error))?;
+    let mut reader = BufReader::new(file);
+    // The first line whole (a record per line is at most this large), then whether anything
+    // but white space follows it.
+    let mut first_line = Vec::new();
+    (&mut reader).take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
+    let line = first_line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&first_line);
+    if line.iter().find(|byte| !byte.is_ascii_whitespace()) != Some(&b'{') || serde_json::from_slice::<Value>(line).is_err() {
+        // An array, or one record printed over several lines.
+        return Ok(false);
+    }
+    let mut rest = [0u8; 4096];
+    loop {
+        let read = reader.read(&mut rest).map_err(|error| RunError::read(&display, error))?;
+        if read == 0 {
+            return Ok(false);
+        }
+        if rest[..read].iter().any(|byte| !byte.is_ascii_whitespace()) {
+            return Ok(true);
+        }
+    }
+}
+
+/// A single record file (`{…}`) framed as an array of one.
+struct SingleRecord<R: Read + Send> {
+    framer: ArrayFramer<R>,
+    display: String,
+}
+
+impl<R: Read + Send> RecordSource for SingleRecord<R> {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, String> {
+        self.framer
+            .next_element_into(out)
+            .map(|found| found.map(|(offset, _)| offset))
+            .map_err(|error| format!("{}: {error}", self.display))
+    }
+}
+
+/// The grouped records of a UMP JSON file (an array, or one record).
+///
+/// # Errors
+/// I/O errors opening it.
+pub fn json_records(entry: &Entry) -> Result<GroupingReader, RunError> {
+    let mut head = [0u8; 4096];
+    let read = entry.open()?.read(&mut head).map_err(|error| RunError::read(entry.display.to_string(), error))?;
+    let is_array =
+        head[..read].iter().find(|byte| !byte.is_ascii_whitespace() && **byte != 0xEF && **byte != 0xBB && **byte != 0xBF) == Some(&b'[');
+    let source: Box<dyn RecordSource> = if is_array {
+        Box::new(ArrayRecords::new(ArrayFramer::new(entry.open()?), &entry.display))
+    } else {
+        Box::new(SingleRecord { framer: ArrayFramer::whole_document(entry.open()?), display: entry.display.to_string() })
+    };
+    Ok(GroupingReader::new(source, group_key))
+}
+
+/// The grouped records of a UMP NDJSON file.
+///
+/// # Errors
+/// I/O errors opening it.
+pub fn ndjson_records(entry: &Entry) -> Result<GroupingReader, RunError> {
+    let lines = LineRecords::new(BufReader::with_capacity(1 << 16, entry.open()?), &entry.display, |_| true);
+    Ok(GroupingReader::new(Box::new(lines), group_key))
+}
+
+/// `.ump.md` files, one record each, in name order.
+struct MarkdownFiles {
+    files: Arc<Vec<Entry>>,
+    next: usize,
+}
+
+impl RecordSource for MarkdownFiles {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, String> {
+        let Some(entry) = self.files.get(self.next) else { return Ok(None) };
+        self.next += 1;
+        // Each file is one small record; the reference skips files over 512,000 bytes, memport
+        // reads them (up to 64 MiB) rather than lose them.
+        let bytes = entry.read_small(64 << 20).map_err(|error| error.to_string())?;
+        let record = match markdown_record(&bytes) {
+            Ok(record) => record,
+            Err(reason) => serde_json::json!({"_record_error": format!("{}: {reason}", entry.display)}),
+        };
+        out.extend_from_slice(record.to_string().as_bytes());
+        Ok(Some(0))
+    }
+}
+
+/// The record of a `.ump.md` file: the JSON front matter with the text put back in `body.text`.
+/// The writer's layout is `---\n<JSON>\n---\n\n<text>\n`; exactly that blank line and that
+/// last newline are taken off, so the text comes back as it was written (the reference reader
+/// also trims the text's leading blank lines and trailing white space, which loses them).
+fn markdown_record(bytes: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (front, body) =
+        text.strip_prefix("---\n").and_then(|rest| rest.split_once("\n---\n")).ok_or("no JSON front matter between `---` lines")?;
+    let mut record: Value = serde_json::from_str(front).map_err(|error| format!("the front matter is not JSON: {error}"))?;
+    let object = record.as_object_mut().ok_or("the front matter is not a JSON object")?;
+    let body_object = object.entry("body").or_insert_with(|| Value::Object(Default::default()));
+    if let Some(body_object) = body_object.as_object_mut() {
+        let text = body.strip_prefix('\n').unwrap_or(body);
+        body_object.insert("text".into(), Value::from(text.strip_suffix('\n').unwrap_or(text)));
+    }
+    Ok(record)
+}
+
+/// The grouped records of a folder of `.ump.md` files.
+pub fn markdown_records(files: Arc<Vec<Entry>>) -> GroupingReader {
+    GroupingReader::new(Box::new(MarkdownFiles { files, next: 0 }), group_key)
+}
+
+/// Plans a folder of `.ump.md` records.
+///
+/// # Errors
+/// I/O errors listing it.
+pub fn plan_markdown_folder(path: &Path) -> Result<InputPlan, RunError> {
+    let files: Vec<Entry> = Container::Folder(path.to_owned())
+        .entries()?
+        .into_iter()
+        .filter(|entry| !entry.name.contains('/') && entry.name.ends_with(".ump.md"))
+        .collect();
+    let bytes_on_disk = files.iter().map(|entry| entry.size).sum();
+    let count = files.len();
+    let mut streams = Vec::new();
+    if let Some(first) = files.first().cloned() {
+        let decoder = Arc::new(UmpDecoder) as Arc<dyn Decoder>;
+        streams.push(Stream::new(first, Framing::MemoryFormat(RecordLayout::UmpMarkdown(Arc::new(files))), decoder));
+    }
+    Ok(InputPlan {
+        path: path.display().to_string(),
+        provider: Provider::Other("memory-format"),
+        format: Some("ump"),
+        carried: crate::sources::Carried::default(),
+        layout: format!("UMP 0.1 records, a folder of {count} .ump.md files"),
+        bytes_on_disk,
+        streams,
+        warnings: Warnings::default(),
+        notes: Vec::new(),
+        asset_count: 0,
+    })
+}
+
+/// Turns of one conversation share a key; other records stand alone.
+fn group_key(record: &[u8]) -> Option<String> {
+    let conversation = string_at(record, &["body", "structured", "conversation_id"])?;
+    string_at(record, &["body", "structured", "message_id"])?;
+    let agent = string_at(record, &["scope", "agent"]).unwrap_or_default();
+    Some(format!("{agent}\0{conversation}"))
+}
+
+/// Decodes groups of UMP records.
+pub struct UmpDecoder;
+
+impl Decoder for UmpDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        let (origin, mut records) = parse_group(bytes, &origin)?;
+        let mut warnings = Warnings::default();
+        // A record that does not verify is rejected on its own; the rest of its conversation
+        // goes on.
+        let mut unverified = Vec::new();
+        records.retain(|record| match check_integrity(record) {
+            Ok(()) => true,
+            Err(reason) => {
+                let structured = &record["body"]["structured"];
+                let mut reject = RecordReject::new(&origin, structured["conversation_id"].as_str(), reason);
+                if let Some(message) = structured["message_id"].as_str() {
+                    reject = reject.with_message(message);
+                } else if let Some(id) = record["id"].as_str() {
+                    reject.reason = format!("record {id}: {}", reject.reason);
+                }
+                unverified.push(reject);
+                false
+            }
+        });
+        if records.is_empty() {
+            return Err(unverified.into_iter().next().unwrap_or_else(|| RecordReject::new(&origin, None, "an empty group".into())));
+        }
+        for record in &mut records {
+            if let Some(reason) = record["_record_error"].as_str() {
+                return Err(RecordReject::new(&origin, None, reason.to_owned()));
+            }
+            let paths: Vec<String> =
+                record["consent"]["redact"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+            if !paths.is_empty() {
+                redact(record, &paths);
+                warnings.add("ump_fields_redacted");
+            }
+        }
+        let Some(first) = records.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
+        let structured = &first["body"]["structured"];
+        let is_turn = first["kind"] == "episodic" && structured["conversation_id"].is_string() && structured["message_id"].is_string();
+        if !is_turn {
+            let memory = memory_of(first).map_err(|reason| RecordReject::new(&origin, first["id"].as_str(), reason))?;
+            let mut element = memory_element(provider_of(first), memory, origin);
+            element.warnings = warnings;
+            return Ok(element);
+        }
+        let mut element = conversation_of(&records, origin, options);
+        element.warnings.merge(&warnings);
+        element.rejected_messages.extend(unverified);
+        Ok(element)
+    }
+}
+
+/// A signed record must verify; an unsigned one is taken as it is.
+fn check_integrity(record: &Value) -> Result<(), String> {
+    if record.get("integrity").is_none() {
+        return Ok(());
+    }
+    match verify_ump_integrity(record) {
+        UmpIntegrity::Verified => Ok(()),
+        UmpIntegrity::HashMismatch => Err("its integrity.content_hash does not match the record: it was changed after signing".into()),
+        UmpIntegrity::UnknownSigner => Err("its signer is not an Ed25519 did:key, so its signature cannot be checked".into()),
+        UmpIntegrity::BadSignature => Err("its integrity.signature does not verify".into()),
+    }
+}
+
+fn provider_of(record: &Value) -> Provider {
+    let named = record["body"]["structured"]["source_kind"]
+        .as_str()
+        .or_else(|| record["scope"]["agent"].as_str())
+        .or_else(|| record["provenance"]["source"]["provider"].as_str());
+    named.map_or(Provider::Other("ump"), Provider::named)
+}
+
+fn is_exportable(record: &Value) -> bool {
+    record["consent"]["exportable"].as_bool() != Some(false)
+}
+
+fn memory_of(record: &Value) -> Result<MemoryRecord, String> {
+    let text = record["body"]["text"].as_str().ok_or("a record without `body.text`")?.to_owned();
+    let created_at = record["time"]["created"].as_str().and_then(parse_rfc3339).ok_or("a record without a readable `time.created`")?;
+    let structured = &record["body"]["structured"];
+    let own_kind = structured["memory_kind"].as_str().and_then(MemoryKind::named);
+    let labels_of =
+        |value: &Value| -> Vec<String> { value.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect() };
+    let mut memory = match (own_kind, structured["provider_memory_id"].as_str()) {
+        (Some(kind), Some(id)) => {
+            let mut memory = MemoryRecord::new(provider_of(record), kind, text, created_at, labels_of(&structured["labels"]));
+            memory.id = id.to_owned();
+            memory
+        }
+        _ => {
+            let kind_name = record["kind"].as_str().unwrap_or("semantic");
+            let (kind, mut labels) = MemoryKind::from_foreign_type(kind_name, "ump-kind");
+            labels.extend(labels_of(&structured["labels"]));
+            MemoryRecord::new(provider_of(record), kind, text, created_at, labels)
+        }
+    };
+    memory.exportable = is_exportable(record);
+    Ok(memory)
+}
+
+fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -> Decoded {
+    let first = &records[0];
+    let structured = &first["body"]["structured"];
+    let id = structured["conversation_id"].as_str().unwrap_or_default().to_owned();
+    let mut holder = conversation(provider_of(first), id, origin);
+    holder.title = text_of(structured, "conversation_title");
+    holder.assumed_time_zone = text_of(structured, "assumed_time_zone");
+    let mut links = ParentLinks::new();
+    let mut rejected = Vec::new();
+    // A folder of .ump.md files comes in file-name order; the turn index puts a conversation
+    // back in order.
+    let mut ordered: Vec<&Value> = records.iter().collect();
+    ordered.sort_by_key(|record| record["body"]["structured"]["turn_index"].as_u64().unwrap_or(u64::MAX));
+    for record in ordered {
+        let structured = &record["body"]["structured"];
+        let Some(message_id) = structured["message_id"].as_str().filter(|id| !id.is_empty()) else {
+            rejected.push(RecordReject::new(&holder.origin, Some(&holder.id), "a turn without `body.structured.message_id`".into()));
+            continue;
+        };
+        let Some(text) = record["body"]["text"].as_str() else {
+            rejected
+                .push(RecordReject::new(&holder.origin, Some(&holder.id), "a turn without `body.text`".into()).with_message(message_id));
+            continue;
+        };
+        let role = structured["role"].as_str().and_then(role_named).unwrap_or(Role::User);
+        let mut fields = MessageFields::new(message_id.to_owned(), role, text.to_owned());
+        fields.created_at = record["time"]["created"].as_str().and_then(parse_rfc3339);
+        fields.model = text_of(structured, "model");
+        fields.is_thought = structured["is_thought"].as_bool().unwrap_or(false);
+        fields.on_active_branch = structured["on_active_branch"].as_bool().unwrap_or(true);
+        fields.exportable = is_exportable(record);
+        let parent = record["relations"].as_array().into_iter().flatten().find(|relation| relation["type"] == "depends_on");
+        fields.parent_id = parent.and_then(|relation| relation["target"].as_str()).and_then(|target| links.message_of(target));
+        if let Some(format_id) = record["id"].as_str() {
+            links.add(format_id, message_id);
+        }
+        if holder.created_at.is_none() {
+            holder.created_at = fields.created_at;
+        }
+        let fallback = holder.created_at.unwrap_or(options.exported_at);
+        holder.messages.push(fields.into_message(fallback, options));
+    }
+    decoded(holder, rejected, Warnings::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_markdown_record_gets_its_text_back_in_the_body() {
+        let record = markdown_record(b"---\n{\"ump\":\"0.1\",\"body\":{\"structured\":{\"a\":1}}}\n---\n\n\nHello \n\n").unwrap();
+        assert_eq!(record["body"]["text"], "\nHello \n");
+        assert_eq!(record["body"]["structured"]["a"], 1);
+        assert!(markdown_record(b"no front matter").is_err());
+    }
+
+    #[test]
+    fn a_redacted_path_is_gone_and_its_siblings_stay() {
+        let mut record = serde_json::json!({"body": {"structured": {"model": "m", "role": "user"}}});
+        redact(&mut record, &["body.structured.model".to_owned(), "no.such.path".to_owned()]);
+        assert_eq!(record, serde_json::json!({"body": {"structured": {"role": "user"}}}));
+    }
+}
