@@ -44,8 +44,7 @@ impl Provider {
 
     /// The provider called `name` in a memory-format input. memport's own providers by their
     /// names; any other name that is a plain lowercase word (`perplexity`, `shodh-memory`) as
-    /// [`Provider::Other`]; anything else, and names past the first
-    /// [`MAX_OTHER_PROVIDERS`] distinct ones, as `other`.
+    /// [`Provider::Other`]; anything else as `other`.
     pub fn named(name: &str) -> Provider {
         const OWN: [Provider; 5] = [Provider::ChatGpt, Provider::Claude, Provider::Grok, Provider::Copilot, Provider::Gemini];
         if let Some(provider) = OWN.into_iter().find(|provider| provider.as_str() == name) {
@@ -61,24 +60,21 @@ impl Provider {
     }
 }
 
-/// How many distinct other platform names are kept; later ones are called `other`, so a file
-/// naming millions of platforms cannot grow memory.
-pub const MAX_OTHER_PROVIDERS: usize = 256;
-
-/// The `'static` copy of an other platform's name (names are few; each is kept once).
+/// The `'static` copy of an other platform's name, kept once per distinct name. There is no
+/// cap on how many: a cap would make which names survive depend on the order the worker
+/// threads decode in, and output must not. Real inputs name a handful of platforms; each name
+/// costs at most 32 bytes plus a set entry, and needs a record of its own to appear.
 fn intern_provider_name(name: &str) -> &'static str {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    // A poisoned lock only means another thread panicked while pushing a name; the list is
-    // still a valid list of names.
+    static NAMES: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> = std::sync::Mutex::new(None);
+    // A poisoned lock only means another thread panicked while inserting a name; the set is
+    // still a valid set of names.
     let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = names.iter().find(|known| **known == name) {
+    let names = names.get_or_insert_with(Default::default);
+    if let Some(known) = names.get(name) {
         return known;
     }
-    if names.len() >= MAX_OTHER_PROVIDERS {
-        return "other";
-    }
     let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.push(leaked);
+    names.insert(leaked);
     leaked
 }
 

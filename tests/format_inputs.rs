@@ -436,3 +436,140 @@ fn damaged_format_inputs_never_panic_and_counts_balance() {
         }
     }
 }
+
+#[test]
+fn a_bad_ndjson_line_is_rejected_with_its_offset_and_the_lines_after_it_are_read() {
+    let (folder, lines) = ump_lines(false);
+    let mut text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    let bad = text.len() / 2;
+    let half = text[bad].len() / 2;
+    text[bad].truncate(half);
+    let offset: usize = text[..bad].iter().map(|line| line.len() + 1).sum();
+    let input = folder.path().join("cut-line.ump.ndjson");
+    std::fs::write(&input, text.join("\n") + "\n").unwrap();
+    let out = folder.path().join("out");
+    let report = convert(&[input], &out, &[OutputFormat::UmpNdjson], 2);
+    let written = crate::util::ndjson(&out.join("memory.ump.ndjson")).len();
+    assert_eq!(written, lines.len() - 1, "every other line is read");
+    let rejects = crate::util::ndjson(&out.join("rejects.ndjson"));
+    assert_eq!(rejects.len(), 1, "{rejects:?}");
+    assert_eq!(rejects[0]["offset"], offset, "{rejects:?}");
+    assert!(rejects[0]["reason"].as_str().unwrap().contains("not JSON"));
+    assert!(report.counts.balances());
+}
+
+#[test]
+fn an_unreadable_ump_markdown_file_is_rejected_by_name_and_the_folder_is_read() {
+    let direct = tempfile::tempdir().unwrap();
+    let report = convert(&[examples()[0].clone()], direct.path(), &[OutputFormat::UmpMd], 2);
+    let folder = direct.path().join("ump-md");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&folder).unwrap().map(|entry| entry.unwrap().path()).collect();
+    names.sort();
+    std::fs::write(&names[0], "no front matter here").unwrap();
+    let out = direct.path().join("out");
+    let again = convert(&[folder], &out, &[OutputFormat::UmpNdjson], 2);
+    let written = crate::util::ndjson(&out.join("memory.ump.ndjson")).len() as u64;
+    assert_eq!(written, report.counts.messages_written + report.counts.memories_written - 1);
+    let rejects = crate::util::ndjson(&out.join("rejects.ndjson"));
+    let name = names[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(rejects.iter().any(|reject| reject["reason"].as_str().unwrap().contains(&name)), "{rejects:?}");
+    assert!(again.counts.balances());
+}
+
+#[test]
+fn every_record_of_a_group_is_read_whatever_its_kind() {
+    let (folder, mut lines) = ump_lines(false);
+    // A semantic record that names a conversation and a message sits among the turns.
+    let turn = lines.iter().position(|line| line["kind"] == "episodic").unwrap();
+    let mut extra = lines[turn].clone();
+    extra["kind"] = "semantic".into();
+    extra["id"] = "urn:ump:abc".into();
+    lines.insert(turn + 1, extra);
+    let input = folder.path().join("mixed.ump.ndjson");
+    write_lines(&input, &lines);
+    let out = folder.path().join("out");
+    convert(&[input], &out, &[OutputFormat::UmpNdjson], 2);
+    assert_eq!(crate::util::ndjson(&out.join("memory.ump.ndjson")).len(), lines.len());
+
+    // Another producer's chunks whose ids look like memport's conversation URNs stay apart.
+    let chunks: Vec<Value> = ["a1", "a2", "a3"]
+        .iter()
+        .map(|local| {
+            let content = format!("note {local}");
+            let hash = memport::hash::sha256_label(&memport::hash::sha256(content.as_bytes()));
+            json!({"id": format!("urn:aimem:acme:notes.2024.{local}"), "content": content, "content_hash": hash, "memory_type": "fact", "created_at": "2026-01-01T00:00:00Z"})
+        })
+        .collect();
+    let bundle = json!({
+        "format": "aimem-bundle", "version": "1", "producer": "acme", "tenant_id": "t", "exported_at": "2026-01-01T00:00:00Z", "scope": "FULL",
+        "chunks": chunks, "edges": [], "entities": [], "chunk_entities": []
+    });
+    let mut bundle = bundle;
+    let checksum = memport::hash::sha256_label(&memport::hash::sha256(&memport::jcs::to_canonical_vec(&bundle)));
+    bundle["checksum"] = checksum.into();
+    let input = folder.path().join("acme.aimem.json");
+    std::fs::write(&input, bundle.to_string()).unwrap();
+    let report = convert(&[input], &folder.path().join("acme"), &[OutputFormat::Aimem], 2);
+    assert_eq!(report.counts.memories_written, 3);
+}
+
+#[test]
+fn memories_travelling_with_an_unreadable_conversation_file_are_still_written() {
+    let direct = tempfile::tempdir().unwrap();
+    let report = convert(&[examples()[0].clone()], direct.path(), &[OutputFormat::Pam], 2);
+    let store = direct.path().join("pam");
+    let index = json_of(&store.join("memory-store.json"));
+    let with_memories = index["conversations_index"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["derived_memories"].as_array().is_some_and(|derived| !derived.is_empty()))
+        .unwrap();
+    std::fs::write(store.join(with_memories["storage"]["ref"].as_str().unwrap()), "{ broken").unwrap();
+    let again = convert(&[store], &direct.path().join("out"), &[OutputFormat::AimemNdjson], 2);
+    assert_eq!(again.counts.memories_written, report.counts.memories_written, "{:?}", again.counts);
+    assert!(again.counts.messages_rejected >= 1);
+}
+
+#[test]
+fn labels_with_commas_and_ids_unfit_for_a_urn_survive_other_formats() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut store = json_of(&shared("pam/examples/example-memory-store.json"));
+    store["memories"][0]["id"] = "mem:1".into();
+    store["memories"][0]["tags"] = json!(["new-york, ny"]);
+    let input = folder.path().join("store.json");
+    std::fs::write(&input, serde_json::to_vec(&store).unwrap()).unwrap();
+    let out = folder.path().join("out");
+    convert(&[input], &out, &[OutputFormat::Mif, OutputFormat::Aimem], 2);
+    let validation = memport::validate::validate_path(&out.join("memory.aimem.json")).unwrap();
+    assert!(validation.is_valid(), "{:?}", validation.problems);
+    let back = folder.path().join("back");
+    convert(&[out.join("memory.mif.json")], &back, &[OutputFormat::Pam], 2);
+    let memories = json_of(&back.join("pam/memory-store.json"))["memories"].clone();
+    let labels: Vec<Value> = memories
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|memory| memory["metadata"]["labels"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert!(labels.contains(&Value::from("tag:new-york, ny")), "{labels:?}");
+}
+
+#[test]
+fn the_zone_copilot_times_were_read_in_survives_aime() {
+    let direct = tempfile::tempdir().unwrap();
+    let mut options = options(&[examples()[2].clone()], direct.path(), &[OutputFormat::Aime, OutputFormat::AimemNdjson]);
+    options.source.time_zone = memport::sources::TimeZone::parse("+02:00").unwrap();
+    memport::run(&options).unwrap();
+    let via = tempfile::tempdir().unwrap();
+    convert(&[direct.path().join("memory.aime.json")], via.path(), &[OutputFormat::AimemNdjson], 2);
+    let zone_tags = |path: &Path| {
+        crate::util::ndjson(path)
+            .iter()
+            .filter(|line| line["tags"].as_array().is_some_and(|tags| tags.contains(&Value::from("tz-assumed-p02-00"))))
+            .count()
+    };
+    let direct_tags = zone_tags(&direct.path().join("memory.aimem.ndjson"));
+    assert!(direct_tags > 0);
+    assert_eq!(zone_tags(&via.path().join("memory.aimem.ndjson")), direct_tags);
+}

@@ -119,6 +119,11 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         if message.role == Role::Tool {
             out.messages.extend_from_slice(b",\"originalRole\":\"tool\"");
         }
+        // Zoneless provider times (Copilot) say which zone they were read in.
+        if let Some(zone) = &conversation.assumed_time_zone {
+            out.messages.extend_from_slice(b",\"assumedTimeZone\":");
+            write_string(&mut out.messages, zone);
+        }
         let mut tags = Vec::new();
         if message.is_thought {
             tags.push("thought");

@@ -98,9 +98,11 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         out.memories.push(b',');
         write_string(&mut out.memories, &format!("kind:{}", memory.kind.as_str()));
         out.memories.extend_from_slice(b"],\"metadata\":{");
-        let labels = memory.labels.join(",");
+        // Labels may hold commas (a PAM tag `New York, NY`): a JSON array in a string, as
+        // metadata values must be strings.
+        let labels = serde_json::to_string(&memory.labels).unwrap_or_default();
         let mut members = vec![("memory_kind", memory.kind.as_str()), ("provider_memory_id", memory.id.as_str())];
-        if !labels.is_empty() {
+        if !memory.labels.is_empty() {
             members.push(("labels", &labels));
         }
         string_members(&mut out.memories, &members);

@@ -548,6 +548,30 @@ mod tests {
     }
 
     #[test]
+    fn frames_the_array_at_a_nested_path_and_a_member_value_whole() {
+        let input = br#"{"messages":[1,2],"extensions":{"other":{"memories":[9]},"memport":{"n":"}","memories":[{"a":1},3]}}}"#;
+        let mut framer = ArrayFramer::member_path(&input[..], &["extensions", "memport", "memories"]);
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"a":1}"#);
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"3");
+        assert!(framer.next_element().unwrap().is_none());
+        let mut value = ArrayFramer::member_value(&input[..], "extensions");
+        assert!(value.next_element().unwrap().unwrap().bytes.starts_with(br#"{"other""#));
+        let mut missing = ArrayFramer::member_path(&input[..], &["extensions", "nothing", "memories"]);
+        assert!(missing.next_element().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_member_after_one_larger_than_a_read_is_found() {
+        // The member before the wanted one spans several reads and is skipped without keeping
+        // its bytes (a MIF document's `memories` before its `vendor_extensions`).
+        let mut input = br#"{"memories":[""#.to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 * READ_SIZE));
+        input.extend_from_slice(br#""],"producer":"p"}"#);
+        let mut framer = ArrayFramer::member_value(&input[..], "producer");
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#""p""#);
+    }
+
+    #[test]
     fn frames_a_whole_document_as_one_element() {
         let mut framer = ArrayFramer::whole_document(&b" {\"a\":[1]} "[..]);
         assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"{\"a\":[1]}");

@@ -126,13 +126,8 @@ impl KeySet {
     /// # Errors
     /// I/O errors spilling to or reading from temporary files.
     pub fn insert(&mut self, key: u128) -> io::Result<bool> {
-        if self.recent.contains(&key) {
+        if self.contains(key)? {
             return Ok(false);
-        }
-        for run in &self.runs {
-            if run.contains(key, &mut self.block)? {
-                return Ok(false);
-            }
         }
         if self.recent.len() >= self.capacity {
             let keys: Vec<u128> = self.recent.drain().collect();
@@ -140,6 +135,24 @@ impl KeySet {
         }
         self.recent.insert(key);
         Ok(true)
+    }
+}
+
+impl KeySet {
+    /// Whether `key` was added.
+    ///
+    /// # Errors
+    /// I/O errors reading a spilled run.
+    pub fn contains(&mut self, key: u128) -> io::Result<bool> {
+        if self.recent.contains(&key) {
+            return Ok(true);
+        }
+        for run in &self.runs {
+            if run.contains(key, &mut self.block)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 

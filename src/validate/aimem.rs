@@ -5,9 +5,8 @@
 //! checksum is computed without holding the stream. Bundles are parsed whole, so validate very
 //! large exports in their NDJSON form.
 
-use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -16,6 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::error::RunError;
 use crate::hash::{sha256, sha256_label};
 use crate::jcs::{write_canonical, write_string};
+use crate::stages::key_set::{KeySet, key_of};
 use crate::timefmt::parse_rfc3339;
 use crate::validate::{Problem, Validation};
 
@@ -66,11 +66,15 @@ struct Checker {
     envelope_problems: Vec<Problem>,
     record_problems: Vec<Problem>,
     notices: Vec<String>,
-    chunk_ids: HashSet<String>,
-    entity_ids: HashSet<String>,
-    /// Edges and links are checked after every chunk and entity is known.
-    deferred_edges: Vec<(String, Value)>,
-    deferred_links: Vec<(String, Value)>,
+    /// Chunk and entity ids, as keys of a set that spills to disk: a stream of millions of
+    /// chunks is checked in bounded memory.
+    chunk_ids: KeySet,
+    entity_ids: KeySet,
+    /// Edges and links are checked after every chunk and entity is known: spooled as
+    /// `[location, record]` lines, in order.
+    deferred: BufWriter<File>,
+    /// Whether a deferred record could not be spooled (reported at the end).
+    spool_failed: Option<String>,
     any_embedding: Option<String>,
     embedding_lengths: Vec<(String, usize)>,
     records: u64,
@@ -91,10 +95,10 @@ impl Checker {
             envelope_problems: Vec::new(),
             record_problems: Vec::new(),
             notices: Vec::new(),
-            chunk_ids: HashSet::new(),
-            entity_ids: HashSet::new(),
-            deferred_edges: Vec::new(),
-            deferred_links: Vec::new(),
+            chunk_ids: KeySet::default(),
+            entity_ids: KeySet::default(),
+            deferred: BufWriter::new(tempfile::tempfile().map_err(|error| RunError::write("temporary file", error))?),
+            spool_failed: None,
             any_embedding: None,
             embedding_lengths: Vec::new(),
             records: 0,
@@ -214,9 +218,43 @@ impl Checker {
         *count += 1;
         match position {
             1 => self.check_chunk(&value, &location),
-            2 => self.deferred_edges.push((location, value)),
             3 => self.check_entity(&value, &location),
-            _ => self.deferred_links.push((location, value)),
+            _ => {
+                let line = serde_json::json!([location, value]);
+                serde_json::to_writer(&mut self.deferred, &line)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| self.deferred.write_all(b"\n"))
+                    .map_err(|error| RunError::write("temporary file", error))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `id` is among the ids of `set`.
+    fn knows(set: &mut KeySet, id: &str, failed: &mut Option<String>) -> bool {
+        match set.contains(key_of(&sha256(id.as_bytes()))) {
+            Ok(found) => found,
+            Err(error) => {
+                failed.get_or_insert_with(|| error.to_string());
+                false
+            }
+        }
+    }
+
+    /// Checks the spooled edges and links, now that every chunk and entity is known.
+    fn check_deferred(&mut self) -> std::io::Result<()> {
+        let spool = std::mem::replace(&mut self.deferred, BufWriter::new(tempfile::tempfile()?));
+        let mut spool = spool.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        spool.seek(SeekFrom::Start(0))?;
+        for line in BufReader::new(spool).lines() {
+            let line = line?;
+            let Ok(Value::Array(pair)) = serde_json::from_str::<Value>(&line) else { continue };
+            let (Some(location), Some(record)) = (pair.first().and_then(Value::as_str), pair.get(1)) else { continue };
+            if location.contains("/edges/") {
+                self.check_edge(record, location);
+            } else {
+                self.check_link(record, location);
+            }
         }
         Ok(())
     }
@@ -243,7 +281,11 @@ impl Checker {
                         format!("`{id}` is not in the envelope's producer namespace `{producer}`"),
                     ));
                 }
-                if !self.chunk_ids.insert(id.to_owned()) {
+                let inserted = self.chunk_ids.insert(key_of(&sha256(id.as_bytes())));
+                if let Err(error) = &inserted {
+                    self.spool_failed.get_or_insert_with(|| error.to_string());
+                }
+                if inserted.is_ok_and(|fresh| !fresh) {
                     problems.push(problem(422, "duplicate_chunk_id", &format!("{location}/id"), format!("chunk id `{id}` appears twice")));
                 }
             }
@@ -338,7 +380,9 @@ impl Checker {
                 if let Err(reason) = check_urn(id) {
                     problems.push(problem(422, "invalid_urn", &format!("{location}/id"), reason));
                 }
-                self.entity_ids.insert(id.to_owned());
+                if let Err(error) = self.entity_ids.insert(key_of(&sha256(id.as_bytes()))) {
+                    self.spool_failed.get_or_insert_with(|| error.to_string());
+                }
             }
             None => problems.push(problem(422, "missing_field", &format!("{location}/id"), "entity has no string `id`".into())),
         }
@@ -366,7 +410,7 @@ impl Checker {
         let problems = &mut self.record_problems;
         for (key, code) in [("source_id", "edge_source_unknown"), ("target_id", "edge_target_unknown")] {
             match edge.get(key).and_then(Value::as_str) {
-                Some(id) if self.chunk_ids.contains(id) => {}
+                Some(id) if Self::knows(&mut self.chunk_ids, id, &mut self.spool_failed) => {}
                 Some(id) => {
                     problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not a chunk of this bundle")))
                 }
@@ -397,11 +441,10 @@ impl Checker {
 
     fn check_link(&mut self, link: &Value, location: &str) {
         let problems = &mut self.record_problems;
-        for (key, known, code) in
-            [("chunk_id", &self.chunk_ids, "link_chunk_unknown"), ("entity_id", &self.entity_ids, "link_entity_unknown")]
-        {
+        for (key, is_chunk, code) in [("chunk_id", true, "link_chunk_unknown"), ("entity_id", false, "link_entity_unknown")] {
+            let known = if is_chunk { &mut self.chunk_ids } else { &mut self.entity_ids };
             match link.get(key).and_then(Value::as_str) {
-                Some(id) if known.contains(id) => {}
+                Some(id) if Self::knows(known, id, &mut self.spool_failed) => {}
                 Some(id) => problems.push(problem(422, code, &format!("{location}/{key}"), format!("`{id}` is not in this bundle"))),
                 None => problems.push(problem(422, "missing_field", &format!("{location}/{key}"), format!("link has no string `{key}`"))),
             }
@@ -525,11 +568,11 @@ impl Checker {
         if let Err(error) = self.check_checksum() {
             self.envelope_problems.push(problem(422, "unreadable", "/", error.to_string()));
         }
-        for (location, edge) in std::mem::take(&mut self.deferred_edges) {
-            self.check_edge(&edge, &location);
+        if let Err(error) = self.check_deferred() {
+            self.spool_failed.get_or_insert_with(|| error.to_string());
         }
-        for (location, link) in std::mem::take(&mut self.deferred_links) {
-            self.check_link(&link, &location);
+        if let Some(error) = self.spool_failed.take() {
+            self.envelope_problems.push(problem(422, "unreadable", "/", format!("a temporary file failed while checking ids: {error}")));
         }
         if let Some(location) = &self.any_embedding {
             let dimension = self.envelope.get("embedding_dim").and_then(Value::as_u64);

@@ -134,6 +134,20 @@ pub fn chunk_urn(producer: &str, provider: &str, conversation_id: &str, message_
     urn
 }
 
+/// `urn:aimem:<producer>:<memory id>`, or with a hash of the id (`<provider>.mem.h<hex>`) when
+/// the id holds characters a URN's local part must not (a PAM store's `mem:1`) or is too long.
+pub fn memory_urn(producer: &str, provider: &str, memory_id: &str) -> String {
+    let is_safe = !memory_id.is_empty()
+        && memory_id.len() <= MAX_LOCAL_LENGTH - 8
+        && memory_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'~' | b'-'));
+    if is_safe {
+        return format!("urn:aimem:{producer}:{memory_id}");
+    }
+    let mut urn = format!("urn:aimem:{producer}:{provider}.mem.h");
+    push_hex(&mut urn, &sha256(memory_id.as_bytes())[..16]);
+    urn
+}
+
 /// Splits content into pieces of at most [`MAX_CHUNK_CODE_POINTS`] code points.
 fn split_content(text: &str) -> Vec<&str> {
     // Fast path: byte length bounds the code point count.
@@ -227,7 +241,7 @@ fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize) {
 fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.is_empty()) {
-        let base_id = format!("urn:aimem:{producer}:{}", memory.id);
+        let base_id = memory_urn(producer, provider, &memory.id);
         // A type read from another AIMEM producer is written as it was.
         let memory_type = memory.format_type("aimem-type").filter(|kind| MEMORY_TYPES.contains(kind)).unwrap_or(memory.kind.aimem_type());
         let pieces = split_content(&memory.text);

@@ -14,11 +14,11 @@ use crate::hash::{pam_content_digest, sha256_label};
 use crate::jcs::to_canonical_vec;
 use crate::model::{MemoryRecord, Provider};
 use crate::sinks::pam::conversation::IMPORTER;
+use crate::timefmt::format_rfc3339;
 
 /// The memory types of the PAM schema.
 const PAM_TYPES: [&str; 11] =
     ["fact", "preference", "skill", "context", "relationship", "goal", "instruction", "identity", "environment", "project", "custom"];
-use crate::timefmt::format_rfc3339;
 
 /// A memory object in RFC 8785 form, keyed by its id.
 #[derive(Debug)]

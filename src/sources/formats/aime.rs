@@ -42,14 +42,17 @@ fn session_key(record: &[u8]) -> Option<String> {
     Some(string_at(record, &["metadata", "session"]).unwrap_or_else(|| "\0".to_owned()))
 }
 
-/// Decodes groups of AIME messages, and memport's memories.
-pub struct AimeDecoder;
+/// Decodes groups of AIME messages, or memport's memories.
+pub struct AimeDecoder {
+    /// The stream is `extensions.memport.memories` rather than `messages`.
+    pub memories: bool,
+}
 
 impl Decoder for AimeDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         let (origin, records) = parse_group(bytes, &origin)?;
         let Some(first) = records.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
-        if first.get("kind").is_some() && first.get("role").is_none() {
+        if self.memories {
             let memory = memory_of(first).map_err(|reason| RecordReject::new(&origin, first["id"].as_str(), reason))?;
             let provider = Provider::named(first["platform"].as_str().unwrap_or("aime"));
             return Ok(memory_element(provider, memory, origin));
@@ -59,7 +62,7 @@ impl Decoder for AimeDecoder {
 }
 
 fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
-    let text = memory["content"].as_str().ok_or("a memory without `content` text")?.to_owned();
+    let text = memory["content"].as_str().filter(|text| !text.trim().is_empty()).ok_or("a memory without `content` text")?.to_owned();
     let kind = memory["kind"].as_str().and_then(MemoryKind::named).ok_or("a memory whose `kind` memport does not know")?;
     let created_at = memory["created"].as_str().and_then(parse_rfc3339).ok_or("a memory without a readable `created` time")?;
     let labels = memory["labels"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
@@ -80,8 +83,10 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     let id = session.clone().unwrap_or_else(|| format!("aime-{}", first["id"].as_str().unwrap_or_default()));
     let mut holder = conversation(provider, id, origin);
     holder.title = records.iter().find_map(|record| text_of(&record["metadata"], "conversationTitle"));
+    holder.assumed_time_zone = records.iter().find_map(|record| text_of(&record["metadata"], "assumedTimeZone"));
     let own_prefix = session.as_ref().map(|session| format!("{platform}:{session}:"));
     let mut links = ParentLinks::new();
+    let mut warnings = Warnings::default();
     let mut rejected = Vec::new();
     let mut previous: Option<String> = None;
     for record in records {
@@ -121,7 +126,14 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         // root (so a rewrite gives it no RESPONDS_TO either); other messages follow the one
         // before.
         fields.parent_id = match (responds_to, role) {
-            (Some(target), _) => links.message_of(target),
+            (Some(target), _) => {
+                let parent = links.message_of(target);
+                if parent.is_none() {
+                    // memport writes answers after what they respond to, in one session.
+                    warnings.add("parent_not_in_conversation");
+                }
+                parent
+            }
             (None, Role::Assistant | Role::Tool) => None,
             (None, _) => previous.clone(),
         };
@@ -133,5 +145,5 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         let fallback = holder.created_at.unwrap_or(options.exported_at);
         holder.messages.push(fields.into_message(fallback, options));
     }
-    decoded(holder, rejected, Warnings::default())
+    decoded(holder, rejected, warnings)
 }

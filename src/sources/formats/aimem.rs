@@ -21,8 +21,8 @@ use serde_json::Value;
 use crate::error::RunError;
 use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
-use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, memory_element, parse_group, refuse, role_named};
+use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
+use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, memories_only, parse_group, refuse, role_named};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -121,7 +121,7 @@ impl ChunksWithParents {
 }
 
 impl RecordSource for ChunksWithParents {
-    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, String> {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem> {
         let start = out.len();
         let Some(offset) = self.chunks.next_record(out)? else { return Ok(None) };
         self.load_edge();
@@ -195,16 +195,31 @@ fn local_of(id: &str) -> Option<Local<'_>> {
     is_provider.then_some(Local { provider: parts[0], middle: parts[1], last: parts[2] })
 }
 
-/// A memport conversation's chunks share a key; the pieces of one memory share one; hashed ids
-/// and other producers' chunks stand alone (with their pieces).
+/// The tags of a raw chunk record.
+fn raw_tags(record: &[u8]) -> Vec<String> {
+    sonic_rs::get(record, &["tags"]).ok().and_then(|tags| sonic_rs::from_str::<Vec<String>>(tags.as_raw_str()).ok()).unwrap_or_default()
+}
+
+/// Whether tags mark one of memport's message chunks.
+fn is_message_tags<S: AsRef<str>>(tags: &[S]) -> bool {
+    tags.iter().any(|tag| tag.as_ref().starts_with("role-")) && tags.iter().any(|tag| tag.as_ref().starts_with("src-"))
+}
+
+/// memport's chunks of one conversation share a key (by the URN, or for a hashed URN by the
+/// source and conversation tags); the pieces of one of memport's memories share one; other
+/// producers' chunks stand alone.
 fn group_key(record: &[u8]) -> Option<String> {
     let id = string_at(record, &["id"])?;
     let local = local_of(&id)?;
-    match local.middle {
-        "h" => Some(format!("{}.h.{}", local.provider, local.last)),
-        "mem" => Some(format!("{}.mem.{}", local.provider, local.last)),
-        conversation => Some(format!("{}.{conversation}", local.provider)),
+    let tags = raw_tags(record);
+    if is_message_tags(&tags) {
+        if local.middle == "h" {
+            let tag = |prefix: &str| tags.iter().find(|tag| tag.starts_with(prefix)).cloned().unwrap_or_default();
+            return Some(format!("{}\0{}", tag("src-"), tag("conv-")));
+        }
+        return Some(format!("{}.{}", local.provider, local.middle));
     }
+    (local.middle == "mem" && tags.iter().any(|tag| tag == "provider-memory")).then(|| format!("{}.mem.{}", local.provider, local.last))
 }
 
 /// Decodes groups of chunks.
@@ -216,16 +231,61 @@ pub struct AimemDecoder {
 impl Decoder for AimemDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         let (origin, records) = parse_group(bytes, &origin)?;
-        let Some(first) = records.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
-        let tags = tags(first);
-        let is_message = tags.iter().any(|tag| tag.starts_with("role-")) && tags.iter().any(|tag| tag.starts_with("src-"));
-        if is_message {
-            return Ok(conversation_of(&records, origin, options));
+        // Each chunk (with the pieces split from it) on its own merits: memport's message chunks
+        // make the conversation, any other chunk a memory.
+        let units = units(&records);
+        let (messages, memories): (Vec<&[Value]>, Vec<&[Value]>) = units.into_iter().partition(|unit| is_message_tags(&tags(&unit[0])));
+        let mut element = match messages.first() {
+            Some(_) => conversation_of(&messages, origin, options),
+            None => {
+                let Some(first) = memories.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
+                let provider = memory_provider(&first[0], &self.producer);
+                decoded(
+                    memories_only(provider, first[0]["id"].as_str().unwrap_or_default().to_owned(), origin),
+                    Vec::new(),
+                    Warnings::default(),
+                )
+            }
+        };
+        for unit in memories {
+            match memory_of(unit, &self.producer) {
+                Ok(memory) => element.conversation.memories.push(memory),
+                Err(reason) => {
+                    let reason = format!("chunk {}: {reason}", unit[0]["id"].as_str().unwrap_or("without an id"));
+                    element.rejected_messages.push(RecordReject::new(&element.conversation.origin, None, reason));
+                }
+            }
         }
-        let memory = memory_of(&records, &self.producer).map_err(|reason| RecordReject::new(&origin, first["id"].as_str(), reason))?;
-        let provider = memory_provider(first, &self.producer);
-        Ok(memory_element(provider, memory, origin))
+        if element.conversation.memories_only && element.conversation.memories.is_empty() {
+            let reason = element.rejected_messages.pop().map(|reject| reject.reason);
+            return Err(RecordReject::new(&element.conversation.origin, None, reason.unwrap_or_else(|| "an empty group".into())));
+        }
+        Ok(element)
     }
+}
+
+/// Splits a group into chunks, each with the pieces split from it that follow it (`<id>.p2`,
+/// `<id>.p3`, …).
+fn units(records: &[Value]) -> Vec<&[Value]> {
+    let mut units = Vec::new();
+    let mut position = 0;
+    while position < records.len() {
+        let id = records[position]["id"].as_str().unwrap_or_default();
+        let mut end = position + 1;
+        while end < records.len()
+            && !id.is_empty()
+            && records[end]["id"]
+                .as_str()
+                .and_then(|next| next.strip_prefix(id))
+                .and_then(|rest| rest.strip_prefix(".p"))
+                .is_some_and(|number| !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()))
+        {
+            end += 1;
+        }
+        units.push(&records[position..end]);
+        position = end;
+    }
+    units
 }
 
 fn tags(chunk: &Value) -> Vec<&str> {
@@ -251,18 +311,21 @@ fn is_part_tag(tag: &str) -> bool {
         .is_some_and(|(index, count)| index.bytes().all(|byte| byte.is_ascii_digit()) && count.bytes().all(|byte| byte.is_ascii_digit()))
 }
 
-/// The text of a chunk and the pieces split from it that follow it in `records`.
-fn joined_text(records: &[Value]) -> Result<String, String> {
+/// The text of a chunk and the pieces split from it.
+fn joined_text(unit: &[Value]) -> Result<String, String> {
     let mut text = String::new();
-    for record in records {
+    for record in unit {
         text.push_str(record["content"].as_str().ok_or("a chunk without `content` text")?);
     }
     Ok(text)
 }
 
-fn memory_of(records: &[Value], producer: &str) -> Result<MemoryRecord, String> {
-    let first = &records[0];
-    let text = joined_text(records)?;
+fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
+    let first = &unit[0];
+    let text = joined_text(unit)?;
+    if text.trim().is_empty() {
+        return Err("a chunk without text: a memory needs some".into());
+    }
     let created_at = first["created_at"].as_str().and_then(parse_rfc3339).ok_or("a chunk without a readable `created_at`")?;
     let tags = tags(first);
     let id = first["id"].as_str().unwrap_or_default();
@@ -283,17 +346,22 @@ fn memory_of(records: &[Value], producer: &str) -> Result<MemoryRecord, String> 
     }
 }
 
-/// The zone a `tz-assumed-<zone>` tag names (`utc`, `p02-00`, `m05-30`).
+/// The zone a `tz-assumed-<zone>` tag names (`utc`, `p02-00`, `m05-30`); another tag's text is
+/// kept as it is.
 fn zone_of(tag: &str) -> String {
+    let is_offset = |offset: &str| {
+        offset.len() == 5 && offset.bytes().enumerate().all(|(at, byte)| if at == 2 { byte == b'-' } else { byte.is_ascii_digit() })
+    };
     match tag.split_at_checked(1) {
-        Some(("p", offset)) => format!("+{}", offset.replace('-', ":")),
-        Some(("m", offset)) => format!("-{}", offset.replace('-', ":")),
-        _ => tag.to_uppercase(),
+        Some(("p", offset)) if is_offset(offset) => format!("+{}", offset.replace('-', ":")),
+        Some(("m", offset)) if is_offset(offset) => format!("-{}", offset.replace('-', ":")),
+        _ if tag == "utc" => "UTC".to_owned(),
+        _ => tag.to_owned(),
     }
 }
 
-fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -> Decoded {
-    let first = &records[0];
+fn conversation_of(units: &[&[Value]], origin: Origin, options: &DecodeOptions) -> Decoded {
+    let first = &units[0][0];
     let first_tags = tags(first);
     let provider = source_of(&first_tags).unwrap_or(Provider::Other("aimem"));
     let first_id = first["id"].as_str().unwrap_or_default();
@@ -307,21 +375,22 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     let mut holder = conversation(provider, conversation_id, origin);
     holder.assumed_time_zone = first_tags.iter().find_map(|tag| tag.strip_prefix("tz-assumed-")).map(zone_of);
     let mut warnings = Warnings::default();
+    // Every chunk id of the conversation first, so a parent written after its child (not
+    // memport's order, but possible) is still found.
     let mut links = ParentLinks::new();
-    let mut rejected = Vec::new();
-    let mut position = 0;
-    while position < records.len() {
-        let record = &records[position];
-        let id = record["id"].as_str().unwrap_or_default();
-        // The pieces of a split message follow it: `<id>.p2`, `<id>.p3`, …
-        let mut end = position + 1;
-        while end < records.len()
-            && records[end]["id"].as_str().and_then(|next| next.strip_prefix(id)).is_some_and(|rest| rest.starts_with(".p"))
-        {
-            end += 1;
+    for unit in units {
+        if let Some(local) = unit[0]["id"].as_str().and_then(local_of) {
+            for piece in *unit {
+                if let Some(piece_id) = piece["id"].as_str() {
+                    links.add(piece_id, local.last);
+                }
+            }
         }
-        let pieces = &records[position..end];
-        position = end;
+    }
+    let mut rejected = Vec::new();
+    for unit in units {
+        let record = &unit[0];
+        let id = record["id"].as_str().unwrap_or_default();
         let Some(local) = local_of(id) else {
             rejected.push(RecordReject::new(&holder.origin, Some(&holder.id), format!("chunk id `{id}` is not one memport writes")));
             continue;
@@ -330,7 +399,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
             warnings.add("aimem_hashed_ids");
         }
         let message_id = local.last.to_owned();
-        let text = match joined_text(pieces) {
+        let text = match joined_text(unit) {
             Ok(text) => text,
             Err(reason) => {
                 rejected.push(RecordReject::new(&holder.origin, Some(&holder.id), reason).with_message(&message_id));
@@ -339,14 +408,14 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         };
         let tags = tags(record);
         let role = tags.iter().find_map(|tag| tag.strip_prefix("role-")).and_then(role_named).unwrap_or(Role::User);
-        let mut fields = MessageFields::new(message_id.clone(), role, text);
+        let mut fields = MessageFields::new(message_id, role, text);
         fields.created_at = record["created_at"].as_str().and_then(parse_rfc3339);
         fields.is_thought = tags.contains(&"thought");
         fields.on_active_branch = !tags.contains(&"off-branch");
-        fields.parent_id = record["_parent"].as_str().and_then(|parent| links.message_of(parent));
-        for piece in pieces {
-            if let Some(piece_id) = piece["id"].as_str() {
-                links.add(piece_id, &message_id);
+        if let Some(parent) = record["_parent"].as_str() {
+            fields.parent_id = links.message_of(parent);
+            if fields.parent_id.is_none() {
+                warnings.add("parent_not_in_conversation");
             }
         }
         if holder.created_at.is_none() {
@@ -376,6 +445,7 @@ mod tests {
         assert_eq!(zone_of("utc"), "UTC");
         assert_eq!(zone_of("p02-00"), "+02:00");
         assert_eq!(zone_of("m05-30"), "-05:30");
+        assert_eq!(zone_of("pacific-auckland"), "pacific-auckland");
     }
 
     #[test]

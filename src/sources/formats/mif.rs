@@ -99,7 +99,7 @@ fn tags(memory: &Value) -> Vec<&str> {
 }
 
 fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
-    let text = memory["content"].as_str().ok_or("a memory without `content` text")?.to_owned();
+    let text = memory["content"].as_str().filter(|text| !text.trim().is_empty()).ok_or("a memory without `content` text")?.to_owned();
     let created_at = memory["created_at"].as_str().and_then(parse_rfc3339).ok_or("a memory without a readable `created_at`")?;
     let metadata = &memory["metadata"];
     let own_kind = metadata["memory_kind"].as_str().and_then(MemoryKind::named);
@@ -107,7 +107,10 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
     if let (Some(kind), Some(id)) = (own_kind, metadata["provider_memory_id"].as_str()) {
         // memport's own: the kind, id and labels it wrote.
         let labels =
-            metadata["labels"].as_str().filter(|labels| !labels.is_empty()).map(|labels| labels.split(',').map(str::to_owned).collect());
+            // A JSON array in a string (older memport documents joined the labels with commas).
+            metadata["labels"].as_str().filter(|labels| !labels.is_empty()).map(|labels| {
+                serde_json::from_str::<Vec<String>>(labels).unwrap_or_else(|_| labels.split(',').map(str::to_owned).collect())
+            });
         return Ok(MemoryRecord {
             id: id.to_owned(),
             kind,
@@ -133,6 +136,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     holder.title = text_of(metadata, "conversation_title");
     holder.assumed_time_zone = text_of(metadata, "assumed_time_zone");
     let mut links = ParentLinks::new();
+    let mut warnings = Warnings::default();
     let mut rejected = Vec::new();
     for record in records {
         let metadata = &record["metadata"];
@@ -164,7 +168,13 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         fields.model = text_of(metadata, "model");
         fields.is_thought = tags.contains(&"thought");
         fields.on_active_branch = !tags.contains(&"off-branch");
-        fields.parent_id = record["parent_id"].as_str().and_then(|parent| links.message_of(parent));
+        if let Some(parent) = record["parent_id"].as_str() {
+            fields.parent_id = links.message_of(parent);
+            if fields.parent_id.is_none() {
+                // Not an earlier turn of this session: the turn becomes a root.
+                warnings.add("parent_not_in_conversation");
+            }
+        }
         if let Some(format_id) = record["id"].as_str() {
             links.add(format_id, message_id);
         }
@@ -174,5 +184,5 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         let fallback = holder.created_at.unwrap_or(options.exported_at);
         holder.messages.push(fields.into_message(fallback, options));
     }
-    decoded(holder, rejected, Warnings::default())
+    decoded(holder, rejected, warnings)
 }

@@ -29,6 +29,7 @@ use crate::model::{Conversation, Disposition, Message, Micros, Origin, Provider,
 use crate::sources::container::{Container, Entry};
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::validate::MemoryFormat;
+use grouped::GroupingReader;
 
 /// How a memory-format file's records are found, for [`Framing::MemoryFormat`].
 #[derive(Debug, Clone)]
@@ -49,6 +50,9 @@ pub enum RecordLayout {
     AimemBundle,
     /// AIMEM NDJSON chunk lines, joined with the edge lines, grouped by conversation.
     AimemNdjson,
+    /// The whole file as one record (a PAM conversation file), or a record error saying why
+    /// it is not JSON: the decoder still sees it and keeps what travels with it.
+    WholeFile,
 }
 
 /// Opens the grouped record stream of `entry`.
@@ -65,6 +69,7 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read
         RecordLayout::AimeMemories => aime::memory_records(entry)?,
         RecordLayout::AimemBundle => aimem::bundle_records(entry)?,
         RecordLayout::AimemNdjson => aimem::ndjson_records(entry)?,
+        RecordLayout::WholeFile => GroupingReader::new(Box::new(grouped::WholeFile::new(entry.clone())), |_| None),
     }) as Box<dyn Read + Send>)
 }
 
@@ -122,8 +127,8 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             "aime",
             "AIME v1.0 document".into(),
             vec![
-                (Framing::MemoryFormat(RecordLayout::AimeMessages), Arc::new(aime::AimeDecoder) as Arc<dyn Decoder>),
-                (Framing::MemoryFormat(RecordLayout::AimeMemories), Arc::new(aime::AimeDecoder) as Arc<dyn Decoder>),
+                (Framing::MemoryFormat(RecordLayout::AimeMessages), Arc::new(aime::AimeDecoder { memories: false }) as Arc<dyn Decoder>),
+                (Framing::MemoryFormat(RecordLayout::AimeMemories), Arc::new(aime::AimeDecoder { memories: true }) as Arc<dyn Decoder>),
             ],
         ),
         MemoryFormat::Aimem => {
@@ -173,6 +178,9 @@ pub fn parse_group(bytes: &[u8], origin: &Origin) -> Result<(Origin, Vec<Value>)
     }
     if let Some(problem) = items.iter().find_map(|item| item["_frame_error"].as_str()) {
         return Err(RecordReject::new(&origin, None, format!("{problem}; the records before it were kept")));
+    }
+    if let Some(problem) = items.iter().find_map(|item| item["_record_error"].as_str()) {
+        return Err(RecordReject::new(&origin, None, problem.to_owned()));
     }
     Ok((origin, items))
 }

@@ -25,6 +25,8 @@ use crate::model::{
     Warnings,
 };
 use crate::sources::container::Container;
+use crate::sources::formats::RecordLayout;
+use crate::sources::formats::grouped::string_at;
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
@@ -94,6 +96,10 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
             refs.push((id.to_owned(), reference.to_owned()));
             let derived = entry["derived_memories"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
             derived_order.insert(id.to_owned(), derived);
+        } else if let Some(id) = entry["id"].as_str() {
+            // Stored in a database or behind a URI: nothing here to read.
+            warnings.add("pam_conversation_not_in_a_file");
+            notes.push(format!("{display}: conversation {id} is not stored in a file of the store, so it is not read"));
         }
     }
 
@@ -101,11 +107,15 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     let by_name: FxHashMap<&str, &crate::sources::container::Entry> = entries.iter().map(|entry| (entry.name.as_str(), entry)).collect();
     let mut streams = Vec::new();
     let mut listed = HashSet::new();
+    // The file each listed conversation is read from: memories travel with the file, so they
+    // are found again even when the file's own `id` disagrees with the index.
+    let mut file_of: FxHashMap<&str, Arc<str>> = FxHashMap::default();
     for (id, reference) in &refs {
         let inside = Path::new(reference).components().all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
         match by_name.get(reference.trim_start_matches("./")).filter(|_| inside) {
             Some(entry) => {
                 listed.insert(id.clone());
+                file_of.insert(id.as_str(), entry.display.clone());
                 streams.push((*entry).clone());
             }
             None => {
@@ -115,29 +125,34 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
         }
     }
 
-    let mut attached: FxHashMap<String, Vec<Value>> = FxHashMap::default();
+    // Each conversation's memories as raw JSON (a third of a parsed value's size), in the
+    // order of its `derived_memories`.
+    let mut attached: FxHashMap<Arc<str>, Vec<RankedMemory>> = FxHashMap::default();
+    let ranks: FxHashMap<&str, FxHashMap<&str, usize>> = derived_order
+        .iter()
+        .map(|(conversation, derived)| (conversation.as_str(), derived.iter().enumerate().map(|(rank, id)| (id.as_str(), rank)).collect()))
+        .collect();
     let mut framer = ArrayFramer::member_array(open()?, "memories");
     while let Some(element) = framer.next_element().map_err(|error| RunError::read(&display, std::io::Error::other(error.to_string())))? {
-        if let Ok(memory) = serde_json::from_slice::<Value>(&element.bytes)
-            && let Some(conversation) =
-                memory["provenance"]["conversation_ref"].as_str().filter(|conversation| listed.contains(*conversation))
-        {
-            attached.entry(conversation.to_owned()).or_default().push(memory);
+        let conversation = string_at(&element.bytes, &["provenance", "conversation_ref"]);
+        if let Some(file) = conversation.as_deref().and_then(|conversation| file_of.get(conversation)) {
+            let id = string_at(&element.bytes, &["id"]).unwrap_or_default();
+            let rank = conversation.as_deref().and_then(|conversation| ranks.get(conversation)?.get(id.as_str()).copied());
+            attached.entry(file.clone()).or_default().push((rank.unwrap_or(usize::MAX), element.bytes.into_boxed_slice()));
         }
     }
-
-    for (conversation, memories) in &mut attached {
-        let order = derived_order.get(conversation);
-        let rank = |memory: &Value| {
-            let id = memory["id"].as_str().unwrap_or_default();
-            order.and_then(|order| order.iter().position(|derived| derived == id)).unwrap_or(usize::MAX)
-        };
-        memories.sort_by_key(|memory| rank(memory));
-    }
+    let attached: FxHashMap<Arc<str>, Vec<Box<[u8]>>> = attached
+        .into_iter()
+        .map(|(file, mut memories)| {
+            memories.sort_by_key(|(rank, _)| *rank);
+            (file, memories.into_iter().map(|(_, bytes)| bytes).collect())
+        })
+        .collect();
     let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, listed });
     let store_name = store_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let store_entry = by_name.get(store_name.as_str()).map(|entry| (*entry).clone());
-    let mut plan_streams: Vec<Stream> = streams.into_iter().map(|entry| Stream::new(entry, Framing::Whole, decoder.clone())).collect();
+    let whole_file = || Framing::MemoryFormat(RecordLayout::WholeFile);
+    let mut plan_streams: Vec<Stream> = streams.into_iter().map(|entry| Stream::new(entry, whole_file(), decoder.clone())).collect();
     if let Some(entry) = store_entry {
         plan_streams.push(Stream::new(entry, Framing::Member("memories"), decoder));
     }
@@ -172,23 +187,50 @@ fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
         carried: crate::sources::Carried::default(),
         layout: "PAM v1.0 conversation file".into(),
         bytes_on_disk: entry.size,
-        streams: vec![Stream::new(entry, Framing::Whole, decoder)],
+        streams: vec![Stream::new(entry, Framing::MemoryFormat(RecordLayout::WholeFile), decoder)],
         warnings: Warnings::default(),
         notes: Vec::new(),
         asset_count: 0,
     }))
 }
 
+/// A memory's place in its conversation's `derived_memories`, and its raw JSON.
+type RankedMemory = (usize, Box<[u8]>);
+
 struct PamDecoder {
-    /// Memories by the PAM id of the conversation they came with.
-    attached: FxHashMap<String, Vec<Value>>,
+    /// Memories (raw JSON) by the conversation file they travel with.
+    attached: FxHashMap<Arc<str>, Vec<Box<[u8]>>>,
     /// Conversations whose files are read (their memories travel with them).
     listed: HashSet<String>,
 }
 
 impl Decoder for PamDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|error| RecordReject::new(&origin, None, format!("not JSON: {error}")))?;
+        // A conversation file comes whole, as a group of one (an element of the memory list is
+        // an object).
+        let parsed = if bytes.first() == Some(&b'[') {
+            super::parse_group(bytes, &origin).map(|(_, mut records)| records.pop().unwrap_or(Value::Null)).map_err(|reject| reject.reason)
+        } else {
+            serde_json::from_slice(bytes).map_err(|error| format!("not JSON: {error}"))
+        };
+        let value: Value = match parsed {
+            Ok(value) => value,
+            Err(reason) => {
+                let reject = RecordReject::new(&origin, None, reason);
+                // The memories that travel with an unreadable conversation file are still read:
+                // the file's reject is listed with them.
+                if let Some(memories) = self.attached.get(&origin.file).filter(|memories| !memories.is_empty()) {
+                    let memories = self.memories_of(memories, options.exported_at);
+                    let provider = memories
+                        .first()
+                        .map_or(Provider::Other("pam"), |memory| Provider::named(memory.id.split('.').next().unwrap_or("pam")));
+                    let mut holder = super::memories_only(provider, String::new(), origin);
+                    holder.memories = memories;
+                    return Ok(Decoded { conversation: holder, rejected_messages: vec![reject], warnings: Warnings::default() });
+                }
+                return Err(reject);
+            }
+        };
         if value.get("messages").is_some() {
             self.conversation(&value, bytes, origin, options)
         } else {
@@ -198,6 +240,16 @@ impl Decoder for PamDecoder {
 }
 
 impl PamDecoder {
+    /// The memories (raw JSON) that travel with a conversation file. One that is not JSON is
+    /// left out here: the memory list's own pass rejects it, with its place.
+    fn memories_of(&self, memories: &[Box<[u8]>], fallback_time: Micros) -> Vec<MemoryRecord> {
+        memories
+            .iter()
+            .filter_map(|bytes| serde_json::from_slice::<Value>(bytes).ok())
+            .map(|memory| memory_record(&memory, fallback_time))
+            .collect()
+    }
+
     /// A memory of `memory-store.json`: its own record, unless it travels with its conversation.
     fn memory(&self, memory: &Value, origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         if memory["content"].as_str().is_none() {
@@ -247,11 +299,9 @@ impl PamDecoder {
                 messages: Vec::new(),
                 memories: self
                     .attached
-                    .get(pam_id)
-                    .into_iter()
-                    .flatten()
-                    .map(|memory| memory_record(memory, options.exported_at))
-                    .collect(),
+                    .get(&origin.file)
+                    .map(|memories| self.memories_of(memories, options.exported_at))
+                    .unwrap_or_default(),
                 assumed_time_zone: text(&file["raw_metadata"]["assumed_time_zone"]),
                 is_repeat: false,
                 memories_only: false,

@@ -20,10 +20,8 @@ use crate::error::RunError;
 use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
-use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, string_at};
-use crate::sources::formats::{
-    MessageFields, ParentLinks, RecordLayout, conversation, decoded, memory_element, parse_group, redact, role_named, text_of,
-};
+use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, record_error, string_at};
+use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, conversation, decoded, parse_group, redact, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
@@ -40,7 +38,14 @@ pub fn is_ndjson(path: &Path) -> Result<bool, RunError> {
     // The first line whole (a record per line is at most this large), then whether anything
     // but white space follows it.
     let mut first_line = Vec::new();
-    (&mut reader).take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
+    // The first line that is not blank.
+    loop {
+        first_line.clear();
+        let read = (&mut reader).take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
+        if read == 0 || !first_line.iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+    }
     let line = first_line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&first_line);
     if line.iter().find(|byte| !byte.is_ascii_whitespace()) != Some(&b'{') || serde_json::from_slice::<Value>(line).is_err() {
         // An array, or one record printed over several lines.
@@ -65,11 +70,11 @@ struct SingleRecord<R: Read + Send> {
 }
 
 impl<R: Read + Send> RecordSource for SingleRecord<R> {
-    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, String> {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem> {
         self.framer
             .next_element_into(out)
             .map(|found| found.map(|(offset, _)| offset))
-            .map_err(|error| format!("{}: {error}", self.display))
+            .map_err(|error| SourceProblem { offset: error.offset(), message: format!("{}: {error}", self.display) })
     }
 }
 
@@ -106,17 +111,17 @@ struct MarkdownFiles {
 }
 
 impl RecordSource for MarkdownFiles {
-    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, String> {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem> {
         let Some(entry) = self.files.get(self.next) else { return Ok(None) };
         self.next += 1;
         // Each file is one small record; the reference skips files over 512,000 bytes, memport
-        // reads them (up to 64 MiB) rather than lose them.
-        let bytes = entry.read_small(64 << 20).map_err(|error| error.to_string())?;
-        let record = match markdown_record(&bytes) {
-            Ok(record) => record,
-            Err(reason) => serde_json::json!({"_record_error": format!("{}: {reason}", entry.display)}),
-        };
-        out.extend_from_slice(record.to_string().as_bytes());
+        // reads them (up to 64 MiB) rather than lose them. A file that cannot be read or
+        // parsed is rejected on its own, and the folder goes on.
+        let record = entry.read_small(64 << 20).map_err(|error| error.to_string()).and_then(|bytes| markdown_record(&bytes));
+        match record {
+            Ok(record) => out.extend_from_slice(record.to_string().as_bytes()),
+            Err(reason) => record_error(out, &format!("{}: {reason}", entry.display)),
+        }
         Ok(Some(0))
     }
 }
@@ -178,6 +183,9 @@ pub fn plan_markdown_folder(path: &Path) -> Result<InputPlan, RunError> {
 
 /// Turns of one conversation share a key; other records stand alone.
 fn group_key(record: &[u8]) -> Option<String> {
+    if string_at(record, &["kind"]).as_deref() != Some("episodic") {
+        return None;
+    }
     let conversation = string_at(record, &["body", "structured", "conversation_id"])?;
     string_at(record, &["body", "structured", "message_id"])?;
     let agent = string_at(record, &["scope", "agent"]).unwrap_or_default();
@@ -222,20 +230,41 @@ impl Decoder for UmpDecoder {
                 warnings.add("ump_fields_redacted");
             }
         }
-        let Some(first) = records.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
-        let structured = &first["body"]["structured"];
-        let is_turn = first["kind"] == "episodic" && structured["conversation_id"].is_string() && structured["message_id"].is_string();
-        if !is_turn {
-            let memory = memory_of(first).map_err(|reason| RecordReject::new(&origin, first["id"].as_str(), reason))?;
-            let mut element = memory_element(provider_of(first), memory, origin);
-            element.warnings = warnings;
-            return Ok(element);
+        // Each record on its own merits: turns make the conversation, anything else (another
+        // kind, or a turn whose ids a redaction removed) a memory.
+        let (turns, others): (Vec<Value>, Vec<Value>) = records.into_iter().partition(is_turn);
+        let mut element = if turns.is_empty() {
+            let Some(first) = others.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
+            let holder = crate::sources::formats::memories_only(provider_of(first), text_of(first, "id").unwrap_or_default(), origin);
+            decoded(holder, Vec::new(), Warnings::default())
+        } else {
+            conversation_of(&turns, origin, options)
+        };
+        let conversation_id = (!element.conversation.memories_only).then(|| element.conversation.id.clone());
+        for record in &others {
+            match memory_of(record) {
+                Ok(memory) => element.conversation.memories.push(memory),
+                Err(reason) => {
+                    let reason = format!("record {}: {reason}", record["id"].as_str().unwrap_or("without an id"));
+                    element.rejected_messages.push(RecordReject::new(&element.conversation.origin, conversation_id.as_deref(), reason));
+                }
+            }
         }
-        let mut element = conversation_of(&records, origin, options);
+        if element.conversation.memories_only && element.conversation.memories.is_empty() {
+            // A lone record that could not be read: the element is rejected with its reason.
+            let reason = element.rejected_messages.pop().map(|reject| reject.reason);
+            return Err(RecordReject::new(&element.conversation.origin, None, reason.unwrap_or_else(|| "an empty group".into())));
+        }
         element.warnings.merge(&warnings);
         element.rejected_messages.extend(unverified);
         Ok(element)
     }
+}
+
+/// Whether a record is a conversation turn (memport's episodic records name both ids).
+fn is_turn(record: &Value) -> bool {
+    let structured = &record["body"]["structured"];
+    record["kind"] == "episodic" && structured["conversation_id"].is_string() && structured["message_id"].is_string()
 }
 
 /// A signed record must verify; an unsigned one is taken as it is.
@@ -265,6 +294,9 @@ fn is_exportable(record: &Value) -> bool {
 
 fn memory_of(record: &Value) -> Result<MemoryRecord, String> {
     let text = record["body"]["text"].as_str().ok_or("a record without `body.text`")?.to_owned();
+    if text.trim().is_empty() {
+        return Err("a record whose `body.text` is empty: a memory needs text".into());
+    }
     let created_at = record["time"]["created"].as_str().and_then(parse_rfc3339).ok_or("a record without a readable `time.created`")?;
     let structured = &record["body"]["structured"];
     let own_kind = structured["memory_kind"].as_str().and_then(MemoryKind::named);
@@ -295,6 +327,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     holder.title = text_of(structured, "conversation_title");
     holder.assumed_time_zone = text_of(structured, "assumed_time_zone");
     let mut links = ParentLinks::new();
+    let mut warnings = Warnings::default();
     let mut rejected = Vec::new();
     // A folder of .ump.md files comes in file-name order; the turn index puts a conversation
     // back in order.
@@ -319,7 +352,13 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         fields.on_active_branch = structured["on_active_branch"].as_bool().unwrap_or(true);
         fields.exportable = is_exportable(record);
         let parent = record["relations"].as_array().into_iter().flatten().find(|relation| relation["type"] == "depends_on");
-        fields.parent_id = parent.and_then(|relation| relation["target"].as_str()).and_then(|target| links.message_of(target));
+        if let Some(target) = parent.and_then(|relation| relation["target"].as_str()) {
+            fields.parent_id = links.message_of(target);
+            if fields.parent_id.is_none() {
+                // Not an earlier turn of this conversation: the turn becomes a root.
+                warnings.add("parent_not_in_conversation");
+            }
+        }
         if let Some(format_id) = record["id"].as_str() {
             links.add(format_id, message_id);
         }
@@ -329,7 +368,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         let fallback = holder.created_at.unwrap_or(options.exported_at);
         holder.messages.push(fields.into_message(fallback, options));
     }
-    decoded(holder, rejected, Warnings::default())
+    decoded(holder, rejected, warnings)
 }
 
 #[cfg(test)]
