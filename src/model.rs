@@ -341,6 +341,24 @@ pub struct MemoryRecord {
     /// False when its owner marked it as not for export (PAM `access.exportable: false`, UMP
     /// `consent.exportable: false`): counted, not written.
     pub exportable: bool,
+    /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
+    /// `embeddings`): memport computes none, and never re-embeds.
+    pub embedding: Option<Box<Embedding>>,
+}
+
+/// A memory's embedding as another system computed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedding {
+    /// Its id in the input (PAM `emb-001`), when it had one.
+    pub id: Option<String>,
+    /// The model that computed it.
+    pub model: String,
+    /// Its length.
+    pub dimensions: u64,
+    /// The numbers, when the input held them (a PAM embedding may point to storage instead).
+    pub vector: Option<Vec<f64>>,
+    /// When it was computed, when the input says.
+    pub created_at: Option<Micros>,
 }
 
 impl MemoryRecord {
@@ -356,7 +374,7 @@ impl MemoryRecord {
         keyed.extend_from_slice(text.as_bytes());
         let mut id = format!("{}.mem.", provider.as_str());
         crate::hash::push_hex(&mut id, &crate::hash::sha256(&keyed)[..16]);
-        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false, exportable: true }
+        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false, exportable: true, embedding: None }
     }
 
     /// The type another system gave this memory in `format` (`mif-type`, `pam-type`,

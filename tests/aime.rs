@@ -14,8 +14,7 @@ use serde_json::Value;
 use crate::util::{REAL_SAMPLES, examples, options, shared};
 
 fn derived_schema() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_slice(&std::fs::read(shared("formats/aime/aime-v1.0.derived.schema.json")).unwrap()).unwrap();
-    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap()
+    crate::util::schema("formats/aime/aime-v1.0.derived.schema.json")
 }
 
 fn convert_to_aime(inputs: &[PathBuf], branches: BranchPolicy, threads: usize) -> (tempfile::TempDir, RunReport, PathBuf) {

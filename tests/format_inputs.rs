@@ -210,6 +210,24 @@ fn converts_to_valid_output(input: &Path) -> RunReport {
         let validation = memport::validate::validate_path(&path).unwrap();
         assert!(validation.is_valid(), "{} → {format:?}: {:?}", input.display(), validation.problems);
     }
+    // And each format's own JSON Schema.
+    let label = input.display().to_string();
+    let check = |schema: &jsonschema::Validator, document: &Value, what: &str| {
+        let errors: Vec<String> = schema.iter_errors(document).map(|error| format!("{error} at {}", error.instance_path())).collect();
+        assert!(errors.is_empty(), "{label} → {what}: {errors:?}");
+    };
+    check(&crate::util::schema("formats/mif/mif-v2.schema.json"), &json_of(&out.path().join("memory.mif.json")), "MIF");
+    check(&crate::util::schema("formats/aime/aime-v1.0.derived.schema.json"), &json_of(&out.path().join("memory.aime.json")), "AIME");
+    let ump = crate::util::schema("formats/ump/ump-record-0.1.schema.json");
+    for record in json_of(&out.path().join("memory.ump.json")).as_array().unwrap() {
+        check(&ump, record, "UMP");
+    }
+    let store = out.path().join("pam");
+    check(&crate::util::schema("pam/schemas/portable-ai-memory.schema.json"), &json_of(&store.join("memory-store.json")), "PAM store");
+    let conversation_schema = crate::util::schema("pam/schemas/portable-ai-memory-conversation.schema.json");
+    for entry in std::fs::read_dir(store.join("conversations")).unwrap() {
+        check(&conversation_schema, &json_of(&entry.unwrap().path()), "PAM conversation");
+    }
     report
 }
 
@@ -572,4 +590,53 @@ fn the_zone_copilot_times_were_read_in_survives_aime() {
     let direct_tags = zone_tags(&direct.path().join("memory.aimem.ndjson"));
     assert!(direct_tags > 0);
     assert_eq!(zone_tags(&via.path().join("memory.aimem.ndjson")), direct_tags);
+}
+
+/// A store folder made of the spec's example store and its embeddings file.
+fn example_store_with_embeddings(folder: &Path) -> PathBuf {
+    let store = folder.join("spec-store");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::copy(shared("pam/examples/example-memory-store.json"), store.join("memory-store.json")).unwrap();
+    std::fs::copy(shared("pam/examples/example-embeddings.json"), store.join("embeddings.json")).unwrap();
+    store
+}
+
+#[test]
+fn embeddings_travel_through_pam_and_mif_and_come_back_the_same() {
+    let folder = tempfile::tempdir().unwrap();
+    let store = example_store_with_embeddings(folder.path());
+    let vectors = |embeddings: &Value| -> BTreeMap<String, Value> {
+        embeddings["embeddings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| (entry["memory_id"].as_str().unwrap().to_owned(), entry["vector"].clone()))
+            .collect()
+    };
+    let original = vectors(&json_of(&store.join("embeddings.json")));
+    assert_eq!(original.len(), 5);
+
+    let first = folder.path().join("first");
+    convert(&[store], &first, &[OutputFormat::Pam, OutputFormat::Mif], 2);
+    let written = json_of(&first.join("pam/embeddings.json"));
+    assert_eq!(vectors(&written), original);
+    let schema: Value = serde_json::from_slice(&read(&shared("pam/schemas/portable-ai-memory-embeddings.schema.json"))).unwrap();
+    let validator = jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap();
+    assert!(validator.is_valid(&written), "{:?}", validator.iter_errors(&written).map(|error| error.to_string()).collect::<Vec<_>>());
+    let memories = json_of(&first.join("pam/memory-store.json"))["memories"].clone();
+    assert!(memories.as_array().unwrap().iter().all(|memory| memory["embedding_ref"].is_string()), "{memories}");
+    let validation = memport::validate::validate_path(&first.join("pam")).unwrap();
+    assert!(validation.is_valid(), "{:?}", validation.problems);
+
+    // MIF carries each vector in the memory; reading it back gives the same vectors.
+    let mif = json_of(&first.join("memory.mif.json"));
+    assert!(mif["memories"].as_array().unwrap().iter().all(|memory| memory["embeddings"]["dimensions"] == 8));
+    let second = folder.path().join("second");
+    convert(&[first.join("memory.mif.json")], &second, &[OutputFormat::Pam], 2);
+    assert_eq!(vectors(&json_of(&second.join("pam/embeddings.json"))), original);
+
+    // A store memport wrote converts to the same embeddings file.
+    let third = folder.path().join("third");
+    convert(&[first.join("pam")], &third, &[OutputFormat::Pam], 2);
+    assert!(read(&third.join("pam/embeddings.json")) == read(&first.join("pam/embeddings.json")));
 }

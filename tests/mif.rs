@@ -14,8 +14,7 @@ use serde_json::Value;
 use crate::util::{REAL_SAMPLES, examples, options, shared};
 
 fn published_schema() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_slice(&std::fs::read(shared("formats/mif/mif-v2.schema.json")).unwrap()).unwrap();
-    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap()
+    crate::util::schema("formats/mif/mif-v2.schema.json")
 }
 
 fn convert_to_mif(inputs: &[PathBuf], branches: BranchPolicy, threads: usize) -> (tempfile::TempDir, RunReport, PathBuf) {

@@ -16,8 +16,7 @@ use serde_json::Value;
 use crate::util::{REAL_SAMPLES, examples, options, shared};
 
 fn schema_validator(file: &str) -> jsonschema::Validator {
-    let schema: Value = serde_json::from_slice(&std::fs::read(shared("pam/schemas").join(file)).unwrap()).unwrap();
-    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap()
+    crate::util::schema(&format!("pam/schemas/{file}"))
 }
 
 fn read_json(path: &Path) -> Value {

@@ -15,8 +15,7 @@ use serde_json::Value;
 use crate::util::{REAL_SAMPLES, examples, options, shared};
 
 fn record_schema() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_slice(&std::fs::read(shared("formats/ump/ump-record-0.1.schema.json")).unwrap()).unwrap();
-    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap()
+    crate::util::schema("formats/ump/ump-record-0.1.schema.json")
 }
 
 fn convert(inputs: &[PathBuf], format: OutputFormat, branches: BranchPolicy, threads: usize) -> (tempfile::TempDir, RunReport, PathBuf) {

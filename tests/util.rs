@@ -22,6 +22,12 @@ pub fn shared(relative: &str) -> PathBuf {
     root().join("..").join("shared").join(relative)
 }
 
+/// The JSON Schema (Draft 2020-12, formats asserted) at `relative` under `../shared`.
+pub fn schema(relative: &str) -> jsonschema::Validator {
+    let schema: serde_json::Value = serde_json::from_slice(&std::fs::read(shared(relative)).expect("schema file")).expect("schema JSON");
+    jsonschema::draft202012::options().should_validate_formats(true).build(&schema).expect("a valid schema")
+}
+
 /// Options for converting `inputs` into each of `formats` inside `out_dir`.
 pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> Options {
     Options {

@@ -110,6 +110,9 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         string_members(&mut out.memories, &[("source_type", source_type), ("agent_name", provider), ("agent", provider)]);
         out.memories.extend_from_slice(b"},\"external_id\":");
         write_string(&mut out.memories, &memory.id);
+        if let Some(embedding) = memory.embedding.as_deref() {
+            write_embedding(&mut out.memories, embedding);
+        }
         out.memories.extend_from_slice(b",\"version\":1}");
         out.count += 1;
     }
@@ -185,6 +188,17 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         turn_index += 1;
         ids[position] = Some(id);
     }
+}
+
+/// Appends a memory's `embeddings` block, when its vector is there and as long as it says (MIF
+/// requires both).
+fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
+    let Some(vector) = embedding.vector.as_deref().filter(|vector| vector.len() as u64 == embedding.dimensions) else { return };
+    out.extend_from_slice(b",\"embeddings\":{\"model\":");
+    write_string(out, &embedding.model);
+    out.extend_from_slice(format!(",\"dimensions\":{},\"vector\":", embedding.dimensions).as_bytes());
+    crate::jcs::write_canonical(out, &serde_json::Value::from(vector.to_vec()));
+    out.push(b'}');
 }
 
 /// Writes one MIF document.

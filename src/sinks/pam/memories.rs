@@ -27,6 +27,8 @@ pub struct CanonicalMemory {
     pub id: String,
     /// Its canonical bytes: what is written and hashed.
     pub bytes: Vec<u8>,
+    /// Its `embeddings.json` entry, canonical, when it has an embedding.
+    pub embedding: Option<Vec<u8>>,
 }
 
 /// The PAM memory object of a provider memory, or `None` when it has no content (PAM requires
@@ -58,7 +60,27 @@ pub fn encode_memory(memory: &MemoryRecord, provider: Provider, conversation_ref
     if !memory.labels.is_empty() {
         object["metadata"] = json!({"labels": memory.labels});
     }
-    Some(CanonicalMemory { id: memory.id.clone(), bytes: to_canonical_vec(&object) })
+    let embedding = memory.embedding.as_deref().map(|embedding| {
+        let id = embedding_id(memory, embedding);
+        object["embedding_ref"] = Value::from(id.as_str());
+        let mut entry = json!({
+            "id": id,
+            "memory_id": memory.id,
+            "model": embedding.model,
+            "dimensions": embedding.dimensions,
+            "created_at": format_rfc3339(embedding.created_at.unwrap_or(memory.created_at)),
+        });
+        if let Some(vector) = &embedding.vector {
+            entry["vector"] = Value::from(vector.clone());
+        }
+        to_canonical_vec(&entry)
+    });
+    Some(CanonicalMemory { id: memory.id.clone(), bytes: to_canonical_vec(&object), embedding })
+}
+
+/// The embedding's id: the one it came with, else one derived from the memory's.
+fn embedding_id(memory: &MemoryRecord, embedding: &crate::model::Embedding) -> String {
+    embedding.id.clone().unwrap_or_else(|| format!("emb-{}", memory.id))
 }
 
 /// Memories held in memory before a sorted run is spilled.
@@ -175,7 +197,7 @@ fn read_record(input: &mut impl Read) -> io::Result<Option<CanonicalMemory>> {
     let mut bytes = vec![0u8; usize::try_from(u64::from_le_bytes(length)).map_err(io::Error::other)?];
     input.read_exact(&mut bytes)?;
     let id = String::from_utf8(id).map_err(io::Error::other)?;
-    Ok(Some(CanonicalMemory { id, bytes }))
+    Ok(Some(CanonicalMemory { id, bytes, embedding: None }))
 }
 
 #[cfg(test)]
@@ -183,7 +205,7 @@ mod tests {
     use super::*;
 
     fn memory(id: &str, body: &str) -> CanonicalMemory {
-        CanonicalMemory { id: id.to_owned(), bytes: body.as_bytes().to_vec() }
+        CanonicalMemory { id: id.to_owned(), bytes: body.as_bytes().to_vec(), embedding: None }
     }
 
     fn sorted(sorter: MemorySorter) -> Vec<String> {

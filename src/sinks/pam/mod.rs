@@ -30,6 +30,8 @@ use memories::{CanonicalMemory, MemorySorter};
 
 /// The store's index file.
 pub const STORE_FILE: &str = "memory-store.json";
+/// The store's embeddings file, written when memories carry embeddings.
+pub const EMBEDDINGS_FILE: &str = "embeddings.json";
 /// Folder of the conversation files.
 pub const CONVERSATIONS_FOLDER: &str = "conversations";
 /// Where a run builds the store before moving it into place.
@@ -93,6 +95,9 @@ pub struct PamSink {
     staging: Staging,
     index_spool: BufWriter<File>,
     memories: MemorySorter,
+    /// `embeddings.json` entries, `,\n`-separated, in the order memories are written.
+    embeddings_spool: BufWriter<File>,
+    embeddings: u64,
     conversations: u64,
     bytes: u64,
 }
@@ -123,7 +128,18 @@ impl PamSink {
         std::fs::create_dir_all(staging.join(CONVERSATIONS_FOLDER)).map_err(io_error)?;
         let index_spool = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(&staging).map_err(io_error)?);
         let memories = MemorySorter::new(&staging);
-        Ok(PamSink { settings, target: target.to_owned(), staging: Staging(staging), index_spool, memories, conversations: 0, bytes: 0 })
+        let embeddings_spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(&staging).map_err(io_error)?);
+        Ok(PamSink {
+            settings,
+            target: target.to_owned(),
+            staging: Staging(staging),
+            index_spool,
+            memories,
+            embeddings_spool,
+            embeddings: 0,
+            conversations: 0,
+            bytes: 0,
+        })
     }
 
     fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
@@ -143,14 +159,37 @@ impl PamSink {
             self.index_spool.write_all(b"\n")?;
             self.conversations += 1;
         }
-        for memory in batch.memories {
+        for mut memory in batch.memories {
+            // Embeddings go to embeddings.json in the order memories are written; the memory
+            // list itself is sorted by id.
+            if let Some(entry) = memory.embedding.take() {
+                self.embeddings_spool.write_all(if self.embeddings == 0 { b"\n" } else { b",\n" })?;
+                self.embeddings_spool.write_all(&entry)?;
+                self.embeddings += 1;
+            }
             self.memories.push(memory)?;
         }
         Ok(())
     }
 
+    /// Writes `embeddings.json` into the staging folder from the spooled entries, when there
+    /// are any. Returns its size.
+    fn write_embeddings(staging: &Path, spool: BufWriter<File>, count: u64) -> io::Result<Option<u64>> {
+        if count == 0 {
+            return Ok(None);
+        }
+        let mut spool = spool.into_inner().map_err(io::IntoInnerError::into_error)?;
+        spool.seek(SeekFrom::Start(0))?;
+        let mut file = BufWriter::with_capacity(1 << 20, File::create(staging.join(EMBEDDINGS_FILE))?);
+        file.write_all(b"{\"schema\":\"portable-ai-memory-embeddings\",\"schema_version\":\"1.0\",\"embeddings\":[")?;
+        io::copy(&mut spool, &mut file)?;
+        file.write_all(b"\n]}\n")?;
+        let file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+        Ok(Some(file.metadata()?.len()))
+    }
+
     fn complete(self) -> io::Result<SinkSummary> {
-        let PamSink { settings, target, staging, index_spool, memories, conversations, bytes } = self;
+        let PamSink { settings, target, staging, index_spool, memories, embeddings_spool, embeddings, conversations, bytes } = self;
         let staging_folder = staging.0.clone();
         let store_path = staging_folder.join(STORE_FILE);
         let mut store = BufWriter::with_capacity(1 << 20, File::create(&store_path)?);
@@ -208,13 +247,14 @@ impl PamSink {
         let store_file = store.into_inner().map_err(io::IntoInnerError::into_error)?;
         let store_bytes = store_file.metadata()?.len();
         drop(store_file);
+        let embeddings_bytes = Self::write_embeddings(&staging_folder, embeddings_spool, embeddings)?;
 
         // Replace the previous store: its index first, so no moment shows an index whose
         // conversation files are missing.
         let final_store = target.join(STORE_FILE);
         if final_store.exists() {
             std::fs::remove_file(&final_store)?;
-            let embeddings = target.join("embeddings.json");
+            let embeddings = target.join(EMBEDDINGS_FILE);
             if embeddings.exists() {
                 std::fs::remove_file(embeddings)?;
             }
@@ -224,10 +264,18 @@ impl PamSink {
             std::fs::remove_dir_all(&final_conversations)?;
         }
         std::fs::rename(staging_folder.join(CONVERSATIONS_FOLDER), &final_conversations)?;
+        if embeddings_bytes.is_some() {
+            std::fs::rename(staging_folder.join(EMBEDDINGS_FILE), target.join(EMBEDDINGS_FILE))?;
+        }
         std::fs::rename(&store_path, &final_store)?;
         std::fs::remove_dir_all(&staging_folder)?;
         drop(staging);
-        Ok(SinkSummary { format: "pam", path: target.display().to_string(), records: conversations + total, bytes: bytes + store_bytes })
+        Ok(SinkSummary {
+            format: "pam",
+            path: target.display().to_string(),
+            records: conversations + total,
+            bytes: bytes + store_bytes + embeddings_bytes.unwrap_or(0),
+        })
     }
 }
 

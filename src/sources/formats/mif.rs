@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::model::{Embedding, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, parse_group, role_named, text_of};
@@ -81,7 +81,13 @@ impl Decoder for MifDecoder {
         if !is_turn {
             let memory = memory_of(first).map_err(|reason| RecordReject::new(&origin, text_of(first, "id").as_deref(), reason))?;
             let provider = provider_of(first);
-            return Ok(crate::sources::formats::memory_element(provider, memory, origin));
+            let dropped_embedding = first["embeddings"].is_object() && memory.embedding.is_none();
+            let mut element = crate::sources::formats::memory_element(provider, memory, origin);
+            if dropped_embedding {
+                // Incomplete, or its vector is not as long as it says: not carried.
+                element.warnings.add("mif_embedding_not_carried");
+            }
+            return Ok(element);
         }
         Ok(conversation_of(&records, origin, options))
     }
@@ -118,13 +124,24 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
             created_at,
             labels: labels.unwrap_or_default(),
             is_duplicate: false,
+            embedding: embedding_of(memory),
             exportable: true,
         });
     }
     let memory_type = memory["memory_type"].as_str().unwrap_or("observation");
     let (kind, mut labels) = MemoryKind::from_foreign_type(memory_type, "mif-type");
     labels.extend(tags(memory).into_iter().filter(|tag| *tag != provider.as_str()).map(str::to_owned));
-    Ok(MemoryRecord::new(provider, kind, text, created_at, labels))
+    let mut record = MemoryRecord::new(provider, kind, text, created_at, labels);
+    record.embedding = embedding_of(memory);
+    Ok(record)
+}
+
+/// A memory's `embeddings` block (model, dimensions, vector), when it is complete.
+fn embedding_of(memory: &Value) -> Option<Box<Embedding>> {
+    let block = &memory["embeddings"];
+    let vector: Vec<f64> = block["vector"].as_array()?.iter().map(Value::as_f64).collect::<Option<_>>()?;
+    let dimensions = block["dimensions"].as_u64().filter(|dimensions| *dimensions == vector.len() as u64)?;
+    Some(Box::new(Embedding { id: None, model: block["model"].as_str()?.to_owned(), dimensions, vector: Some(vector), created_at: None }))
 }
 
 fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -> Decoded {

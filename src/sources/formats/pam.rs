@@ -21,8 +21,8 @@ use serde_json::Value;
 use crate::error::RunError;
 use crate::hash::pam_content_digest;
 use crate::model::{
-    Asset, AssetKind, Conversation, Disposition, MemoryKind, MemoryRecord, Message, Micros, Origin, Part, Provider, Role, SkipReason,
-    Warnings,
+    Asset, AssetKind, Conversation, Disposition, Embedding, MemoryKind, MemoryRecord, Message, Micros, Origin, Part, Provider, Role,
+    SkipReason, Warnings,
 };
 use crate::sources::container::Container;
 use crate::sources::formats::RecordLayout;
@@ -148,7 +148,8 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
             (file, memories.into_iter().map(|(_, bytes)| bytes).collect())
         })
         .collect();
-    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, listed });
+    let embeddings = EmbeddingIndex::beside(folder, &mut warnings, &mut notes)?;
+    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, listed, embeddings });
     let store_name = store_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let store_entry = by_name.get(store_name.as_str()).map(|entry| (*entry).clone());
     let whole_file = || Framing::MemoryFormat(RecordLayout::WholeFile);
@@ -179,7 +180,7 @@ fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
         return Ok(None);
     }
     let Some(entry) = Container::File(path.to_owned()).entries()?.into_iter().next() else { return Ok(None) };
-    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached: FxHashMap::default(), listed: HashSet::new() });
+    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached: FxHashMap::default(), listed: HashSet::new(), embeddings: None });
     Ok(Some(InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
@@ -202,6 +203,69 @@ struct PamDecoder {
     attached: FxHashMap<Arc<str>, Vec<Box<[u8]>>>,
     /// Conversations whose files are read (their memories travel with them).
     listed: HashSet<String>,
+    /// The store's `embeddings.json`, when it has one.
+    embeddings: Option<EmbeddingIndex>,
+}
+
+/// Where each memory's entry sits in `embeddings.json`: entries are read when their memory is,
+/// so the vectors are never all in memory.
+struct EmbeddingIndex {
+    file: std::fs::File,
+    /// Byte offset and length of the entry, by memory id.
+    entries: FxHashMap<String, (u64, usize)>,
+}
+
+impl EmbeddingIndex {
+    /// Indexes the `embeddings.json` beside a store, when there is one.
+    fn beside(folder: &Path, warnings: &mut Warnings, notes: &mut Vec<String>) -> Result<Option<EmbeddingIndex>, RunError> {
+        let path = folder.join(crate::sinks::pam::EMBEDDINGS_FILE);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let display = path.display().to_string();
+        let open = || std::fs::File::open(&path).map_err(|error| RunError::read(&display, error));
+        let mut framer = ArrayFramer::member_array(std::io::BufReader::new(open()?), "embeddings");
+        let mut entries = FxHashMap::default();
+        loop {
+            match framer.next_element() {
+                Ok(Some(element)) => match string_at(&element.bytes, &["memory_id"]) {
+                    Some(memory) => {
+                        entries.insert(memory, (element.offset, element.bytes.len()));
+                    }
+                    None => warnings.add("pam_embedding_without_memory_id"),
+                },
+                Ok(None) => break,
+                Err(error) => {
+                    warnings.add("pam_embeddings_unreadable");
+                    notes.push(format!("{display}: {error}; the embeddings after it are not read"));
+                    break;
+                }
+            }
+        }
+        Ok(Some(EmbeddingIndex { file: open()?, entries }))
+    }
+
+    /// The embedding of memory `id`, when the file has a readable one.
+    fn of(&self, id: &str) -> Option<Box<Embedding>> {
+        use std::os::unix::fs::FileExt;
+        let &(offset, length) = self.entries.get(id)?;
+        let mut bytes = vec![0; length];
+        self.file.read_exact_at(&mut bytes, offset).ok()?;
+        let entry: Value = serde_json::from_slice(&bytes).ok()?;
+        let vector = entry["vector"].as_array().and_then(|numbers| numbers.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>());
+        let dimensions = entry["dimensions"].as_u64()?;
+        // A vector that is not as long as it says is not carried (the validator says why).
+        if vector.as_ref().is_some_and(|vector| vector.len() as u64 != dimensions) {
+            return None;
+        }
+        Some(Box::new(Embedding {
+            id: entry["id"].as_str().map(str::to_owned),
+            model: entry["model"].as_str()?.to_owned(),
+            dimensions,
+            vector,
+            created_at: entry["created_at"].as_str().and_then(parse_rfc3339),
+        }))
+    }
 }
 
 impl Decoder for PamDecoder {
@@ -240,13 +304,20 @@ impl Decoder for PamDecoder {
 }
 
 impl PamDecoder {
+    /// A memory object as a memory record, with its embedding when the store has one.
+    fn memory_record(&self, memory: &Value, fallback_time: Micros) -> MemoryRecord {
+        let mut record = memory_record(memory, fallback_time);
+        record.embedding = self.embeddings.as_ref().and_then(|embeddings| embeddings.of(&record.id));
+        record
+    }
+
     /// The memories (raw JSON) that travel with a conversation file. One that is not JSON is
     /// left out here: the memory list's own pass rejects it, with its place.
     fn memories_of(&self, memories: &[Box<[u8]>], fallback_time: Micros) -> Vec<MemoryRecord> {
         memories
             .iter()
             .filter_map(|bytes| serde_json::from_slice::<Value>(bytes).ok())
-            .map(|memory| memory_record(&memory, fallback_time))
+            .map(|memory| self.memory_record(&memory, fallback_time))
             .collect()
     }
 
@@ -257,7 +328,7 @@ impl PamDecoder {
         }
         let provider = Provider::named(memory["provenance"]["platform"].as_str().unwrap_or("pam"));
         let travels = memory["provenance"]["conversation_ref"].as_str().is_some_and(|conversation| self.listed.contains(conversation));
-        let memories = if travels { Vec::new() } else { vec![memory_record(memory, options.exported_at)] };
+        let memories = if travels { Vec::new() } else { vec![self.memory_record(memory, options.exported_at)] };
         let conversation = Conversation {
             provider,
             id: memory["id"].as_str().unwrap_or_default().to_owned(),

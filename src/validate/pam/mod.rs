@@ -66,6 +66,14 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
             }
         }
     }
+    // The store's embeddings file, when it has one (pam.md §3.3).
+    let embeddings_path = folder.join(crate::sinks::pam::EMBEDDINGS_FILE);
+    if embeddings_path.is_file()
+        && let Some(root) = parse(&embeddings_path, crate::sinks::pam::EMBEDDINGS_FILE, &mut problems)?
+    {
+        let mut findings = Findings { file: crate::sinks::pam::EMBEDDINGS_FILE.into(), problems: &mut problems, notices: &mut notices };
+        records += check_embeddings(&root, &mut findings);
+    }
     Ok(Validation { path: folder.display().to_string(), format: "pam", records, problems, notices })
 }
 
