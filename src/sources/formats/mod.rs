@@ -50,9 +50,11 @@ pub enum RecordLayout {
     AimemBundle,
     /// AIMEM NDJSON chunk lines, joined with the edge lines, grouped by conversation.
     AimemNdjson,
-    /// The whole file as one record (a PAM conversation file), or a record error saying why
-    /// it is not JSON: the decoder still sees it and keeps what travels with it.
+    /// The whole file as one record (a lone PAM conversation file), or a record error saying
+    /// why it is not JSON.
     WholeFile,
+    /// The conversation files of a PAM store (this folder), by walking its index.
+    PamConversations(Arc<Path>),
 }
 
 /// Opens the grouped record stream of `entry`.
@@ -70,6 +72,9 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read
         RecordLayout::AimemBundle => aimem::bundle_records(entry)?,
         RecordLayout::AimemNdjson => aimem::ndjson_records(entry)?,
         RecordLayout::WholeFile => GroupingReader::new(Box::new(grouped::WholeFile::new(entry.clone())), |_| None),
+        RecordLayout::PamConversations(folder) => {
+            GroupingReader::new(Box::new(pam::IndexedConversations::open(entry, folder.clone())?), |_| None)
+        }
     }) as Box<dyn Read + Send>)
 }
 

@@ -26,7 +26,7 @@ use crate::model::{
 };
 use crate::sources::container::Container;
 use crate::sources::formats::RecordLayout;
-use crate::sources::formats::grouped::string_at;
+use crate::sources::formats::grouped::{RecordSource, SourceProblem, string_at};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
@@ -67,6 +67,11 @@ fn head_of(path: &Path) -> Vec<u8> {
 /// index points to in the folder beside it. `None` when it is a PAM file but not a store (a
 /// lone conversation or embeddings file).
 ///
+/// Nothing per conversation is kept: the conversation files are read by walking the index as
+/// the run goes ([`IndexedConversations`]). What is kept are the memories that travel with a
+/// conversation (raw JSON, keyed by its id), so memory grows with the number of such memories
+/// only.
+///
 /// # Errors
 /// I/O errors reading the store file.
 pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError> {
@@ -75,101 +80,184 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     }
     let folder = store_path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let path = if store_path.file_name().is_some_and(|name| name == crate::sinks::pam::STORE_FILE) { folder } else { store_path };
-    let store_path = store_path.to_owned();
     let display = store_path.display().to_string();
-    let open = || std::fs::File::open(&store_path).map_err(|error| RunError::read(&display, error));
+    let open = || std::fs::File::open(store_path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error));
+    let frame_error = |error: crate::sources::json_array::FrameError| RunError::read(&display, std::io::Error::other(error.to_string()));
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
 
-    let mut refs: Vec<(String, String)> = Vec::new();
-    // Each conversation's derived memories in the index's order, which the memories (sorted by
-    // id in the store) are put back in.
-    let mut derived_order: FxHashMap<String, Vec<String>> = FxHashMap::default();
-    let mut framer = ArrayFramer::member_array(open()?, "conversations_index");
-    while let Some(element) = framer.next_element().map_err(|error| RunError::read(&display, std::io::Error::other(error.to_string())))? {
-        let Ok(entry) = serde_json::from_slice::<Value>(&element.bytes) else {
-            warnings.add("pam_index_entry_unreadable");
-            continue;
-        };
-        let storage = &entry["storage"];
-        if let (Some(id), Some("file"), Some(reference)) = (entry["id"].as_str(), storage["type"].as_str(), storage["ref"].as_str()) {
-            refs.push((id.to_owned(), reference.to_owned()));
-            let derived = entry["derived_memories"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
-            derived_order.insert(id.to_owned(), derived);
-        } else if let Some(id) = entry["id"].as_str() {
-            // Stored in a database or behind a URI: nothing here to read.
-            warnings.add("pam_conversation_not_in_a_file");
-            notes.push(format!("{display}: conversation {id} is not stored in a file of the store, so it is not read"));
-        }
-    }
-
-    let entries = Container::Folder(folder.to_owned()).entries()?;
-    let by_name: FxHashMap<&str, &crate::sources::container::Entry> = entries.iter().map(|entry| (entry.name.as_str(), entry)).collect();
-    let mut streams = Vec::new();
-    let mut listed = HashSet::new();
-    // The file each listed conversation is read from: memories travel with the file, so they
-    // are found again even when the file's own `id` disagrees with the index.
-    let mut file_of: FxHashMap<&str, Arc<str>> = FxHashMap::default();
-    for (id, reference) in &refs {
-        let inside = Path::new(reference).components().all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
-        match by_name.get(reference.trim_start_matches("./")).filter(|_| inside) {
-            Some(entry) => {
-                listed.insert(id.clone());
-                file_of.insert(id.as_str(), entry.display.clone());
-                streams.push((*entry).clone());
-            }
-            None => {
-                warnings.add("pam_conversation_file_missing");
-                notes.push(format!("{display}: the index lists conversation {id} in {reference}, which is not in the store"));
-            }
-        }
-    }
-
-    // Each conversation's memories as raw JSON (a third of a parsed value's size), in the
-    // order of its `derived_memories`.
-    let mut attached: FxHashMap<Arc<str>, Vec<RankedMemory>> = FxHashMap::default();
-    let ranks: FxHashMap<&str, FxHashMap<&str, usize>> = derived_order
-        .iter()
-        .map(|(conversation, derived)| (conversation.as_str(), derived.iter().enumerate().map(|(rank, id)| (id.as_str(), rank)).collect()))
-        .collect();
+    // The conversations memories name, then those of them whose file is in the store: a memory
+    // travels with its conversation only when that conversation is read.
+    let mut named = HashSet::new();
     let mut framer = ArrayFramer::member_array(open()?, "memories");
-    while let Some(element) = framer.next_element().map_err(|error| RunError::read(&display, std::io::Error::other(error.to_string())))? {
-        let conversation = string_at(&element.bytes, &["provenance", "conversation_ref"]);
-        if let Some(file) = conversation.as_deref().and_then(|conversation| file_of.get(conversation)) {
-            let id = string_at(&element.bytes, &["id"]).unwrap_or_default();
-            let rank = conversation.as_deref().and_then(|conversation| ranks.get(conversation)?.get(id.as_str()).copied());
-            attached.entry(file.clone()).or_default().push((rank.unwrap_or(usize::MAX), element.bytes.into_boxed_slice()));
+    while let Some(element) = framer.next_element().map_err(frame_error)? {
+        if let Some(conversation) = string_at(&element.bytes, &["provenance", "conversation_ref"]) {
+            named.insert(conversation);
         }
     }
-    let attached: FxHashMap<Arc<str>, Vec<Box<[u8]>>> = attached
-        .into_iter()
-        .map(|(file, mut memories)| {
-            memories.sort_by_key(|(rank, _)| *rank);
-            (file, memories.into_iter().map(|(_, bytes)| bytes).collect())
-        })
-        .collect();
-    let embeddings = EmbeddingIndex::beside(folder, &mut warnings, &mut notes)?;
-    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, listed, embeddings });
-    let store_name = store_path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let store_entry = by_name.get(store_name.as_str()).map(|entry| (*entry).clone());
-    let whole_file = || Framing::MemoryFormat(RecordLayout::WholeFile);
-    let mut plan_streams: Vec<Stream> = streams.into_iter().map(|entry| Stream::new(entry, whole_file(), decoder.clone())).collect();
-    if let Some(entry) = store_entry {
-        plan_streams.push(Stream::new(entry, Framing::Member("memories"), decoder));
+    let mut travelling = HashSet::new();
+    let mut conversations = 0u64;
+    let mut elsewhere = 0u64;
+    let mut framer = ArrayFramer::member_array(open()?, "conversations_index");
+    while let Some(element) = framer.next_element().map_err(frame_error)? {
+        match index_entry(&element.bytes) {
+            IndexEntry::File { id, reference } => {
+                conversations += 1;
+                if named.contains(&id) && resolve(folder, &reference).is_some_and(|file| file.is_file()) {
+                    travelling.insert(id);
+                }
+            }
+            IndexEntry::Elsewhere => elsewhere += 1,
+            IndexEntry::Unreadable => warnings.add("pam_index_entry_unreadable"),
+        }
     }
-    let bytes_on_disk = entries.iter().map(|entry| entry.size).sum();
+    if elsewhere > 0 {
+        // Stored in a database or behind a URI: nothing here to read.
+        for _ in 0..elsewhere {
+            warnings.add("pam_conversation_not_in_a_file");
+        }
+        notes.push(format!("{display}: {elsewhere} conversations are not stored in files of the store, so they are not read"));
+    }
+    let mut attached: FxHashMap<String, Vec<Box<[u8]>>> = FxHashMap::default();
+    let mut framer = ArrayFramer::member_array(open()?, "memories");
+    while let Some(element) = framer.next_element().map_err(frame_error)? {
+        if let Some(conversation) = string_at(&element.bytes, &["provenance", "conversation_ref"]).filter(|id| travelling.contains(id)) {
+            attached.entry(conversation).or_default().push(element.bytes.into_boxed_slice());
+        }
+    }
+    let embeddings = EmbeddingIndex::beside(folder, &mut warnings, &mut notes)?;
+    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, embeddings, lone_file: false });
+    let Some(store_entry) = Container::File(store_path.to_owned()).entries()?.into_iter().next() else { return Ok(None) };
+    let streams = vec![
+        Stream::new(store_entry.clone(), Framing::MemoryFormat(RecordLayout::PamConversations(Arc::from(folder))), decoder.clone()),
+        Stream::new(store_entry, Framing::Member("memories"), decoder),
+    ];
     Ok(Some(InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
         format: Some("pam"),
         carried: crate::sources::Carried::default(),
-        layout: format!("PAM v1.0 store, {} conversation files", refs.len()),
-        bytes_on_disk,
-        streams: plan_streams,
+        layout: format!("PAM v1.0 store, {conversations} conversation files"),
+        bytes_on_disk: folder_size(folder),
+        streams,
         warnings,
         notes,
         asset_count: 0,
     }))
+}
+
+/// What an index entry says about where its conversation is.
+enum IndexEntry {
+    /// In a file of the store.
+    File { id: String, reference: String },
+    /// In a database or behind a URI.
+    Elsewhere,
+    /// Not an index entry memport can read.
+    Unreadable,
+}
+
+fn index_entry(bytes: &[u8]) -> IndexEntry {
+    let Ok(entry) = serde_json::from_slice::<Value>(bytes) else { return IndexEntry::Unreadable };
+    let storage = &entry["storage"];
+    match (entry["id"].as_str(), storage["type"].as_str(), storage["ref"].as_str()) {
+        (Some(id), Some("file"), Some(reference)) => IndexEntry::File { id: id.to_owned(), reference: reference.to_owned() },
+        (Some(_), _, _) => IndexEntry::Elsewhere,
+        _ => IndexEntry::Unreadable,
+    }
+}
+
+/// The file a storage reference names inside the store folder, or `None` when it leads out.
+fn resolve(folder: &Path, reference: &str) -> Option<std::path::PathBuf> {
+    let inside = Path::new(reference).components().all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
+    inside.then(|| folder.join(reference))
+}
+
+/// The bytes of every file below `folder` (for the report and the progress bar), walked
+/// without keeping the list.
+fn folder_size(folder: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(folder) else { return 0 };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => folder_size(&entry.path()),
+            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |metadata| metadata.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The conversation files of a store, read by walking its `conversations_index` in order. Each
+/// becomes one record: `{"index_id": …, "file": …, "derived_memories": […], "conversation": {…}}`,
+/// or with `"_file_error"` instead of `"conversation"` when the file is missing, unreadable or
+/// not JSON (the decoder rejects it and keeps the memories that travel with it).
+pub struct IndexedConversations {
+    index: ArrayFramer<std::io::BufReader<std::fs::File>>,
+    folder: Arc<Path>,
+    display: String,
+}
+
+impl IndexedConversations {
+    /// Walks the index of the store file `entry` in `folder`.
+    ///
+    /// # Errors
+    /// I/O errors opening the store file.
+    pub fn open(entry: &crate::sources::container::Entry, folder: Arc<Path>) -> Result<IndexedConversations, RunError> {
+        let file = std::fs::File::open(folder.join(&entry.name)).map_err(|error| RunError::read(entry.display.to_string(), error))?;
+        let index = ArrayFramer::member_array(std::io::BufReader::with_capacity(1 << 16, file), "conversations_index");
+        Ok(IndexedConversations { index, folder, display: entry.display.to_string() })
+    }
+}
+
+impl RecordSource for IndexedConversations {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem> {
+        loop {
+            let element = match self.index.next_element() {
+                Ok(Some(element)) => element,
+                Ok(None) => return Ok(None),
+                Err(error) => return Err(SourceProblem { offset: error.offset(), message: format!("{}: {error}", self.display) }),
+            };
+            // Entries stored elsewhere or unreadable were counted when the store was planned.
+            let IndexEntry::File { id, reference } = index_entry(&element.bytes) else { continue };
+            let entry: Value = serde_json::from_slice(&element.bytes).unwrap_or_default();
+            out.extend_from_slice(b"{\"index_id\":");
+            crate::jcs::write_string(out, &id);
+            out.extend_from_slice(b",\"derived_memories\":");
+            crate::jcs::write_canonical(out, &entry["derived_memories"]);
+            let file = resolve(&self.folder, &reference);
+            out.extend_from_slice(b",\"file\":");
+            crate::jcs::write_string(out, &file.as_ref().map_or_else(|| reference.clone(), |file| file.display().to_string()));
+            match file.map(|file| read_conversation_file(&file)) {
+                Some(Ok(bytes)) => {
+                    out.extend_from_slice(b",\"conversation\":");
+                    out.extend_from_slice(&bytes);
+                }
+                Some(Err(reason)) => {
+                    out.extend_from_slice(b",\"_file_error\":");
+                    crate::jcs::write_string(out, &reason);
+                }
+                None => {
+                    out.extend_from_slice(b",\"_file_error\":");
+                    crate::jcs::write_string(out, &format!("the index puts conversation {id} at `{reference}`, outside the store folder"));
+                }
+            }
+            out.push(b'}');
+            return Ok(Some(element.offset));
+        }
+    }
+}
+
+/// A conversation file's bytes when they are one JSON value, else why not.
+fn read_conversation_file(path: &Path) -> Result<Vec<u8>, String> {
+    let too_large = |size: u64| size > crate::sources::json_array::MAX_ELEMENT_BYTES as u64;
+    match std::fs::metadata(path) {
+        Err(error) => return Err(format!("{}: {error}", path.display())),
+        Ok(metadata) if too_large(metadata.len()) => return Err(format!("{}: larger than one conversation may be", path.display())),
+        Ok(_) => {}
+    }
+    let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").map(<[u8]>::to_vec).unwrap_or(bytes);
+    serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|error| format!("{}: not JSON: {error}", path.display()))?;
+    Ok(bytes.trim_ascii().to_vec())
 }
 
 /// Plans a lone PAM conversation file (one conversation, no memories), or `None` when the file
@@ -180,7 +268,7 @@ fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
         return Ok(None);
     }
     let Some(entry) = Container::File(path.to_owned()).entries()?.into_iter().next() else { return Ok(None) };
-    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached: FxHashMap::default(), listed: HashSet::new(), embeddings: None });
+    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached: FxHashMap::default(), embeddings: None, lone_file: true });
     Ok(Some(InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
@@ -195,16 +283,14 @@ fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
     }))
 }
 
-/// A memory's place in its conversation's `derived_memories`, and its raw JSON.
-type RankedMemory = (usize, Box<[u8]>);
-
 struct PamDecoder {
-    /// Memories (raw JSON) by the conversation file they travel with.
-    attached: FxHashMap<Arc<str>, Vec<Box<[u8]>>>,
-    /// Conversations whose files are read (their memories travel with them).
-    listed: HashSet<String>,
+    /// Memories (raw JSON) by the id of the conversation they travel with (one whose file is
+    /// in the store).
+    attached: FxHashMap<String, Vec<Box<[u8]>>>,
     /// The store's `embeddings.json`, when it has one.
     embeddings: Option<EmbeddingIndex>,
+    /// The input is one conversation file, not a store.
+    lone_file: bool,
 }
 
 /// Where each memory's entry sits in `embeddings.json`: entries are read when their memory is,
@@ -270,37 +356,65 @@ impl EmbeddingIndex {
 
 impl Decoder for PamDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-        // A conversation file comes whole, as a group of one (an element of the memory list is
-        // an object).
-        let parsed = if bytes.first() == Some(&b'[') {
-            super::parse_group(bytes, &origin).map(|(_, mut records)| records.pop().unwrap_or(Value::Null)).map_err(|reject| reject.reason)
-        } else {
-            serde_json::from_slice(bytes).map_err(|error| format!("not JSON: {error}"))
-        };
-        let value: Value = match parsed {
-            Ok(value) => value,
-            Err(reason) => {
-                let reject = RecordReject::new(&origin, None, reason);
+        // An element of the memory list is an object; a conversation comes as a group of one:
+        // an index walk's record, or a lone conversation file.
+        if bytes.first() != Some(&b'[') {
+            let memory: Value =
+                serde_json::from_slice(bytes).map_err(|error| RecordReject::new(&origin, None, format!("not JSON: {error}")))?;
+            return self.memory(&memory, origin, options);
+        }
+        let group: (u64, Box<serde_json::value::RawValue>) = serde_json::from_slice(bytes).map_err(|_| {
+            super::parse_group(bytes, &origin).err().unwrap_or_else(|| RecordReject::new(&origin, None, "not a conversation".into()))
+        })?;
+        let record = group.1.get().as_bytes();
+        if self.lone_file {
+            // A lone conversation file: the record is the conversation.
+            let (_, mut records) = super::parse_group(bytes, &origin)?;
+            let file = records.pop().unwrap_or(Value::Null);
+            return self.conversation(&file, record, &[], None, origin, options);
+        }
+        // A framing problem of the index comes as a group of its own.
+        super::parse_group(bytes, &origin)?;
+        let walked = serde_json::from_slice::<WalkedConversation<'_>>(record).map_err(|error| {
+            RecordReject::new(&origin, None, format!("internal: an index walk record memport cannot read back: {error}"))
+        })?;
+        let origin = Origin { file: Arc::from(walked.file.as_str()), offset: 0, index: origin.index };
+        let derived: Vec<&str> = walked.derived_memories.iter().flatten().map(String::as_str).collect();
+        let travelling = self.attached.get(walked.index_id.as_str());
+        match (walked.conversation, walked.file_error) {
+            (Some(conversation), _) => {
+                let file: Value = serde_json::from_str(conversation.get())
+                    .map_err(|error| RecordReject::new(&origin, None, format!("not JSON: {error}")))?;
+                self.conversation(&file, conversation.get().as_bytes(), &derived, travelling, origin, options)
+            }
+            (None, reason) => {
+                let reject = RecordReject::new(&origin, Some(&walked.index_id), reason.unwrap_or_else(|| "no conversation".into()));
                 // The memories that travel with an unreadable conversation file are still read:
                 // the file's reject is listed with them.
-                if let Some(memories) = self.attached.get(&origin.file).filter(|memories| !memories.is_empty()) {
-                    let memories = self.memories_of(memories, options.exported_at);
-                    let provider = memories
-                        .first()
-                        .map_or(Provider::Other("pam"), |memory| Provider::named(memory.id.split('.').next().unwrap_or("pam")));
-                    let mut holder = super::memories_only(provider, String::new(), origin);
-                    holder.memories = memories;
-                    return Ok(Decoded { conversation: holder, rejected_messages: vec![reject], warnings: Warnings::default() });
-                }
-                return Err(reject);
+                let Some(memories) = travelling.filter(|memories| !memories.is_empty()) else { return Err(reject) };
+                let memories = self.memories_of(memories, &derived, options.exported_at);
+                let provider =
+                    memories.first().map_or(Provider::Other("pam"), |memory| Provider::named(memory.id.split('.').next().unwrap_or("pam")));
+                let mut holder = super::memories_only(provider, String::new(), origin);
+                holder.memories = memories;
+                Ok(Decoded { conversation: holder, rejected_messages: vec![reject], warnings: Warnings::default() })
             }
-        };
-        if value.get("messages").is_some() {
-            self.conversation(&value, bytes, origin, options)
-        } else {
-            self.memory(&value, origin, options)
         }
     }
+}
+
+/// A record of [`IndexedConversations`].
+#[derive(serde::Deserialize)]
+struct WalkedConversation<'a> {
+    index_id: String,
+    file: String,
+    /// `null` when the index entry has none.
+    #[serde(default)]
+    derived_memories: Option<Vec<String>>,
+    #[serde(borrow, default)]
+    conversation: Option<&'a serde_json::value::RawValue>,
+    #[serde(rename = "_file_error", default)]
+    file_error: Option<String>,
 }
 
 impl PamDecoder {
@@ -311,14 +425,18 @@ impl PamDecoder {
         record
     }
 
-    /// The memories (raw JSON) that travel with a conversation file. One that is not JSON is
-    /// left out here: the memory list's own pass rejects it, with its place.
-    fn memories_of(&self, memories: &[Box<[u8]>], fallback_time: Micros) -> Vec<MemoryRecord> {
-        memories
+    /// The memories (raw JSON) that travel with a conversation file, in the order of its
+    /// `derived_memories` (the store lists memories by id). One that is not JSON is left out
+    /// here: the memory list's own pass rejects it, with its place.
+    fn memories_of(&self, memories: &[Box<[u8]>], derived: &[&str], fallback_time: Micros) -> Vec<MemoryRecord> {
+        let mut records: Vec<MemoryRecord> = memories
             .iter()
             .filter_map(|bytes| serde_json::from_slice::<Value>(bytes).ok())
             .map(|memory| self.memory_record(&memory, fallback_time))
-            .collect()
+            .collect();
+        let rank: FxHashMap<&str, usize> = derived.iter().enumerate().map(|(rank, id)| (*id, rank)).collect();
+        records.sort_by_key(|memory| rank.get(memory.id.as_str()).copied().unwrap_or(usize::MAX));
+        records
     }
 
     /// A memory of `memory-store.json`: its own record, unless it travels with its conversation.
@@ -327,7 +445,8 @@ impl PamDecoder {
             return Err(RecordReject::new(&origin, memory["id"].as_str(), "a memory without `content` text".into()));
         }
         let provider = Provider::named(memory["provenance"]["platform"].as_str().unwrap_or("pam"));
-        let travels = memory["provenance"]["conversation_ref"].as_str().is_some_and(|conversation| self.listed.contains(conversation));
+        let travels =
+            memory["provenance"]["conversation_ref"].as_str().is_some_and(|conversation| self.attached.contains_key(conversation));
         let memories = if travels { Vec::new() } else { vec![self.memory_record(memory, options.exported_at)] };
         let conversation = Conversation {
             provider,
@@ -348,7 +467,15 @@ impl PamDecoder {
         Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings: Warnings::default() })
     }
 
-    fn conversation(&self, file: &Value, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+    fn conversation(
+        &self,
+        file: &Value,
+        bytes: &[u8],
+        derived: &[&str],
+        travelling: Option<&Vec<Box<[u8]>>>,
+        origin: Origin,
+        options: &DecodeOptions,
+    ) -> Result<Decoded, RecordReject> {
         // The provider fields and unknown parts as they are written, not re-serialized (which
         // would reorder their members): a store converts to the same store.
         let raw_file: RawFile<'_> = serde_json::from_slice(bytes).unwrap_or_default();
@@ -368,11 +495,7 @@ impl PamDecoder {
                 system_instruction: text(&file["system_instruction"]),
                 is_archived: file["is_archived"].as_bool().unwrap_or(false),
                 messages: Vec::new(),
-                memories: self
-                    .attached
-                    .get(&origin.file)
-                    .map(|memories| self.memories_of(memories, options.exported_at))
-                    .unwrap_or_default(),
+                memories: travelling.map(|memories| self.memories_of(memories, derived, options.exported_at)).unwrap_or_default(),
                 assumed_time_zone: text(&file["raw_metadata"]["assumed_time_zone"]),
                 is_repeat: false,
                 memories_only: false,
