@@ -73,7 +73,9 @@ def main() -> int:
         shutil.rmtree(written, ignore_errors=True)
         os.makedirs(written, exist_ok=True)
         print(f"[read-bench] {label}: writing {','.join(formats)} (not measured) ...", file=sys.stderr, flush=True)
-        subprocess.run([binary, "convert", raw, "--to", ",".join(formats), "-o", written, "-q",
+        # With one format, -o names that format's file or folder itself.
+        target = written if len(formats) > 1 else os.path.join(written, FILE_NAMES[formats[0]])
+        subprocess.run([binary, "convert", raw, "--to", ",".join(formats), "-o", target, "-q",
                         "--exported-at", "2026-01-01T00:00:00Z"], check=True, stdout=subprocess.DEVNULL)
         for fmt in formats:
             source = os.path.join(written, FILE_NAMES[fmt])

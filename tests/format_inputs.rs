@@ -634,9 +634,32 @@ fn embeddings_travel_through_pam_and_mif_and_come_back_the_same() {
     let second = folder.path().join("second");
     convert(&[first.join("memory.mif.json")], &second, &[OutputFormat::Pam], 2);
     assert_eq!(vectors(&json_of(&second.join("pam/embeddings.json"))), original);
+    assert_eq!(json_of(&second.join("pam/embeddings.json")), written, "ids and times too");
 
     // A store memport wrote converts to the same embeddings file.
     let third = folder.path().join("third");
     convert(&[first.join("pam")], &third, &[OutputFormat::Pam], 2);
     assert!(read(&third.join("pam/embeddings.json")) == read(&first.join("pam/embeddings.json")));
+}
+
+#[test]
+fn a_store_index_listing_a_conversation_twice_or_badly_loses_and_doubles_nothing() {
+    let direct = tempfile::tempdir().unwrap();
+    let report = convert(&[examples()[0].clone()], direct.path(), &[OutputFormat::Pam], 2);
+    let store = direct.path().join("pam");
+    let mut index = json_of(&store.join("memory-store.json"));
+    let entries = index["conversations_index"].as_array_mut().unwrap();
+    let owner = entries.iter().position(|entry| entry["derived_memories"].as_array().is_some_and(|derived| !derived.is_empty())).unwrap();
+    let twice = entries[owner].clone();
+    entries[owner]["derived_memories"] = "not a list".into();
+    entries.push(twice);
+    entries.push(json!({"platform": "chatgpt", "storage": {"type": "file", "ref": "conversations/none.json"}}));
+    std::fs::write(store.join("memory-store.json"), serde_json::to_vec(&index).unwrap()).unwrap();
+    let out = direct.path().join("out");
+    let again = convert(&[store], &out, &[OutputFormat::AimemNdjson], 2);
+    assert_eq!(again.counts.memories_read, report.counts.memories_written, "{:?}", again.counts);
+    assert_eq!(again.counts.memories_duplicate, 0);
+    assert_eq!(again.counts.conversations_rejected, 1, "the entry without an id");
+    let rejects = crate::util::ndjson(&out.join("rejects.ndjson"));
+    assert!(rejects.iter().any(|reject| reject["reason"].as_str().unwrap().contains("without an id")), "{rejects:?}");
 }

@@ -196,6 +196,14 @@ fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
     let Some(vector) = embedding.vector.as_deref().filter(|vector| vector.len() as u64 == embedding.dimensions) else { return };
     out.extend_from_slice(b",\"embeddings\":{\"model\":");
     write_string(out, &embedding.model);
+    if let Some(id) = &embedding.id {
+        out.extend_from_slice(b",\"id\":");
+        write_string(out, id);
+    }
+    if let Some(created_at) = embedding.created_at {
+        out.extend_from_slice(b",\"created_at\":");
+        write_string(out, &format_rfc3339(created_at));
+    }
     out.extend_from_slice(format!(",\"dimensions\":{},\"vector\":", embedding.dimensions).as_bytes());
     crate::jcs::write_canonical(out, &serde_json::Value::from(vector.to_vec()));
     out.push(b'}');

@@ -140,8 +140,16 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
 fn embedding_of(memory: &Value) -> Option<Box<Embedding>> {
     let block = &memory["embeddings"];
     let vector: Vec<f64> = block["vector"].as_array()?.iter().map(Value::as_f64).collect::<Option<_>>()?;
-    let dimensions = block["dimensions"].as_u64().filter(|dimensions| *dimensions == vector.len() as u64)?;
-    Some(Box::new(Embedding { id: None, model: block["model"].as_str()?.to_owned(), dimensions, vector: Some(vector), created_at: None }))
+    let dimensions = block["dimensions"].as_u64().filter(|dimensions| *dimensions >= 1 && *dimensions == vector.len() as u64)?;
+    Some(Box::new(Embedding {
+        // memport keeps a PAM embedding's id and time beside the MIF fields (MIF allows more
+        // members), so PAM → MIF → PAM gives the same entry.
+        id: block["id"].as_str().filter(|id| !id.is_empty()).map(str::to_owned),
+        model: block["model"].as_str().filter(|model| !model.is_empty())?.to_owned(),
+        dimensions,
+        vector: Some(vector),
+        created_at: block["created_at"].as_str().and_then(parse_rfc3339),
+    }))
 }
 
 fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -> Decoded {
@@ -184,6 +192,10 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         fields.created_at = record["created_at"].as_str().and_then(parse_rfc3339);
         fields.model = text_of(metadata, "model");
         fields.is_thought = tags.contains(&"thought");
+        if record["embeddings"].is_object() {
+            // Turns carry no vectors in the canonical model.
+            warnings.add("mif_embedding_not_carried");
+        }
         fields.on_active_branch = !tags.contains(&"off-branch");
         if let Some(parent) = record["parent_id"].as_str() {
             fields.parent_id = links.message_of(parent);

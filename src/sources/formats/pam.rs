@@ -95,7 +95,9 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
             named.insert(conversation);
         }
     }
-    let mut travelling = HashSet::new();
+    // The first index entry of each such conversation whose file is in the store owns its
+    // memories: an id listed twice does not carry them twice.
+    let mut travelling: FxHashMap<String, u64> = FxHashMap::default();
     let mut conversations = 0u64;
     let mut elsewhere = 0u64;
     let mut framer = ArrayFramer::member_array(open()?, "conversations_index");
@@ -103,12 +105,13 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
         match index_entry(&element.bytes) {
             IndexEntry::File { id, reference } => {
                 conversations += 1;
-                if named.contains(&id) && resolve(folder, &reference).is_some_and(|file| file.is_file()) {
-                    travelling.insert(id);
+                if named.contains(&id) && !travelling.contains_key(&id) && resolve(folder, &reference).is_some_and(|file| file.is_file()) {
+                    travelling.insert(id, element.offset);
                 }
             }
             IndexEntry::Elsewhere => elsewhere += 1,
-            IndexEntry::Unreadable => warnings.add("pam_index_entry_unreadable"),
+            // Rejected, with its place, when the index is walked.
+            IndexEntry::Unreadable => {}
         }
     }
     if elsewhere > 0 {
@@ -118,15 +121,24 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
         }
         notes.push(format!("{display}: {elsewhere} conversations are not stored in files of the store, so they are not read"));
     }
-    let mut attached: FxHashMap<String, Vec<Box<[u8]>>> = FxHashMap::default();
+    // The travelling memories wait in a temporary file, each conversation keeping where its
+    // own are: memory grows by a few bytes per memory, not by its text.
+    let spool_error = |error: std::io::Error| RunError::write("temporary file", error);
+    let mut spool = std::io::BufWriter::new(tempfile::tempfile().map_err(spool_error)?);
+    let mut spooled = 0u64;
+    let mut attached: FxHashMap<String, Vec<Place>> = FxHashMap::default();
     let mut framer = ArrayFramer::member_array(open()?, "memories");
     while let Some(element) = framer.next_element().map_err(frame_error)? {
-        if let Some(conversation) = string_at(&element.bytes, &["provenance", "conversation_ref"]).filter(|id| travelling.contains(id)) {
-            attached.entry(conversation).or_default().push(element.bytes.into_boxed_slice());
+        if let Some(conversation) = string_at(&element.bytes, &["provenance", "conversation_ref"]).filter(|id| travelling.contains_key(id))
+        {
+            std::io::Write::write_all(&mut spool, &element.bytes).map_err(spool_error)?;
+            attached.entry(conversation).or_default().push((spooled, element.bytes.len()));
+            spooled += element.bytes.len() as u64;
         }
     }
+    let spool = spool.into_inner().map_err(|error| spool_error(error.into_error()))?;
     let embeddings = EmbeddingIndex::beside(folder, &mut warnings, &mut notes)?;
-    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, embeddings, lone_file: false });
+    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached, owners: travelling, spool: Some(spool), embeddings, lone_file: false });
     let Some(store_entry) = Container::File(store_path.to_owned()).entries()?.into_iter().next() else { return Ok(None) };
     let streams = vec![
         Stream::new(store_entry.clone(), Framing::MemoryFormat(RecordLayout::PamConversations(Arc::from(folder))), decoder.clone()),
@@ -216,13 +228,25 @@ impl RecordSource for IndexedConversations {
                 Ok(None) => return Ok(None),
                 Err(error) => return Err(SourceProblem { offset: error.offset(), message: format!("{}: {error}", self.display) }),
             };
-            // Entries stored elsewhere or unreadable were counted when the store was planned.
-            let IndexEntry::File { id, reference } = index_entry(&element.bytes) else { continue };
+            let (id, reference) = match index_entry(&element.bytes) {
+                IndexEntry::File { id, reference } => (id, reference),
+                // Counted when the store was planned.
+                IndexEntry::Elsewhere => continue,
+                IndexEntry::Unreadable => {
+                    let reason = format!(
+                        "{}: byte {}: an index entry without an id, or not JSON: its conversation is not read",
+                        self.display, element.offset
+                    );
+                    super::grouped::record_error(out, &reason);
+                    return Ok(Some(element.offset));
+                }
+            };
             let entry: Value = serde_json::from_slice(&element.bytes).unwrap_or_default();
+            let derived = entry["derived_memories"].as_array().into_iter().flatten().filter_map(Value::as_str);
             out.extend_from_slice(b"{\"index_id\":");
             crate::jcs::write_string(out, &id);
             out.extend_from_slice(b",\"derived_memories\":");
-            crate::jcs::write_canonical(out, &entry["derived_memories"]);
+            crate::jcs::write_string_array(out, derived);
             let file = resolve(&self.folder, &reference);
             out.extend_from_slice(b",\"file\":");
             crate::jcs::write_string(out, &file.as_ref().map_or_else(|| reference.clone(), |file| file.display().to_string()));
@@ -268,7 +292,13 @@ fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
         return Ok(None);
     }
     let Some(entry) = Container::File(path.to_owned()).entries()?.into_iter().next() else { return Ok(None) };
-    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder { attached: FxHashMap::default(), embeddings: None, lone_file: true });
+    let decoder: Arc<dyn Decoder> = Arc::new(PamDecoder {
+        attached: FxHashMap::default(),
+        owners: FxHashMap::default(),
+        spool: None,
+        embeddings: None,
+        lone_file: true,
+    });
     Ok(Some(InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
@@ -283,10 +313,17 @@ fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
     }))
 }
 
+/// Where a spooled memory is: byte offset and length.
+type Place = (u64, usize);
+
 struct PamDecoder {
-    /// Memories (raw JSON) by the id of the conversation they travel with (one whose file is
-    /// in the store).
-    attached: FxHashMap<String, Vec<Box<[u8]>>>,
+    /// Where the memories that travel with a conversation (one whose file is in the store)
+    /// wait in `spool`, by the conversation's id.
+    attached: FxHashMap<String, Vec<Place>>,
+    /// The byte offset of the index entry that owns each conversation's travelling memories.
+    owners: FxHashMap<String, u64>,
+    /// The travelling memories' raw JSON.
+    spool: Option<std::fs::File>,
     /// The store's `embeddings.json`, when it has one.
     embeddings: Option<EmbeddingIndex>,
     /// The input is one conversation file, not a store.
@@ -339,14 +376,15 @@ impl EmbeddingIndex {
         self.file.read_exact_at(&mut bytes, offset).ok()?;
         let entry: Value = serde_json::from_slice(&bytes).ok()?;
         let vector = entry["vector"].as_array().and_then(|numbers| numbers.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>());
-        let dimensions = entry["dimensions"].as_u64()?;
-        // A vector that is not as long as it says is not carried (the validator says why).
-        if vector.as_ref().is_some_and(|vector| vector.len() as u64 != dimensions) {
+        let dimensions = entry["dimensions"].as_u64().filter(|dimensions| *dimensions >= 1)?;
+        // A vector that is not as long as it says, or an entry without its model, is not
+        // carried (the validator says why).
+        if vector.as_ref().is_none_or(|vector| vector.len() as u64 != dimensions) {
             return None;
         }
         Some(Box::new(Embedding {
-            id: entry["id"].as_str().map(str::to_owned),
-            model: entry["model"].as_str()?.to_owned(),
+            id: entry["id"].as_str().filter(|id| !id.is_empty()).map(str::to_owned),
+            model: entry["model"].as_str().filter(|model| !model.is_empty())?.to_owned(),
             dimensions,
             vector,
             created_at: entry["created_at"].as_str().and_then(parse_rfc3339),
@@ -371,20 +409,38 @@ impl Decoder for PamDecoder {
             // A lone conversation file: the record is the conversation.
             let (_, mut records) = super::parse_group(bytes, &origin)?;
             let file = records.pop().unwrap_or(Value::Null);
+            if !file["messages"].is_array() {
+                return Err(RecordReject::new(&origin, None, "not a PAM conversation: it has no `messages` array".into()));
+            }
             return self.conversation(&file, record, &[], None, origin, options);
         }
-        // A framing problem of the index comes as a group of its own.
-        super::parse_group(bytes, &origin)?;
+        // A framing problem of the index, or an unreadable entry, comes as a group of its own.
+        if record.starts_with(b"{\"_frame_error\"") || record.starts_with(b"{\"_record_error\"") {
+            super::parse_group(bytes, &origin)?;
+        }
         let walked = serde_json::from_slice::<WalkedConversation<'_>>(record).map_err(|error| {
             RecordReject::new(&origin, None, format!("internal: an index walk record memport cannot read back: {error}"))
         })?;
-        let origin = Origin { file: Arc::from(walked.file.as_str()), offset: 0, index: origin.index };
-        let derived: Vec<&str> = walked.derived_memories.iter().flatten().map(String::as_str).collect();
-        let travelling = self.attached.get(walked.index_id.as_str());
+        // Rejects of the conversation name its file; a file that could not be read is named in
+        // the reason, at the place of its index entry in the store.
+        let origin = match walked.conversation {
+            Some(_) => Origin { file: Arc::from(walked.file.as_str()), offset: 0, index: origin.index },
+            None => Origin { offset: group.0, ..origin },
+        };
+        let derived: Vec<&str> = walked.derived_memories.iter().map(String::as_str).collect();
+        let owns = self.owners.get(walked.index_id.as_str()) == Some(&group.0);
+        let travelling = self.attached.get(walked.index_id.as_str()).filter(|_| owns);
         match (walked.conversation, walked.file_error) {
             (Some(conversation), _) => {
                 let file: Value = serde_json::from_str(conversation.get())
                     .map_err(|error| RecordReject::new(&origin, None, format!("not JSON: {error}")))?;
+                if !file["messages"].is_array() {
+                    return Err(RecordReject::new(
+                        &origin,
+                        Some(&walked.index_id),
+                        "not a PAM conversation: it has no `messages` array".into(),
+                    ));
+                }
                 self.conversation(&file, conversation.get().as_bytes(), &derived, travelling, origin, options)
             }
             (None, reason) => {
@@ -408,9 +464,8 @@ impl Decoder for PamDecoder {
 struct WalkedConversation<'a> {
     index_id: String,
     file: String,
-    /// `null` when the index entry has none.
     #[serde(default)]
-    derived_memories: Option<Vec<String>>,
+    derived_memories: Vec<String>,
     #[serde(borrow, default)]
     conversation: Option<&'a serde_json::value::RawValue>,
     #[serde(rename = "_file_error", default)]
@@ -425,15 +480,24 @@ impl PamDecoder {
         record
     }
 
+    /// Whether the store has an embeddings entry for memory `id` that could not be carried.
+    fn embedding_dropped(&self, record: &MemoryRecord) -> bool {
+        record.embedding.is_none() && self.embeddings.as_ref().is_some_and(|embeddings| embeddings.entries.contains_key(&record.id))
+    }
+
     /// The memories (raw JSON) that travel with a conversation file, in the order of its
     /// `derived_memories` (the store lists memories by id). One that is not JSON is left out
     /// here: the memory list's own pass rejects it, with its place.
-    fn memories_of(&self, memories: &[Box<[u8]>], derived: &[&str], fallback_time: Micros) -> Vec<MemoryRecord> {
-        let mut records: Vec<MemoryRecord> = memories
-            .iter()
-            .filter_map(|bytes| serde_json::from_slice::<Value>(bytes).ok())
-            .map(|memory| self.memory_record(&memory, fallback_time))
-            .collect();
+    fn memories_of(&self, places: &[Place], derived: &[&str], fallback_time: Micros) -> Vec<MemoryRecord> {
+        use std::os::unix::fs::FileExt;
+        let read = |&(offset, length): &Place| -> Option<Value> {
+            let mut bytes = vec![0; length];
+            self.spool.as_ref()?.read_exact_at(&mut bytes, offset).ok()?;
+            serde_json::from_slice(&bytes).ok()
+        };
+        // One without text is rejected by the memory list's own pass.
+        let mut records: Vec<MemoryRecord> =
+            places.iter().filter_map(read).filter(has_content).map(|memory| self.memory_record(&memory, fallback_time)).collect();
         let rank: FxHashMap<&str, usize> = derived.iter().enumerate().map(|(rank, id)| (*id, rank)).collect();
         records.sort_by_key(|memory| rank.get(memory.id.as_str()).copied().unwrap_or(usize::MAX));
         records
@@ -441,7 +505,7 @@ impl PamDecoder {
 
     /// A memory of `memory-store.json`: its own record, unless it travels with its conversation.
     fn memory(&self, memory: &Value, origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-        if memory["content"].as_str().is_none() {
+        if !has_content(memory) {
             return Err(RecordReject::new(&origin, memory["id"].as_str(), "a memory without `content` text".into()));
         }
         let provider = Provider::named(memory["provenance"]["platform"].as_str().unwrap_or("pam"));
@@ -464,7 +528,11 @@ impl PamDecoder {
             memories_only: true,
             origin,
         };
-        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings: Warnings::default() })
+        let mut warnings = Warnings::default();
+        for _ in conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
+            warnings.add("pam_embedding_not_carried");
+        }
+        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings })
     }
 
     fn conversation(
@@ -472,7 +540,7 @@ impl PamDecoder {
         file: &Value,
         bytes: &[u8],
         derived: &[&str],
-        travelling: Option<&Vec<Box<[u8]>>>,
+        travelling: Option<&Vec<Place>>,
         origin: Origin,
         options: &DecodeOptions,
     ) -> Result<Decoded, RecordReject> {
@@ -504,6 +572,9 @@ impl PamDecoder {
             rejected_messages: Vec::new(),
             warnings: Warnings::default(),
         };
+        for _ in decoded.conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
+            decoded.warnings.add("pam_embedding_not_carried");
+        }
         let fallback_time = created_at.unwrap_or(options.exported_at);
         for (position, message) in file["messages"].as_array().into_iter().flatten().enumerate() {
             let raw = raw_file.messages.get(position).and_then(|message| message.raw_metadata.as_ref());
@@ -550,6 +621,11 @@ fn memory_record(memory: &Value, fallback_time: Micros) -> MemoryRecord {
     }
     record.exportable = exportable;
     record
+}
+
+/// Whether a memory object has text (PAM requires some; every format writes it).
+fn has_content(memory: &Value) -> bool {
+    memory["content"].as_str().is_some_and(|content| !content.trim().is_empty())
 }
 
 /// The parts of a conversation file kept as raw JSON text.
