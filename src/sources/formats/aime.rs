@@ -14,7 +14,9 @@ use crate::error::RunError;
 use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, memory_element, parse_group, role_named, text_of};
+use crate::sources::formats::{
+    MessageFields, ParentLinks, conversation, decoded, memory_element, parse_group, push_turn, role_named, text_of,
+};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -126,24 +128,13 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         // root (so a rewrite gives it no RESPONDS_TO either); other messages follow the one
         // before.
         fields.parent_id = match (responds_to, role) {
-            (Some(target), _) => {
-                let parent = links.message_of(target);
-                if parent.is_none() {
-                    // memport writes answers after what they respond to, in one session.
-                    warnings.add("parent_not_in_conversation");
-                }
-                parent
-            }
+            (Some(target), _) => links.parent_of(Some(target), &mut warnings),
             (None, Role::Assistant | Role::Tool) => None,
             (None, _) => previous.clone(),
         };
         links.add(format_id, &message_id);
         previous = Some(message_id);
-        if holder.created_at.is_none() {
-            holder.created_at = fields.created_at;
-        }
-        let fallback = holder.created_at.unwrap_or(options.exported_at);
-        holder.messages.push(fields.into_message(fallback, options));
+        push_turn(&mut holder, fields, options);
     }
     decoded(holder, rejected, warnings)
 }

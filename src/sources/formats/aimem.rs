@@ -22,7 +22,9 @@ use crate::error::RunError;
 use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, memories_only, parse_group, refuse, role_named};
+use crate::sources::formats::{
+    MessageFields, ParentLinks, conversation, decoded, memories_only, parse_group, push_turn, refuse, role_named,
+};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -412,17 +414,8 @@ fn conversation_of(units: &[&[Value]], origin: Origin, options: &DecodeOptions) 
         fields.created_at = record["created_at"].as_str().and_then(parse_rfc3339);
         fields.is_thought = tags.contains(&"thought");
         fields.on_active_branch = !tags.contains(&"off-branch");
-        if let Some(parent) = record["_parent"].as_str() {
-            fields.parent_id = links.message_of(parent);
-            if fields.parent_id.is_none() {
-                warnings.add("parent_not_in_conversation");
-            }
-        }
-        if holder.created_at.is_none() {
-            holder.created_at = fields.created_at;
-        }
-        let fallback = holder.created_at.unwrap_or(options.exported_at);
-        holder.messages.push(fields.into_message(fallback, options));
+        fields.parent_id = links.parent_of(record["_parent"].as_str(), &mut warnings);
+        push_turn(&mut holder, fields, options);
     }
     decoded(holder, rejected, warnings)
 }

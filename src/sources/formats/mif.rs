@@ -16,7 +16,7 @@ use crate::error::RunError;
 use crate::model::{Embedding, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, parse_group, role_named, text_of};
+use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -197,21 +197,11 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
             warnings.add("mif_embedding_not_carried");
         }
         fields.on_active_branch = !tags.contains(&"off-branch");
-        if let Some(parent) = record["parent_id"].as_str() {
-            fields.parent_id = links.message_of(parent);
-            if fields.parent_id.is_none() {
-                // Not an earlier turn of this session: the turn becomes a root.
-                warnings.add("parent_not_in_conversation");
-            }
-        }
+        fields.parent_id = links.parent_of(record["parent_id"].as_str(), &mut warnings);
         if let Some(format_id) = record["id"].as_str() {
             links.add(format_id, message_id);
         }
-        if holder.created_at.is_none() {
-            holder.created_at = fields.created_at;
-        }
-        let fallback = holder.created_at.unwrap_or(options.exported_at);
-        holder.messages.push(fields.into_message(fallback, options));
+        push_turn(&mut holder, fields, options);
     }
     decoded(holder, rejected, warnings)
 }

@@ -321,8 +321,8 @@ pub fn redact(record: &mut Value, paths: &[String]) {
     }
 }
 
-/// Sorts a group's records into conversation records and standalone memories, and the
-/// conversation's messages' parent links from format ids to message ids: shared by the flat
+/// A conversation's record ids in its format (MIF UUIDs, UMP URNs, AIME ids, AIMEM URNs) and
+/// the message ids they stand for, so parent references resolve to messages: shared by the flat
 /// formats.
 pub struct ParentLinks {
     ids: rustc_hash::FxHashMap<String, String>,
@@ -343,6 +343,28 @@ impl ParentLinks {
     pub fn message_of(&self, format_id: &str) -> Option<String> {
         self.ids.get(format_id).cloned()
     }
+}
+
+impl ParentLinks {
+    /// The message a turn's parent reference names, counting a reference that is not an
+    /// earlier turn of the conversation (the turn then becomes a root).
+    pub fn parent_of(&self, reference: Option<&str>, warnings: &mut Warnings) -> Option<String> {
+        let parent = self.message_of(reference?);
+        if parent.is_none() {
+            warnings.add("parent_not_in_conversation");
+        }
+        parent
+    }
+}
+
+/// Adds a decoded turn to its conversation: the conversation starts with its first timed turn,
+/// and a turn without a time takes the conversation's (else the export time).
+pub fn push_turn(holder: &mut Conversation, fields: MessageFields, options: &DecodeOptions) {
+    if holder.created_at.is_none() {
+        holder.created_at = fields.created_at;
+    }
+    let fallback = holder.created_at.unwrap_or(options.exported_at);
+    holder.messages.push(fields.into_message(fallback, options));
 }
 
 impl Default for ParentLinks {

@@ -512,22 +512,8 @@ impl PamDecoder {
         let travels =
             memory["provenance"]["conversation_ref"].as_str().is_some_and(|conversation| self.attached.contains_key(conversation));
         let memories = if travels { Vec::new() } else { vec![self.memory_record(memory, options.exported_at)] };
-        let conversation = Conversation {
-            provider,
-            id: memory["id"].as_str().unwrap_or_default().to_owned(),
-            title: None,
-            created_at: None,
-            updated_at: None,
-            model: None,
-            system_instruction: None,
-            is_archived: false,
-            messages: Vec::new(),
-            memories,
-            assumed_time_zone: None,
-            is_repeat: false,
-            memories_only: true,
-            origin,
-        };
+        let mut conversation = super::memories_only(provider, memory["id"].as_str().unwrap_or_default().to_owned(), origin);
+        conversation.memories = memories;
         let mut warnings = Warnings::default();
         for _ in conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
             warnings.add("pam_embedding_not_carried");

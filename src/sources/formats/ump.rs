@@ -21,7 +21,9 @@ use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, record_error, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, conversation, decoded, parse_group, redact, role_named, text_of};
+use crate::sources::formats::{
+    MessageFields, ParentLinks, RecordLayout, conversation, decoded, parse_group, push_turn, redact, role_named, text_of,
+};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
@@ -352,21 +354,11 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
         fields.on_active_branch = structured["on_active_branch"].as_bool().unwrap_or(true);
         fields.exportable = is_exportable(record);
         let parent = record["relations"].as_array().into_iter().flatten().find(|relation| relation["type"] == "depends_on");
-        if let Some(target) = parent.and_then(|relation| relation["target"].as_str()) {
-            fields.parent_id = links.message_of(target);
-            if fields.parent_id.is_none() {
-                // Not an earlier turn of this conversation: the turn becomes a root.
-                warnings.add("parent_not_in_conversation");
-            }
-        }
+        fields.parent_id = links.parent_of(parent.and_then(|relation| relation["target"].as_str()), &mut warnings);
         if let Some(format_id) = record["id"].as_str() {
             links.add(format_id, message_id);
         }
-        if holder.created_at.is_none() {
-            holder.created_at = fields.created_at;
-        }
-        let fallback = holder.created_at.unwrap_or(options.exported_at);
-        holder.messages.push(fields.into_message(fallback, options));
+        push_turn(&mut holder, fields, options);
     }
     decoded(holder, rejected, warnings)
 }
