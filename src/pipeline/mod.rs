@@ -163,7 +163,12 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
             provider: plan.format.unwrap_or(plan.provider.as_str()),
             layout: plan.layout.clone(),
             bytes: plan.bytes_on_disk,
-            files: plan.streams.iter().map(|stream| stream.entry.name.clone()).collect(),
+            files: {
+                // A PAM store is read in two passes over its memory-store.json; name it once.
+                let mut files: Vec<String> = plan.streams.iter().map(|stream| stream.entry.name.clone()).collect();
+                files.dedup();
+                files
+            },
         })
         .collect();
     for plan in &plans {
