@@ -438,6 +438,34 @@ pub struct Conversation {
     pub origin: Origin,
 }
 
+impl Conversation {
+    /// A conversation of `provider` with id `id` and nothing else known yet.
+    pub fn empty(provider: Provider, id: String, origin: Origin) -> Conversation {
+        Conversation {
+            provider,
+            id,
+            title: None,
+            created_at: None,
+            updated_at: None,
+            model: None,
+            system_instruction: None,
+            is_archived: false,
+            messages: Vec::new(),
+            memories: Vec::new(),
+            assumed_time_zone: None,
+            is_repeat: false,
+            memories_only: false,
+            origin,
+        }
+    }
+
+    /// A record that only carries `memories` (a Claude project, a memory-format file's
+    /// memories): not counted as a conversation.
+    pub fn memories_only(provider: Provider, id: String, origin: Origin, memories: Vec<MemoryRecord>) -> Conversation {
+        Conversation { memories, memories_only: true, ..Conversation::empty(provider, id, origin) }
+    }
+}
+
 /// Counts of things worth telling the user that did not stop a record, by kind
 /// (`asset_missing`, `unknown_content_type:<name>`, …). They go to the run report.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -16,22 +16,7 @@ pub struct ClaudeMemoriesDecoder;
 pub struct ClaudeProjectDecoder;
 
 fn holder(id: String, origin: Origin, memories: Vec<MemoryRecord>) -> Conversation {
-    Conversation {
-        provider: Provider::Claude,
-        id,
-        title: None,
-        created_at: None,
-        updated_at: None,
-        model: None,
-        system_instruction: None,
-        is_archived: false,
-        messages: Vec::new(),
-        memories,
-        memories_only: true,
-        is_repeat: false,
-        assumed_time_zone: None,
-        origin,
-    }
+    Conversation::memories_only(Provider::Claude, id, origin, memories)
 }
 
 fn text_of<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

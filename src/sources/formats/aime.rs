@@ -11,12 +11,10 @@
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
-use crate::sources::formats::{
-    MessageFields, ParentLinks, conversation, decoded, memory_element, parse_group, push_turn, role_named, text_of,
-};
+use crate::sources::formats::{MessageFields, ParentLinks, decoded, memory_element, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -83,7 +81,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     let session = first["metadata"]["session"].as_str().map(str::to_owned);
     // Messages without a session: one conversation named after its first message.
     let id = session.clone().unwrap_or_else(|| format!("aime-{}", first["id"].as_str().unwrap_or_default()));
-    let mut holder = conversation(provider, id, origin);
+    let mut holder = Conversation::empty(provider, id, origin);
     holder.title = records.iter().find_map(|record| text_of(&record["metadata"], "conversationTitle"));
     holder.assumed_time_zone = records.iter().find_map(|record| text_of(&record["metadata"], "assumedTimeZone"));
     let own_prefix = session.as_ref().map(|session| format!("{platform}:{session}:"));

@@ -19,12 +19,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
-use crate::sources::formats::{
-    MessageFields, ParentLinks, conversation, decoded, memories_only, parse_group, push_turn, refuse, role_named,
-};
+use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, role_named};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -243,7 +241,7 @@ impl Decoder for AimemDecoder {
                 let Some(first) = memories.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
                 let provider = memory_provider(&first[0], &self.producer);
                 decoded(
-                    memories_only(provider, first[0]["id"].as_str().unwrap_or_default().to_owned(), origin),
+                    Conversation::memories_only(provider, first[0]["id"].as_str().unwrap_or_default().to_owned(), origin, Vec::new()),
                     Vec::new(),
                     Warnings::default(),
                 )
@@ -374,7 +372,7 @@ fn conversation_of(units: &[&[Value]], origin: Origin, options: &DecodeOptions) 
         Some(local) if local.middle != "h" => local.middle.to_owned(),
         _ => conversation_tag.to_owned(),
     };
-    let mut holder = conversation(provider, conversation_id, origin);
+    let mut holder = Conversation::empty(provider, conversation_id, origin);
     holder.assumed_time_zone = first_tags.iter().find_map(|tag| tag.strip_prefix("tz-assumed-")).map(zone_of);
     let mut warnings = Warnings::default();
     // Every chunk id of the conversation first, so a parent written after its child (not

@@ -13,10 +13,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::model::{Embedding, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::model::{Conversation, Embedding, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, conversation, decoded, parse_group, push_turn, role_named, text_of};
+use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::timefmt::parse_rfc3339;
@@ -117,16 +117,10 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
             metadata["labels"].as_str().filter(|labels| !labels.is_empty()).map(|labels| {
                 serde_json::from_str::<Vec<String>>(labels).unwrap_or_else(|_| labels.split(',').map(str::to_owned).collect())
             });
-        return Ok(MemoryRecord {
-            id: id.to_owned(),
-            kind,
-            text,
-            created_at,
-            labels: labels.unwrap_or_default(),
-            is_duplicate: false,
-            embedding: embedding_of(memory),
-            exportable: true,
-        });
+        let mut record = MemoryRecord::new(provider, kind, text, created_at, labels.unwrap_or_default());
+        record.id = id.to_owned();
+        record.embedding = embedding_of(memory);
+        return Ok(record);
     }
     let memory_type = memory["memory_type"].as_str().unwrap_or("observation");
     let (kind, mut labels) = MemoryKind::from_foreign_type(memory_type, "mif-type");
@@ -157,7 +151,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     let provider = provider_of(first);
     let metadata = &first["metadata"];
     let id = metadata["conversation_id"].as_str().or_else(|| first["source"]["session_id"].as_str()).unwrap_or_default().to_owned();
-    let mut holder = conversation(provider, id, origin);
+    let mut holder = Conversation::empty(provider, id, origin);
     holder.title = text_of(metadata, "conversation_title");
     holder.assumed_time_zone = text_of(metadata, "assumed_time_zone");
     let mut links = ParentLinks::new();

@@ -153,13 +153,22 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
 
 /// Whether the first MiB of the file at `path` names PAM, AIME, MIF or UMP by their own members.
 pub fn names_a_memory_format(path: &Path) -> bool {
-    let mut head = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    if path.is_dir() || file.take(1 << 20).read_to_end(&mut head).is_err() {
+    if path.is_dir() {
         return false;
     }
+    let head = file_head(path);
     use crate::validate::{aime, mif, pam, ump};
     pam::looks_like_pam(&head) || aime::looks_like_aime(&head) || mif::looks_like_mif(&head) || ump::looks_like_ump(&head)
+}
+
+/// The first MiB of the file at `path` (empty when it cannot be read): enough to tell the
+/// formats apart by their members.
+pub fn file_head(path: &Path) -> Vec<u8> {
+    let mut head = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(1 << 20).read_to_end(&mut head);
+    }
+    head
 }
 
 /// Refuses an input with a reason and what to do.
@@ -188,33 +197,6 @@ pub fn parse_group(bytes: &[u8], origin: &Origin) -> Result<(Origin, Vec<Value>)
         return Err(RecordReject::new(&origin, None, problem.to_owned()));
     }
     Ok((origin, items))
-}
-
-/// An empty conversation of `provider` with id `id`.
-pub fn conversation(provider: Provider, id: String, origin: Origin) -> Conversation {
-    Conversation {
-        provider,
-        id,
-        title: None,
-        created_at: None,
-        updated_at: None,
-        model: None,
-        system_instruction: None,
-        is_archived: false,
-        messages: Vec::new(),
-        memories: Vec::new(),
-        assumed_time_zone: None,
-        is_repeat: false,
-        memories_only: false,
-        origin,
-    }
-}
-
-/// A conversation that only carries memories.
-pub fn memories_only(provider: Provider, id: String, origin: Origin) -> Conversation {
-    let mut holder = conversation(provider, id, origin);
-    holder.memories_only = true;
-    holder
 }
 
 /// Wraps a conversation as a decoded element.
@@ -375,7 +357,5 @@ impl Default for ParentLinks {
 
 /// The decoded holder of one standalone memory record (or a reject).
 pub fn memory_element(provider: Provider, memory: crate::model::MemoryRecord, origin: Origin) -> Decoded {
-    let mut holder = memories_only(provider, memory.id.clone(), origin);
-    holder.memories.push(memory);
-    decoded(holder, Vec::new(), Warnings::default())
+    decoded(Conversation::memories_only(provider, memory.id.clone(), origin, vec![memory]), Vec::new(), Warnings::default())
 }

@@ -25,19 +25,15 @@ use crate::model::{
     SkipReason, Warnings,
 };
 use crate::sources::container::Container;
-use crate::sources::formats::RecordLayout;
 use crate::sources::formats::grouped::{RecordSource, SourceProblem, string_at};
+use crate::sources::formats::{RecordLayout, file_head};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
 
 /// Whether the file at `path` starts like a PAM memory store (not a conversation file).
 fn is_store_file(path: &Path) -> bool {
-    let mut head = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    if std::io::Read::read_to_end(&mut std::io::Read::take(file, 1 << 20), &mut head).is_err() {
-        return false;
-    }
+    let head = file_head(path);
     crate::validate::pam::looks_like_pam(&head) && crate::validate::rules::has_member(&head, "memories", b"")
         || crate::validate::rules::has_member(&head, "conversations_index", b"")
 }
@@ -49,18 +45,10 @@ fn is_store_file(path: &Path) -> bool {
 pub fn plan_store(path: &Path) -> Result<Option<InputPlan>, RunError> {
     let store_path = if path.is_dir() { path.join(crate::sinks::pam::STORE_FILE) } else { path.to_owned() };
     let is_named_store = store_path.file_name().is_some_and(|name| name == crate::sinks::pam::STORE_FILE);
-    if !is_named_store || !store_path.is_file() || !crate::validate::pam::looks_like_pam(&head_of(&store_path)) {
+    if !is_named_store || !store_path.is_file() || !crate::validate::pam::looks_like_pam(&file_head(&store_path)) {
         return Ok(None);
     }
     plan_store_file(&store_path)
-}
-
-fn head_of(path: &Path) -> Vec<u8> {
-    let mut head = Vec::new();
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = std::io::Read::read_to_end(&mut std::io::Read::take(file, 1 << 20), &mut head);
-    }
-    head
 }
 
 /// Plans a PAM memory-store file under any name: its memories, and the conversation files its
@@ -287,7 +275,7 @@ fn read_conversation_file(path: &Path) -> Result<Vec<u8>, String> {
 /// Plans a lone PAM conversation file (one conversation, no memories), or `None` when the file
 /// is another PAM file (embeddings).
 fn plan_conversation_file(path: &Path) -> Result<Option<InputPlan>, RunError> {
-    let head = head_of(path);
+    let head = file_head(path);
     if !crate::validate::rules::has_member(&head, "messages", b"") {
         return Ok(None);
     }
@@ -451,8 +439,7 @@ impl Decoder for PamDecoder {
                 let memories = self.memories_of(memories, &derived, options.exported_at);
                 let provider =
                     memories.first().map_or(Provider::Other("pam"), |memory| Provider::named(memory.id.split('.').next().unwrap_or("pam")));
-                let mut holder = super::memories_only(provider, String::new(), origin);
-                holder.memories = memories;
+                let holder = Conversation::memories_only(provider, String::new(), origin, memories);
                 Ok(Decoded { conversation: holder, rejected_messages: vec![reject], warnings: Warnings::default() })
             }
         }
@@ -512,8 +499,7 @@ impl PamDecoder {
         let travels =
             memory["provenance"]["conversation_ref"].as_str().is_some_and(|conversation| self.attached.contains_key(conversation));
         let memories = if travels { Vec::new() } else { vec![self.memory_record(memory, options.exported_at)] };
-        let mut conversation = super::memories_only(provider, memory["id"].as_str().unwrap_or_default().to_owned(), origin);
-        conversation.memories = memories;
+        let conversation = Conversation::memories_only(provider, memory["id"].as_str().unwrap_or_default().to_owned(), origin, memories);
         let mut warnings = Warnings::default();
         for _ in conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
             warnings.add("pam_embedding_not_carried");

@@ -17,13 +17,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::model::{MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, record_error, string_at};
-use crate::sources::formats::{
-    MessageFields, ParentLinks, RecordLayout, conversation, decoded, parse_group, push_turn, redact, role_named, text_of,
-};
+use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, decoded, parse_group, push_turn, redact, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::sources::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
@@ -237,7 +235,7 @@ impl Decoder for UmpDecoder {
         let (turns, others): (Vec<Value>, Vec<Value>) = records.into_iter().partition(is_turn);
         let mut element = if turns.is_empty() {
             let Some(first) = others.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
-            let holder = crate::sources::formats::memories_only(provider_of(first), text_of(first, "id").unwrap_or_default(), origin);
+            let holder = Conversation::memories_only(provider_of(first), text_of(first, "id").unwrap_or_default(), origin, Vec::new());
             decoded(holder, Vec::new(), Warnings::default())
         } else {
             conversation_of(&turns, origin, options)
@@ -325,7 +323,7 @@ fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -
     let first = &records[0];
     let structured = &first["body"]["structured"];
     let id = structured["conversation_id"].as_str().unwrap_or_default().to_owned();
-    let mut holder = conversation(provider_of(first), id, origin);
+    let mut holder = Conversation::empty(provider_of(first), id, origin);
     holder.title = text_of(structured, "conversation_title");
     holder.assumed_time_zone = text_of(structured, "assumed_time_zone");
     let mut links = ParentLinks::new();
