@@ -89,10 +89,13 @@ pub fn write_string(out: &mut Vec<u8>, text: &str) {
         if position + 8 <= bytes.len() {
             let mut word = [0u8; 8];
             word.copy_from_slice(&bytes[position..position + 8]);
-            if !word_needs_escape(u64::from_le_bytes(word)) {
+            let mask = escape_mask(u64::from_le_bytes(word));
+            if mask == 0 {
                 position += 8;
                 continue;
             }
+            // The lowest flagged byte is exact (see `escape_mask`): jump straight to it.
+            position += (mask.trailing_zeros() / 8) as usize;
         }
         let byte = bytes[position];
         let escape: &[u8] = match byte {
@@ -125,15 +128,17 @@ pub fn write_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
-/// Whether any byte of `word` is below 0x20, `"` or `\` (SWAR: the classic has-zero-byte test).
-fn word_needs_escape(word: u64) -> bool {
+/// The high bit of each byte of `word` that is below 0x20, `"` or `\` (SWAR: the classic
+/// has-zero-byte test). Borrows can flag bytes above a real match but never below it, so the
+/// lowest flagged byte is always one that needs escaping.
+fn escape_mask(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS;
     let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
     let quote = has_zero(word ^ (ONES * u64::from(b'"')));
     let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
-    (below_space | quote | backslash) != 0
+    below_space | quote | backslash
 }
 
 #[cfg(test)]
@@ -164,6 +169,9 @@ mod tests {
             "back\\slash somewhere far along",
             "\u{1f}\u{7f}é€😀 trailing words",
             "abcdefgh\n",
+            "x\n\n\"\\\u{0}yz1234567890\t\r\u{8}\u{c}end",
+            "\"\"\"\"\"\"\"\"\"\\\\\\\\\\\\\\\\\\",
+            "é€😀é€😀\u{1}é€😀é€😀\n",
         ];
         for sample in samples {
             let mut fast = Vec::new();

@@ -13,11 +13,10 @@ use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tempfile::NamedTempFile;
-
 use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
 use crate::model::{Conversation, Micros, Role};
+use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
@@ -157,7 +156,7 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
 pub struct AimeSink {
     target: PathBuf,
     exported_at: Micros,
-    output: BufWriter<NamedTempFile>,
+    output: DirectWriter,
     memory_spool: BufWriter<File>,
     messages: u64,
     memories: u64,
@@ -176,7 +175,7 @@ impl AimeSink {
         let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
         let memory_spool =
             BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
-        let mut output = BufWriter::with_capacity(BUFFER, output);
+        let mut output = DirectWriter::new(output);
         output.write_all(b"{\"format\":\"aime\",\"version\":\"1.0\",\"messages\":[").map_err(|error| RunError::write(&display, error))?;
         Ok(AimeSink {
             target: target.to_owned(),
@@ -241,7 +240,7 @@ impl AimeSink {
         }
         io::copy(&mut spool, &mut self.output)?;
         self.output.write_all(b"\n]}}}\n")?;
-        let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let temporary = self.output.into_temporary()?;
         let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary { format: "aime", path: self.target.display().to_string(), records: self.messages + self.memories, bytes })
     }

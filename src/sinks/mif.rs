@@ -9,22 +9,20 @@
 //! whose checksum covers the `memories` array as written (MIF defines no checksum input), comes
 //! after the memories, which JSON allows.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use tempfile::NamedTempFile;
 
 use crate::error::RunError;
 use crate::hash::{push_hex, sha256};
 use crate::jcs::write_string;
 use crate::model::{Conversation, MemoryKind, Micros, Role};
+use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
-
-const BUFFER: usize = 1 << 20;
 
 /// A UUID with the version 4 and RFC 4122 variant bits, derived from `name` (so it repeats).
 pub fn uuid_v4_shaped(name: &str) -> String {
@@ -214,7 +212,7 @@ pub struct MifSink {
     target: PathBuf,
     exported_at: Micros,
     user_id: String,
-    output: BufWriter<NamedTempFile>,
+    output: DirectWriter,
     /// SHA-256 of the `memories` array as written, `[` to `]`.
     checksum: Sha256,
     memories: u64,
@@ -235,7 +233,7 @@ impl MifSink {
     ) -> Result<MifSink, RunError> {
         let display = target.display().to_string();
         let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
-        let mut output = BufWriter::with_capacity(BUFFER, output);
+        let mut output = DirectWriter::new(output);
         let head = concat!(
             "{\"mif_version\":\"2.0\",\"generator\":{\"name\":\"memport\",\"version\":\"",
             env!("CARGO_PKG_VERSION"),
@@ -285,7 +283,7 @@ impl MifSink {
         tail.extend_from_slice(&self.vendor_extensions);
         tail.extend_from_slice(b"\"memport\":{\"checksum_input\":\"SHA-256 of the memories array as written, from [ to ]\"}}}\n");
         self.output.write_all(&tail)?;
-        let temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let temporary = self.output.into_temporary()?;
         let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary { format: "mif", path: self.target.display().to_string(), records: self.memories, bytes })
     }

@@ -10,23 +10,21 @@
 //! without one there is none, because a hash alone fails the schema.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use tempfile::NamedTempFile;
 
 use crate::error::RunError;
 use crate::hash::sha256;
 use crate::jcs::{write_string, write_string_array};
 use crate::model::{Conversation, MemoryKind, MemoryRecord};
 use crate::signing::SignKey;
+use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
-const BUFFER: usize = 1 << 20;
 /// The record kinds of UMP 0.1.
 const KINDS: [&str; 5] = ["semantic", "episodic", "procedural", "working", "identity"];
 /// Longest provider id bridged as it is: its base32 form must leave room in a file name.
@@ -284,7 +282,7 @@ pub fn markdown_file(record: &[u8]) -> io::Result<Vec<u8>> {
 
 enum Output {
     /// JSON and NDJSON: one file under a temporary name.
-    File(BufWriter<NamedTempFile>),
+    File(DirectWriter),
     /// Markdown: a staging folder beside the target.
     Folder(StagingFolder),
 }
@@ -324,7 +322,7 @@ impl UmpSink {
         let output = match binding {
             Binding::Json | Binding::Ndjson => {
                 let file = output_file::create_partial(target).map_err(io_error)?;
-                let mut file = BufWriter::with_capacity(BUFFER, file);
+                let mut file = DirectWriter::new(file);
                 if binding == Binding::Json {
                     file.write_all(b"[").map_err(io_error)?;
                 }
@@ -381,7 +379,7 @@ impl UmpSink {
                 if binding == Binding::Json {
                     file.write_all(b"\n]\n")?;
                 }
-                let temporary = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+                let temporary = file.into_temporary()?;
                 bytes = output_file::persist(temporary, &target)?;
             }
             Output::Folder(staging) => {

@@ -17,9 +17,34 @@ use std::os::unix::fs::FileExt;
 pub const IN_MEMORY_KEYS: usize = 1 << 19;
 /// Keys per block of a spilled run (16 bytes each: 4 KiB blocks).
 const KEYS_PER_BLOCK: usize = 256;
-/// Bloom filter bits per key and probes per lookup (about 0.8% false positives).
+/// Bloom filter bits per key and probes per lookup. The filter is blocked: all probes of a key
+/// fall in one 64-byte block, so a lookup costs one cache miss per run instead of one per probe
+/// (about 1% false positives at this size, against 0.8% for a plain filter).
 const BLOOM_BITS_PER_KEY: usize = 10;
-const BLOOM_PROBES: u64 = 7;
+const BLOOM_PROBES: u32 = 7;
+
+/// One cache line of a blocked Bloom filter.
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct BloomBlock([u64; 8]);
+
+impl BloomBlock {
+    /// The bit of each probe: 9 bits of the key's high half per probe.
+    fn probes(key: u128) -> impl Iterator<Item = usize> {
+        let bits = (key >> 64) as u64;
+        (0..BLOOM_PROBES).map(move |probe| ((bits >> (probe * 9)) & 511) as usize)
+    }
+
+    fn set(&mut self, key: u128) {
+        for bit in BloomBlock::probes(key) {
+            self.0[bit / 64] |= 1 << (bit % 64);
+        }
+    }
+
+    fn may_contain(&self, key: u128) -> bool {
+        BloomBlock::probes(key).all(|bit| self.0[bit / 64] & (1 << (bit % 64)) != 0)
+    }
+}
 
 /// Hashes a key that is already uniformly distributed by taking its low 64 bits.
 #[derive(Default)]
@@ -45,38 +70,34 @@ struct Run {
     /// First key of every block.
     block_firsts: Vec<u128>,
     len: usize,
-    bloom: Vec<u64>,
-    bloom_bits: usize,
+    bloom: Vec<BloomBlock>,
 }
 
 impl Run {
-    fn bloom_positions(key: u128, bits: usize) -> impl Iterator<Item = usize> {
-        let first = key as u64;
-        let second = ((key >> 64) as u64) | 1;
-        (0..BLOOM_PROBES).map(move |probe| (first.wrapping_add(probe.wrapping_mul(second)) % bits as u64) as usize)
+    /// The filter block of `key`, chosen by its low half (the probes use the high half).
+    fn bloom_block(key: u128, blocks: usize) -> usize {
+        ((key as u64) % blocks as u64) as usize
     }
 
     fn create(mut keys: Vec<u128>) -> io::Result<Run> {
         keys.sort_unstable();
-        let bits = (keys.len() * BLOOM_BITS_PER_KEY).max(64);
-        let mut bloom = vec![0u64; bits.div_ceil(64)];
+        let blocks = (keys.len() * BLOOM_BITS_PER_KEY).div_ceil(512).max(1);
+        let mut bloom = vec![BloomBlock::default(); blocks];
         let mut block_firsts = Vec::with_capacity(keys.len().div_ceil(KEYS_PER_BLOCK));
         let mut writer = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
         for (position, key) in keys.iter().enumerate() {
             if position % KEYS_PER_BLOCK == 0 {
                 block_firsts.push(*key);
             }
-            for bit in Run::bloom_positions(*key, bits) {
-                bloom[bit / 64] |= 1 << (bit % 64);
-            }
+            bloom[Run::bloom_block(*key, blocks)].set(*key);
             writer.write_all(&key.to_le_bytes())?;
         }
         let file = writer.into_inner().map_err(io::IntoInnerError::into_error)?;
-        Ok(Run { file, block_firsts, len: keys.len(), bloom, bloom_bits: bits })
+        Ok(Run { file, block_firsts, len: keys.len(), bloom })
     }
 
     fn contains(&self, key: u128, block: &mut Vec<u8>) -> io::Result<bool> {
-        if !Run::bloom_positions(key, self.bloom_bits).all(|bit| self.bloom[bit / 64] & (1 << (bit % 64)) != 0) {
+        if !self.bloom[Run::bloom_block(key, self.bloom.len())].may_contain(key) {
             return Ok(false);
         }
         // The block whose first key is the last one <= key.

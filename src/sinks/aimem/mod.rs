@@ -5,7 +5,8 @@
 //! `checksum`) in one pass and bounded memory. JCS orders the envelope's members
 //! `chunk_entities, chunks, edges, entities, exported_at, format, producer, scope, tenant_id,
 //! version`, and every record is written in canonical form, so the hash is fed the canonical
-//! bytes as they are produced. Edges are spilled to a temporary file until the chunks are done;
+//! bytes as they are produced. Edges are spilled, framed as written, to a temporary file until
+//! the chunks are done;
 //! the NDJSON form writes its envelope line (which comes first) with a placeholder checksum of
 //! the same length and overwrites it at the end. Records are serialized on the worker pool by
 //! [`AimemEncoder`]; the sink only hashes and writes, in order.
@@ -13,18 +14,19 @@
 pub mod records;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use tempfile::NamedTempFile;
 
 use crate::buffers::BufferPool;
 use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
 use crate::model::Micros;
+use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
 
@@ -87,7 +89,7 @@ pub struct AimemSink {
     settings: AimemSettings,
     target: PathBuf,
     /// The final file, under a temporary name in the target's folder.
-    output: BufWriter<NamedTempFile>,
+    output: DirectWriter,
     /// Canonical edge records, one per line, until the chunks are done.
     edge_spool: BufWriter<File>,
     checksum: Sha256,
@@ -113,7 +115,7 @@ impl AimemSink {
             framing,
             settings,
             target: target.to_owned(),
-            output: BufWriter::with_capacity(BUFFER, output),
+            output: DirectWriter::new(output),
             edge_spool,
             checksum: Sha256::new(),
             chunks: 0,
@@ -195,6 +197,69 @@ fn envelope_line(tail: &[u8], checksum_label: &str) -> Vec<u8> {
     }
 }
 
+/// Copies the spooled edges from byte `skip` to the output.
+fn copy_edges(spool: &File, skip: u64, output: &mut DirectWriter) -> io::Result<()> {
+    let mut block = vec![0u8; BUFFER];
+    let mut offset = skip;
+    loop {
+        let read = spool.read_at(&mut block, offset)?;
+        if read == 0 {
+            return Ok(());
+        }
+        output.write_all(&block[..read])?;
+        offset += read as u64;
+    }
+}
+
+/// Feeds the spooled edges from byte `skip` into `checksum` in canonical form: bundle records
+/// are already `,`-separated canonical records; NDJSON lines lose their `"_kind"` member and
+/// newline and are joined with `,`.
+fn hash_edges(spool: &File, skip: u64, framing: Framing, mut checksum: Sha256) -> io::Result<Sha256> {
+    let mut block = vec![0u8; BUFFER];
+    let mut offset = skip;
+    let mut partial_line = Vec::new();
+    let mut first = true;
+    let mut hash_line = |line: &[u8], checksum: &mut Sha256| {
+        if !first {
+            checksum.update(b",");
+        }
+        first = false;
+        checksum.update(b"{");
+        checksum.update(line.get(records::NDJSON_EDGE_PREFIX.len()..line.len().saturating_sub(1)).unwrap_or_default());
+    };
+    loop {
+        let read = spool.read_at(&mut block, offset)?;
+        if read == 0 {
+            break;
+        }
+        offset += read as u64;
+        let mut data = &block[..read];
+        if framing == Framing::Bundle {
+            checksum.update(data);
+            continue;
+        }
+        if !partial_line.is_empty() {
+            let Some(end) = memchr::memchr(b'\n', data) else {
+                partial_line.extend_from_slice(data);
+                continue;
+            };
+            partial_line.extend_from_slice(&data[..=end]);
+            hash_line(&partial_line, &mut checksum);
+            partial_line.clear();
+            data = &data[end + 1..];
+        }
+        while let Some(end) = memchr::memchr(b'\n', data) {
+            hash_line(&data[..=end], &mut checksum);
+            data = &data[end + 1..];
+        }
+        partial_line.extend_from_slice(data);
+    }
+    if !partial_line.is_empty() {
+        return Err(io::Error::other("the edge spool ends inside a line"));
+    }
+    Ok(checksum)
+}
+
 impl AimemSink {
     fn complete(mut self) -> io::Result<SinkSummary> {
         let tail = self.envelope_tail();
@@ -202,36 +267,20 @@ impl AimemSink {
         if self.framing == Framing::Bundle {
             self.output.write_all(b"],\"edges\":[")?;
         }
-        let mut edge_file = self.edge_spool.into_inner().map_err(io::IntoInnerError::into_error)?;
-        edge_file.seek(SeekFrom::Start(0))?;
-        let mut edge_lines = BufReader::with_capacity(BUFFER, edge_file);
-        let mut line = Vec::with_capacity(512);
-        let mut first = true;
-        // Edges are hashed after every chunk, as canonical member order requires.
-        loop {
-            line.clear();
-            if edge_lines.read_until(b'\n', &mut line)? == 0 {
-                break;
-            }
-            let record = line.strip_suffix(b"\n").unwrap_or(&line);
-            if !first {
-                self.checksum.update(b",");
-            }
-            self.checksum.update(record);
-            match self.framing {
-                Framing::Bundle => {
-                    if !first {
-                        self.output.write_all(b",")?;
-                    }
-                    self.output.write_all(record)?;
-                }
-                Framing::Ndjson => {
-                    self.output.write_all(b"{\"_kind\":\"edge\",")?;
-                    self.output.write_all(&line[1..])?;
-                }
-            }
-            first = false;
-        }
+        let spool = self.edge_spool.into_inner().map_err(io::IntoInnerError::into_error)?;
+        // Bundle edges are spooled as `,` + record: the first one's comma is not written.
+        let skip = u64::from(self.framing == Framing::Bundle && self.edges > 0);
+        // The spool already holds the edges as the output frames them, so one thread copies
+        // them while another hashes them: edges are hashed after every chunk, as canonical
+        // member order requires, and the end of a run waits on nothing else.
+        let framing = self.framing;
+        let checksum = std::mem::replace(&mut self.checksum, Sha256::new());
+        let output = &mut self.output;
+        self.checksum = std::thread::scope(|scope| -> io::Result<Sha256> {
+            let hashing = scope.spawn(|| hash_edges(&spool, skip, framing, checksum));
+            copy_edges(&spool, skip, output)?;
+            hashing.join().map_err(|_| io::Error::other("the edge hashing thread stopped"))?
+        })?;
         self.checksum.update(b"],");
         self.checksum.update(&tail);
         self.checksum.update(b"}");
@@ -245,7 +294,7 @@ impl AimemSink {
             self.output.write_all(b"\"}\n")?;
         }
         let envelope = (self.framing == Framing::Ndjson).then(|| envelope_line(&tail, &checksum_label));
-        let mut temporary = self.output.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let mut temporary = self.output.into_temporary()?;
         if let Some(envelope) = envelope {
             let file = temporary.as_file_mut();
             file.seek(SeekFrom::Start(0))?;

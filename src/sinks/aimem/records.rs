@@ -24,14 +24,15 @@ const MAX_TAG_LENGTH: usize = 64;
 
 /// Where [`map_conversation`] appends records: chunks already framed for the output (see
 /// [`Framing`]: `,` + canonical record for the bundle, NDJSON lines for the stream) with their
-/// end offsets, and canonical edges one per line.
+/// end offsets, and edges framed the same way.
 #[derive(Debug, Default)]
 pub struct RecordBuffers {
     /// Chunks framed for the output, back to back.
     pub chunks: Vec<u8>,
     /// End offset of each chunk in `chunks`.
     pub chunk_ends: Vec<usize>,
-    /// Edges in canonical form, each followed by a newline.
+    /// Edges framed for the output like the chunks: `,` + canonical record for the bundle,
+    /// [`NDJSON_EDGE_PREFIX`] lines for the stream.
     pub edge_lines: Vec<u8>,
     /// Number of edges.
     pub edge_count: u64,
@@ -40,6 +41,8 @@ pub struct RecordBuffers {
 /// Opening of an NDJSON chunk line; the canonical record is this line with `"_kind":"chunk",`
 /// removed and without the newline.
 pub const NDJSON_CHUNK_PREFIX: &[u8] = b"{\"_kind\":\"chunk\",";
+/// Opening of an NDJSON edge line, likewise.
+pub const NDJSON_EDGE_PREFIX: &[u8] = b"{\"_kind\":\"edge\",";
 
 /// Appends the chunk and edge records of one conversation's kept messages to `out`.
 pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
@@ -97,9 +100,7 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
             }
             out.chunk_ends.push(out.chunks.len());
             if let Some(source) = &previous {
-                write_edge(&mut out.edge_lines, source, &chunk_id, message.created_at);
-                out.edge_lines.push(b'\n');
-                out.edge_count += 1;
+                push_edge(out, framing, source, &chunk_id, message.created_at);
             }
             previous = Some(chunk_id);
         }
@@ -271,19 +272,31 @@ fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, o
             }
             out.chunk_ends.push(out.chunks.len());
             if let Some(source) = &previous {
-                write_edge(&mut out.edge_lines, source, &chunk_id, memory.created_at);
-                out.edge_lines.push(b'\n');
-                out.edge_count += 1;
+                push_edge(out, framing, source, &chunk_id, memory.created_at);
             }
             previous = Some(chunk_id);
         }
     }
 }
 
-fn write_edge(out: &mut Vec<u8>, source: &str, target: &str, created_at: Micros) {
+/// Appends a temporal edge framed for the output, as chunks are.
+fn push_edge(out: &mut RecordBuffers, framing: Framing, source: &str, target: &str, created_at: Micros) {
+    let open: &[u8] = match framing {
+        Framing::Bundle => b",{",
+        Framing::Ndjson => NDJSON_EDGE_PREFIX,
+    };
+    write_edge(&mut out.edge_lines, open, source, target, created_at);
+    if framing == Framing::Ndjson {
+        out.edge_lines.push(b'\n');
+    }
+    out.edge_count += 1;
+}
+
+fn write_edge(out: &mut Vec<u8>, open: &[u8], source: &str, target: &str, created_at: Micros) {
     let mut time = String::with_capacity(27);
     write_rfc3339(&mut time, created_at);
-    out.extend_from_slice(b"{\"created_at\":\"");
+    out.extend_from_slice(open);
+    out.extend_from_slice(b"\"created_at\":\"");
     out.extend_from_slice(time.as_bytes());
     out.extend_from_slice(b"\",\"edge_type\":\"temporal\",\"source_id\":");
     write_string(out, source);
