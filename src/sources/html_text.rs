@@ -34,9 +34,9 @@ pub fn html_to_text(html: &str) -> String {
             continue;
         }
         let closing = tag.starts_with('/');
-        let name: String =
-            tag.trim_start_matches('/').chars().take_while(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
-        match (name.as_str(), closing) {
+        let mut name_buffer = [0u8; MAX_TAG_NAME];
+        let name = tag_name(tag, &mut name_buffer);
+        match (name, closing) {
             ("br", _) => out.push('\n'),
             ("p" | "div" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table" | "tr" | "blockquote" | "hr", _) => {
                 block_break(&mut out);
@@ -107,28 +107,69 @@ fn push_text(out: &mut String, text: &str, preformatted: bool) {
     if text.is_empty() {
         return;
     }
-    let decoded = decode_entities(text);
+    let decoded = decode_entities_borrowed(text);
     if preformatted {
         out.push_str(&decoded);
         return;
     }
     // Outside <pre>, runs of whitespace are one space, as a browser shows them (a no-break
-    // space is not collapsible).
+    // space is not collapsible). Text between whitespace is copied a run at a time: this runs
+    // over every answer, and a character at a time it was a tenth of a Gemini conversion.
     let mut pending_space = false;
-    for c in decoded.chars() {
-        if c.is_whitespace() && c != '\u{a0}' {
+    let mut run_start: Option<usize> = None;
+    let bytes = decoded.as_bytes();
+    let mut position = 0;
+    while position < bytes.len() {
+        let byte = bytes[position];
+        let (is_space, width) = if byte.is_ascii() {
+            (matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c), 1)
+        } else {
+            let c = decoded[position..].chars().next().unwrap_or('\u{fffd}');
+            (c.is_whitespace() && c != '\u{a0}', c.len_utf8())
+        };
+        if is_space {
+            if let Some(start) = run_start.take() {
+                push_run(out, &decoded[start..position], pending_space);
+            }
             pending_space = true;
-            continue;
+        } else if run_start.is_none() {
+            run_start = Some(position);
         }
-        if pending_space && !out.is_empty() && !out.ends_with([' ', '\n']) {
-            out.push(' ');
-        }
+        position += width;
+    }
+    if let Some(start) = run_start {
+        push_run(out, &decoded[start..], pending_space);
         pending_space = false;
-        out.push(c);
     }
     if pending_space && !out.is_empty() && !out.ends_with([' ', '\n']) {
         out.push(' ');
     }
+}
+
+/// Appends a run of text without whitespace, after one space when whitespace came before it.
+fn push_run(out: &mut String, run: &str, space_before: bool) {
+    if space_before && !out.is_empty() && !out.ends_with([' ', '\n']) {
+        out.push(' ');
+    }
+    out.push_str(run);
+}
+
+/// Longest tag name matched (`blockquote`); longer names are no tag this module handles.
+const MAX_TAG_NAME: usize = 12;
+
+/// The lowercase name of a tag from its text (`/UL` → `ul`), in `buffer`; empty when longer than
+/// any handled tag.
+fn tag_name<'a>(tag: &str, buffer: &'a mut [u8; MAX_TAG_NAME]) -> &'a str {
+    let name = tag.trim_start_matches('/').as_bytes();
+    let length = name.iter().take_while(|byte| byte.is_ascii_alphanumeric()).count();
+    if length > MAX_TAG_NAME {
+        return "";
+    }
+    for (slot, byte) in buffer.iter_mut().zip(&name[..length]) {
+        *slot = byte.to_ascii_lowercase();
+    }
+    // ASCII alphanumerics only.
+    std::str::from_utf8(&buffer[..length]).unwrap_or_default()
 }
 
 fn line_break(out: &mut String) {
@@ -193,8 +234,13 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 
 /// Decodes named entities HTML fragments use and every numeric one.
 pub fn decode_entities(text: &str) -> String {
+    decode_entities_borrowed(text).into_owned()
+}
+
+/// [`decode_entities`], borrowing `text` when it has no entity.
+fn decode_entities_borrowed(text: &str) -> std::borrow::Cow<'_, str> {
     if memchr::memchr(b'&', text.as_bytes()).is_none() {
-        return text.to_owned();
+        return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -215,7 +261,7 @@ pub fn decode_entities(text: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 fn entity(name: &str) -> Option<char> {
@@ -267,6 +313,12 @@ mod tests {
             html_to_text(html),
             "Hello & **welcome**\n\n- one\n- two [link](https://x.test/?a=1&b=2)\n\n```\nfn main() {\n    x < y\n}\n```\n\nUse `cargo`."
         );
+    }
+
+    #[test]
+    fn collapses_unicode_whitespace_but_not_no_break_spaces() {
+        assert_eq!(html_to_text("a&nbsp;b\u{2003}c \t\n d\u{3000}e <b>f</b>\u{85}g"), "a\u{a0}b c d e **f** g");
+        assert_eq!(html_to_text("<P>one</P><UL><LI>two</LI></UL><blockquotex>three"), "one\n\n- two\n\nthree");
     }
 
     #[test]

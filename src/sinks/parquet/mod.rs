@@ -4,7 +4,8 @@
 //!
 //! Record batches are built on the worker pool ([`columns`]); the sink writes them in input
 //! order with the parquet crate's `ArrowWriter` (zstd), which closes a row group when its
-//! encoded size passes [`ROW_GROUP_BYTES`], so memory stays bounded. A part is closed and the
+//! encoded size passes [`ROW_GROUP_BYTES`] or it holds [`schema::ROW_GROUP_ROWS`] rows, so memory
+//! stays bounded. A part is closed and the
 //! next one started past [`PART_BYTES`]. Every part is written under a hidden `.partial` name
 //! and renamed only when the whole run succeeded; parts of an earlier run that this one did not
 //! write again are then removed, so the folder always holds exactly one run's dataset.
@@ -13,8 +14,7 @@ pub mod columns;
 pub mod schema;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::BufWriter;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,11 +23,12 @@ use parquet::arrow::ArrowWriter;
 
 use crate::error::RunError;
 use crate::model::{Conversation, Provider};
+use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use schema::Table;
 
 /// A row group is closed when its encoded size passes this.
-pub const ROW_GROUP_BYTES: usize = 64 << 20;
+pub const ROW_GROUP_BYTES: usize = 32 << 20;
 /// A part file is closed, and the next one started, when it passes this.
 pub const PART_BYTES: u64 = 1 << 30;
 
@@ -68,7 +69,7 @@ struct PartWriter {
     table: Table,
     with_provider: bool,
     next_part: u32,
-    open: Option<(ArrowWriter<BufWriter<File>>, PathBuf, PathBuf)>,
+    open: Option<(ArrowWriter<DirectWriter>, PathBuf, PathBuf)>,
 }
 
 impl PartWriter {
@@ -96,9 +97,17 @@ impl PartWriter {
         let name = format!("part-{:05}.parquet", self.next_part);
         self.next_part += 1;
         let partial = self.folder.join(format!(".{name}.partial"));
-        let file = File::create(&partial).map_err(|error| RunError::write(partial.display().to_string(), error))?;
+        let file_name = format!(".{name}.partial");
+        // A killed run may have left this name behind; it is ours to replace.
+        let _ = std::fs::remove_file(&partial);
+        let file = tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o644))
+            .prefix(&file_name)
+            .rand_bytes(0)
+            .tempfile_in(&self.folder)
+            .map_err(|error| RunError::write(partial.display().to_string(), error))?;
         let writer = ArrowWriter::try_new(
-            BufWriter::with_capacity(1 << 20, file),
+            DirectWriter::new(file),
             self.table.schema(self.with_provider),
             Some(self.table.writer_properties(layout.row_group_bytes)),
         )
@@ -110,7 +119,9 @@ impl PartWriter {
     fn close_part(&mut self, written: &mut Vec<(PathBuf, PathBuf)>) -> Result<(), RunError> {
         if let Some((writer, partial, target)) = self.open.take() {
             let inner = writer.into_inner().map_err(|error| parquet_error(&partial, error))?;
-            inner.into_inner().map_err(|error| RunError::write(partial.display().to_string(), error.into_error()))?;
+            let temporary = inner.into_temporary().map_err(|error| RunError::write(partial.display().to_string(), error))?;
+            // Renamed, or removed after an error, with the other parts (see `Drop`).
+            temporary.keep().map_err(|error| RunError::write(partial.display().to_string(), error.error))?;
             written.push((partial, target));
         }
         Ok(())
@@ -331,6 +342,23 @@ mod tests {
         let parts = file_names(&folder.path().join("assets"));
         assert!(parts.len() >= 2, "several parts: {parts:?}");
         assert!(parts.iter().all(|name| name.starts_with("part-") && name.ends_with(".parquet")), "{parts:?}");
+    }
+
+    #[test]
+    fn a_partial_part_left_by_a_killed_run_is_replaced_and_parts_are_world_readable() {
+        let folder = tempfile::tempdir().unwrap();
+        let assets = folder.path().join("assets");
+        std::fs::create_dir_all(&assets).unwrap();
+        std::fs::write(assets.join(".part-00000.parquet.partial"), b"left by a killed run").unwrap();
+        let layout = ParquetLayout::default();
+        let mut sink = Box::new(ParquetSink::create(folder.path(), layout).unwrap());
+        let mut writer = PartWriter { folder: assets.clone(), table: Table::Assets, with_provider: true, next_part: 0, open: None };
+        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows).unwrap();
+        sink.writers.insert((Table::Assets, None), writer);
+        sink.finish().unwrap();
+        assert_eq!(file_names(&assets), ["part-00000.parquet"]);
+        let mode = std::fs::metadata(assets.join("part-00000.parquet")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 
     #[test]

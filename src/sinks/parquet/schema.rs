@@ -15,6 +15,11 @@ use parquet::schema::types::ColumnPath;
 /// Version of the dataset layout, in every file's key-value metadata as `memport.schema_version`.
 pub const SCHEMA_VERSION: &str = "1";
 
+/// Most rows in one row group (DuckDB's own default). Row groups close at this many rows or
+/// at the layout's encoded size, whichever comes first: a table of small rows (conversations,
+/// memories, assets) otherwise grew its open row group with the input, and peak memory with it.
+pub const ROW_GROUP_ROWS: usize = 122_880;
+
 /// The tables of the dataset, each a folder of part files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Table {
@@ -68,7 +73,7 @@ impl Table {
         let mut builder = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_max_row_group_bytes(Some(max_row_group_bytes.max(1)))
-            .set_max_row_group_row_count(Some(1 << 20))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new("memport.schema_version".to_owned(), SCHEMA_VERSION.to_owned()),
                 KeyValue::new("memport.table".to_owned(), self.name().to_owned()),
