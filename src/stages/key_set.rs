@@ -13,8 +13,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 
-/// Keys held in the in-memory table before it is spilled.
-pub const IN_MEMORY_KEYS: usize = 1 << 19;
+/// Keys held in the in-memory table before it is spilled: 7/8 of 2^19, the most a table of 2^19
+/// buckets holds before it doubles (hashbrown's load limit), so the table stops at 8.5 MiB
+/// instead of growing to 17 MiB for the last few keys.
+pub const IN_MEMORY_KEYS: usize = (1 << 19) / 8 * 7;
 /// Keys per block of a spilled run (16 bytes each: 4 KiB blocks).
 const KEYS_PER_BLOCK: usize = 256;
 /// Bloom filter bits per key and probes per lookup. The filter is blocked: all probes of a key

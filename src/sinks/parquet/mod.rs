@@ -29,8 +29,10 @@ use schema::Table;
 
 /// A row group is closed when its encoded size passes this.
 pub const ROW_GROUP_BYTES: usize = 32 << 20;
-/// A part file is closed, and the next one started, when it passes this.
-pub const PART_BYTES: u64 = 1 << 30;
+/// A part file is closed, and the next one started, when it passes this. The writer keeps every
+/// page's index entry and every row group's metadata until its part closes, so the part size
+/// bounds that memory too.
+pub const PART_BYTES: u64 = 256 << 20;
 
 /// How the dataset is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
