@@ -159,6 +159,15 @@ impl Entry {
         }
     }
 
+    /// The entry's file opened again, to read records back by offset, when it is a file on
+    /// disk (a zip entry is not); `None` otherwise or when it cannot be opened.
+    pub fn reopen_on_disk(&self) -> Option<File> {
+        match &self.location {
+            Location::Disk(path) => File::open(path).ok(),
+            Location::Zip { .. } => None,
+        }
+    }
+
     /// Reads the whole entry; only for small side files (manifests, name maps).
     ///
     /// # Errors

@@ -167,7 +167,7 @@ impl Stream {
             Framing::Member(name) => ArrayFramer::member_array(reader, name),
             Framing::Whole => ArrayFramer::whole_document(reader),
             Framing::CopilotCsv(layout, options) => ArrayFramer::new(copilot::regroup(reader, display, *layout, options)?),
-            Framing::GeminiActivity(options) => ArrayFramer::new(gemini::regroup(reader, display, options)?),
+            Framing::GeminiActivity(options) => ArrayFramer::new(gemini::regroup(reader, display, options, self.entry.reopen_on_disk())?),
             Framing::GeminiActivityHtml(options) => ArrayFramer::new(gemini::html::regroup(reader, display, options)?),
             Framing::MemoryFormat(layout) => {
                 // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).

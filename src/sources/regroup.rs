@@ -1,9 +1,9 @@
 //! Regroups flat activity records (Copilot CSV rows, Gemini activity records) into
 //! conversations: the exports list records newest first, interleave conversations and carry no
-//! conversation ids, so records are spilled to a temporary file with a fixed-size index entry
-//! each, then walked in chronological order and read back as a JSON array of `{"rows":[…]}`
-//! conversation elements (assembled on demand from the spill) that the engine frames like any
-//! other.
+//! conversation ids, so each record gets a fixed-size index entry in a temporary file (and is
+//! copied to a spill file, unless it can be read back from the input file itself), then the
+//! index is walked in chronological order and read back as a JSON array of `{"rows":[…]}`
+//! conversation elements (assembled on demand) that the engine frames like any other.
 //!
 //! Grouping walks the records in chronological order (the index file read backwards when the
 //! export lists newest first; ties keep the file's order reversed, so an answer stays after the
@@ -41,7 +41,7 @@ pub const MAX_GROUP_BYTES: u64 = 16 << 20;
 /// How long a conversation with an explicit id stays open without a new record: 7 days.
 pub const KEYED_IDLE: Micros = 7 * 24 * 3600 * 1_000_000;
 /// Bytes of one index entry on disk.
-const ENTRY_BYTES: usize = 32;
+const ENTRY_BYTES: usize = 40;
 /// Index entries read from disk at a time.
 const ENTRIES_PER_BLOCK: usize = 32 * 1024;
 /// The time stored for a record without one.
@@ -56,9 +56,33 @@ pub enum GroupKey {
     Title(String),
 }
 
+/// Where a record's bytes are read back from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The spill file, as pushed.
+    Spill = 0,
+    /// The input file: the record is written as `{"offset":…,"index":…,"record":<bytes>}`.
+    Input = 1,
+    /// Nothing: the record is written as `{"offset":…,"index":…,"record":null}`.
+    InputUnreadable = 2,
+}
+
+impl Source {
+    fn from_byte(byte: u8) -> Source {
+        match byte {
+            1 => Source::Input,
+            2 => Source::InputUnreadable,
+            _ => Source::Spill,
+        }
+    }
+}
+
 /// Spills records and reads them back grouped into conversations.
 pub struct Regrouper {
     spill: BufWriter<File>,
+    /// The input file itself, when records can be read back from it (an unpacked file, not a
+    /// zip entry): then they are not copied to the spill at all.
+    input: Option<File>,
     spilled: u64,
     index: BufWriter<File>,
     records: u64,
@@ -75,8 +99,11 @@ struct IndexEntry {
     offset: u64,
     length: u32,
     explicit: bool,
+    source: Source,
     time: Option<Micros>,
     key: u64,
+    /// The record's position in the input (for [`Source::Input`] records).
+    index: u64,
 }
 
 impl IndexEntry {
@@ -85,8 +112,10 @@ impl IndexEntry {
         bytes[0..8].copy_from_slice(&self.offset.to_le_bytes());
         bytes[8..12].copy_from_slice(&self.length.to_le_bytes());
         bytes[12] = u8::from(self.explicit);
+        bytes[13] = self.source as u8;
         bytes[16..24].copy_from_slice(&self.time.unwrap_or(NO_TIME).to_le_bytes());
         bytes[24..32].copy_from_slice(&self.key.to_le_bytes());
+        bytes[32..40].copy_from_slice(&self.index.to_le_bytes());
         bytes
     }
 
@@ -103,8 +132,10 @@ impl IndexEntry {
             offset: u64::from_le_bytes(word(0..8)),
             length: u32::from_le_bytes(four),
             explicit: bytes[12] != 0,
+            source: Source::from_byte(bytes[13]),
             time: (time != NO_TIME).then_some(time),
             key: u64::from_le_bytes(word(24..32)),
+            index: u64::from_le_bytes(word(32..40)),
         }
     }
 }
@@ -118,6 +149,7 @@ impl Regrouper {
         let temporary = || tempfile::tempfile().map_err(|error| RunError::write("a temporary file for regrouping", error));
         Ok(Regrouper {
             spill: BufWriter::with_capacity(1 << 20, temporary()?),
+            input: None,
             spilled: 0,
             index: BufWriter::with_capacity(1 << 16, temporary()?),
             records: 0,
@@ -136,20 +168,64 @@ impl Regrouper {
         self
     }
 
+    /// Reads records pushed with [`Regrouper::push_input_record`] back from `input`, the file
+    /// being regrouped, instead of copying them to the spill.
+    pub fn read_back_from(mut self, input: File) -> Self {
+        self.input = Some(input);
+        self
+    }
+
+    /// Whether records can be read back from the input (see [`Regrouper::read_back_from`]).
+    pub fn reads_back(&self) -> bool {
+        self.input.is_some()
+    }
+
     /// Adds one record (a JSON object) in file order.
     ///
     /// # Errors
     /// When the spill files cannot be written.
     pub fn push(&mut self, key: &GroupKey, time: Option<Micros>, record_json: &[u8]) -> Result<(), RunError> {
+        let length = u32::try_from(record_json.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
+        let offset = self.spilled;
+        self.spill.write_all(record_json).map_err(|error| RunError::write(&self.display, error))?;
+        self.spilled += u64::from(length);
+        self.add_entry(key, time, offset, length, Source::Spill, 0)
+    }
+
+    /// Adds one record of the input that is read back from it later (see
+    /// [`Regrouper::read_back_from`]), written as `{"offset":…,"index":…,"record":…}` with
+    /// the record's bytes, or `null` when `readable` is false.
+    ///
+    /// # Errors
+    /// When the index cannot be written.
+    pub fn push_input_record(
+        &mut self,
+        key: &GroupKey,
+        time: Option<Micros>,
+        (offset, index): (u64, u64),
+        length: usize,
+        readable: bool,
+    ) -> Result<(), RunError> {
+        let length = u32::try_from(length).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
+        let source = if readable { Source::Input } else { Source::InputUnreadable };
+        self.add_entry(key, time, offset, length, source, index)
+    }
+
+    fn add_entry(
+        &mut self,
+        key: &GroupKey,
+        time: Option<Micros>,
+        offset: u64,
+        length: u32,
+        source: Source,
+        index: u64,
+    ) -> Result<(), RunError> {
         let (explicit, key_text) = match key {
             GroupKey::Conversation(id) => (true, id.as_str()),
             GroupKey::Title(title) => (false, title.as_str()),
         };
-        let length = u32::try_from(record_json.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
-        let entry = IndexEntry { offset: self.spilled, length, explicit, time, key: key_hash(key_text) };
-        self.spill.write_all(record_json).map_err(|error| RunError::write(&self.display, error))?;
+        let entry = IndexEntry { offset, length, explicit, source, time, key: key_hash(key_text), index };
         self.index.write_all(&entry.encode()).map_err(|error| RunError::write(&self.display, error))?;
-        self.spilled += u64::from(length);
         self.records += 1;
         if let Some(time) = time {
             self.first_time.get_or_insert(time);
@@ -172,6 +248,7 @@ impl Regrouper {
         let newest_first = matches!((self.first_time, self.last_time), (Some(first), Some(last)) if first > last);
         Ok(Box::new(GroupedReader {
             spill,
+            input: self.input,
             index,
             total: self.records,
             walked: 0,
@@ -198,7 +275,7 @@ fn key_hash(key: &str) -> u64 {
 struct OpenGroup {
     number: u32,
     last_time: Option<Micros>,
-    rows: Vec<(u64, u32)>,
+    rows: Vec<IndexEntry>,
     bytes: u64,
 }
 
@@ -213,7 +290,7 @@ struct Grouper {
     previous: Option<(bool, u64)>,
     next_number: u32,
     /// Closed groups' rows, in the order they are written.
-    ready: VecDeque<Vec<(u64, u32)>>,
+    ready: VecDeque<Vec<IndexEntry>>,
 }
 
 impl Grouper {
@@ -299,7 +376,7 @@ impl Grouper {
             }
         };
         let Some(group) = self.open.get_mut(&key) else { return };
-        group.rows.push((entry.offset, entry.length));
+        group.rows.push(*entry);
         group.bytes += u64::from(entry.length);
         if let Some(time) = entry.time {
             let index = usize::from(key.0);
@@ -327,6 +404,7 @@ impl Grouper {
 /// Reads the regrouped JSON array, assembled on demand from the spill file.
 struct GroupedReader {
     spill: File,
+    input: Option<File>,
     index: File,
     total: u64,
     /// Index entries walked so far.
@@ -366,6 +444,28 @@ impl GroupedReader {
         Ok(Some(entry))
     }
 
+    /// Appends one record's JSON to `pending`.
+    fn append_row(&mut self, row: &IndexEntry) -> io::Result<()> {
+        let file = match (row.source, &self.input) {
+            (Source::Spill, _) => &self.spill,
+            (Source::Input, Some(input)) => {
+                write!(self.pending, "{{\"offset\":{},\"index\":{},\"record\":", row.offset, row.index)?;
+                input
+            }
+            (Source::InputUnreadable, _) | (Source::Input, None) => {
+                write!(self.pending, "{{\"offset\":{},\"index\":{},\"record\":null}}", row.offset, row.index)?;
+                return Ok(());
+            }
+        };
+        let start = self.pending.len();
+        self.pending.resize(start + row.length as usize, 0);
+        file.read_exact_at(&mut self.pending[start..], row.offset)?;
+        if row.source == Source::Input {
+            self.pending.push(b'}');
+        }
+        Ok(())
+    }
+
     /// Assembles about a buffer's worth of the array into `pending`.
     fn refill(&mut self) -> io::Result<()> {
         self.pending.clear();
@@ -377,13 +477,11 @@ impl GroupedReader {
             if let Some(rows) = self.grouper.ready.pop_front() {
                 self.pending.extend_from_slice(if self.started { b",\n{\"rows\":[\n" } else { b"\n{\"rows\":[\n" });
                 self.started = true;
-                for (position, (offset, length)) in rows.into_iter().enumerate() {
+                for (position, row) in rows.into_iter().enumerate() {
                     if position > 0 {
                         self.pending.extend_from_slice(b",\n");
                     }
-                    let start = self.pending.len();
-                    self.pending.resize(start + length as usize, 0);
-                    self.spill.read_exact_at(&mut self.pending[start..], offset)?;
+                    self.append_row(&row)?;
                 }
                 self.pending.extend_from_slice(b"]}");
                 continue;
@@ -462,10 +560,39 @@ mod tests {
     }
 
     #[test]
+    fn records_read_back_from_the_input_are_wrapped_like_spilled_ones() {
+        let mut input = tempfile::tempfile().unwrap();
+        let text = br#"[{"a":1},{"b":2},{"c":3}]"#;
+        input.write_all(text).unwrap();
+        let mut regrouper = Regrouper::new("test", 10).unwrap().read_back_from(input);
+        assert!(regrouper.reads_back());
+        let key = GroupKey::Conversation("x".into());
+        // Newest first in the file: {"c":3} is the oldest.
+        regrouper.push_input_record(&key, Some(3), (17, 2), 7, true).unwrap();
+        regrouper.push_input_record(&key, Some(2), (9, 1), 7, false).unwrap();
+        regrouper.push(&key, Some(1), br#"{"problem":"spilled"}"#).unwrap();
+        let mut out = String::new();
+        regrouper.finish().unwrap().read_to_string(&mut out).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!([{"rows":[
+                {"problem":"spilled"},
+                {"offset":9,"index":1,"record":null},
+                {"offset":17,"index":2,"record":{"c":3}}
+            ]}])
+        );
+    }
+
+    #[test]
     fn index_entries_round_trip() {
-        let entry = IndexEntry { offset: 1 << 40, length: 7, explicit: true, time: Some(-5), key: u64::MAX };
+        let entry =
+            IndexEntry { offset: 1 << 40, length: 7, explicit: true, source: Source::Input, time: Some(-5), key: u64::MAX, index: 9 };
         let decoded = IndexEntry::decode(&entry.encode());
-        assert_eq!((decoded.offset, decoded.length, decoded.explicit, decoded.time, decoded.key), (1 << 40, 7, true, Some(-5), u64::MAX));
+        assert_eq!(
+            (decoded.offset, decoded.length, decoded.explicit, decoded.source, decoded.time, decoded.key, decoded.index),
+            (1 << 40, 7, true, Source::Input, Some(-5), u64::MAX, 9)
+        );
         assert_eq!(IndexEntry::decode(&IndexEntry { time: None, ..entry }.encode()).time, None);
     }
 }

@@ -11,6 +11,7 @@ pub mod raw;
 pub mod verbs;
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{Read, Write};
 
 use crate::error::RunError;
@@ -37,9 +38,18 @@ pub fn conversation_id_from_url(url: &str) -> Option<String> {
 /// # Errors
 /// I/O errors reading the file or writing the spill files. A truncated or broken file keeps the
 /// records before the break and reports it as a record the decoder rejects.
-pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<Box<dyn Read + Send>, RunError> {
+pub fn regroup(
+    reader: Box<dyn Read + Send>,
+    display: &str,
+    options: &SourceOptions,
+    input_file: Option<File>,
+) -> Result<Box<dyn Read + Send>, RunError> {
     let mut framer = ArrayFramer::new(reader);
     let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
+    // An unpacked file is read back by offset, so its records are never copied to the spill.
+    if let Some(file) = input_file {
+        regrouper = regrouper.read_back_from(file);
+    }
     let mut record = Vec::new();
     let mut row = Vec::new();
     loop {
@@ -63,6 +73,10 @@ pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOpti
             Some(id) => GroupKey::Conversation(id),
             None => GroupKey::Title(String::new()),
         };
+        if regrouper.reads_back() {
+            regrouper.push_input_record(&key, time, (offset, index), record.len(), keys.is_some())?;
+            continue;
+        }
         row.clear();
         write!(row, "{{\"offset\":{offset},\"index\":{index},\"record\":").map_err(|error| RunError::write(display, error))?;
         if keys.is_some() {
