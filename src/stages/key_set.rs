@@ -1,4 +1,4 @@
-//! A set of 128-bit keys (halves of SHA-256 digests) whose memory stays bounded: once the
+//! A set of 128-bit keys (halves of digests) whose memory stays bounded: once the
 //! in-memory table holds [`IN_MEMORY_KEYS`] keys it is sorted and spilled to a temporary file as a
 //! run. Each run keeps only a Bloom filter (10 bits per key) and a sparse index (one key per 4 KiB
 //! block) in memory; a lookup reads one block from a run only when its filter says "maybe".

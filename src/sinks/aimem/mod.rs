@@ -5,11 +5,11 @@
 //! `checksum`) in one pass and bounded memory. JCS orders the envelope's members
 //! `chunk_entities, chunks, edges, entities, exported_at, format, producer, scope, tenant_id,
 //! version`, and every record is written in canonical form, so the hash is fed the canonical
-//! bytes as they are produced. Edges are spilled, framed as written, to a temporary file until
-//! the chunks are done;
-//! the NDJSON form writes its envelope line (which comes first) with a placeholder checksum of
-//! the same length and overwrites it at the end. Records are serialized on the worker pool by
-//! [`AimemEncoder`]; the sink only hashes and writes, in order.
+//! bytes as they are produced. Edges are spilled, framed as the output writes them, to a
+//! temporary file until the chunks are done; the NDJSON form writes its envelope line (which
+//! comes first) with a placeholder checksum of the same length and overwrites it at the end.
+//! Records are serialized on the worker pool by [`AimemEncoder`]; the sink only hashes and
+//! writes, in order.
 
 pub mod records;
 
@@ -90,7 +90,7 @@ pub struct AimemSink {
     target: PathBuf,
     /// The final file, under a temporary name in the target's folder.
     output: DirectWriter,
-    /// Canonical edge records, one per line, until the chunks are done.
+    /// Edge records framed as the output writes them, until the chunks are done.
     edge_spool: BufWriter<File>,
     checksum: Sha256,
     chunks: u64,

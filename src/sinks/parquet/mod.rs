@@ -4,11 +4,11 @@
 //!
 //! Record batches are built on the worker pool ([`columns`]); the sink writes them in input
 //! order with the parquet crate's `ArrowWriter` (zstd), which closes a row group when its
-//! encoded size passes [`ROW_GROUP_BYTES`] or it holds [`schema::ROW_GROUP_ROWS`] rows, so memory
-//! stays bounded. A part is closed and the
-//! next one started past [`PART_BYTES`]. Every part is written under a hidden `.partial` name
-//! and renamed only when the whole run succeeded; parts of an earlier run that this one did not
-//! write again are then removed, so the folder always holds exactly one run's dataset.
+//! encoded size passes [`ROW_GROUP_BYTES`] or it holds [`schema::ROW_GROUP_ROWS`] rows, so
+//! memory stays bounded. A part is closed and the next one started past [`PART_BYTES`]. Every
+//! part is written under a hidden `.partial` name and renamed only when the whole run
+//! succeeded; parts of an earlier run that this one did not write again are then removed, so
+//! the folder always holds exactly one run's dataset.
 
 pub mod columns;
 pub mod schema;
@@ -98,8 +98,8 @@ impl PartWriter {
         std::fs::create_dir_all(&self.folder).map_err(|error| RunError::write(self.folder.display().to_string(), error))?;
         let name = format!("part-{:05}.parquet", self.next_part);
         self.next_part += 1;
-        let partial = self.folder.join(format!(".{name}.partial"));
         let file_name = format!(".{name}.partial");
+        let partial = self.folder.join(&file_name);
         // A killed run may have left this name behind; it is ours to replace.
         let _ = std::fs::remove_file(&partial);
         let file = tempfile::Builder::new()
