@@ -30,7 +30,7 @@ use crate::error::{ConfigError, RunError};
 use crate::model::{Conversation, Micros, Origin, Provider, Warnings};
 use container::{Container, Entry};
 pub use detect::{Sniffed, sniff};
-use json_array::ArrayFramer;
+use json_array::{ArrayFramer, FrameError};
 
 /// How many bytes of a file are looked at to tell what it holds.
 const SNIFF_BYTES: usize = 256 << 10;
@@ -154,27 +154,58 @@ impl Stream {
         Stream { entry, framing, decoder }
     }
 
-    /// Opens the file and returns its element framer. Regrouped sources read the whole file
-    /// into a temporary spill first (on the calling thread).
+    /// Opens the file and returns its elements. Regrouped sources index the whole file first
+    /// (on the calling thread).
     ///
     /// # Errors
     /// I/O errors opening or regrouping the file.
-    pub fn framer(&self) -> Result<ArrayFramer<Box<dyn Read + Send>>, RunError> {
+    pub fn elements(&self) -> Result<Elements, RunError> {
         let reader = self.entry.open()?;
         let display = &self.entry.display;
         Ok(match &self.framing {
-            Framing::Array => ArrayFramer::new(reader),
-            Framing::Member(name) => ArrayFramer::member_array(reader, name),
-            Framing::Whole => ArrayFramer::whole_document(reader),
-            Framing::CopilotCsv(layout, options) => ArrayFramer::new(copilot::regroup(reader, display, *layout, options)?),
-            Framing::GeminiActivity(options) => ArrayFramer::new(gemini::regroup(reader, display, options, self.entry.reopen_on_disk())?),
-            Framing::GeminiActivityHtml(options) => ArrayFramer::new(gemini::html::regroup(reader, display, options)?),
+            Framing::Array => Elements::Framed(ArrayFramer::new(reader)),
+            Framing::Member(name) => Elements::Framed(ArrayFramer::member_array(reader, name)),
+            Framing::Whole => Elements::Framed(ArrayFramer::whole_document(reader)),
+            Framing::CopilotCsv(layout, options) => {
+                Elements::Grouped(copilot::regroup(reader, display, *layout, options, self.entry.reopen_on_disk())?)
+            }
+            Framing::GeminiActivity(options) => Elements::Grouped(gemini::regroup(reader, display, options, self.entry.reopen_on_disk())?),
+            Framing::GeminiActivityHtml(options) => Elements::Grouped(gemini::html::regroup(reader, display, options)?),
             Framing::MemoryFormat(layout) => {
                 // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).
                 drop(reader);
-                ArrayFramer::new(formats::open_records(layout, &self.entry)?)
+                Elements::Framed(ArrayFramer::new(formats::open_records(layout, &self.entry)?))
             }
         })
+    }
+}
+
+/// Where a stream's elements come from.
+pub enum Elements {
+    /// Framed from the JSON text of the file (or of a reader over it).
+    Framed(ArrayFramer<Box<dyn Read + Send>>),
+    /// Regrouped conversations, assembled one element at a time (no framing needed).
+    Grouped(regroup::GroupedElements),
+}
+
+impl Elements {
+    /// Appends the next element to `out` and returns its offset and index; `None` at the end.
+    ///
+    /// # Errors
+    /// Framing errors (where the text broke) and I/O errors.
+    pub fn next_element_into(&mut self, out: &mut Vec<u8>) -> Result<Option<(u64, u64)>, FrameError> {
+        match self {
+            Elements::Framed(framer) => framer.next_element_into(out),
+            Elements::Grouped(grouped) => grouped.next_element_into(out).map_err(FrameError::Io),
+        }
+    }
+
+    /// Bytes read (framed) or assembled (grouped) so far, for progress.
+    pub fn bytes_consumed(&self) -> u64 {
+        match self {
+            Elements::Framed(framer) => framer.bytes_consumed(),
+            Elements::Grouped(grouped) => grouped.bytes_assembled(),
+        }
     }
 }
 

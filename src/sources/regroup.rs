@@ -2,8 +2,10 @@
 //! conversations: the exports list records newest first, interleave conversations and carry no
 //! conversation ids, so each record gets a fixed-size index entry in a temporary file (and is
 //! copied to a spill file, unless it can be read back from the input file itself), then the
-//! index is walked in chronological order and read back as a JSON array of `{"rows":[…]}`
-//! conversation elements (assembled on demand) that the engine frames like any other.
+//! index is walked in chronological order and each conversation is assembled, on demand, as
+//! one element handed straight to the engine (no second framing pass): `{"rows":[…]}` JSON
+//! for activity records ([`RowFormat::Json`]), or length-prefixed raw rows
+//! ([`RowFormat::Binary`], Copilot CSV rows, which are never re-encoded).
 //!
 //! Grouping walks the records in chronological order (the index file read backwards when the
 //! export lists newest first; ties keep the file's order reversed, so an answer stays after the
@@ -25,7 +27,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 
 use rustc_hash::FxHashMap;
@@ -54,6 +56,67 @@ pub enum GroupKey {
     Conversation(String),
     /// A title (or an empty string for untitled streams): grouped by time proximity.
     Title(String),
+}
+
+/// How one conversation's rows are laid out in its element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFormat {
+    /// `{"rows":[<row>,…]}` with one JSON value per row: spilled rows as pushed, rows read
+    /// back from the input as `{"offset":…,"index":…,"record":<bytes>}`.
+    Json,
+    /// Rows one after another, each `offset (u64 LE), index (u64 LE), length (u32 LE), bytes`
+    /// (see [`BinaryRows`]): spilled rows are pushed already in this form.
+    Binary,
+}
+
+/// Bytes of a binary row's header: offset, index, length.
+pub const BINARY_ROW_HEADER: usize = 20;
+
+/// Appends a binary row (see [`RowFormat::Binary`]) to `out`.
+pub fn push_binary_row(out: &mut Vec<u8>, offset: u64, index: u64, bytes: &[u8]) {
+    out.extend_from_slice(&offset.to_le_bytes());
+    out.extend_from_slice(&index.to_le_bytes());
+    // Rows over 4 GiB are refused when they are indexed (`add_entry`).
+    out.extend_from_slice(&u32::try_from(bytes.len()).unwrap_or(u32::MAX).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Reads the rows of a [`RowFormat::Binary`] element: `(offset, index, bytes)` in order;
+/// `None` once a row is cut short (a broken element).
+pub struct BinaryRows<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> BinaryRows<'a> {
+    /// The rows of `element`.
+    pub fn new(element: &'a [u8]) -> Self {
+        BinaryRows { rest: element }
+    }
+
+    /// True when every row was read and nothing is left over.
+    pub fn is_done(&self) -> bool {
+        self.rest.is_empty()
+    }
+}
+
+impl<'a> Iterator for BinaryRows<'a> {
+    type Item = (u64, u64, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let header = self.rest.get(..BINARY_ROW_HEADER)?;
+        let word = |range: std::ops::Range<usize>| {
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(&header[range]);
+            u64::from_le_bytes(eight)
+        };
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&header[16..20]);
+        let length = u32::from_le_bytes(four) as usize;
+        let bytes = self.rest.get(BINARY_ROW_HEADER..BINARY_ROW_HEADER + length)?;
+        let row = (word(0..8), word(8..16), bytes);
+        self.rest = &self.rest[BINARY_ROW_HEADER + length..];
+        Some(row)
+    }
 }
 
 /// Where a record's bytes are read back from.
@@ -91,6 +154,8 @@ pub struct Regrouper {
     gap: Micros,
     display: String,
     attach_untitled: bool,
+    format: RowFormat,
+    element_prefix: Vec<u8>,
 }
 
 /// One record's index entry.
@@ -158,7 +223,22 @@ impl Regrouper {
             gap,
             display: display.to_owned(),
             attach_untitled: false,
+            format: RowFormat::Json,
+            element_prefix: Vec::new(),
         })
+    }
+
+    /// Starts every [`RowFormat::Binary`] element with `prefix` (what the decoder needs to
+    /// know about the whole file, such as a CSV header's column positions).
+    pub fn set_element_prefix(&mut self, prefix: Vec<u8>) {
+        self.element_prefix = prefix;
+    }
+
+    /// Lays rows out as [`RowFormat::Binary`]: records pushed with [`Regrouper::push`] must
+    /// then be binary rows already (see [`push_binary_row`]).
+    pub fn binary_rows(mut self) -> Self {
+        self.format = RowFormat::Binary;
+        self
     }
 
     /// Lets records keyed by an empty title join the conversation of the record before them
@@ -193,8 +273,9 @@ impl Regrouper {
     }
 
     /// Adds one record of the input that is read back from it later (see
-    /// [`Regrouper::read_back_from`]), written as `{"offset":…,"index":…,"record":…}` with
-    /// the record's bytes, or `null` when `readable` is false.
+    /// [`Regrouper::read_back_from`]). As JSON it is written as
+    /// `{"offset":…,"index":…,"record":…}` with the record's bytes, or `null` when `readable` is
+    /// false; as a binary row with `offset`, `index` and the bytes.
     ///
     /// # Errors
     /// When the index cannot be written.
@@ -234,11 +315,11 @@ impl Regrouper {
         Ok(())
     }
 
-    /// Returns a reader over the JSON array of conversations.
+    /// Returns the conversations, one element each.
     ///
     /// # Errors
     /// When the spill files cannot be flushed.
-    pub fn finish(self) -> Result<Box<dyn Read + Send>, RunError> {
+    pub fn finish(self) -> Result<GroupedElements, RunError> {
         let display = self.display.clone();
         let io_error = |error: io::Error| RunError::write(&display, error);
         let spill = self.spill.into_inner().map_err(|error| io_error(error.into_error()))?;
@@ -246,7 +327,7 @@ impl Regrouper {
         // Newest first when the first timed record is later than the last one. Exports that
         // list oldest first (some Copilot layouts) keep their order.
         let newest_first = matches!((self.first_time, self.last_time), (Some(first), Some(last)) if first > last);
-        Ok(Box::new(GroupedReader {
+        Ok(GroupedElements {
             spill,
             input: self.input,
             index,
@@ -256,11 +337,11 @@ impl Regrouper {
             block: Vec::new(),
             block_position: 0,
             grouper: Grouper::new(self.gap, self.attach_untitled.then(|| key_hash(""))),
-            started: false,
-            finished: false,
-            pending: Vec::with_capacity(1 << 20),
-            consumed: 0,
-        }))
+            format: self.format,
+            element_prefix: self.element_prefix,
+            elements: 0,
+            position: 1,
+        })
     }
 }
 
@@ -401,8 +482,8 @@ impl Grouper {
     }
 }
 
-/// Reads the regrouped JSON array, assembled on demand from the spill file.
-struct GroupedReader {
+/// The regrouped conversations, each assembled on demand from the spill file or the input.
+pub struct GroupedElements {
     spill: File,
     input: Option<File>,
     index: File,
@@ -413,14 +494,16 @@ struct GroupedReader {
     block: Vec<IndexEntry>,
     block_position: usize,
     grouper: Grouper,
-    started: bool,
-    finished: bool,
-    /// Bytes assembled and not yet read.
-    pending: Vec<u8>,
-    consumed: usize,
+    format: RowFormat,
+    element_prefix: Vec<u8>,
+    /// Elements handed out so far.
+    elements: u64,
+    /// Where the next element would start in the JSON array `[<element>,\n<element>…]` of
+    /// them all: the offset elements are reported at, as when that array was framed.
+    position: u64,
 }
 
-impl GroupedReader {
+impl GroupedElements {
     /// The next index entry in chronological order.
     fn next_entry(&mut self) -> io::Result<Option<IndexEntry>> {
         if self.block_position == self.block.len() {
@@ -444,76 +527,81 @@ impl GroupedReader {
         Ok(Some(entry))
     }
 
-    /// Appends one record's JSON to `pending`.
-    fn append_row(&mut self, row: &IndexEntry) -> io::Result<()> {
+    /// Appends one row to `out`.
+    fn append_row(&self, row: &IndexEntry, out: &mut Vec<u8>) -> io::Result<()> {
         let file = match (row.source, &self.input) {
             (Source::Spill, _) => &self.spill,
             (Source::Input, Some(input)) => {
-                write!(self.pending, "{{\"offset\":{},\"index\":{},\"record\":", row.offset, row.index)?;
+                match self.format {
+                    RowFormat::Json => write!(out, "{{\"offset\":{},\"index\":{},\"record\":", row.offset, row.index)?,
+                    RowFormat::Binary => push_binary_row(out, row.offset, row.index, &[]),
+                }
                 input
             }
             (Source::InputUnreadable, _) | (Source::Input, None) => {
-                write!(self.pending, "{{\"offset\":{},\"index\":{},\"record\":null}}", row.offset, row.index)?;
+                match self.format {
+                    RowFormat::Json => write!(out, "{{\"offset\":{},\"index\":{},\"record\":null}}", row.offset, row.index)?,
+                    RowFormat::Binary => push_binary_row(out, row.offset, row.index, &[]),
+                }
                 return Ok(());
             }
         };
-        let start = self.pending.len();
-        self.pending.resize(start + row.length as usize, 0);
-        file.read_exact_at(&mut self.pending[start..], row.offset)?;
-        if row.source == Source::Input {
-            self.pending.push(b'}');
+        if row.source == Source::Input && self.format == RowFormat::Binary {
+            // The header was written with length 0: set the real one.
+            let length_at = out.len() - 4;
+            out[length_at..].copy_from_slice(&row.length.to_le_bytes());
+        }
+        let start = out.len();
+        out.resize(start + row.length as usize, 0);
+        file.read_exact_at(&mut out[start..], row.offset)?;
+        if row.source == Source::Input && self.format == RowFormat::Json {
+            out.push(b'}');
         }
         Ok(())
     }
 
-    /// Assembles about a buffer's worth of the array into `pending`.
-    fn refill(&mut self) -> io::Result<()> {
-        self.pending.clear();
-        self.consumed = 0;
-        if !self.started {
-            self.pending.push(b'[');
-        }
-        while self.pending.len() < (1 << 20) {
+    /// Appends the next conversation to `out` and returns where it is: its offset in the
+    /// array of all conversations and its number; `None` after the last one.
+    ///
+    /// # Errors
+    /// When the index, the spill or the input cannot be read.
+    pub fn next_element_into(&mut self, out: &mut Vec<u8>) -> io::Result<Option<(u64, u64)>> {
+        let rows = loop {
             if let Some(rows) = self.grouper.ready.pop_front() {
-                self.pending.extend_from_slice(if self.started { b",\n{\"rows\":[\n" } else { b"\n{\"rows\":[\n" });
-                self.started = true;
-                for (position, row) in rows.into_iter().enumerate() {
-                    if position > 0 {
-                        self.pending.extend_from_slice(b",\n");
-                    }
-                    self.append_row(&row)?;
-                }
-                self.pending.extend_from_slice(b"]}");
-                continue;
+                break rows;
             }
             match self.next_entry()? {
                 Some(entry) => self.grouper.assign(&entry),
-                None if self.grouper.open.is_empty() => {
-                    self.started = true;
-                    self.pending.extend_from_slice(b"\n]\n");
-                    self.finished = true;
-                    return Ok(());
-                }
+                None if self.grouper.open.is_empty() => return Ok(None),
                 None => self.grouper.close_all(),
             }
+        };
+        let start = out.len();
+        match self.format {
+            RowFormat::Json => out.extend_from_slice(b"{\"rows\":[\n"),
+            RowFormat::Binary => out.extend_from_slice(&self.element_prefix),
         }
-        Ok(())
-    }
-}
-
-impl Read for GroupedReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.consumed == self.pending.len() {
-            if self.finished {
-                return Ok(0);
+        for (position, row) in rows.iter().enumerate() {
+            if position > 0 && self.format == RowFormat::Json {
+                out.extend_from_slice(b",\n");
             }
-            self.refill()?;
+            self.append_row(row, out)?;
         }
-        let available = &self.pending[self.consumed..];
-        let count = available.len().min(out.len());
-        out[..count].copy_from_slice(&available[..count]);
-        self.consumed += count;
-        Ok(count)
+        if self.format == RowFormat::Json {
+            out.extend_from_slice(b"]}");
+        }
+        // Separated by `\n` (the first) or `,\n` in the array of all elements.
+        let separator = if self.elements == 0 { 1 } else { 2 };
+        let offset = self.position + separator;
+        self.position = offset + (out.len() - start) as u64;
+        let number = self.elements;
+        self.elements += 1;
+        Ok(Some((offset, number)))
+    }
+
+    /// Bytes of elements handed out so far.
+    pub fn bytes_assembled(&self) -> u64 {
+        self.position
     }
 }
 
@@ -521,14 +609,26 @@ impl Read for GroupedReader {
 mod tests {
     use super::*;
 
+    /// Every element, joined as the JSON array they would make.
+    fn json_array(regrouper: Regrouper) -> serde_json::Value {
+        let mut elements = regrouper.finish().unwrap();
+        let mut text = b"[".to_vec();
+        let mut element = Vec::new();
+        while let Some((offset, number)) = elements.next_element_into(&mut element).unwrap() {
+            text.extend_from_slice(if number == 0 { b"\n" } else { b",\n" });
+            assert_eq!(offset, text.len() as u64, "an element's offset is where it starts in the array");
+            text.append(&mut element);
+        }
+        text.push(b']');
+        serde_json::from_slice(&text).unwrap()
+    }
+
     fn grouped(records: &[(GroupKey, Option<Micros>, &str)], gap: Micros) -> serde_json::Value {
         let mut regrouper = Regrouper::new("test", gap).unwrap();
         for (key, time, json) in records {
             regrouper.push(key, *time, json.as_bytes()).unwrap();
         }
-        let mut text = String::new();
-        regrouper.finish().unwrap().read_to_string(&mut text).unwrap();
-        serde_json::from_str(&text).unwrap()
+        json_array(regrouper)
     }
 
     #[test]
@@ -571,9 +671,7 @@ mod tests {
         regrouper.push_input_record(&key, Some(3), (17, 2), 7, true).unwrap();
         regrouper.push_input_record(&key, Some(2), (9, 1), 7, false).unwrap();
         regrouper.push(&key, Some(1), br#"{"problem":"spilled"}"#).unwrap();
-        let mut out = String::new();
-        regrouper.finish().unwrap().read_to_string(&mut out).unwrap();
-        let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let value = json_array(regrouper);
         assert_eq!(
             value,
             serde_json::json!([{"rows":[

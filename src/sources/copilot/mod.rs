@@ -1,17 +1,18 @@
 //! Microsoft Copilot activity CSVs (provider-formats.md §4): the layout is told apart by the
-//! header row; rows are spilled and regrouped into conversations (by title and time
+//! header row; rows are indexed and regrouped into conversations (by title and time
 //! proximity, newest-first files reversed without sorting, so an answer stays after the
 //! question it shares a timestamp with), then decoded like any other conversation element.
 
+pub mod csv_rows;
 pub mod normalize;
 
+use std::fs::File;
 use std::io::Read;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::RunError;
-use crate::model::{Micros, Origin};
-use crate::sources::regroup::{GroupKey, Regrouper};
+use crate::model::Origin;
+use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row};
+use csv_rows::{RowScanner, cell};
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
 use crate::timefmt::parse_wall_time;
 
@@ -63,30 +64,11 @@ impl CsvLayout {
     }
 }
 
-/// One CSV row as spilled for regrouping.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Row {
-    /// Byte offset of the row in the CSV.
-    pub offset: u64,
-    /// Line number of the row (the header is line 1).
-    pub line: u64,
-    /// Conversation title (or client app).
-    pub title: String,
-    /// The time as written.
-    pub time: String,
-    /// Author as written (`Human`, `AI`, `user`, `bot`, …); empty for prompt-only layouts.
-    pub author: String,
-    /// Message text.
-    pub text: String,
-    /// Why the row cannot be used, when it cannot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
-    /// True when cells were not valid UTF-8 and were decoded lossily.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub lossy: bool,
-}
-
-/// Reads a Copilot CSV and regroups its rows into a JSON array of conversations.
+/// Reads a Copilot CSV and regroups its rows into conversations. Each element is the
+/// header's column positions ([`encode_columns`]) followed by the conversation's rows as
+/// [`RowFormat::Binary`](crate::sources::regroup::RowFormat) rows: CSV offset, line and the
+/// raw row, which the decoder splits. Rows of an unpacked file are read back from it, so
+/// nothing but the index is written.
 ///
 /// # Errors
 /// I/O errors reading the CSV or writing the spill files.
@@ -95,80 +77,75 @@ pub fn regroup(
     display: &str,
     layout: CsvLayout,
     options: &SourceOptions,
-) -> Result<Box<dyn Read + Send>, RunError> {
-    let mut csv = csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 20).from_reader(reader);
-    let mut regrouper = Regrouper::new(display, options.gap)?;
-    let mut record = csv::ByteRecord::new();
-    let mut positions: Option<[Option<usize>; 4]> = None;
-    let mut json = Vec::with_capacity(4096);
-    loop {
-        let offset = csv.position().byte();
-        let line = csv.position().line();
-        match csv.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(error) => match error.kind() {
-                csv::ErrorKind::Io(_) => return Err(RunError::read(display, std::io::Error::from(error))),
-                // A malformed row becomes a reject of its own; the rest goes on.
-                _ => {
-                    let row = Row {
-                        offset,
-                        line,
-                        title: String::new(),
-                        time: String::new(),
-                        author: String::new(),
-                        text: String::new(),
-                        problem: Some(format!("unreadable CSV row: {error}")),
-                        lossy: false,
-                    };
-                    push_row(&mut regrouper, &row, None, &mut json)?;
-                    continue;
-                }
-            },
-        }
-        let Some(columns) = positions else {
-            positions = Some(header_positions(&record, layout));
+    input_file: Option<File>,
+) -> Result<GroupedElements, RunError> {
+    let mut scanner = RowScanner::new(reader);
+    let mut regrouper = Regrouper::new(display, options.gap)?.binary_rows();
+    if let Some(file) = input_file {
+        regrouper = regrouper.read_back_from(file);
+    }
+    let mut fields = Vec::new();
+    let mut columns: Option<Columns> = None;
+    let mut spilled = Vec::new();
+    while let Some(row) = scanner.next_row(&mut fields).map_err(|error| RunError::read(display, error))? {
+        let Some(columns) = columns else {
+            let found = header_positions(row.bytes, &fields, layout);
+            regrouper.set_element_prefix(encode_columns(&found).to_vec());
+            columns = Some(found);
             continue;
         };
-        let cell = |column: Option<usize>| -> (String, bool) {
-            match column.and_then(|index| record.get(index)) {
-                Some(bytes) => match std::str::from_utf8(bytes) {
-                    Ok(text) => (text.to_owned(), false),
-                    Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
-                },
-                None => (String::new(), false),
-            }
-        };
-        let (title, lossy_title) = cell(columns[0]);
-        let (time, lossy_time) = cell(columns[1]);
-        let (author, lossy_author) = cell(columns[2]);
-        let (text, lossy_text) = cell(columns[3]);
-        let required = columns
-            .iter()
-            .enumerate()
-            .filter(|(slot, _)| *slot != 2 || layout != CsvLayout::WindowsApps)
-            .filter_map(|(_, column)| *column)
-            .max()
-            .unwrap_or(0);
-        let problem =
-            if record.len() <= required { Some(format!("row has {} cells, the header has {}", record.len(), required + 1)) } else { None };
-        let parsed_time = parse_wall_time(&time).map(|time| time.to_utc(options.time_zone.offset_seconds));
-        let row = Row { offset, line, title, time, author, text, problem, lossy: lossy_title || lossy_time || lossy_author || lossy_text };
-        push_row(&mut regrouper, &row, parsed_time, &mut json)?;
+        let cell_of = |column: Option<usize>| column.and_then(|index| fields.get(index)).map(|range| cell(&row.bytes[range.clone()]));
+        let title = cell_of(columns[0]).map(|title| String::from_utf8_lossy(&title).into_owned()).unwrap_or_default();
+        let time = cell_of(columns[1])
+            .and_then(|time| parse_wall_time(&String::from_utf8_lossy(&time)))
+            .map(|time| time.to_utc(options.time_zone.offset_seconds));
+        let key = GroupKey::Title(title);
+        if regrouper.reads_back() {
+            regrouper.push_input_record(&key, time, (row.offset, row.line), row.bytes.len(), true)?;
+        } else {
+            spilled.clear();
+            push_binary_row(&mut spilled, row.offset, row.line, row.bytes);
+            regrouper.push(&key, time, &spilled)?;
+        }
     }
     regrouper.finish()
 }
 
-fn push_row(regrouper: &mut Regrouper, row: &Row, time: Option<Micros>, json: &mut Vec<u8>) -> Result<(), RunError> {
-    json.clear();
-    serde_json::to_writer(&mut *json, row).map_err(|error| RunError::Internal(format!("cannot serialize a CSV row: {error}")))?;
-    regrouper.push(&GroupKey::Title(row.title.clone()), time, json)
+/// Where each of (title, time, author, message) sits in a file's header.
+pub type Columns = [Option<usize>; 4];
+
+/// Bytes of [`encode_columns`]' output.
+pub const COLUMNS_BYTES: usize = 16;
+
+/// The column positions as four little-endian `u32` (`u32::MAX` for an absent column).
+pub fn encode_columns(columns: &Columns) -> [u8; COLUMNS_BYTES] {
+    let mut bytes = [0u8; COLUMNS_BYTES];
+    for (slot, column) in columns.iter().enumerate() {
+        let value = column.and_then(|column| u32::try_from(column).ok()).unwrap_or(u32::MAX);
+        bytes[slot * 4..slot * 4 + 4].copy_from_slice(&value.to_le_bytes());
+    }
+    bytes
+}
+
+/// Reads [`encode_columns`]' output back; `None` when `bytes` is too short.
+pub fn decode_columns(bytes: &[u8]) -> Option<Columns> {
+    let bytes = bytes.get(..COLUMNS_BYTES)?;
+    let mut columns = [None; 4];
+    for (slot, column) in columns.iter_mut().enumerate() {
+        let mut four = [0u8; 4];
+        four.copy_from_slice(&bytes[slot * 4..slot * 4 + 4]);
+        let value = u32::from_le_bytes(four);
+        *column = (value != u32::MAX).then_some(value as usize);
+    }
+    Some(columns)
 }
 
 /// Where each of (title, time, author, message) sits in this file's header.
-fn header_positions(header: &csv::ByteRecord, layout: CsvLayout) -> [Option<usize>; 4] {
-    let names: Vec<String> =
-        header.iter().map(|name| String::from_utf8_lossy(name).trim_start_matches('\u{feff}').trim().to_ascii_lowercase()).collect();
+fn header_positions(header: &[u8], fields: &[std::ops::Range<usize>], layout: CsvLayout) -> Columns {
+    let names: Vec<String> = fields
+        .iter()
+        .map(|range| String::from_utf8_lossy(&cell(&header[range.clone()])).trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
+        .collect();
     layout.columns().map(|wanted| wanted.and_then(|wanted| names.iter().position(|name| name == wanted)))
 }
 

@@ -1,21 +1,68 @@
-//! Decodes one regrouped Copilot conversation (`{"rows":[…]}` in chronological order) into the
-//! canonical model: one message per row, a straight thread, ids derived from the title and the
-//! first row's time (Copilot has no ids), zoneless times read in `--timezone`.
+//! Decodes one regrouped Copilot conversation (the header's column positions, then its raw
+//! CSV rows in chronological order) into the canonical model: one message per row, a straight
+//! thread, ids derived from the title and the first row's time (Copilot has no ids), zoneless
+//! times read in `--timezone`.
 
-use serde::Deserialize;
+use std::ops::Range;
 
 use crate::hash::{pam_content_digest, push_hex, sha256};
 use crate::model::{Conversation, Disposition, Message, Origin, Provider, Role, SkipReason, Warnings};
-use crate::sources::copilot::{CopilotDecoder, CsvLayout, Row};
+use crate::sources::copilot::csv_rows::{cell, split_row};
+use crate::sources::copilot::{COLUMNS_BYTES, Columns, CopilotDecoder, CsvLayout, decode_columns};
+use crate::sources::regroup::BinaryRows;
 use crate::sources::{DecodeOptions, Decoded, RecordReject};
 use crate::timefmt::parse_wall_time;
 
 /// Copilot 2025 exports cut answers to this many characters and append `...`.
 const TRUNCATED_ANSWER_CHARS: usize = 100;
 
-#[derive(Deserialize)]
-struct Group {
-    rows: Vec<Row>,
+/// One CSV row's cells.
+struct Row {
+    /// Byte offset of the row in the CSV.
+    offset: u64,
+    /// Line number of the row (the header is line 1).
+    line: u64,
+    /// Conversation title (or client app).
+    title: String,
+    /// The time as written.
+    time: String,
+    /// Author as written (`Human`, `AI`, `user`, `bot`, …); empty for prompt-only layouts.
+    author: String,
+    /// Message text.
+    text: String,
+    /// Why the row cannot be used, when it cannot.
+    problem: Option<String>,
+    /// True when cells were not valid UTF-8 and were decoded lossily.
+    lossy: bool,
+}
+
+impl Row {
+    /// Splits a raw row and takes the cells at `columns`.
+    fn split(offset: u64, line: u64, bytes: &[u8], columns: &Columns, layout: CsvLayout, fields: &mut Vec<Range<usize>>) -> Row {
+        split_row(bytes, fields);
+        let mut lossy = false;
+        let mut text_of = |column: Option<usize>| match column.and_then(|index| fields.get(index)) {
+            Some(range) => match String::from_utf8(cell(&bytes[range.clone()]).into_owned()) {
+                Ok(text) => text,
+                Err(error) => {
+                    lossy = true;
+                    String::from_utf8_lossy(error.as_bytes()).into_owned()
+                }
+            },
+            None => String::new(),
+        };
+        let (title, time, author, text) = (text_of(columns[0]), text_of(columns[1]), text_of(columns[2]), text_of(columns[3]));
+        // The author column is optional in prompt-only layouts.
+        let required = columns
+            .iter()
+            .enumerate()
+            .filter(|(slot, _)| *slot != 2 || layout != CsvLayout::WindowsApps)
+            .filter_map(|(_, column)| *column)
+            .max()
+            .unwrap_or(0);
+        let problem = (fields.len() <= required).then(|| format!("row has {} cells, the header has {}", fields.len(), required + 1));
+        Row { offset, line, title, time, author, text, problem, lossy }
+    }
 }
 
 /// Decodes one regrouped conversation. `Err` rejects the whole group.
@@ -25,8 +72,16 @@ pub fn decode_conversation(
     decoder: &CopilotDecoder,
     options: &DecodeOptions,
 ) -> Result<Decoded, RecordReject> {
-    let group: Group = serde_json::from_slice(bytes)
-        .map_err(|error| RecordReject::new(&origin, None, format!("internal regrouping record unreadable: {error}")))?;
+    let unreadable = |origin: &Origin| RecordReject::new(origin, None, "internal regrouping record unreadable".into());
+    let columns = decode_columns(bytes).ok_or_else(|| unreadable(&origin))?;
+    let mut binary_rows = BinaryRows::new(&bytes[COLUMNS_BYTES..]);
+    let mut fields = Vec::new();
+    let rows: Vec<Row> =
+        binary_rows.by_ref().map(|(offset, line, row)| Row::split(offset, line, row, &columns, decoder.layout, &mut fields)).collect();
+    if !binary_rows.is_done() {
+        return Err(unreadable(&origin));
+    }
+    let group = Group { rows };
     let Some(first) = group.rows.first() else {
         return Err(RecordReject::new(&origin, None, "empty conversation group".into()));
     };
@@ -116,6 +171,10 @@ pub fn decode_conversation(
         warnings.add("time_zone_assumed");
     }
     Ok(Decoded { conversation, rejected_messages, warnings })
+}
+
+struct Group {
+    rows: Vec<Row>,
 }
 
 /// `Human`/`user` are the person; `AI`, `bot`, `Copilot` and anything else are the model.

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::error::RunError;
 use crate::sources::gemini::dates::parse_takeout_time;
 use crate::sources::html_text::{decode_entities, html_to_text};
-use crate::sources::regroup::{GroupKey, Regrouper};
+use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper};
 use crate::sources::{SourceOptions, gemini};
 use crate::timefmt::format_rfc3339;
 
@@ -90,7 +90,7 @@ impl<R: Read> RecordFramer<R> {
 ///
 /// # Errors
 /// I/O errors reading the page or writing the spill files.
-pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<Box<dyn Read + Send>, RunError> {
+pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<GroupedElements, RunError> {
     let mut framer = RecordFramer { reader, buffer: Vec::new(), buffer_offset: 0, at_end: false };
     let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
     let mut index = 0u64;

@@ -18,7 +18,7 @@ use crate::error::RunError;
 use crate::model::Origin;
 use crate::sources::container::Entry;
 use crate::sources::json_array::{ArrayFramer, FrameError};
-use crate::sources::regroup::{GroupKey, Regrouper};
+use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper};
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
 use crate::timefmt::parse_rfc3339;
 use raw::RawKeys;
@@ -43,7 +43,7 @@ pub fn regroup(
     display: &str,
     options: &SourceOptions,
     input_file: Option<File>,
-) -> Result<Box<dyn Read + Send>, RunError> {
+) -> Result<GroupedElements, RunError> {
     let mut framer = ArrayFramer::new(reader);
     let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
     // An unpacked file is read back by offset, so its records are never copied to the spill.
