@@ -283,7 +283,7 @@ fn read_inputs(
     let buffers = BufferPool::default();
     for plan in plans {
         for stream in &plan.streams {
-            let mut framer = stream.elements()?;
+            let mut framer = stream.elements(pool)?;
             let display = &stream.entry.display;
             let mut batch = RawBatch::new(buffers.take());
             let mut reported = 0u64;

@@ -155,11 +155,11 @@ impl Stream {
     }
 
     /// Opens the file and returns its elements. Regrouped sources index the whole file first
-    /// (on the calling thread).
+    /// (on the calling thread, with CPU work in batches on `pool`).
     ///
     /// # Errors
     /// I/O errors opening or regrouping the file.
-    pub fn elements(&self) -> Result<Elements, RunError> {
+    pub fn elements(&self, pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
         let reader = self.entry.open()?;
         let display = &self.entry.display;
         Ok(match &self.framing {
@@ -169,7 +169,7 @@ impl Stream {
             Framing::CopilotCsv(layout, options) => {
                 Elements::Grouped(copilot::regroup(reader, display, *layout, options, self.entry.reopen_on_disk())?)
             }
-            Framing::GeminiActivity(options) => Elements::Grouped(gemini::regroup(reader, display, options, self.entry.reopen_on_disk())?),
+            Framing::GeminiActivity(options) => Elements::Grouped(gemini::regroup(reader, display, options, self.entry.reopen_on_disk(), pool)?),
             Framing::GeminiActivityHtml(options) => Elements::Grouped(gemini::html::regroup(reader, display, options)?),
             Framing::MemoryFormat(layout) => {
                 // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).

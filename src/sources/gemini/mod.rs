@@ -10,12 +10,13 @@ pub mod normalize;
 pub mod raw;
 pub mod verbs;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::{Read, Write};
+use std::sync::mpsc;
 
 use crate::error::RunError;
-use crate::model::Origin;
+use crate::model::{Micros, Origin};
 use crate::sources::container::Entry;
 use crate::sources::json_array::{ArrayFramer, FrameError};
 use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper};
@@ -33,7 +34,35 @@ pub fn conversation_id_from_url(url: &str) -> Option<String> {
     (is_conversation && !id.is_empty() && id != "app" && id != "chat").then(|| id.to_owned())
 }
 
-/// Frames the records of a `MyActivity.json` and regroups them into conversations.
+/// Bytes of records framed before their keys are read on the worker pool.
+const KEY_BATCH_BYTES: usize = 4 << 20;
+/// Batches whose keys are being read at once.
+const KEY_BATCHES_IN_FLIGHT: usize = 4;
+
+/// Records framed on the reader thread, waiting for their keys.
+#[derive(Default)]
+struct FramedRecords {
+    bytes: Vec<u8>,
+    /// Each record's (offset, index, start, end in `bytes`).
+    records: Vec<(u64, u64, usize, usize)>,
+}
+
+/// What regrouping needs of one record: its group, time, and whether it could be read.
+type RecordKeys = (GroupKey, Option<Micros>, bool);
+
+fn read_keys(record: &[u8]) -> RecordKeys {
+    let keys: Option<RawKeys> = sonic_rs::from_slice(record).ok();
+    let time = keys.as_ref().and_then(|keys| keys.time.as_deref()).and_then(parse_rfc3339);
+    let key = match keys.as_ref().and_then(RawKeys::conversation_id) {
+        Some(id) => GroupKey::Conversation(id),
+        None => GroupKey::Title(String::new()),
+    };
+    (key, time, keys.is_some())
+}
+
+/// Frames the records of a `MyActivity.json` and regroups them into conversations. The
+/// reader thread only frames; each record's keys (time, conversation URL) are read in batches
+/// on `pool`, and the batches are indexed in file order.
 ///
 /// # Errors
 /// I/O errors reading the file or writing the spill files. A truncated or broken file keeps the
@@ -43,6 +72,7 @@ pub fn regroup(
     display: &str,
     options: &SourceOptions,
     input_file: Option<File>,
+    pool: &rayon::ThreadPool,
 ) -> Result<GroupedElements, RunError> {
     let mut framer = ArrayFramer::new(reader);
     let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
@@ -50,44 +80,85 @@ pub fn regroup(
     if let Some(file) = input_file {
         regrouper = regrouper.read_back_from(file);
     }
-    let mut record = Vec::new();
+    let mut in_flight: VecDeque<mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>> = VecDeque::new();
+    let mut spare: Vec<FramedRecords> = Vec::new();
+    let mut batch = FramedRecords::default();
     let mut row = Vec::new();
+    let mut broken = None;
     loop {
-        record.clear();
-        let (offset, index) = match framer.next_element_into(&mut record) {
-            Ok(Some(position)) => position,
+        let start = batch.bytes.len();
+        match framer.next_element_into(&mut batch.bytes) {
+            Ok(Some((offset, index))) => batch.records.push((offset, index, start, batch.bytes.len())),
             Ok(None) => break,
             Err(FrameError::Io(error)) => return Err(RunError::read(display, error)),
             Err(error) => {
-                // Carried to the decoder as a row it rejects, with where the file broke.
-                row.clear();
-                let problem = serde_json::json!({"offset": error.offset(), "index": 0, "problem": format!("{error}; the records before it were kept")});
-                row.extend_from_slice(problem.to_string().as_bytes());
-                regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
+                batch.bytes.truncate(start);
+                broken = Some(error);
                 break;
             }
-        };
-        let keys: Option<RawKeys> = sonic_rs::from_slice(&record).ok();
-        let time = keys.as_ref().and_then(|keys| keys.time.as_deref()).and_then(parse_rfc3339);
-        let key = match keys.as_ref().and_then(RawKeys::conversation_id) {
-            Some(id) => GroupKey::Conversation(id),
-            None => GroupKey::Title(String::new()),
-        };
+        }
+        if batch.bytes.len() >= KEY_BATCH_BYTES {
+            let full = std::mem::replace(&mut batch, spare.pop().unwrap_or_default());
+            in_flight.push_back(read_keys_on(pool, full));
+            if in_flight.len() >= KEY_BATCHES_IN_FLIGHT {
+                index_batch(&mut regrouper, in_flight.pop_front(), &mut row, &mut spare, display)?;
+            }
+        }
+    }
+    in_flight.push_back(read_keys_on(pool, batch));
+    while let Some(receiver) = in_flight.pop_front() {
+        index_batch(&mut regrouper, Some(receiver), &mut row, &mut spare, display)?;
+    }
+    if let Some(error) = broken {
+        // Carried to the decoder as a row it rejects, with where the file broke.
+        row.clear();
+        let problem = serde_json::json!({"offset": error.offset(), "index": 0, "problem": format!("{error}; the records before it were kept")});
+        row.extend_from_slice(problem.to_string().as_bytes());
+        regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
+    }
+    regrouper.finish()
+}
+
+/// Reads the keys of `batch`'s records on `pool`.
+fn read_keys_on(pool: &rayon::ThreadPool, batch: FramedRecords) -> mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)> {
+    let (sender, receiver) = mpsc::sync_channel(1);
+    pool.spawn(move || {
+        let keys = batch.records.iter().map(|&(_, _, start, end)| read_keys(&batch.bytes[start..end])).collect();
+        // The reader hung up only when the run is stopping.
+        let _ = sender.send((batch, keys));
+    });
+    receiver
+}
+
+/// Indexes one batch of records, in file order, once its keys are read.
+fn index_batch(
+    regrouper: &mut Regrouper,
+    receiver: Option<mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>>,
+    row: &mut Vec<u8>,
+    spare: &mut Vec<FramedRecords>,
+    display: &str,
+) -> Result<(), RunError> {
+    let Some(receiver) = receiver else { return Ok(()) };
+    let (mut batch, keys) = receiver.recv().map_err(|_| RunError::Internal("a worker stopped while reading activity keys".into()))?;
+    for (&(offset, index, start, end), (key, time, readable)) in batch.records.iter().zip(&keys) {
         if regrouper.reads_back() {
-            regrouper.push_input_record(&key, time, (offset, index), record.len(), keys.is_some())?;
+            regrouper.push_input_record(key, *time, (offset, index), end - start, *readable)?;
             continue;
         }
         row.clear();
         write!(row, "{{\"offset\":{offset},\"index\":{index},\"record\":").map_err(|error| RunError::write(display, error))?;
-        if keys.is_some() {
-            row.extend_from_slice(&record);
+        if *readable {
+            row.extend_from_slice(&batch.bytes[start..end]);
         } else {
             row.extend_from_slice(b"null");
         }
         row.push(b'}');
-        regrouper.push(&key, time, &row)?;
+        regrouper.push(key, *time, row)?;
     }
-    regrouper.finish()
+    batch.bytes.clear();
+    batch.records.clear();
+    spare.push(batch);
+    Ok(())
 }
 
 /// Files a Takeout carries beside the activity (attachments), by base name.
