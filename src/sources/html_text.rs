@@ -113,45 +113,76 @@ fn push_text(out: &mut String, text: &str, preformatted: bool) {
         return;
     }
     // Outside <pre>, runs of whitespace are one space, as a browser shows them (a no-break
-    // space is not collapsible). Text between whitespace is copied a run at a time: this runs
-    // over every answer, and a character at a time it was a tenth of a Gemini conversion.
-    let mut pending_space = false;
-    let mut run_start: Option<usize> = None;
-    let bytes = decoded.as_bytes();
-    let mut position = 0;
+    // space is not collapsible); whitespace before the text is a space unless the output
+    // already ends a word. The text is copied in stretches between whitespace runs that are
+    // not already a single space: this runs over every answer, and a character (or a word)
+    // at a time it was a tenth of a Gemini conversion.
+    let text = decoded.as_ref();
+    let bytes = text.as_bytes();
+    let space_needed = |out: &String| !out.is_empty() && !out.ends_with([' ', '\n']);
+    let start = whitespace_run_end(text, 0);
+    if start > 0 && space_needed(out) {
+        out.push(' ');
+    }
+    let mut copied = start;
+    let mut position = start;
     while position < bytes.len() {
         let byte = bytes[position];
-        let (is_space, width) = if byte.is_ascii() {
-            (matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c), 1)
-        } else {
-            let c = decoded[position..].chars().next().unwrap_or('\u{fffd}');
-            (c.is_whitespace() && c != '\u{a0}', c.len_utf8())
-        };
-        if is_space {
-            if let Some(start) = run_start.take() {
-                push_run(out, &decoded[start..position], pending_space);
-            }
-            pending_space = true;
-        } else if run_start.is_none() {
-            run_start = Some(position);
+        let class = BYTE_CLASS[usize::from(byte)];
+        if class == PLAIN || (class == SPACE && bytes.get(position + 1).is_some_and(|&next| BYTE_CLASS[usize::from(next)] == PLAIN)) {
+            position += 1;
+            continue;
         }
-        position += width;
-    }
-    if let Some(start) = run_start {
-        push_run(out, &decoded[start..], pending_space);
-        pending_space = false;
-    }
-    if pending_space && !out.is_empty() && !out.ends_with([' ', '\n']) {
+        if class == MAYBE_UNICODE_SPACE {
+            let c = text[position..].chars().next().unwrap_or('\u{fffd}');
+            if !is_collapsible(c) {
+                position += c.len_utf8();
+                continue;
+            }
+        }
+        // A whitespace run: the text before it, then one space.
+        out.push_str(&text[copied..position]);
         out.push(' ');
+        position = whitespace_run_end(text, position);
+        copied = position;
     }
+    out.push_str(&text[copied..]);
 }
 
-/// Appends a run of text without whitespace, after one space when whitespace came before it.
-fn push_run(out: &mut String, run: &str, space_before: bool) {
-    if space_before && !out.is_empty() && !out.ends_with([' ', '\n']) {
-        out.push(' ');
-    }
-    out.push_str(run);
+/// A byte that is never whitespace (nor the start of a whitespace character).
+const PLAIN: u8 = 0;
+/// `' '`.
+const SPACE: u8 = 1;
+/// Other ASCII whitespace.
+const OTHER_SPACE: u8 = 2;
+/// The first byte of a character that may be Unicode whitespace (U+0085, U+1680, U+2000…).
+const MAYBE_UNICODE_SPACE: u8 = 3;
+
+/// [`PLAIN`], [`SPACE`], [`OTHER_SPACE`] or [`MAYBE_UNICODE_SPACE`] by byte.
+const BYTE_CLASS: [u8; 256] = {
+    let mut classes = [PLAIN; 256];
+    classes[b' ' as usize] = SPACE;
+    classes[b'\t' as usize] = OTHER_SPACE;
+    classes[b'\n' as usize] = OTHER_SPACE;
+    classes[b'\r' as usize] = OTHER_SPACE;
+    classes[0x0b] = OTHER_SPACE;
+    classes[0x0c] = OTHER_SPACE;
+    // UTF-8 leads of every Unicode whitespace character above ASCII.
+    classes[0xc2] = MAYBE_UNICODE_SPACE;
+    classes[0xe1] = MAYBE_UNICODE_SPACE;
+    classes[0xe2] = MAYBE_UNICODE_SPACE;
+    classes[0xe3] = MAYBE_UNICODE_SPACE;
+    classes
+};
+
+/// Whitespace a browser collapses: all of it but the no-break space.
+fn is_collapsible(c: char) -> bool {
+    c.is_whitespace() && c != '\u{a0}'
+}
+
+/// Where the run of collapsible whitespace starting at `position` ends.
+fn whitespace_run_end(text: &str, position: usize) -> usize {
+    text[position..].find(|c: char| !is_collapsible(c)).map_or(text.len(), |offset| position + offset)
 }
 
 /// Longest tag name matched (`blockquote`); longer names are no tag this module handles.
@@ -319,6 +350,48 @@ mod tests {
     fn collapses_unicode_whitespace_but_not_no_break_spaces() {
         assert_eq!(html_to_text("a&nbsp;b\u{2003}c \t\n d\u{3000}e <b>f</b>\u{85}g"), "a\u{a0}b c d e **f** g");
         assert_eq!(html_to_text("<P>one</P><UL><LI>two</LI></UL><blockquotex>three"), "one\n\n- two\n\nthree");
+    }
+
+    /// Whitespace collapsing a word at a time, as a browser describes it.
+    fn collapsed_by_words(before: &str, text: &str) -> String {
+        let mut out = before.to_owned();
+        let mut pending_space = false;
+        for (index, word) in text.split(is_collapsible).enumerate() {
+            if word.is_empty() {
+                pending_space |= index > 0 || text.starts_with(is_collapsible);
+                continue;
+            }
+            if (pending_space || (index > 0)) && !out.is_empty() && !out.ends_with([' ', '\n']) {
+                out.push(' ');
+            }
+            pending_space = false;
+            out.push_str(word);
+        }
+        if (pending_space || text.ends_with(is_collapsible)) && !out.is_empty() && !out.ends_with([' ', '\n']) {
+            out.push(' ');
+        }
+        out
+    }
+
+    #[test]
+    fn text_is_copied_in_stretches_with_whitespace_collapsed_as_word_by_word() {
+        let texts = [
+            "plain words here",
+            "  leading and trailing  ",
+            "tabs\tand\nnew\r\nlines",
+            "no\u{a0}break\u{a0} space",
+            "ideographic\u{3000}\u{2003}spaces\u{85}end",
+            " ",
+            "x",
+            "é à\u{2028}ü",
+        ];
+        for before in ["", "word", "ends with space ", "line\n"] {
+            for text in texts {
+                let mut out = before.to_owned();
+                push_text(&mut out, text, false);
+                assert_eq!(out, collapsed_by_words(before, text), "{before:?} + {text:?}");
+            }
+        }
     }
 
     #[test]
