@@ -169,7 +169,9 @@ impl Stream {
             Framing::CopilotCsv(layout, options) => {
                 Elements::Grouped(copilot::regroup(reader, display, *layout, options, self.entry.reopen_on_disk())?)
             }
-            Framing::GeminiActivity(options) => Elements::Grouped(gemini::regroup(reader, display, options, self.entry.reopen_on_disk(), pool)?),
+            Framing::GeminiActivity(options) => {
+                Elements::Grouped(gemini::regroup(reader, display, options, self.entry.reopen_on_disk(), pool)?)
+            }
             Framing::GeminiActivityHtml(options) => Elements::Grouped(gemini::html::regroup(reader, display, options)?),
             Framing::MemoryFormat(layout) => {
                 // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).

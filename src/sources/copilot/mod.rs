@@ -12,9 +12,9 @@ use std::io::Read;
 use crate::error::RunError;
 use crate::model::Origin;
 use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row};
-use csv_rows::{RowScanner, cell};
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
 use crate::timefmt::parse_wall_time;
+use csv_rows::{RowScanner, cell};
 
 /// Which Copilot CSV it is, by header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -81,8 +81,7 @@ pub fn decode_conversation(
     if !binary_rows.is_done() {
         return Err(unreadable(&origin));
     }
-    let group = Group { rows };
-    let Some(first) = group.rows.first() else {
+    let Some(first) = rows.first() else {
         return Err(RecordReject::new(&origin, None, "empty conversation group".into()));
     };
     // Rejects and conversation origins point at the CSV, not at the regrouping file.
@@ -96,10 +95,10 @@ pub fn decode_conversation(
 
     let mut warnings = Warnings::default();
     let mut rejected_messages = Vec::new();
-    let mut messages: Vec<Message> = Vec::with_capacity(group.rows.len());
+    let mut messages: Vec<Message> = Vec::with_capacity(rows.len());
     let mut zone_assumed = false;
     let mut last_time = None;
-    for (position, row) in group.rows.iter().enumerate() {
+    for (position, row) in rows.iter().enumerate() {
         let message_id = format!("m{position:05}");
         let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.line.saturating_sub(2) };
         if let Some(problem) = &row.problem {
@@ -171,10 +170,6 @@ pub fn decode_conversation(
         warnings.add("time_zone_assumed");
     }
     Ok(Decoded { conversation, rejected_messages, warnings })
-}
-
-struct Group {
-    rows: Vec<Row>,
 }
 
 /// `Human`/`user` are the person; `AI`, `bot`, `Copilot` and anything else are the model.

@@ -112,7 +112,8 @@ pub fn regroup(
     if let Some(error) = broken {
         // Carried to the decoder as a row it rejects, with where the file broke.
         row.clear();
-        let problem = serde_json::json!({"offset": error.offset(), "index": 0, "problem": format!("{error}; the records before it were kept")});
+        let problem =
+            serde_json::json!({"offset": error.offset(), "index": 0, "problem": format!("{error}; the records before it were kept")});
         row.extend_from_slice(problem.to_string().as_bytes());
         regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
     }
