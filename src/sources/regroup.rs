@@ -336,7 +336,11 @@ impl Regrouper {
             newest_first,
             block: Vec::new(),
             block_position: 0,
-            grouper: Grouper::new(self.gap, self.attach_untitled.then(|| key_hash(""))),
+            grouper: Grouper::new(
+                self.gap,
+                self.attach_untitled.then(|| key_hash("")),
+                if self.format == RowFormat::Binary { BINARY_ROW_HEADER as u32 } else { 0 },
+            ),
             format: self.format,
             element_prefix: self.element_prefix,
             elements: 0,
@@ -364,6 +368,8 @@ struct OpenGroup {
 struct Grouper {
     gap: Micros,
     untitled_key: Option<u64>,
+    /// Bytes of header in front of each spilled row (binary rows), not counted as its size.
+    spilled_header: u32,
     open: FxHashMap<(bool, u64), OpenGroup>,
     /// Open groups with a known last time, by (last time, number), per kind (title, explicit).
     by_time: [BTreeSet<(Micros, u32, u64)>; 2],
@@ -375,10 +381,11 @@ struct Grouper {
 }
 
 impl Grouper {
-    fn new(gap: Micros, untitled_key: Option<u64>) -> Self {
+    fn new(gap: Micros, untitled_key: Option<u64>, spilled_header: u32) -> Self {
         Grouper {
             gap,
             untitled_key,
+            spilled_header,
             open: FxHashMap::default(),
             by_time: [BTreeSet::new(), BTreeSet::new()],
             previous: None,
@@ -416,18 +423,25 @@ impl Grouper {
         }
     }
 
-    fn fits(group: &OpenGroup, length: u32) -> bool {
-        group.rows.len() < MAX_GROUP_RECORDS && group.bytes + u64::from(length) <= MAX_GROUP_BYTES
+    /// The bytes a record counts for against [`MAX_GROUP_BYTES`]: its own, without the header
+    /// a spilled binary row carries, so a file groups the same read back or spilled.
+    fn weight(&self, entry: &IndexEntry) -> u32 {
+        if entry.source == Source::Spill { entry.length.saturating_sub(self.spilled_header) } else { entry.length }
+    }
+
+    fn fits(group: &OpenGroup, weight: u32) -> bool {
+        group.rows.len() < MAX_GROUP_RECORDS && group.bytes + u64::from(weight) <= MAX_GROUP_BYTES
     }
 
     fn assign(&mut self, entry: &IndexEntry) {
+        let weight = self.weight(entry);
         if let Some(time) = entry.time {
             self.expire(time);
         }
         let own = (entry.explicit, entry.key);
         let mut target = None;
         if let Some(group) = self.open.get(&own) {
-            if Self::fits(group, entry.length) {
+            if Self::fits(group, weight) {
                 target = Some(own);
             } else {
                 self.close(own);
@@ -438,7 +452,7 @@ impl Grouper {
             && self.untitled_key == Some(entry.key)
             && let Some(previous) = self.previous
             && self.open.get(&previous).is_some_and(|group| {
-                Self::fits(group, entry.length)
+                Self::fits(group, weight)
                     && match (group.last_time, entry.time) {
                         (Some(last), Some(time)) => time.saturating_sub(last) <= self.gap,
                         _ => true,
@@ -458,7 +472,7 @@ impl Grouper {
         };
         let Some(group) = self.open.get_mut(&key) else { return };
         group.rows.push(*entry);
-        group.bytes += u64::from(entry.length);
+        group.bytes += u64::from(weight);
         if let Some(time) = entry.time {
             let index = usize::from(key.0);
             if let Some(last) = group.last_time {
@@ -680,6 +694,25 @@ mod tests {
                 {"offset":17,"index":2,"record":{"c":3}}
             ]}])
         );
+    }
+
+    #[test]
+    fn spilled_binary_rows_count_their_own_bytes_as_read_back_ones_do() {
+        // Two rows of half the byte cap each fill one conversation exactly, whether they were
+        // spilled (with a binary row header each) or are read back from the input.
+        let half = u32::try_from(MAX_GROUP_BYTES / 2).unwrap();
+        let groups = |source: Source, length: u32| {
+            let mut grouper = Grouper::new(10, None, BINARY_ROW_HEADER as u32);
+            for time in [1, 2] {
+                let entry = IndexEntry { offset: 0, length, explicit: false, source, time: Some(time), key: 7, index: 0 };
+                grouper.assign(&entry);
+            }
+            grouper.close_all();
+            grouper.ready.iter().map(Vec::len).collect::<Vec<_>>()
+        };
+        assert_eq!(groups(Source::Input, half), [2]);
+        assert_eq!(groups(Source::Spill, half + BINARY_ROW_HEADER as u32), [2]);
+        assert_eq!(groups(Source::Input, half + 1), [1, 1]);
     }
 
     #[test]

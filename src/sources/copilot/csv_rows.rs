@@ -133,15 +133,18 @@ pub struct RowScanner<R> {
     next: usize,
     /// Input offset of `buffer[0]`.
     base: u64,
-    /// The `csv` crate's line number at `next`.
+    /// The `csv` crate's line number at the end of the previous row.
     line: u64,
+    /// Line ends of blank lines already skipped past `next`'s old place: counted into `line`
+    /// after the next row (the `csv` crate numbers a row from where the previous one ended).
+    skipped_lines: u64,
     eof: bool,
 }
 
 impl<R: Read> RowScanner<R> {
     /// Scans `reader` from its start.
     pub fn new(reader: R) -> Self {
-        RowScanner { reader, buffer: vec![0; READ_BYTES], filled: 0, next: 0, base: 0, line: 1, eof: false }
+        RowScanner { reader, buffer: vec![0; READ_BYTES], filled: 0, next: 0, base: 0, line: 1, skipped_lines: 0, eof: false }
     }
 
     /// Keeps the bytes from `next` on, moves them to the front and reads more after them.
@@ -182,6 +185,10 @@ impl<R: Read> RowScanner<R> {
                 if self.eof {
                     return Ok(None);
                 }
+                // Only blank lines so far: drop them rather than keep them in the buffer, so a
+                // long run of them costs no memory.
+                self.skipped_lines += memchr::memchr_iter(b'\n', &self.buffer[self.next..self.filled]).count() as u64;
+                self.next = self.filled;
                 self.refill()?;
                 continue;
             };
@@ -190,6 +197,7 @@ impl<R: Read> RowScanner<R> {
                 Scan::NeedMore => self.refill()?,
                 Scan::Row { end, next } => {
                     let line = self.line;
+                    self.line += std::mem::take(&mut self.skipped_lines);
                     self.line += memchr::memchr_iter(b'\n', &self.buffer[self.next..next]).count() as u64;
                     self.next = next;
                     return Ok(Some(ScannedRow { offset: self.base + start as u64, line, bytes: &self.buffer[start..end] }));
@@ -265,6 +273,19 @@ mod tests {
             }
             assert_eq!(scanned_rows(&text), csv_crate_rows(&text), "{:?}", String::from_utf8_lossy(&text));
         }
+    }
+
+    #[test]
+    fn a_long_run_of_blank_lines_is_not_kept_in_memory() {
+        let mut text = b"h1,h2\n".to_vec();
+        text.extend(std::iter::repeat_n(b"\r\n".as_slice(), 2 * READ_BYTES).flatten());
+        text.extend_from_slice(b"v1,v2\n");
+        let mut scanner = RowScanner::new(&text[..]);
+        let mut fields = Vec::new();
+        assert!(scanner.next_row(&mut fields).unwrap().is_some());
+        let row = scanner.next_row(&mut fields).unwrap().map(|row| (row.line, row.bytes.to_vec()));
+        assert_eq!(row, csv_crate_rows(&text).get(1).map(|(line, cells)| (*line, cells.join(&b","[..]))));
+        assert_eq!(scanner.buffer.len(), READ_BYTES, "blank lines grew the buffer");
     }
 
     #[test]
