@@ -6,7 +6,7 @@ use memport::pipeline::DedupPolicy;
 use memport::sinks::OutputFormat;
 use memport::sources::{BranchPolicy, TimeZone};
 
-use crate::util::{convert_checked, ndjson, options, root, shared, skips};
+use crate::util::{assert_zip_converts_like_unpacked, convert_checked, ndjson, options, root, shared, skips};
 
 #[test]
 fn real_copilot_samples_match_hand_counts() {
@@ -81,20 +81,5 @@ fn a_zipped_csv_gives_the_same_output_as_the_unpacked_one() {
     // Rows of an unpacked CSV are read back from the file itself; a zip entry's are copied to
     // a spill first. Both paths must write the same bytes.
     let name = "copilot-activity-history.csv";
-    let csv = root().join("examples/copilot-small").join(name);
-    let folder = tempfile::tempdir().unwrap();
-    let zip_path = folder.path().join("copilot.zip");
-    let mut writer = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
-    writer.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
-    std::io::Write::write_all(&mut writer, &std::fs::read(&csv).unwrap()).unwrap();
-    writer.finish().unwrap();
-    let (from_file, report) = convert_checked(&csv, BranchPolicy::Active, DedupPolicy::Content);
-    let (from_zip, zip_report) = convert_checked(&zip_path, BranchPolicy::Active, DedupPolicy::Content);
-    assert!(zip_report.inputs[0].layout.starts_with("zip"), "{}", zip_report.inputs[0].layout);
-    assert_eq!(report.counts, zip_report.counts);
-    for output in ["memory.aimem.json", "memory.aimem.ndjson"] {
-        let (unpacked, zipped) =
-            (std::fs::read(from_file.path().join(output)).unwrap(), std::fs::read(from_zip.path().join(output)).unwrap());
-        assert!(unpacked == zipped, "{output} differs between the file and the zip");
-    }
+    assert_zip_converts_like_unpacked(&root().join("examples/copilot-small").join(name), name);
 }

@@ -7,7 +7,7 @@ use memport::pipeline::DedupPolicy;
 use memport::sources::BranchPolicy;
 use serde_json::json;
 
-use crate::util::{convert_checked, ndjson, root, shared, skips};
+use crate::util::{assert_zip_converts_like_unpacked, convert_checked, ndjson, root, shared, skips};
 
 fn activity_skips(report: &memport::pipeline::report::RunReport) -> u64 {
     report.counts.messages_skipped["activity"]
@@ -47,23 +47,8 @@ fn generated_takeout_is_found_among_other_products_and_matches_independent_count
 fn a_zipped_takeout_gives_the_same_output_as_the_unpacked_one() {
     // Records of an unpacked activity file are read back from the file itself; a zip entry's
     // are copied to a spill first. Both paths must write the same bytes.
-    let takeout = root().join("examples/gemini-json-small");
-    let folder = tempfile::tempdir().unwrap();
-    let zip_path = folder.path().join("takeout.zip");
-    let mut writer = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
     let name = "Takeout/My Activity/Gemini Apps/MyActivity.json";
-    writer.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
-    std::io::Write::write_all(&mut writer, &std::fs::read(takeout.join(name)).unwrap()).unwrap();
-    writer.finish().unwrap();
-    let (from_folder, report) = convert_checked(&takeout, BranchPolicy::Active, DedupPolicy::Content);
-    let (from_zip, zip_report) = convert_checked(&zip_path, BranchPolicy::Active, DedupPolicy::Content);
-    assert!(zip_report.inputs[0].layout.starts_with("zip"), "{}", zip_report.inputs[0].layout);
-    assert_eq!(report.counts, zip_report.counts);
-    for output in ["memory.aimem.json", "memory.aimem.ndjson"] {
-        let (unpacked, zipped) =
-            (std::fs::read(from_folder.path().join(output)).unwrap(), std::fs::read(from_zip.path().join(output)).unwrap());
-        assert!(unpacked == zipped, "{output} differs between the folder and the zip");
-    }
+    assert_zip_converts_like_unpacked(&root().join("examples/gemini-json-small"), name);
 }
 
 fn record(title: &str, time: &str, answers: &[&str], conversation: Option<&str>) -> serde_json::Value {

@@ -158,3 +158,26 @@ pub fn examples() -> Vec<PathBuf> {
         .map(|name| root().join("examples").join(name))
         .collect()
 }
+
+/// Converts `unpacked` (a file or folder) and a zip holding `file` (a path relative to
+/// `unpacked`'s folder, or `unpacked` itself when it is a file) at the same name, and asserts
+/// that both runs count and write the same: records of an unpacked file are read back from it,
+/// a zip entry's are copied to a spill first.
+pub fn assert_zip_converts_like_unpacked(unpacked: &Path, file: &str) {
+    let source = if unpacked.is_file() { unpacked.to_owned() } else { unpacked.join(file) };
+    let folder = tempfile::tempdir().unwrap();
+    let zip_path = folder.path().join("export.zip");
+    let mut writer = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    writer.start_file(file, zip::write::SimpleFileOptions::default()).unwrap();
+    std::io::Write::write_all(&mut writer, &std::fs::read(source).unwrap()).unwrap();
+    writer.finish().unwrap();
+    let (from_unpacked, report) = convert_checked(unpacked, BranchPolicy::Active, DedupPolicy::Content);
+    let (from_zip, zip_report) = convert_checked(&zip_path, BranchPolicy::Active, DedupPolicy::Content);
+    assert!(zip_report.inputs[0].layout.starts_with("zip"), "{}", zip_report.inputs[0].layout);
+    assert_eq!(report.counts, zip_report.counts);
+    for output in ["memory.aimem.json", "memory.aimem.ndjson"] {
+        let (unpacked, zipped) =
+            (std::fs::read(from_unpacked.path().join(output)).unwrap(), std::fs::read(from_zip.path().join(output)).unwrap());
+        assert!(unpacked == zipped, "{output} differs between the unpacked input and the zip");
+    }
+}

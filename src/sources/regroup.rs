@@ -74,11 +74,16 @@ pub const BINARY_ROW_HEADER: usize = 20;
 
 /// Appends a binary row (see [`RowFormat::Binary`]) to `out`.
 pub fn push_binary_row(out: &mut Vec<u8>, offset: u64, index: u64, bytes: &[u8]) {
+    // Rows over 4 GiB are refused when they are indexed (`add_entry`).
+    push_binary_header(out, offset, index, u32::try_from(bytes.len()).unwrap_or(u32::MAX));
+    out.extend_from_slice(bytes);
+}
+
+/// Appends a binary row's header: the `length` bytes of the row follow it.
+fn push_binary_header(out: &mut Vec<u8>, offset: u64, index: u64, length: u32) {
     out.extend_from_slice(&offset.to_le_bytes());
     out.extend_from_slice(&index.to_le_bytes());
-    // Rows over 4 GiB are refused when they are indexed (`add_entry`).
-    out.extend_from_slice(&u32::try_from(bytes.len()).unwrap_or(u32::MAX).to_le_bytes());
-    out.extend_from_slice(bytes);
+    out.extend_from_slice(&length.to_le_bytes());
 }
 
 /// Reads the rows of a [`RowFormat::Binary`] element: `(offset, index, bytes)` in order;
@@ -548,23 +553,18 @@ impl GroupedElements {
             (Source::Input, Some(input)) => {
                 match self.format {
                     RowFormat::Json => write!(out, "{{\"offset\":{},\"index\":{},\"record\":", row.offset, row.index)?,
-                    RowFormat::Binary => push_binary_row(out, row.offset, row.index, &[]),
+                    RowFormat::Binary => push_binary_header(out, row.offset, row.index, row.length),
                 }
                 input
             }
             (Source::InputUnreadable, _) | (Source::Input, None) => {
                 match self.format {
                     RowFormat::Json => write!(out, "{{\"offset\":{},\"index\":{},\"record\":null}}", row.offset, row.index)?,
-                    RowFormat::Binary => push_binary_row(out, row.offset, row.index, &[]),
+                    RowFormat::Binary => push_binary_header(out, row.offset, row.index, 0),
                 }
                 return Ok(());
             }
         };
-        if row.source == Source::Input && self.format == RowFormat::Binary {
-            // The header was written with length 0: set the real one.
-            let length_at = out.len() - 4;
-            out[length_at..].copy_from_slice(&row.length.to_le_bytes());
-        }
         let start = out.len();
         out.resize(start + row.length as usize, 0);
         file.read_exact_at(&mut out[start..], row.offset)?;

@@ -37,8 +37,9 @@ struct Row {
 }
 
 impl Row {
-    /// Splits a raw row and takes the cells at `columns`.
-    fn split(offset: u64, line: u64, bytes: &[u8], columns: &Columns, layout: CsvLayout, fields: &mut Vec<Range<usize>>) -> Row {
+    /// Splits a raw row and takes the cells at `columns`; a row without the cell at
+    /// `last_required` (a position) is a problem.
+    fn split(offset: u64, line: u64, bytes: &[u8], columns: &Columns, last_required: usize, fields: &mut Vec<Range<usize>>) -> Row {
         split_row(bytes, fields);
         let mut lossy = false;
         let mut text_of = |column: Option<usize>| match column.and_then(|index| fields.get(index)) {
@@ -52,15 +53,8 @@ impl Row {
             None => String::new(),
         };
         let (title, time, author, text) = (text_of(columns[0]), text_of(columns[1]), text_of(columns[2]), text_of(columns[3]));
-        // The author column is optional in prompt-only layouts.
-        let required = columns
-            .iter()
-            .enumerate()
-            .filter(|(slot, _)| *slot != 2 || layout != CsvLayout::WindowsApps)
-            .filter_map(|(_, column)| *column)
-            .max()
-            .unwrap_or(0);
-        let problem = (fields.len() <= required).then(|| format!("row has {} cells, the header has {}", fields.len(), required + 1));
+        let problem =
+            (fields.len() <= last_required).then(|| format!("row has {} cells, the header has {}", fields.len(), last_required + 1));
         Row { offset, line, title, time, author, text, problem, lossy }
     }
 }
@@ -75,9 +69,17 @@ pub fn decode_conversation(
     let unreadable = |origin: &Origin| RecordReject::new(origin, None, "internal regrouping record unreadable".into());
     let columns = decode_columns(bytes).ok_or_else(|| unreadable(&origin))?;
     let mut binary_rows = BinaryRows::new(&bytes[COLUMNS_BYTES..]);
+    // The author column is optional in prompt-only layouts.
+    let last_required = columns
+        .iter()
+        .enumerate()
+        .filter(|(slot, _)| *slot != 2 || decoder.layout != CsvLayout::WindowsApps)
+        .filter_map(|(_, column)| *column)
+        .max()
+        .unwrap_or(0);
     let mut fields = Vec::new();
     let rows: Vec<Row> =
-        binary_rows.by_ref().map(|(offset, line, row)| Row::split(offset, line, row, &columns, decoder.layout, &mut fields)).collect();
+        binary_rows.by_ref().map(|(offset, line, row)| Row::split(offset, line, row, &columns, last_required, &mut fields)).collect();
     if !binary_rows.is_done() {
         return Err(unreadable(&origin));
     }

@@ -100,14 +100,16 @@ pub fn regroup(
         if batch.bytes.len() >= KEY_BATCH_BYTES {
             let full = std::mem::replace(&mut batch, spare.pop().unwrap_or_default());
             in_flight.push_back(read_keys_on(pool, full));
-            if in_flight.len() >= KEY_BATCHES_IN_FLIGHT {
-                index_batch(&mut regrouper, in_flight.pop_front(), &mut row, &mut spare, display)?;
+            if in_flight.len() >= KEY_BATCHES_IN_FLIGHT
+                && let Some(oldest) = in_flight.pop_front()
+            {
+                index_batch(&mut regrouper, oldest, &mut row, &mut spare, display)?;
             }
         }
     }
     in_flight.push_back(read_keys_on(pool, batch));
     while let Some(receiver) = in_flight.pop_front() {
-        index_batch(&mut regrouper, Some(receiver), &mut row, &mut spare, display)?;
+        index_batch(&mut regrouper, receiver, &mut row, &mut spare, display)?;
     }
     if let Some(error) = broken {
         // Carried to the decoder as a row it rejects, with where the file broke.
@@ -134,12 +136,11 @@ fn read_keys_on(pool: &rayon::ThreadPool, batch: FramedRecords) -> mpsc::Receive
 /// Indexes one batch of records, in file order, once its keys are read.
 fn index_batch(
     regrouper: &mut Regrouper,
-    receiver: Option<mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>>,
+    receiver: mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>,
     row: &mut Vec<u8>,
     spare: &mut Vec<FramedRecords>,
     display: &str,
 ) -> Result<(), RunError> {
-    let Some(receiver) = receiver else { return Ok(()) };
     let (mut batch, keys) = receiver.recv().map_err(|_| RunError::Internal("a worker stopped while reading activity keys".into()))?;
     for (&(offset, index, start, end), (key, time, readable)) in batch.records.iter().zip(&keys) {
         if regrouper.reads_back() {
