@@ -100,7 +100,7 @@ pub fn html_to_text(html: &str) -> String {
             _ => {}
         }
     }
-    tidy(&out)
+    tidy(out)
 }
 
 fn push_text(out: &mut String, text: &str, preformatted: bool) {
@@ -126,7 +126,19 @@ fn push_text(out: &mut String, text: &str, preformatted: bool) {
     }
     let mut copied = start;
     let mut position = start;
+    // Eight bytes at a time while they are plain ASCII with single spaces; a word that is not
+    // is walked a byte at a time.
+    let mut bytewise_until = start;
     while position < bytes.len() {
+        if position >= bytewise_until {
+            match bytes.get(position..position + 8) {
+                Some(word) if word_needs_no_collapsing(word) => {
+                    position += 8;
+                    continue;
+                }
+                _ => bytewise_until = position + 8,
+            }
+        }
         let byte = bytes[position];
         let class = BYTE_CLASS[usize::from(byte)];
         if class == PLAIN || (class == SPACE && bytes.get(position + 1).is_some_and(|&next| BYTE_CLASS[usize::from(next)] == PLAIN)) {
@@ -147,6 +159,24 @@ fn push_text(out: &mut String, text: &str, preformatted: bool) {
         copied = position;
     }
     out.push_str(&text[copied..]);
+}
+
+/// Whether eight bytes are printable ASCII whose spaces are single and not last, so they are
+/// copied as they are (bit tricks on one `u64`; each test is exact for ASCII bytes).
+fn word_needs_no_collapsing(word: &[u8]) -> bool {
+    const LOW_BITS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let Ok(word) = <[u8; 8]>::try_from(word) else { return false };
+    let word = u64::from_le_bytes(word);
+    if word & HIGH_BITS != 0 {
+        return false;
+    }
+    // High bit of each byte set when the byte is at least 0x20: below it are control characters.
+    let printable = (word + 0x6060_6060_6060_6060) & HIGH_BITS;
+    // High bit of each byte set when the byte is not a space.
+    let not_space = ((word ^ 0x2020_2020_2020_2020) + LOW_BITS) & HIGH_BITS;
+    let space = !not_space & HIGH_BITS;
+    printable == HIGH_BITS && space & (space >> 8) == 0 && space >> 63 == 0
 }
 
 /// A byte that is never whitespace (nor the start of a whitespace character).
@@ -219,25 +249,45 @@ fn block_break(out: &mut String) {
     }
 }
 
-/// Trims trailing spaces on lines and collapses three or more newlines to two.
-fn tidy(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// Trims the text and the end of each line and collapses three or more newlines to two, in
+/// place: lines only move towards the start.
+fn tidy(text: String) -> String {
+    let end = text.trim_end().len();
+    let start = end - text[..end].trim_start().len();
+    let mut bytes = text.into_bytes();
+    let mut written = 0;
     let mut blank_run = 0;
-    for line in text.trim().lines() {
-        let line = line.trim_end();
-        if line.is_empty() {
+    let mut line_start = start;
+    while line_start < end {
+        let line_end = memchr::memchr(b'\n', &bytes[line_start..end]).map_or(end, |distance| line_start + distance);
+        let kept_end = line_start + trimmed_end_length(&bytes[line_start..line_end]);
+        if kept_end == line_start {
             blank_run += 1;
-            if blank_run > 1 {
-                continue;
-            }
         } else {
             blank_run = 0;
         }
-        out.push_str(line);
-        out.push('\n');
+        if blank_run <= 1 {
+            if line_start > start {
+                // The previous line ended before `line_start`, so this byte was already read.
+                bytes[written] = b'\n';
+                written += 1;
+            }
+            bytes.copy_within(line_start..kept_end, written);
+            written += kept_end - line_start;
+        }
+        line_start = line_end + 1;
     }
-    out.truncate(out.trim_end().len());
-    out
+    bytes.truncate(written);
+    // Whole lines of a `String` were moved, cut at `\n` and at character boundaries.
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// The length of a line (valid UTF-8 between newlines) without its trailing whitespace.
+fn trimmed_end_length(line: &[u8]) -> usize {
+    match line.last() {
+        Some(&last) if last.is_ascii() && !last.is_ascii_whitespace() && last != 0x0b => line.len(),
+        _ => std::str::from_utf8(line).map_or(line.len(), |line| line.trim_end().len()),
+    }
 }
 
 /// The value of attribute `name` in a tag's text (`a href="…"`), entities decoded.
@@ -391,6 +441,69 @@ mod tests {
                 push_text(&mut out, text, false);
                 assert_eq!(out, collapsed_by_words(before, text), "{before:?} + {text:?}");
             }
+        }
+    }
+
+    /// Strings of up to 40 characters over letters, spaces, control and Unicode whitespace,
+    /// from a fixed-seed generator.
+    fn mixed_strings(count: usize) -> Vec<String> {
+        let alphabet = ['a', 'b', ' ', ' ', ' ', '\t', '\n', '\r', '\u{b}', 'é', '\u{a0}', '\u{3000}', 'X', '.', '\u{1}', '😀'];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        (0..count).map(|_| (0..next() % 41).map(|_| alphabet[next() % alphabet.len()]).collect()).collect()
+    }
+
+    #[test]
+    fn eight_byte_steps_collapse_whitespace_as_word_by_word() {
+        for (case, text) in mixed_strings(3_000).iter().enumerate() {
+            let before = ["", "word", "ends with space "][case % 3];
+            let mut out = before.to_owned();
+            push_text(&mut out, text, false);
+            assert_eq!(out, collapsed_by_words(before, text), "{before:?} + {text:?}");
+        }
+    }
+
+    #[test]
+    fn eight_byte_test_agrees_with_the_byte_classes() {
+        for text in mixed_strings(3_000) {
+            for word in text.as_bytes().windows(8) {
+                let by_bytes = word
+                    .iter()
+                    .enumerate()
+                    .all(|(index, &byte)| (0x21..0x80).contains(&byte) || (byte == b' ' && index < 7 && word[index + 1] != b' '));
+                assert_eq!(word_needs_no_collapsing(word), by_bytes, "{word:?}");
+            }
+        }
+    }
+
+    /// Tidying as first written: a line at a time.
+    fn tidied_by_lines(text: &str) -> String {
+        let mut out = String::new();
+        let mut blank_run = 0;
+        for line in text.trim().lines() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                blank_run += 1;
+                if blank_run > 1 {
+                    continue;
+                }
+            } else {
+                blank_run = 0;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.truncate(out.trim_end().len());
+        out
+    }
+
+    #[test]
+    fn tidying_in_place_matches_tidying_by_lines() {
+        for text in mixed_strings(3_000).into_iter().chain(["\n\n a \n\n\n\nb\u{3000}\n".to_owned(), String::new()]) {
+            assert_eq!(tidy(text.clone()), tidied_by_lines(&text), "{text:?}");
         }
     }
 

@@ -8,7 +8,7 @@
 
 use std::io::{self, Read};
 
-use memchr::memchr2;
+use memchr::memchr;
 
 /// How many bytes are read from the input at a time.
 const READ_SIZE: usize = 1 << 20;
@@ -439,14 +439,20 @@ impl<R: Read> ArrayFramer<R> {
                     self.position += 1;
                     continue;
                 }
-                match memchr2(b'"', b'\\', &self.buffer[self.position..self.filled]) {
-                    None => self.position = self.filled,
+                // Only a quote can end a string: jump from quote to quote and count the
+                // backslashes before each, instead of stopping at every escape (answer HTML is
+                // mostly `\u003c` escapes). Every scan starts at a byte that is not escaped.
+                let window = &self.buffer[self.position..self.filled];
+                match memchr(b'"', window) {
+                    None => {
+                        // An odd run of backslashes at the end escapes the first byte of the next read.
+                        escaped = trailing_backslashes(window) % 2 == 1;
+                        self.position = self.filled;
+                    }
                     Some(distance) => {
-                        let byte = self.buffer[self.position + distance];
+                        let quote_is_escaped = trailing_backslashes(&window[..distance]) % 2 == 1;
                         self.position += distance + 1;
-                        if byte == b'\\' {
-                            escaped = true;
-                        } else {
+                        if !quote_is_escaped {
                             in_string = false;
                             if depth == 0 {
                                 bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
@@ -482,6 +488,11 @@ impl<R: Read> ArrayFramer<R> {
             self.position += advanced;
         }
     }
+}
+
+/// How many backslashes `bytes` ends with.
+fn trailing_backslashes(bytes: &[u8]) -> usize {
+    bytes.iter().rev().take_while(|&&byte| byte == b'\\').count()
 }
 
 fn describe(byte: u8) -> String {
@@ -576,6 +587,38 @@ mod tests {
         let mut framer = ArrayFramer::whole_document(&b" {\"a\":[1]} "[..]);
         assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"{\"a\":[1]}");
         assert!(framer.next_element().unwrap().is_none());
+    }
+
+    /// Hands out its bytes a few at a time, so every position can fall at a read boundary.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let count = self.step.min(out.len()).min(self.bytes.len());
+            out[..count].copy_from_slice(&self.bytes[..count]);
+            self.bytes = &self.bytes[count..];
+            Ok(count)
+        }
+    }
+
+    #[test]
+    fn escaped_quotes_and_backslash_runs_split_across_reads() {
+        let input = br#"[{"a":"\\"},"\"","\\\"\\","x\\\\\"]y",{"b":"\u003c\\\\"}, "]\\\\\\\\"]"#;
+        let (whole, error) = frame_all(input);
+        assert_eq!(error, None, "{whole:?}");
+        let texts: Vec<&str> = whole.iter().map(|(_, text)| text.as_str()).collect();
+        assert_eq!(texts, [r#"{"a":"\\"}"#, r#""\"""#, r#""\\\"\\""#, r#""x\\\\\"]y""#, r#"{"b":"\u003c\\\\"}"#, r#""]\\\\\\\\""#]);
+        for step in 1..8 {
+            let mut framer = ArrayFramer::new(Trickle { bytes: input, step });
+            let mut elements = Vec::new();
+            while let Some(element) = framer.next_element().unwrap() {
+                elements.push((element.offset, String::from_utf8(element.bytes).unwrap()));
+            }
+            assert_eq!(elements, whole, "reads of {step} bytes");
+        }
     }
 
     #[test]
