@@ -463,32 +463,55 @@ impl<R: Read> ArrayFramer<R> {
                 }
                 continue;
             }
-            // Outside strings only quotes and brackets matter.
+            // Outside strings only quotes and brackets matter. Bytes are classed by a table and
+            // tested in order of frequency: a `match` on the byte compiled to a jump per byte.
             let window = &self.buffer[self.position..self.filled];
             let mut advanced = window.len();
             for (distance, &byte) in window.iter().enumerate() {
-                match byte {
-                    b'"' => {
-                        in_string = true;
-                        advanced = distance + 1;
-                        break;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            self.position += distance + 1;
-                            bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                            return Ok((offset, index));
-                        }
-                    }
-                    _ => {}
+                let class = STRUCTURE[usize::from(byte)];
+                if class == OTHER {
+                    continue;
+                }
+                if class == QUOTE {
+                    in_string = true;
+                    advanced = distance + 1;
+                    break;
+                }
+                if class == OPEN {
+                    depth += 1;
+                    continue;
+                }
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    self.position += distance + 1;
+                    bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
+                    return Ok((offset, index));
                 }
             }
             self.position += advanced;
         }
     }
 }
+
+/// Bytes outside strings that framing ignores.
+const OTHER: u8 = 0;
+/// `"`.
+const QUOTE: u8 = 1;
+/// `{` or `[`.
+const OPEN: u8 = 2;
+/// `}` or `]`.
+const CLOSE: u8 = 3;
+
+/// [`OTHER`], [`QUOTE`], [`OPEN`] or [`CLOSE`] by byte.
+const STRUCTURE: [u8; 256] = {
+    let mut classes = [OTHER; 256];
+    classes[b'"' as usize] = QUOTE;
+    classes[b'{' as usize] = OPEN;
+    classes[b'[' as usize] = OPEN;
+    classes[b'}' as usize] = CLOSE;
+    classes[b']' as usize] = CLOSE;
+    classes
+};
 
 /// How many backslashes `bytes` ends with.
 fn trailing_backslashes(bytes: &[u8]) -> usize {
