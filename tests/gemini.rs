@@ -136,3 +136,35 @@ fn an_html_takeout_reads_gemini_and_not_the_chrome_page_that_mentions_it() {
     assert_eq!(chunks[0]["created_at"], "2026-03-01T08:05:00Z");
     assert_eq!(chunks[1]["content"], "Hello!");
 }
+
+#[test]
+fn a_broken_record_is_rejected_alone_and_a_cut_file_keeps_what_came_before() {
+    // Newest first: a good record, one with an invalid escape in its answer (framed, keyed and
+    // grouped like the others, then rejected by the decoder on its own), an older good record
+    // of the same conversation, and a record cut off by the end of the file.
+    let good_new = record("Prompted Second", "2026-03-01T12:05:00.000Z", &["<p>Two</p>"], Some("abc"));
+    let good_old = record("Prompted First", "2026-03-01T12:00:00.000Z", &["<p>One</p>"], Some("abc"));
+    let broken = r#"{"title":"Prompted Bad","time":"2026-03-01T12:02:00.000Z","details":[{"url":"https://gemini.google.com/app/abc"}],"safeHtmlItem":[{"html":"bad \q escape"}]}"#;
+    let text = format!("[{good_new},\n{broken},\n{good_old},\n{{\"title\":\"Prompted cut");
+    let broken_offset = text.find(broken).unwrap() as u64;
+    let folder = tempfile::tempdir().unwrap();
+    let activity = folder.path().join("Takeout/My Activity/Gemini Apps");
+    std::fs::create_dir_all(&activity).unwrap();
+    std::fs::write(activity.join("MyActivity.json"), &text).unwrap();
+    let (out, report) = convert_checked(folder.path(), BranchPolicy::Active, DedupPolicy::Content);
+    let counts = &report.counts;
+    assert_eq!((counts.messages_written, counts.messages_rejected), (4, 2));
+    let rejects = ndjson(&out.path().join("rejects.ndjson"));
+    let broken_line = rejects.iter().find(|line| line["offset"] == broken_offset).expect("the broken record, by its byte offset");
+    assert_eq!(broken_line["conversation_id"], "gm-abc");
+    assert!(broken_line["reason"].as_str().unwrap().starts_with("activity record is not valid JSON"), "{broken_line}");
+    let cut_line = rejects.iter().find(|line| line["reason"].as_str().unwrap().contains("the records before it were kept"));
+    assert!(cut_line.is_some(), "{rejects:?}");
+    // The conversation keeps its two good exchanges, oldest first.
+    let contents: Vec<String> = ndjson(&out.path().join("memory.aimem.ndjson"))
+        .into_iter()
+        .filter(|line| line["_kind"] == "chunk")
+        .map(|chunk| chunk["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(contents, ["First", "One", "Second", "Two"]);
+}

@@ -514,7 +514,7 @@ const STRUCTURE: [u8; 256] = {
 };
 
 /// How many backslashes `bytes` ends with.
-fn trailing_backslashes(bytes: &[u8]) -> usize {
+pub(crate) fn trailing_backslashes(bytes: &[u8]) -> usize {
     bytes.iter().rev().take_while(|&&byte| byte == b'\\').count()
 }
 

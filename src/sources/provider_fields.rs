@@ -13,6 +13,7 @@ use sonic_rs::JsonValueTrait;
 
 use crate::model::Conversation;
 use crate::sources::json_walk;
+use crate::sources::regroup::{BinaryRow, BinaryRows, read_binary_row};
 
 /// The provider fields of one message: every member of the object at `start` in `bytes`
 /// except the `skip` names, as a compact JSON object (values exactly as written), and the
@@ -116,17 +117,15 @@ pub fn grok(element: &[u8]) -> HashMap<String, String> {
     by_id
 }
 
-/// Gemini (regrouped `{"rows":[{"record":{…}},…]}`): each row's activity record without the
+/// Gemini (regrouped binary rows, each an activity record): each row's record without the
 /// answer HTML (`safeHtmlItem`), by row position.
 pub fn gemini_records(element: &[u8]) -> Vec<Option<String>> {
-    let mut records = Vec::new();
-    let Ok(rows) = sonic_rs::get(element, ["rows"]) else { return records };
-    for row in sonic_rs::to_array_iter(rows.as_raw_str()) {
-        let Ok(row) = row else { break };
-        let record = sonic_rs::get_from_str(row.as_raw_str(), ["record"]).ok();
-        records.push(record.and_then(|record| object_without(record.as_raw_str(), &["safeHtmlItem"])));
-    }
-    records
+    BinaryRows::new(element)
+        .map(|row| match read_binary_row(row).2 {
+            BinaryRow::Record(bytes) => std::str::from_utf8(bytes).ok().and_then(|record| object_without(record, &["safeHtmlItem"])),
+            BinaryRow::Problem(_) => None,
+        })
+        .collect()
 }
 
 fn string_member(object: &str, key: &str) -> Option<String> {

@@ -79,6 +79,38 @@ pub fn push_binary_row(out: &mut Vec<u8>, offset: u64, index: u64, bytes: &[u8])
     out.extend_from_slice(bytes);
 }
 
+/// The index of a binary row that carries a problem instead of a record (a broken file, an
+/// unreadable record): its bytes are the record's index (`u64` LE) and then the problem, in
+/// words. Real indexes never come near it.
+const PROBLEM_ROW: u64 = u64::MAX;
+
+/// Appends a binary row that carries `problem` instead of record `index` found at `offset`.
+pub fn push_problem_row(out: &mut Vec<u8>, offset: u64, index: u64, problem: &str) {
+    push_binary_header(out, offset, PROBLEM_ROW, u32::try_from(8 + problem.len()).unwrap_or(u32::MAX));
+    out.extend_from_slice(&index.to_le_bytes());
+    out.extend_from_slice(problem.as_bytes());
+}
+
+/// One row of a binary element.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BinaryRow<'a> {
+    /// A record's bytes.
+    Record(&'a [u8]),
+    /// What went wrong where a record was expected (see [`push_problem_row`]).
+    Problem(String),
+}
+
+/// Reads a row from [`BinaryRows`] as `(offset, index, row)`, telling problems from records.
+pub fn read_binary_row((offset, index, bytes): (u64, u64, &[u8])) -> (u64, u64, BinaryRow<'_>) {
+    if index != PROBLEM_ROW {
+        return (offset, index, BinaryRow::Record(bytes));
+    }
+    let (index, problem) = bytes.split_at_checked(8).unwrap_or((&[0; 8], bytes));
+    let mut eight = [0u8; 8];
+    eight.copy_from_slice(index);
+    (offset, u64::from_le_bytes(eight), BinaryRow::Problem(String::from_utf8_lossy(problem).into_owned()))
+}
+
 /// Appends a binary row's header: the `length` bytes of the row follow it.
 fn push_binary_header(out: &mut Vec<u8>, offset: u64, index: u64, length: u32) {
     out.extend_from_slice(&offset.to_le_bytes());

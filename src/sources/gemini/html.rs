@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::error::RunError;
 use crate::sources::gemini::dates::parse_takeout_time;
 use crate::sources::html_text::{decode_entities, html_to_text};
-use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper};
+use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row, push_problem_row};
 use crate::sources::{SourceOptions, gemini};
 use crate::timefmt::format_rfc3339;
 
@@ -92,25 +92,27 @@ impl<R: Read> RecordFramer<R> {
 /// I/O errors reading the page or writing the spill files.
 pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<GroupedElements, RunError> {
     let mut framer = RecordFramer { reader, buffer: Vec::new(), buffer_offset: 0, at_end: false };
-    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
+    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled().binary_rows();
     let mut index = 0u64;
+    let mut row = Vec::new();
     while let Some((offset, bytes)) = framer.next_record().map_err(|error| RunError::read(display, error))? {
         let html = String::from_utf8_lossy(&bytes);
+        row.clear();
         let (record, time, conversation) = match parse_record(&html) {
             Some(parsed) => parsed,
             None => {
-                let row = json!({"offset": offset, "index": index, "problem": "an activity record without a readable date line"});
-                regrouper.push(&GroupKey::Title(String::new()), None, row.to_string().as_bytes())?;
+                push_problem_row(&mut row, offset, index, "an activity record without a readable date line");
+                regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
                 index += 1;
                 continue;
             }
         };
-        let row = json!({"offset": offset, "index": index, "record": record});
+        push_binary_row(&mut row, offset, index, record.to_string().as_bytes());
         let key = match conversation {
             Some(id) => GroupKey::Conversation(id),
             None => GroupKey::Title(String::new()),
         };
-        regrouper.push(&key, Some(time), row.to_string().as_bytes())?;
+        regrouper.push(&key, Some(time), &row)?;
         index += 1;
     }
     regrouper.finish()

@@ -6,23 +6,23 @@
 
 pub mod dates;
 pub mod html;
+pub mod keys;
 pub mod normalize;
 pub mod raw;
 pub mod verbs;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::sync::mpsc;
 
 use crate::error::RunError;
 use crate::model::{Micros, Origin};
 use crate::sources::container::Entry;
 use crate::sources::json_array::{ArrayFramer, FrameError};
-use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper};
+use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row, push_problem_row};
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
-use crate::timefmt::parse_rfc3339;
-use raw::RawKeys;
+use keys::read_keys;
 
 /// The conversation id in a Gemini or Bard conversation URL
 /// (`https://gemini.google.com/app/<id>`, `…/app/c/<id>`, `https://bard.google.com/chat/<id>`).
@@ -47,18 +47,8 @@ struct FramedRecords {
     records: Vec<(u64, u64, usize, usize)>,
 }
 
-/// What regrouping needs of one record: its group, time, and whether it could be read.
-type RecordKeys = (GroupKey, Option<Micros>, bool);
-
-fn read_keys(record: &[u8]) -> RecordKeys {
-    let keys: Option<RawKeys> = sonic_rs::from_slice(record).ok();
-    let time = keys.as_ref().and_then(|keys| keys.time.as_deref()).and_then(parse_rfc3339);
-    let key = match keys.as_ref().and_then(RawKeys::conversation_id) {
-        Some(id) => GroupKey::Conversation(id),
-        None => GroupKey::Title(String::new()),
-    };
-    (key, time, keys.is_some())
-}
+/// What regrouping needs of one record: its group and time.
+type RecordKeys = (GroupKey, Option<Micros>);
 
 /// Frames the records of a `MyActivity.json` and regroups them into conversations. The
 /// reader thread only frames; each record's keys (time, conversation URL) are read in batches
@@ -75,7 +65,7 @@ pub fn regroup(
     pool: &rayon::ThreadPool,
 ) -> Result<GroupedElements, RunError> {
     let mut framer = ArrayFramer::new(reader);
-    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
+    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled().binary_rows();
     // An unpacked file is read back by offset, so its records are never copied to the spill.
     if let Some(file) = input_file {
         regrouper = regrouper.read_back_from(file);
@@ -103,20 +93,18 @@ pub fn regroup(
             if in_flight.len() >= KEY_BATCHES_IN_FLIGHT
                 && let Some(oldest) = in_flight.pop_front()
             {
-                index_batch(&mut regrouper, oldest, &mut row, &mut spare, display)?;
+                index_batch(&mut regrouper, oldest, &mut row, &mut spare)?;
             }
         }
     }
     in_flight.push_back(read_keys_on(pool, batch));
     while let Some(receiver) = in_flight.pop_front() {
-        index_batch(&mut regrouper, receiver, &mut row, &mut spare, display)?;
+        index_batch(&mut regrouper, receiver, &mut row, &mut spare)?;
     }
     if let Some(error) = broken {
         // Carried to the decoder as a row it rejects, with where the file broke.
         row.clear();
-        let problem =
-            serde_json::json!({"offset": error.offset(), "index": 0, "problem": format!("{error}; the records before it were kept")});
-        row.extend_from_slice(problem.to_string().as_bytes());
+        push_problem_row(&mut row, error.offset(), 0, &format!("{error}; the records before it were kept"));
         regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
     }
     regrouper.finish()
@@ -139,22 +127,15 @@ fn index_batch(
     receiver: mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>,
     row: &mut Vec<u8>,
     spare: &mut Vec<FramedRecords>,
-    display: &str,
 ) -> Result<(), RunError> {
     let (mut batch, keys) = receiver.recv().map_err(|_| RunError::Internal("a worker stopped while reading activity keys".into()))?;
-    for (&(offset, index, start, end), (key, time, readable)) in batch.records.iter().zip(&keys) {
+    for (&(offset, index, start, end), (key, time)) in batch.records.iter().zip(&keys) {
         if regrouper.reads_back() {
-            regrouper.push_input_record(key, *time, (offset, index), end - start, *readable)?;
+            regrouper.push_input_record(key, *time, (offset, index), end - start, true)?;
             continue;
         }
         row.clear();
-        write!(row, "{{\"offset\":{offset},\"index\":{index},\"record\":").map_err(|error| RunError::write(display, error))?;
-        if *readable {
-            row.extend_from_slice(&batch.bytes[start..end]);
-        } else {
-            row.extend_from_slice(b"null");
-        }
-        row.push(b'}');
+        push_binary_row(row, offset, index, &batch.bytes[start..end]);
         regrouper.push(key, *time, row)?;
     }
     batch.bytes.clear();

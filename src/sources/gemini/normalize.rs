@@ -1,11 +1,10 @@
-//! Decodes one regrouped Gemini conversation (`{"rows":[{offset, index, record}]}` in
-//! chronological order) into the canonical model. Each prompt record becomes the person's
+//! Decodes one regrouped Gemini conversation (binary rows, each one activity record's JSON, in
+//! chronological order) into the canonical model. Each record is parsed on its own, so a
+//! broken record is rejected alone. Each prompt record becomes the person's
 //! message and the model's answer (HTML turned into text); further drafts of the answer are
 //! alternatives off the active branch. Records that are not prompts (feedback, "Used Gemini
 //! Apps") are counted as skipped `activity`. The 2024 variant with `details` Request/Response
 //! pairs or `userInteractions` is read too.
-
-use serde::Deserialize;
 
 use crate::hash::{pam_content_digest, push_hex, sha256};
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
@@ -15,23 +14,30 @@ use crate::sources::gemini::raw::RawRecord;
 use crate::sources::gemini::verbs::prompt_of;
 use crate::sources::html_text::html_to_text;
 use crate::sources::lenient::Object;
+use crate::sources::regroup::{BinaryRow, BinaryRows, read_binary_row};
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject, provider_fields};
 use crate::timefmt::parse_rfc3339;
 
-#[derive(Deserialize)]
-struct Group<'a> {
-    #[serde(borrow)]
-    rows: Vec<Row<'a>>,
-}
-
-#[derive(Deserialize)]
+/// One row of a conversation: where the record was and what it holds.
 struct Row<'a> {
     offset: u64,
     index: u64,
-    #[serde(borrow, default)]
-    record: Object<RawRecord<'a>>,
-    #[serde(default)]
-    problem: Option<String>,
+    record: Result<RawRecord<'a>, String>,
+}
+
+impl<'a> Row<'a> {
+    fn read(row: (u64, u64, &'a [u8])) -> Self {
+        let (offset, index, row) = read_binary_row(row);
+        let record = match row {
+            BinaryRow::Problem(problem) => Err(problem),
+            BinaryRow::Record(bytes) => match sonic_rs::from_slice::<Object<RawRecord>>(bytes) {
+                Ok(Object::Present(record)) => Ok(record),
+                Ok(_) => Err("activity record is not a JSON object".into()),
+                Err(error) => Err(format!("activity record is not valid JSON: {error}")),
+            },
+        };
+        Row { offset, index, record }
+    }
 }
 
 /// What one record says.
@@ -43,13 +49,16 @@ struct Turn {
 
 /// Decodes one regrouped conversation. `Err` rejects the whole group.
 pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
-    let group: Group = sonic_rs::from_slice(bytes)
-        .map_err(|error| RecordReject::new(&origin, None, format!("internal regrouping record unreadable: {error}")))?;
-    let Some(first) = group.rows.first() else {
+    let mut binary_rows = BinaryRows::new(bytes);
+    let rows: Vec<Row> = binary_rows.by_ref().map(Row::read).collect();
+    if !binary_rows.is_done() {
+        return Err(RecordReject::new(&origin, None, "internal regrouping record unreadable".into()));
+    }
+    let Some(first) = rows.first() else {
         return Err(RecordReject::new(&origin, None, "empty conversation group".into()));
     };
     let origin = Origin { file: origin.file, offset: first.offset, index: first.index };
-    let first_record = group.rows.iter().find_map(|row| row.record.as_ref());
+    let first_record = rows.iter().find_map(|row| row.record.as_ref().ok());
     let url_id = first_record.and_then(RawRecord::conversation_id);
     let id = match url_id {
         Some(url_id) if url_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')) => format!("gm-{url_id}"),
@@ -63,22 +72,18 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
 
     let mut warnings = Warnings::default();
     let mut rejected_messages = Vec::new();
-    let mut messages: Vec<Message> = Vec::with_capacity(group.rows.len() * 2);
+    let mut messages: Vec<Message> = Vec::with_capacity(rows.len() * 2);
     // The thread continues from the last message on the active branch.
     let mut thread_tip: Option<String> = None;
     let mut last_time = None;
     let mut title = None;
     let raw_records = if options.keep_provider_fields { provider_fields::gemini_records(bytes) } else { Vec::new() };
-    for (position, row) in group.rows.iter().enumerate() {
+    for (position, row) in rows.iter().enumerate() {
         let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.index };
-        let record = match (&row.record, &row.problem) {
-            (_, Some(problem)) => {
+        let record = match &row.record {
+            Ok(record) => record,
+            Err(problem) => {
                 rejected_messages.push(RecordReject::new(&row_origin, Some(&id), problem.clone()));
-                continue;
-            }
-            (Object::Present(record), None) => record,
-            _ => {
-                rejected_messages.push(RecordReject::new(&row_origin, Some(&id), "activity record is not a JSON object".into()));
                 continue;
             }
         };
