@@ -3,9 +3,8 @@
 //! conversation ids, so each record gets a fixed-size index entry in a temporary file (and is
 //! copied to a spill file, unless it can be read back from the input file itself), then the
 //! index is walked in chronological order and each conversation is assembled, on demand, as
-//! one element handed straight to the engine (no second framing pass): `{"rows":[…]}` JSON
-//! for activity records ([`RowFormat::Json`]), or length-prefixed raw rows
-//! ([`RowFormat::Binary`], Copilot CSV rows, which are never re-encoded).
+//! one element handed straight to the engine (no second framing pass): the records' raw bytes
+//! one after another, each behind a small header (see [`BinaryRows`]), never re-encoded.
 //!
 //! Grouping walks the records in chronological order (the index file read backwards when the
 //! export lists newest first; ties keep the file's order reversed, so an answer stays after the
@@ -58,21 +57,10 @@ pub enum GroupKey {
     Title(String),
 }
 
-/// How one conversation's rows are laid out in its element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowFormat {
-    /// `{"rows":[<row>,…]}` with one JSON value per row: spilled rows as pushed, rows read
-    /// back from the input as `{"offset":…,"index":…,"record":<bytes>}`.
-    Json,
-    /// Rows one after another, each `offset (u64 LE), index (u64 LE), length (u32 LE), bytes`
-    /// (see [`BinaryRows`]): spilled rows are pushed already in this form.
-    Binary,
-}
-
 /// Bytes of a binary row's header: offset, index, length.
 pub const BINARY_ROW_HEADER: usize = 20;
 
-/// Appends a binary row (see [`RowFormat::Binary`]) to `out`.
+/// Appends a binary row (see [`BinaryRows`]) to `out`.
 pub fn push_binary_row(out: &mut Vec<u8>, offset: u64, index: u64, bytes: &[u8]) {
     // Rows over 4 GiB are refused when they are indexed (`add_entry`).
     push_binary_header(out, offset, index, u32::try_from(bytes.len()).unwrap_or(u32::MAX));
@@ -118,8 +106,9 @@ fn push_binary_header(out: &mut Vec<u8>, offset: u64, index: u64, length: u32) {
     out.extend_from_slice(&length.to_le_bytes());
 }
 
-/// Reads the rows of a [`RowFormat::Binary`] element: `(offset, index, bytes)` in order;
-/// `None` once a row is cut short (a broken element).
+/// Reads the rows of an element: `(offset, index, bytes)` in order, each stored as `offset (u64
+/// LE), index (u64 LE), length (u32 LE), bytes` behind the element's prefix (see
+/// [`Regrouper::set_element_prefix`]); `None` once a row is cut short (a broken element).
 pub struct BinaryRows<'a> {
     rest: &'a [u8],
 }
@@ -159,19 +148,16 @@ impl<'a> Iterator for BinaryRows<'a> {
 /// Where a record's bytes are read back from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
-    /// The spill file, as pushed.
+    /// The spill file, as pushed (a whole binary row).
     Spill = 0,
-    /// The input file: the record is written as `{"offset":…,"index":…,"record":<bytes>}`.
+    /// The input file: the record's bytes, behind a row header made from the index entry.
     Input = 1,
-    /// Nothing: the record is written as `{"offset":…,"index":…,"record":null}`.
-    InputUnreadable = 2,
 }
 
 impl Source {
     fn from_byte(byte: u8) -> Source {
         match byte {
             1 => Source::Input,
-            2 => Source::InputUnreadable,
             _ => Source::Spill,
         }
     }
@@ -191,7 +177,6 @@ pub struct Regrouper {
     gap: Micros,
     display: String,
     attach_untitled: bool,
-    format: RowFormat,
     element_prefix: Vec<u8>,
 }
 
@@ -260,22 +245,14 @@ impl Regrouper {
             gap,
             display: display.to_owned(),
             attach_untitled: false,
-            format: RowFormat::Json,
             element_prefix: Vec::new(),
         })
     }
 
-    /// Starts every [`RowFormat::Binary`] element with `prefix` (what the decoder needs to
-    /// know about the whole file, such as a CSV header's column positions).
+    /// Starts every element with `prefix` (what the decoder needs to know about the whole
+    /// file, such as a CSV header's column positions).
     pub fn set_element_prefix(&mut self, prefix: Vec<u8>) {
         self.element_prefix = prefix;
-    }
-
-    /// Lays rows out as [`RowFormat::Binary`]: records pushed with [`Regrouper::push`] must
-    /// then be binary rows already (see [`push_binary_row`]).
-    pub fn binary_rows(mut self) -> Self {
-        self.format = RowFormat::Binary;
-        self
     }
 
     /// Lets records keyed by an empty title join the conversation of the record before them
@@ -297,22 +274,21 @@ impl Regrouper {
         self.input.is_some()
     }
 
-    /// Adds one record (a JSON object) in file order.
+    /// Adds one record in file order, copied to the spill: `row` is a whole binary row (see
+    /// [`push_binary_row`] and [`push_problem_row`]).
     ///
     /// # Errors
     /// When the spill files cannot be written.
-    pub fn push(&mut self, key: &GroupKey, time: Option<Micros>, record_json: &[u8]) -> Result<(), RunError> {
-        let length = u32::try_from(record_json.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
+    pub fn push(&mut self, key: &GroupKey, time: Option<Micros>, row: &[u8]) -> Result<(), RunError> {
+        let length = u32::try_from(row.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
         let offset = self.spilled;
-        self.spill.write_all(record_json).map_err(|error| RunError::write(&self.display, error))?;
+        self.spill.write_all(row).map_err(|error| RunError::write(&self.display, error))?;
         self.spilled += u64::from(length);
         self.add_entry(key, time, offset, length, Source::Spill, 0)
     }
 
-    /// Adds one record of the input that is read back from it later (see
-    /// [`Regrouper::read_back_from`]). As JSON it is written as
-    /// `{"offset":…,"index":…,"record":…}` with the record's bytes, or `null` when `readable` is
-    /// false; as a binary row with `offset`, `index` and the bytes.
+    /// Adds one record of the input, `length` bytes at `offset`, that is read back from it
+    /// later (see [`Regrouper::read_back_from`]) as a binary row with `offset` and `index`.
     ///
     /// # Errors
     /// When the index cannot be written.
@@ -322,11 +298,9 @@ impl Regrouper {
         time: Option<Micros>,
         (offset, index): (u64, u64),
         length: usize,
-        readable: bool,
     ) -> Result<(), RunError> {
         let length = u32::try_from(length).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
-        let source = if readable { Source::Input } else { Source::InputUnreadable };
-        self.add_entry(key, time, offset, length, source, index)
+        self.add_entry(key, time, offset, length, Source::Input, index)
     }
 
     fn add_entry(
@@ -373,12 +347,7 @@ impl Regrouper {
             newest_first,
             block: Vec::new(),
             block_position: 0,
-            grouper: Grouper::new(
-                self.gap,
-                self.attach_untitled.then(|| key_hash("")),
-                if self.format == RowFormat::Binary { BINARY_ROW_HEADER as u32 } else { 0 },
-            ),
-            format: self.format,
+            grouper: Grouper::new(self.gap, self.attach_untitled.then(|| key_hash(""))),
             element_prefix: self.element_prefix,
             elements: 0,
             position: 1,
@@ -405,8 +374,6 @@ struct OpenGroup {
 struct Grouper {
     gap: Micros,
     untitled_key: Option<u64>,
-    /// Bytes of header in front of each spilled row (binary rows), not counted as its size.
-    spilled_header: u32,
     open: FxHashMap<(bool, u64), OpenGroup>,
     /// Open groups with a known last time, by (last time, number), per kind (title, explicit).
     by_time: [BTreeSet<(Micros, u32, u64)>; 2],
@@ -418,11 +385,10 @@ struct Grouper {
 }
 
 impl Grouper {
-    fn new(gap: Micros, untitled_key: Option<u64>, spilled_header: u32) -> Self {
+    fn new(gap: Micros, untitled_key: Option<u64>) -> Self {
         Grouper {
             gap,
             untitled_key,
-            spilled_header,
             open: FxHashMap::default(),
             by_time: [BTreeSet::new(), BTreeSet::new()],
             previous: None,
@@ -461,9 +427,9 @@ impl Grouper {
     }
 
     /// The bytes a record counts for against [`MAX_GROUP_BYTES`]: its own, without the header
-    /// a spilled binary row carries, so a file groups the same read back or spilled.
-    fn weight(&self, entry: &IndexEntry) -> u32 {
-        if entry.source == Source::Spill { entry.length.saturating_sub(self.spilled_header) } else { entry.length }
+    /// a spilled row carries, so a file groups the same read back or spilled.
+    fn weight(entry: &IndexEntry) -> u32 {
+        if entry.source == Source::Spill { entry.length.saturating_sub(BINARY_ROW_HEADER as u32) } else { entry.length }
     }
 
     fn fits(group: &OpenGroup, weight: u32) -> bool {
@@ -471,7 +437,7 @@ impl Grouper {
     }
 
     fn assign(&mut self, entry: &IndexEntry) {
-        let weight = self.weight(entry);
+        let weight = Grouper::weight(entry);
         if let Some(time) = entry.time {
             self.expire(time);
         }
@@ -545,7 +511,6 @@ pub struct GroupedElements {
     block: Vec<IndexEntry>,
     block_position: usize,
     grouper: Grouper,
-    format: RowFormat,
     element_prefix: Vec<u8>,
     /// Elements handed out so far.
     elements: u64,
@@ -578,32 +543,20 @@ impl GroupedElements {
         Ok(Some(entry))
     }
 
-    /// Appends one row to `out`.
+    /// Appends one row to `out`: a spilled row as it was pushed, an input record behind a row
+    /// header.
     fn append_row(&self, row: &IndexEntry, out: &mut Vec<u8>) -> io::Result<()> {
         let file = match (row.source, &self.input) {
             (Source::Spill, _) => &self.spill,
             (Source::Input, Some(input)) => {
-                match self.format {
-                    RowFormat::Json => write!(out, "{{\"offset\":{},\"index\":{},\"record\":", row.offset, row.index)?,
-                    RowFormat::Binary => push_binary_header(out, row.offset, row.index, row.length),
-                }
+                push_binary_header(out, row.offset, row.index, row.length);
                 input
             }
-            (Source::InputUnreadable, _) | (Source::Input, None) => {
-                match self.format {
-                    RowFormat::Json => write!(out, "{{\"offset\":{},\"index\":{},\"record\":null}}", row.offset, row.index)?,
-                    RowFormat::Binary => push_binary_header(out, row.offset, row.index, 0),
-                }
-                return Ok(());
-            }
+            (Source::Input, None) => return Err(io::Error::other("internal: a record to read back from an input that was not kept")),
         };
         let start = out.len();
         out.resize(start + row.length as usize, 0);
-        file.read_exact_at(&mut out[start..], row.offset)?;
-        if row.source == Source::Input && self.format == RowFormat::Json {
-            out.push(b'}');
-        }
-        Ok(())
+        file.read_exact_at(&mut out[start..], row.offset)
     }
 
     /// Appends the next conversation to `out` and returns where it is: its offset in the
@@ -623,18 +576,9 @@ impl GroupedElements {
             }
         };
         let start = out.len();
-        match self.format {
-            RowFormat::Json => out.extend_from_slice(b"{\"rows\":[\n"),
-            RowFormat::Binary => out.extend_from_slice(&self.element_prefix),
-        }
-        for (position, row) in rows.iter().enumerate() {
-            if position > 0 && self.format == RowFormat::Json {
-                out.extend_from_slice(b",\n");
-            }
+        out.extend_from_slice(&self.element_prefix);
+        for row in &rows {
             self.append_row(row, out)?;
-        }
-        if self.format == RowFormat::Json {
-            out.extend_from_slice(b"]}");
         }
         // Separated by `\n` (the first) or `,\n` in the array of all elements.
         let separator = if self.elements == 0 { 1 } else { 2 };
@@ -655,77 +599,78 @@ impl GroupedElements {
 mod tests {
     use super::*;
 
-    /// Every element, joined as the JSON array they would make.
-    fn json_array(regrouper: Regrouper) -> serde_json::Value {
+    /// Every element's rows as `(offset, index, text)`, checking the offsets elements are
+    /// reported at.
+    fn elements(regrouper: Regrouper) -> Vec<Vec<(u64, u64, String)>> {
         let mut elements = regrouper.finish().unwrap();
-        let mut text = b"[".to_vec();
+        let mut all = Vec::new();
+        let mut position = 1;
         let mut element = Vec::new();
         while let Some((offset, number)) = elements.next_element_into(&mut element).unwrap() {
-            text.extend_from_slice(if number == 0 { b"\n" } else { b",\n" });
-            assert_eq!(offset, text.len() as u64, "an element's offset is where it starts in the array");
-            text.append(&mut element);
+            position += if number == 0 { 1 } else { 2 };
+            assert_eq!(offset, position, "an element's offset is where it would start in an array of them all");
+            position += element.len() as u64;
+            let mut rows = BinaryRows::new(&element);
+            all.push(rows.by_ref().map(|(offset, index, bytes)| (offset, index, String::from_utf8(bytes.to_vec()).unwrap())).collect());
+            assert!(rows.is_done());
+            element.clear();
         }
-        text.push(b']');
-        serde_json::from_slice(&text).unwrap()
+        all
     }
 
-    fn grouped(records: &[(GroupKey, Option<Micros>, &str)], gap: Micros) -> serde_json::Value {
+    /// The indexes of the records in each conversation, for records pushed as `(key, time)`
+    /// with their position as index.
+    fn grouped(records: &[(GroupKey, Option<Micros>)], gap: Micros) -> Vec<Vec<u64>> {
         let mut regrouper = Regrouper::new("test", gap).unwrap();
-        for (key, time, json) in records {
-            regrouper.push(key, *time, json.as_bytes()).unwrap();
+        let mut row = Vec::new();
+        for (index, (key, time)) in records.iter().enumerate() {
+            row.clear();
+            push_binary_row(&mut row, 0, index as u64, b"{}");
+            regrouper.push(key, *time, &row).unwrap();
         }
-        json_array(regrouper)
+        elements(regrouper).into_iter().map(|rows| rows.into_iter().map(|(_, index, _)| index).collect()).collect()
     }
 
     #[test]
     fn newest_first_is_reversed_and_titles_split_by_gap() {
         let hour = 3_600_000_000;
         let title = |text: &str| GroupKey::Title(text.into());
-        let value = grouped(
-            &[
-                (title("a"), Some(10 * hour), "3"),
-                (title("b"), Some(2 * hour), "2"),
-                (title("a"), Some(hour), "1"),
-                (title("a"), Some(hour), "0"),
-            ],
-            hour,
-        );
-        // "a" closes when the walk passes an hour after its last record (at "a" 10h).
-        assert_eq!(value, serde_json::json!([{"rows":[0,1]},{"rows":[2]},{"rows":[3]}]));
+        let records = [(title("a"), Some(10 * hour)), (title("b"), Some(2 * hour)), (title("a"), Some(hour)), (title("a"), Some(hour))];
+        // "a" closes when the walk passes an hour after its last record (at "a" 10h). Ties keep
+        // the file's order reversed.
+        assert_eq!(grouped(&records, hour), [vec![3, 2], vec![1], vec![0]]);
     }
 
     #[test]
     fn explicit_keys_group_across_gaps_until_idle_for_a_week() {
         let key = |text: &str| GroupKey::Conversation(text.into());
         let day = 24 * 3_600_000_000;
-        let value =
-            grouped(&[(key("x"), Some(1), "0"), (key("y"), Some(2), "1"), (key("x"), Some(day), "2"), (key("x"), Some(9 * day), "3")], 10);
+        let records = [(key("x"), Some(9 * day)), (key("x"), Some(day)), (key("y"), Some(2)), (key("x"), Some(1))];
         // Conversations are written as they close: y (idle since 2) before x (idle since a day).
-        assert_eq!(value, serde_json::json!([{"rows":[1]},{"rows":[0,2]},{"rows":[3]}]));
-        assert_eq!(grouped(&[], 10), serde_json::json!([]));
+        assert_eq!(grouped(&records, 10), [vec![2], vec![3, 1], vec![0]]);
+        assert!(grouped(&[], 10).is_empty());
     }
 
     #[test]
-    fn records_read_back_from_the_input_are_wrapped_like_spilled_ones() {
+    fn records_read_back_from_the_input_come_with_the_same_headers_as_spilled_ones() {
         let mut input = tempfile::tempfile().unwrap();
         let text = br#"[{"a":1},{"b":2},{"c":3}]"#;
         input.write_all(text).unwrap();
         let mut regrouper = Regrouper::new("test", 10).unwrap().read_back_from(input);
         assert!(regrouper.reads_back());
         let key = GroupKey::Conversation("x".into());
-        // Newest first in the file: {"c":3} is the oldest.
-        regrouper.push_input_record(&key, Some(3), (17, 2), 7, true).unwrap();
-        regrouper.push_input_record(&key, Some(2), (9, 1), 7, false).unwrap();
-        regrouper.push(&key, Some(1), br#"{"problem":"spilled"}"#).unwrap();
-        let value = json_array(regrouper);
-        assert_eq!(
-            value,
-            serde_json::json!([{"rows":[
-                {"problem":"spilled"},
-                {"offset":9,"index":1,"record":null},
-                {"offset":17,"index":2,"record":{"c":3}}
-            ]}])
-        );
+        // Newest first in the file: the spilled problem is the oldest.
+        regrouper.push_input_record(&key, Some(3), (17, 2), 7).unwrap();
+        regrouper.push_input_record(&key, Some(2), (9, 1), 7).unwrap();
+        let mut problem = Vec::new();
+        push_problem_row(&mut problem, 25, 3, "cut off");
+        regrouper.push(&key, Some(1), &problem).unwrap();
+        let rows = elements(regrouper);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0][1..], [(9, 1, r#"{"b":2}"#.to_owned()), (17, 2, r#"{"c":3}"#.to_owned())]);
+        let (offset, index, problem) = &rows[0][0];
+        let header = (*offset, *index, problem.as_bytes());
+        assert_eq!(read_binary_row(header), (25, 3, BinaryRow::Problem("cut off".into())));
     }
 
     #[test]
@@ -734,7 +679,7 @@ mod tests {
         // spilled (with a binary row header each) or are read back from the input.
         let half = u32::try_from(MAX_GROUP_BYTES / 2).unwrap();
         let groups = |source: Source, length: u32| {
-            let mut grouper = Grouper::new(10, None, BINARY_ROW_HEADER as u32);
+            let mut grouper = Grouper::new(10, None);
             for time in [1, 2] {
                 let entry = IndexEntry { offset: 0, length, explicit: false, source, time: Some(time), key: 7, index: 0 };
                 grouper.assign(&entry);

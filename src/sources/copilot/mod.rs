@@ -80,7 +80,7 @@ pub fn regroup(
     input_file: Option<File>,
 ) -> Result<GroupedElements, RunError> {
     let mut scanner = RowScanner::new(reader);
-    let mut regrouper = Regrouper::new(display, options.gap)?.binary_rows();
+    let mut regrouper = Regrouper::new(display, options.gap)?;
     if let Some(file) = input_file {
         regrouper = regrouper.read_back_from(file);
     }
@@ -101,7 +101,7 @@ pub fn regroup(
             .map(|time| time.to_utc(options.time_zone.offset_seconds));
         let key = GroupKey::Title(title);
         if regrouper.reads_back() {
-            regrouper.push_input_record(&key, time, (row.offset, row.line), row.bytes.len(), true)?;
+            regrouper.push_input_record(&key, time, (row.offset, row.line), row.bytes.len())?;
         } else {
             spilled.clear();
             push_binary_row(&mut spilled, row.offset, row.line, row.bytes);

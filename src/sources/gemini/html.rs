@@ -92,7 +92,7 @@ impl<R: Read> RecordFramer<R> {
 /// I/O errors reading the page or writing the spill files.
 pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOptions) -> Result<GroupedElements, RunError> {
     let mut framer = RecordFramer { reader, buffer: Vec::new(), buffer_offset: 0, at_end: false };
-    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled().binary_rows();
+    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
     let mut index = 0u64;
     let mut row = Vec::new();
     while let Some((offset, bytes)) = framer.next_record().map_err(|error| RunError::read(display, error))? {

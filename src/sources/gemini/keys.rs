@@ -91,7 +91,7 @@ fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
         let quote = scan_from + memchr(b'"', bytes.get(scan_from..)?)?;
         // Every scan starts at a byte that is not escaped, so the backslashes right before the
         // quote are all in this window.
-        if trailing_backslashes(&bytes[scan_from..quote]) % 2 == 0 {
+        if trailing_backslashes(&bytes[scan_from..quote]).is_multiple_of(2) {
             return Some(quote + 1);
         }
         scan_from = quote + 1;

@@ -65,7 +65,7 @@ pub fn regroup(
     pool: &rayon::ThreadPool,
 ) -> Result<GroupedElements, RunError> {
     let mut framer = ArrayFramer::new(reader);
-    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled().binary_rows();
+    let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
     // An unpacked file is read back by offset, so its records are never copied to the spill.
     if let Some(file) = input_file {
         regrouper = regrouper.read_back_from(file);
@@ -131,7 +131,7 @@ fn index_batch(
     let (mut batch, keys) = receiver.recv().map_err(|_| RunError::Internal("a worker stopped while reading activity keys".into()))?;
     for (&(offset, index, start, end), (key, time)) in batch.records.iter().zip(&keys) {
         if regrouper.reads_back() {
-            regrouper.push_input_record(key, *time, (offset, index), end - start, true)?;
+            regrouper.push_input_record(key, *time, (offset, index), end - start)?;
             continue;
         }
         row.clear();
