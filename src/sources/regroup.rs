@@ -193,6 +193,11 @@ struct IndexEntry {
 }
 
 impl IndexEntry {
+    /// Where the record ends in its file.
+    fn end(&self) -> u64 {
+        self.offset + u64::from(self.length)
+    }
+
     fn encode(&self) -> [u8; ENTRY_BYTES] {
         let mut bytes = [0u8; ENTRY_BYTES];
         bytes[0..8].copy_from_slice(&self.offset.to_le_bytes());
@@ -348,6 +353,7 @@ impl Regrouper {
             block_position: 0,
             grouper: Grouper::new(self.gap, self.attach_untitled.then(|| key_hash(""))),
             element_prefix: self.element_prefix,
+            span: Vec::new(),
             elements: 0,
             position: 1,
         })
@@ -511,6 +517,8 @@ pub struct GroupedElements {
     block_position: usize,
     grouper: Grouper,
     element_prefix: Vec<u8>,
+    /// Input bytes read at once for rows that lie close together in the input.
+    span: Vec<u8>,
     /// Elements handed out so far.
     elements: u64,
     /// Where the next element would start in the JSON array `[<element>,\n<element>…]` of
@@ -558,6 +566,51 @@ impl GroupedElements {
         file.read_exact_at(&mut out[start..], row.offset)
     }
 
+    /// Where the run of rows from `first` ends (exclusive) whose records are read back from the
+    /// input and lie close together in it (a conversation's records often follow one another
+    /// in the file): they are read with one `pread` instead of one each.
+    fn close_input_rows_end(&self, rows: &[IndexEntry], first: usize) -> usize {
+        /// Bytes between two records a run may skip (separators and indentation).
+        const GAP_PER_ROW: u64 = 64;
+        /// Most bytes read at once.
+        const MAX_SPAN: u64 = 1 << 20;
+        let is_input = |row: &IndexEntry| row.source == Source::Input && self.input.is_some();
+        if !is_input(&rows[first]) {
+            return first + 1;
+        }
+        let (mut low, mut high, mut bytes) = (rows[first].offset, rows[first].end(), u64::from(rows[first].length));
+        let mut end = first + 1;
+        while let Some(row) = rows.get(end).filter(|row| is_input(row)) {
+            let (next_low, next_high, next_bytes) = (low.min(row.offset), high.max(row.end()), bytes + u64::from(row.length));
+            let span = next_high - next_low;
+            if span > MAX_SPAN || span > next_bytes + GAP_PER_ROW * (end - first + 1) as u64 {
+                break;
+            }
+            (low, high, bytes) = (next_low, next_high, next_bytes);
+            end += 1;
+        }
+        end
+    }
+
+    /// Appends rows read back from the input that lie close together in it, reading the input
+    /// span they cover once.
+    fn append_close_input_rows(&mut self, rows: &[IndexEntry], out: &mut Vec<u8>) -> io::Result<()> {
+        let Some(input) = &self.input else {
+            return Err(io::Error::other("internal: a record to read back from an input that was not kept"));
+        };
+        let low = rows.iter().map(|row| row.offset).min().unwrap_or(0);
+        let high = rows.iter().map(IndexEntry::end).max().unwrap_or(0);
+        self.span.resize(usize::try_from(high - low).map_err(io::Error::other)?, 0);
+        input.read_exact_at(&mut self.span, low)?;
+        for row in rows {
+            push_binary_header(out, row.offset, row.index, row.length);
+            // Inside the span by how it was computed.
+            let start = (row.offset - low) as usize;
+            out.extend_from_slice(&self.span[start..start + row.length as usize]);
+        }
+        Ok(())
+    }
+
     /// Appends the next conversation to `out` and returns where it is: its offset in the
     /// array of all conversations and its number; `None` after the last one.
     ///
@@ -576,8 +629,15 @@ impl GroupedElements {
         };
         let start = out.len();
         out.extend_from_slice(&self.element_prefix);
-        for row in &rows {
-            self.append_row(row, out)?;
+        let mut first = 0;
+        while first < rows.len() {
+            let end = self.close_input_rows_end(&rows, first);
+            if end - first > 1 {
+                self.append_close_input_rows(&rows[first..end], out)?;
+            } else {
+                self.append_row(&rows[first], out)?;
+            }
+            first = end;
         }
         // Separated by `\n` (the first) or `,\n` in the array of all elements.
         let separator = if self.elements == 0 { 1 } else { 2 };
@@ -652,21 +712,26 @@ mod tests {
 
     #[test]
     fn records_read_back_from_the_input_come_with_the_same_headers_as_spilled_ones() {
+        // Two records next to each other (read with one `pread`), one far from them (read on
+        // its own) and a spilled problem row.
         let mut input = tempfile::tempfile().unwrap();
-        let text = br#"[{"a":1},{"b":2},{"c":3}]"#;
-        input.write_all(text).unwrap();
+        let text = format!(r#"[{{"a":1}},{{"b":2}},{}{{"c":3}}]"#, " ".repeat(500));
+        input.write_all(text.as_bytes()).unwrap();
+        let far = text.find(r#"{"c":3}"#).unwrap();
         let mut regrouper = Regrouper::new("test", 10).unwrap().read_back_from(input);
         assert!(regrouper.reads_back());
         let key = GroupKey::Conversation("x".into());
         // Newest first in the file: the spilled problem is the oldest.
-        regrouper.push_input_record(&key, Some(3), (17, 2), 7).unwrap();
-        regrouper.push_input_record(&key, Some(2), (9, 1), 7).unwrap();
+        regrouper.push_input_record(&key, Some(4), (far as u64, 3), 7).unwrap();
+        regrouper.push_input_record(&key, Some(3), (9, 2), 7).unwrap();
+        regrouper.push_input_record(&key, Some(2), (1, 1), 7).unwrap();
         let mut problem = Vec::new();
         push_problem_row(&mut problem, 25, 3, "cut off");
         regrouper.push(&key, Some(1), &problem).unwrap();
         let rows = elements(regrouper);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0][1..], [(9, 1, r#"{"b":2}"#.to_owned()), (17, 2, r#"{"c":3}"#.to_owned())]);
+        let expected = [(1, 1, r#"{"a":1}"#.to_owned()), (9, 2, r#"{"b":2}"#.to_owned()), (far as u64, 3, r#"{"c":3}"#.to_owned())];
+        assert_eq!(rows[0][1..], expected);
         let (offset, index, problem) = &rows[0][0];
         let header = (*offset, *index, problem.as_bytes());
         assert_eq!(read_binary_row(header), (25, 3, BinaryRow::Problem("cut off".into())));
