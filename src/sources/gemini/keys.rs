@@ -159,6 +159,49 @@ mod tests {
     }
 
     #[test]
+    fn walking_agrees_with_a_parser_on_generated_records() {
+        // Short texts over JSON's structural characters, from a fixed-seed generator: never a
+        // panic, and every text a JSON parser reads as an object is walked to the same member
+        // names and values.
+        let alphabet: Vec<&str> = vec!["{", "}", "[", "]", "\"", "\\", ":", ",", " ", "\n", "a", "1", "\"k\":", "\"s\"", "\\\""];
+        let mut state: u64 = 0x853c_49e6_748f_ea9b;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        let mut objects = 0;
+        for _ in 0..20_000 {
+            let mut text = String::from("{");
+            for _ in 0..next() % 12 {
+                text.push_str(alphabet[next() % alphabet.len()]);
+            }
+            if next() % 2 == 0 {
+                text.push('}');
+            }
+            let walked = members(&text);
+            if let Ok(serde_json::Value::Object(parsed)) = serde_json::from_str::<serde_json::Value>(&text) {
+                objects += 1;
+                let walked = walked.unwrap_or_else(|| panic!("{text:?} is an object"));
+                let names: Vec<String> = walked.iter().map(|(name, _)| serde_json::from_str(&format!("\"{name}\"")).unwrap()).collect();
+                let mut expected: Vec<&String> = parsed.keys().collect();
+                let mut found: Vec<&String> = names.iter().collect();
+                expected.sort();
+                found.sort();
+                found.dedup();
+                assert_eq!(found, expected, "{text:?}");
+                // A repeated name keeps its last value in the parser's map.
+                for ((_, value), name) in walked.iter().zip(&names) {
+                    if names.iter().filter(|other| *other == name).count() == 1 {
+                        let value: serde_json::Value = serde_json::from_str(value).unwrap();
+                        assert_eq!(parsed.get(name), Some(&value), "{text:?}");
+                    }
+                }
+            }
+        }
+        assert!(objects > 100, "only {objects} generated texts were objects");
+    }
+
+    #[test]
     fn records_that_cannot_be_walked_have_no_keys() {
         for broken in [r#"{"time":"2024-01-01T00:00:00Z""#, r#"{"time" "x"}"#, "[1]", r#"{"a":"unclosed}"#, "{} x", r#"{"a":}"#, ""] {
             assert_eq!(members(broken), None, "{broken}");
