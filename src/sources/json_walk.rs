@@ -1,9 +1,12 @@
 //! A one-pass walk over an in-memory JSON document that finds members and value boundaries
-//! without building values: it tracks only strings and brackets. Used where a second, lazy
-//! look at an element is needed (provider fields); the element was already parsed once, so it
-//! is valid JSON, and any surprise simply ends the walk with `None`.
+//! without building values: it tracks only strings and brackets, and crosses a string from
+//! quote to quote. Used where a lazy look at an element is enough: provider fields (the
+//! element was already parsed once) and the keys of Gemini activity records (parsed fully
+//! later). Values are not validated; any surprise simply ends the walk with `None`.
 
-use memchr::memchr2;
+use memchr::memchr;
+
+use crate::sources::json_array::trailing_backslashes;
 
 /// Position of the first non-whitespace byte at or after `pos`.
 pub fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
@@ -15,14 +18,16 @@ pub fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
 
 /// End (exclusive) of the string whose opening quote is at `start`.
 pub fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut pos = start + 1;
+    let mut scan_from = start + 1;
     loop {
-        pos += memchr2(b'"', b'\\', bytes.get(pos..)?)?;
-        if bytes[pos] == b'\\' {
-            pos += 2;
-        } else {
-            return Some(pos + 1);
+        let quote = scan_from + memchr(b'"', bytes.get(scan_from..)?)?;
+        // Only a quote ends a string: jump from quote to quote and count the backslashes before
+        // each (answer HTML is mostly `\u003c` escapes). Every scan starts at a byte that is not
+        // escaped, so those backslashes are all in this window.
+        if trailing_backslashes(&bytes[scan_from..quote]).is_multiple_of(2) {
+            return Some(quote + 1);
         }
+        scan_from = quote + 1;
     }
 }
 
@@ -60,7 +65,8 @@ pub fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
                 }
                 pos += 1;
             }
-            Some(pos)
+            // An empty value (`{"a":}`) is no value.
+            (pos > start).then_some(pos)
         }
     }
 }
@@ -68,7 +74,7 @@ pub fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
 /// Walks the members of the object starting at `start` (its `{`). For each member `visit` gets
 /// the raw key (with its quotes) and the value's start, and returns the value's end: it may
 /// descend into the value itself or call [`value_end`]. Returns the object's end.
-pub fn walk_object(bytes: &[u8], start: usize, mut visit: impl FnMut(&[u8], usize) -> Option<usize>) -> Option<usize> {
+pub fn walk_object<'a>(bytes: &'a [u8], start: usize, mut visit: impl FnMut(&'a [u8], usize) -> Option<usize>) -> Option<usize> {
     if bytes.get(start) != Some(&b'{') {
         return None;
     }

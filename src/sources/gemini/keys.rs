@@ -1,20 +1,18 @@
 //! Reads what regrouping needs of one Gemini activity record, its time and conversation URL,
 //! without parsing the rest: the record's top-level members are walked by their quotes and
-//! brackets (a string is crossed from quote to quote, so a long escape-dense answer costs one
-//! `memchr` per quote), and only `time`, `titleUrl` and `details` are parsed. Whether the whole
-//! record is valid JSON is the decoder's question: it parses each record on its own and
-//! rejects the ones that are not.
-
-use memchr::memchr;
+//! brackets (`json_walk`: a string is crossed from quote to quote, so a long escape-dense
+//! answer costs one `memchr` per quote), and only `time`, `titleUrl` and `details` are parsed.
+//! Whether the whole record is valid JSON is the decoder's question: it parses each record on
+//! its own and rejects the ones that are not.
 
 use crate::model::Micros;
 use crate::sources::gemini::raw::RawKeys;
-use crate::sources::json_array::trailing_backslashes;
+use crate::sources::json_walk::{skip_whitespace, value_end, walk_object};
 use crate::sources::regroup::GroupKey;
 use crate::timefmt::parse_rfc3339;
 
-/// The members regrouping reads.
-const KEY_MEMBERS: [&[u8]; 3] = [b"time", b"titleUrl", b"details"];
+/// The members regrouping reads, as raw keys (with their quotes).
+const KEY_MEMBERS: [&[u8]; 3] = [b"\"time\"", b"\"titleUrl\"", b"\"details\""];
 
 /// The conversation a record belongs to and its time. A record whose members cannot be walked,
 /// or whose key members cannot be read, has neither (it joins the keyless stream).
@@ -22,14 +20,13 @@ pub fn read_keys(record: &[u8]) -> (GroupKey, Option<Micros>) {
     // The key members, copied into a small object and parsed with the lenient model.
     let mut key_members = Vec::with_capacity(256);
     key_members.push(b'{');
-    let walked = for_each_member(record, |name, value| {
-        if KEY_MEMBERS.contains(&name) {
+    let walked = for_each_member(record, |raw_key, value| {
+        if KEY_MEMBERS.contains(&raw_key) {
             if key_members.len() > 1 {
                 key_members.push(b',');
             }
-            key_members.push(b'"');
-            key_members.extend_from_slice(name);
-            key_members.extend_from_slice(b"\":");
+            key_members.extend_from_slice(raw_key);
+            key_members.push(b':');
             key_members.extend_from_slice(value);
         }
     });
@@ -43,92 +40,17 @@ pub fn read_keys(record: &[u8]) -> (GroupKey, Option<Micros>) {
     (key, time)
 }
 
-/// Calls `visit` with the raw name (between its quotes) and raw value of each top-level member
-/// of the object `record`. Returns false when `record` is not an object whose members can be
+/// Calls `visit` with the raw key (with its quotes) and raw value of each top-level member of
+/// the object `record`. Returns false when `record` is not one object whose members can be
 /// walked; values are not validated.
 fn for_each_member<'a>(record: &'a [u8], mut visit: impl FnMut(&'a [u8], &'a [u8])) -> bool {
-    let mut position = skip_whitespace(record, 0);
-    if record.get(position) != Some(&b'{') {
-        return false;
-    }
-    position = skip_whitespace(record, position + 1);
-    if record.get(position) == Some(&b'}') {
-        return skip_whitespace(record, position + 1) == record.len();
-    }
-    loop {
-        if record.get(position) != Some(&b'"') {
-            return false;
-        }
-        let Some(name_end) = string_end(record, position) else { return false };
-        let name = &record[position + 1..name_end - 1];
-        position = skip_whitespace(record, name_end);
-        if record.get(position) != Some(&b':') {
-            return false;
-        }
-        let value_start = skip_whitespace(record, position + 1);
-        let Some(value_end) = value_end(record, value_start) else { return false };
-        visit(name, &record[value_start..value_end]);
-        position = skip_whitespace(record, value_end);
-        match record.get(position) {
-            Some(b',') => position = skip_whitespace(record, position + 1),
-            Some(b'}') => return skip_whitespace(record, position + 1) == record.len(),
-            _ => return false,
-        }
-    }
-}
-
-fn skip_whitespace(bytes: &[u8], mut position: usize) -> usize {
-    while bytes.get(position).is_some_and(|byte| matches!(byte, b' ' | b'\n' | b'\r' | b'\t')) {
-        position += 1;
-    }
-    position
-}
-
-/// Where the string whose opening quote is at `open` ends (just past its closing quote).
-fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let mut scan_from = open + 1;
-    loop {
-        let quote = scan_from + memchr(b'"', bytes.get(scan_from..)?)?;
-        // Every scan starts at a byte that is not escaped, so the backslashes right before the
-        // quote are all in this window.
-        if trailing_backslashes(&bytes[scan_from..quote]).is_multiple_of(2) {
-            return Some(quote + 1);
-        }
-        scan_from = quote + 1;
-    }
-}
-
-/// Where the value starting at `start` ends.
-fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
-    match *bytes.get(start)? {
-        b'"' => string_end(bytes, start),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut position = start;
-            loop {
-                match *bytes.get(position)? {
-                    b'"' => {
-                        position = string_end(bytes, position)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(position + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                position += 1;
-            }
-        }
-        _ => {
-            let length =
-                bytes[start..].iter().take_while(|byte| !matches!(byte, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')).count();
-            (length > 0).then_some(start + length)
-        }
-    }
+    let start = skip_whitespace(record, 0);
+    let end = walk_object(record, start, |raw_key, value_start| {
+        let end = value_end(record, value_start)?;
+        visit(raw_key, &record[value_start..end]);
+        Some(end)
+    });
+    end.is_some_and(|end| skip_whitespace(record, end) == record.len())
 }
 
 #[cfg(test)]
@@ -138,6 +60,7 @@ mod tests {
     fn members(record: &str) -> Option<Vec<(String, String)>> {
         let mut found = Vec::new();
         let walked = for_each_member(record.as_bytes(), |name, value| {
+            let name = &name[1..name.len() - 1];
             found.push((String::from_utf8_lossy(name).into_owned(), String::from_utf8_lossy(value).into_owned()));
         });
         walked.then_some(found)
