@@ -3,6 +3,8 @@
 use sha2::{Digest, Sha256};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
+use crate::ascii_word::{HIGH_BITS, ONES, printable_ascii};
+
 /// Whether `c` is whitespace for Python's `str.isspace()`, which PAM's reference uses.
 ///
 /// Rust's `char::is_whitespace` lacks U+001C–U+001F, so hashes would differ without this.
@@ -135,19 +137,13 @@ pub fn pam_content_digest(content: &str) -> [u8; 32] {
 
 /// Eight ASCII bytes lowercased, when none is a control character and no two spaces (nor
 /// `after_space` and a leading space) meet: then they normalize to themselves but for case.
-/// Bit tricks on one `u64`; each test is exact for ASCII bytes.
-fn lowercase_word(word: &[u8], after_space: bool) -> Option<[u8; 8]> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-    let word = u64::from_le_bytes(<[u8; 8]>::try_from(word).ok()?);
-    // The high bit of each byte says whether the byte is at least 0x20, … not a space, ….
-    let printable = (word + ONES * 0x60) & HIGH_BITS;
-    let not_space = ((word ^ (ONES * 0x20)) + ONES * 0x7f) & HIGH_BITS;
-    let space = !not_space & HIGH_BITS;
+fn lowercase_word(bytes: &[u8], after_space: bool) -> Option<[u8; 8]> {
+    let (word, space) = printable_ascii(bytes)?;
     let space_before = (space << 8) | if after_space { 0x80 } else { 0 };
-    if word & HIGH_BITS != 0 || printable != HIGH_BITS || space & space_before != 0 {
+    if space & space_before != 0 {
         return None;
     }
+    // High bit set on `A`–`Z`; moved to bit 5, it makes them lowercase.
     let at_least_a = (word + ONES * (0x80 - u64::from(b'A'))) & HIGH_BITS;
     let past_z = (word + ONES * (0x80 - u64::from(b'Z') - 1)) & HIGH_BITS;
     let upper = at_least_a & !past_z;

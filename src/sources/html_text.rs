@@ -3,6 +3,8 @@
 //! and italics marked, entities decoded, every other tag dropped. Not a general HTML parser:
 //! it never fails, and unknown markup only loses its tags, never its text.
 
+use crate::ascii_word::printable_ascii;
+
 /// Converts an HTML fragment to text.
 pub fn html_to_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
@@ -162,21 +164,9 @@ fn push_text(out: &mut String, text: &str, preformatted: bool) {
 }
 
 /// Whether eight bytes are printable ASCII whose spaces are single and not last, so they are
-/// copied as they are (bit tricks on one `u64`; each test is exact for ASCII bytes).
+/// copied as they are.
 fn word_needs_no_collapsing(word: &[u8]) -> bool {
-    const LOW_BITS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-    let Ok(word) = <[u8; 8]>::try_from(word) else { return false };
-    let word = u64::from_le_bytes(word);
-    if word & HIGH_BITS != 0 {
-        return false;
-    }
-    // High bit of each byte set when the byte is at least 0x20: below it are control characters.
-    let printable = (word + 0x6060_6060_6060_6060) & HIGH_BITS;
-    // High bit of each byte set when the byte is not a space.
-    let not_space = ((word ^ 0x2020_2020_2020_2020) + LOW_BITS) & HIGH_BITS;
-    let space = !not_space & HIGH_BITS;
-    printable == HIGH_BITS && space & (space >> 8) == 0 && space >> 63 == 0
+    printable_ascii(word).is_some_and(|(_, space)| space & (space >> 8) == 0 && space >> 63 == 0)
 }
 
 /// A byte that is never whitespace (nor the start of a whitespace character).

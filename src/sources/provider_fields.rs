@@ -13,7 +13,6 @@ use sonic_rs::JsonValueTrait;
 
 use crate::model::Conversation;
 use crate::sources::json_walk;
-use crate::sources::regroup::{BinaryRow, BinaryRows, read_binary_row};
 
 /// The provider fields of one message: every member of the object at `start` in `bytes`
 /// except the `skip` names, as a compact JSON object (values exactly as written), and the
@@ -117,15 +116,9 @@ pub fn grok(element: &[u8]) -> HashMap<String, String> {
     by_id
 }
 
-/// Gemini (regrouped binary rows, each an activity record): each row's record without the
-/// answer HTML (`safeHtmlItem`), by row position.
-pub fn gemini_records(element: &[u8]) -> Vec<Option<String>> {
-    BinaryRows::new(element)
-        .map(|row| match read_binary_row(row).2 {
-            BinaryRow::Record(bytes) => std::str::from_utf8(bytes).ok().and_then(|record| object_without(record, &["safeHtmlItem"])),
-            BinaryRow::Problem(_) => None,
-        })
-        .collect()
+/// Gemini: an activity record without the answer HTML (`safeHtmlItem`).
+pub fn gemini_record(record: &[u8]) -> Option<String> {
+    std::str::from_utf8(record).ok().and_then(|record| object_without(record, &["safeHtmlItem"]))
 }
 
 fn string_member(object: &str, key: &str) -> Option<String> {

@@ -550,37 +550,25 @@ impl GroupedElements {
         Ok(Some(entry))
     }
 
-    /// Appends one row to `out`: a spilled row as it was pushed, an input record behind a row
-    /// header.
-    fn append_row(&self, row: &IndexEntry, out: &mut Vec<u8>) -> io::Result<()> {
-        let file = match (row.source, &self.input) {
-            (Source::Spill, _) => &self.spill,
-            (Source::Input, Some(input)) => {
-                push_binary_header(out, row.offset, row.index, row.length);
-                input
-            }
-            (Source::Input, None) => return Err(io::Error::other("internal: a record to read back from an input that was not kept")),
-        };
+    /// Appends a spilled row to `out`, as it was pushed.
+    fn append_spilled_row(&self, row: &IndexEntry, out: &mut Vec<u8>) -> io::Result<()> {
         let start = out.len();
         out.resize(start + row.length as usize, 0);
-        file.read_exact_at(&mut out[start..], row.offset)
+        self.spill.read_exact_at(&mut out[start..], row.offset)
     }
 
-    /// Where the run of rows from `first` ends (exclusive) whose records are read back from the
-    /// input and lie close together in it (a conversation's records often follow one another
-    /// in the file): they are read with one `pread` instead of one each.
-    fn close_input_rows_end(&self, rows: &[IndexEntry], first: usize) -> usize {
+    /// Where the run of rows from `first` (read back from the input) ends, exclusive: the rows
+    /// after it that are read back too and lie close to it in the input join it (a
+    /// conversation's records often follow one another in the file), so a run is read with
+    /// one `pread` instead of one a record.
+    fn close_input_rows_end(rows: &[IndexEntry], first: usize) -> usize {
         /// Bytes between two records a run may skip (separators and indentation).
         const GAP_PER_ROW: u64 = 64;
         /// Most bytes read at once.
         const MAX_SPAN: u64 = 1 << 20;
-        let is_input = |row: &IndexEntry| row.source == Source::Input && self.input.is_some();
-        if !is_input(&rows[first]) {
-            return first + 1;
-        }
         let (mut low, mut high, mut bytes) = (rows[first].offset, rows[first].end(), u64::from(rows[first].length));
         let mut end = first + 1;
-        while let Some(row) = rows.get(end).filter(|row| is_input(row)) {
+        while let Some(row) = rows.get(end).filter(|row| row.source == Source::Input) {
             let (next_low, next_high, next_bytes) = (low.min(row.offset), high.max(row.end()), bytes + u64::from(row.length));
             let span = next_high - next_low;
             if span > MAX_SPAN || span > next_bytes + GAP_PER_ROW * (end - first + 1) as u64 {
@@ -592,9 +580,9 @@ impl GroupedElements {
         end
     }
 
-    /// Appends rows read back from the input that lie close together in it, reading the input
-    /// span they cover once.
-    fn append_close_input_rows(&mut self, rows: &[IndexEntry], out: &mut Vec<u8>) -> io::Result<()> {
+    /// Appends rows read back from the input, each behind a row header, reading the input span
+    /// they cover once.
+    fn append_input_rows(&mut self, rows: &[IndexEntry], out: &mut Vec<u8>) -> io::Result<()> {
         let Some(input) = &self.input else {
             return Err(io::Error::other("internal: a record to read back from an input that was not kept"));
         };
@@ -631,12 +619,13 @@ impl GroupedElements {
         out.extend_from_slice(&self.element_prefix);
         let mut first = 0;
         while first < rows.len() {
-            let end = self.close_input_rows_end(&rows, first);
-            if end - first > 1 {
-                self.append_close_input_rows(&rows[first..end], out)?;
-            } else {
-                self.append_row(&rows[first], out)?;
+            if rows[first].source == Source::Spill {
+                self.append_spilled_row(&rows[first], out)?;
+                first += 1;
+                continue;
             }
+            let end = Self::close_input_rows_end(&rows, first);
+            self.append_input_rows(&rows[first..end], out)?;
             first = end;
         }
         // Separated by `\n` (the first) or `,\n` in the array of all elements.

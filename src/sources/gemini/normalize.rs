@@ -1,8 +1,8 @@
 //! Decodes one regrouped Gemini conversation (binary rows, each one activity record's JSON, in
 //! chronological order) into the canonical model. Each record is parsed on its own, so a
-//! broken record is rejected alone. Each prompt record becomes the person's
-//! message and the model's answer (HTML turned into text); further drafts of the answer are
-//! alternatives off the active branch. Records that are not prompts (feedback, "Used Gemini
+//! broken record is rejected alone. Each prompt record becomes the person's message and the
+//! model's answer (HTML turned into text); further drafts of the answer are alternatives off
+//! the active branch. Records that are not prompts (feedback, "Used Gemini
 //! Apps") are counted as skipped `activity`. The 2024 variant with `details` Request/Response
 //! pairs or `userInteractions` is read too.
 
@@ -18,25 +18,26 @@ use crate::sources::regroup::{BinaryRow, BinaryRows, read_binary_row};
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject, provider_fields};
 use crate::timefmt::parse_rfc3339;
 
-/// One row of a conversation: where the record was and what it holds.
+/// One row of a conversation: where the record was, its bytes and what it holds.
 struct Row<'a> {
     offset: u64,
     index: u64,
+    bytes: &'a [u8],
     record: Result<RawRecord<'a>, String>,
 }
 
 impl<'a> Row<'a> {
     fn read(row: (u64, u64, &'a [u8])) -> Self {
         let (offset, index, row) = read_binary_row(row);
-        let record = match row {
-            BinaryRow::Problem(problem) => Err(problem),
+        let (bytes, record) = match row {
+            BinaryRow::Problem(problem) => (&[][..], Err(problem)),
             BinaryRow::Record(bytes) => match sonic_rs::from_slice::<Object<RawRecord>>(bytes) {
-                Ok(Object::Present(record)) => Ok(record),
-                Ok(_) => Err("activity record is not a JSON object".into()),
-                Err(error) => Err(format!("activity record is not valid JSON: {error}")),
+                Ok(Object::Present(record)) => (bytes, Ok(record)),
+                Ok(_) => (bytes, Err("activity record is not a JSON object".into())),
+                Err(error) => (bytes, Err(format!("activity record is not valid JSON: {error}"))),
             },
         };
-        Row { offset, index, record }
+        Row { offset, index, bytes, record }
     }
 }
 
@@ -77,8 +78,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
     let mut thread_tip: Option<String> = None;
     let mut last_time = None;
     let mut title = None;
-    let raw_records = if options.keep_provider_fields { provider_fields::gemini_records(bytes) } else { Vec::new() };
-    for (position, row) in rows.iter().enumerate() {
+    for row in &rows {
         let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.index };
         let record = match &row.record {
             Ok(record) => record,
@@ -98,7 +98,8 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         let mut record_id = String::from("r");
         push_hex(&mut record_id, &sha256(format!("{time_text}\0{record_title}\0{}", row.index).as_bytes())[..8]);
         // Every message of a record carries that record's fields.
-        let record_fields: Option<Box<str>> = raw_records.get(position).cloned().flatten().map(String::into_boxed_str);
+        let record_fields: Option<Box<str>> =
+            if options.keep_provider_fields { provider_fields::gemini_record(row.bytes).map(String::into_boxed_str) } else { None };
         let turn = read_turn(record, record_title, &mut warnings);
         let message =
             |id: String, parent: Option<String>, role: Role, text: String, parts: Vec<Part>, disposition: Disposition, active: bool| {
