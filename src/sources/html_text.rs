@@ -3,37 +3,116 @@
 //! and italics marked, entities decoded, every other tag dropped. Not a general HTML parser:
 //! it never fails, and unknown markup only loses its tags, never its text.
 
-use crate::ascii_word::printable_ascii;
+use crate::ascii_word::{HIGH_BITS, ONES};
 
 /// Converts an HTML fragment to text.
 pub fn html_to_text(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut rest = html;
-    let mut in_pre = 0usize;
-    let mut list_depth = 0usize;
-    let mut pending_links: Vec<Option<String>> = Vec::new();
-    while !rest.is_empty() {
-        let Some(open) = memchr::memchr(b'<', rest.as_bytes()) else {
-            push_text(&mut out, rest, in_pre > 0);
-            break;
+    let mut converter = Converter { out: String::with_capacity(html.len()), in_pre: 0, list_depth: 0, pending_links: Vec::new() };
+    converter.run(html, true);
+    tidy(converter.out)
+}
+
+/// The text written so far and the open elements that change how text is written.
+struct Converter {
+    out: String,
+    in_pre: usize,
+    list_depth: usize,
+    /// The `href` of each open `<a>` (`None` when it had none).
+    pending_links: Vec<Option<String>>,
+}
+
+impl Converter {
+    /// Converts `html` in one pass: runs of plain text are found eight bytes at a time and
+    /// copied whole; tags, entities, whitespace and other characters are handled where they
+    /// stand. With `tags` false every `<` is text (what follows a `<` that no `>` closes).
+    fn run(&mut self, html: &str, mut tags: bool) {
+        let bytes = html.as_bytes();
+        let mut position = 0;
+        while position < bytes.len() {
+            position = self.copy_plain_run(html, position);
+            let Some(&byte) = bytes.get(position) else { break };
+            match byte {
+                b'<' if tags => match memchr::memchr(b'>', &bytes[position..]) {
+                    Some(close) => position = self.tag(html, position + 1, position + close),
+                    // No tag can start here or after: the rest is text.
+                    None => tags = false,
+                },
+                b'&' => {
+                    let (decoded, length) = entity_at(&html[position..]);
+                    self.push_char(decoded);
+                    position += length;
+                }
+                _ => {
+                    // `position` is on a character boundary: plain runs are ASCII and every
+                    // other step moves past whole characters.
+                    let c = html[position..].chars().next().unwrap_or('\u{fffd}');
+                    self.push_char(c);
+                    position += c.len_utf8();
+                }
+            }
+        }
+    }
+
+    /// Copies the run of bytes from `position` that are written as they are, and returns
+    /// where it ends: at a `<`, `&`, control or non-ASCII byte, or a space that would not be
+    /// the first of its run (inside `<pre>` only `<` and `&` end it).
+    fn copy_plain_run(&mut self, html: &str, position: usize) -> usize {
+        let bytes = html.as_bytes();
+        let end = if self.in_pre > 0 {
+            memchr::memchr2(b'<', b'&', &bytes[position..]).map_or(bytes.len(), |distance| position + distance)
+        } else {
+            let mut after_blank = self.out.is_empty() || self.out.ends_with([' ', '\n']);
+            let mut end = position;
+            loop {
+                let Some(word) = bytes.get(end..end + 8) else {
+                    while let Some(&byte) = bytes.get(end) {
+                        if !is_plain_byte(byte, after_blank) {
+                            break;
+                        }
+                        after_blank = byte == b' ';
+                        end += 1;
+                    }
+                    break;
+                };
+                let word = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or_default());
+                let special = special_bytes(word, after_blank);
+                if special != 0 {
+                    end += (special.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                after_blank = word >> 56 == u64::from(b' ');
+                end += 8;
+            }
+            end
         };
-        push_text(&mut out, &rest[..open], in_pre > 0);
-        rest = &rest[open..];
-        // A `<` that does not start a tag is text.
-        let Some(close) = memchr::memchr(b'>', rest.as_bytes()) else {
-            push_text(&mut out, rest, in_pre > 0);
-            break;
-        };
-        let tag = &rest[1..close];
-        rest = &rest[close + 1..];
+        self.out.push_str(&html[position..end]);
+        end
+    }
+
+    /// Writes one character of text: outside `<pre>` a run of whitespace is one space, and
+    /// none at the start of the text or after a space or line break.
+    fn push_char(&mut self, c: char) {
+        if self.in_pre > 0 || !is_collapsible(c) {
+            self.out.push(c);
+        } else if !self.out.is_empty() && !self.out.ends_with([' ', '\n']) {
+            self.out.push(' ');
+        }
+    }
+
+    /// Handles the tag whose text is `html[start..close]` (`close` is its `>`) and returns
+    /// where the text after it starts.
+    fn tag(&mut self, html: &str, start: usize, close: usize) -> usize {
+        let tag = &html[start..close];
+        let after = close + 1;
+        let out = &mut self.out;
         if tag.starts_with("!--") {
             // Comments can contain `>`; skip to the comment's end.
             if !tag.ends_with("--")
-                && let Some(end) = rest.find("-->")
+                && let Some(end) = html[after..].find("-->")
             {
-                rest = &rest[end + 3..];
+                return after + end + 3;
             }
-            continue;
+            return after;
         }
         let closing = tag.starts_with('/');
         let mut name_buffer = [0u8; MAX_TAG_NAME];
@@ -41,7 +120,7 @@ pub fn html_to_text(html: &str) -> String {
         match (name, closing) {
             ("br", _) => out.push('\n'),
             ("p" | "div" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table" | "tr" | "blockquote" | "hr", _) => {
-                block_break(&mut out);
+                block_break(out);
                 if !closing && name.len() == 2 && name.starts_with('h') && name != "hr" {
                     let level = name[1..].parse::<usize>().unwrap_or(1);
                     out.push_str(&"#".repeat(level));
@@ -49,33 +128,33 @@ pub fn html_to_text(html: &str) -> String {
                 }
             }
             ("ul" | "ol", false) => {
-                list_depth += 1;
-                line_break(&mut out);
+                self.list_depth += 1;
+                line_break(out);
             }
             ("ul" | "ol", true) => {
-                list_depth = list_depth.saturating_sub(1);
-                block_break(&mut out);
+                self.list_depth = self.list_depth.saturating_sub(1);
+                block_break(out);
             }
             ("li", false) => {
-                line_break(&mut out);
-                out.push_str(&"  ".repeat(list_depth.saturating_sub(1)));
+                line_break(out);
+                out.push_str(&"  ".repeat(self.list_depth.saturating_sub(1)));
                 out.push_str("- ");
             }
             ("td" | "th", true) => out.push_str(" | "),
             ("pre", false) => {
-                block_break(&mut out);
+                block_break(out);
                 out.push_str("```\n");
-                in_pre += 1;
+                self.in_pre += 1;
             }
             ("pre", true) => {
-                in_pre = in_pre.saturating_sub(1);
+                self.in_pre = self.in_pre.saturating_sub(1);
                 if !out.ends_with('\n') {
                     out.push('\n');
                 }
                 out.push_str("```");
-                block_break(&mut out);
+                block_break(out);
             }
-            ("code", _) if in_pre == 0 => out.push('`'),
+            ("code", _) if self.in_pre == 0 => out.push('`'),
             ("b" | "strong", _) => out.push_str("**"),
             ("i" | "em", _) => out.push('*'),
             ("a", false) => {
@@ -83,126 +162,61 @@ pub fn html_to_text(html: &str) -> String {
                 if href.is_some() {
                     out.push('[');
                 }
-                pending_links.push(href);
+                self.pending_links.push(href);
             }
             ("a", true) => {
-                if let Some(Some(href)) = pending_links.pop() {
+                if let Some(Some(href)) = self.pending_links.pop() {
                     out.push_str("](");
                     out.push_str(&href);
                     out.push(')');
                 }
             }
             ("script" | "style", false) => {
+                // Their content is not text: skip to their closing tag.
                 let end = format!("</{name}");
-                match rest.to_ascii_lowercase().find(&end) {
-                    Some(position) => rest = &rest[position..],
-                    None => rest = "",
-                }
+                return html[after..].to_ascii_lowercase().find(&end).map_or(html.len(), |position| after + position);
             }
             _ => {}
         }
+        after
     }
-    tidy(out)
 }
 
-fn push_text(out: &mut String, text: &str, preformatted: bool) {
-    if text.is_empty() {
-        return;
+/// Whether `byte` outside `<pre>` is written as it is: printable ASCII but `<` and `&`, and a
+/// space only when it does not follow a space or line break (`after_blank`).
+fn is_plain_byte(byte: u8, after_blank: bool) -> bool {
+    match byte {
+        b' ' => !after_blank,
+        b'<' | b'&' => false,
+        _ => (0x21..0x80).contains(&byte),
     }
-    let decoded = decode_entities_borrowed(text);
-    if preformatted {
-        out.push_str(&decoded);
-        return;
-    }
-    // Outside <pre>, runs of whitespace are one space, as a browser shows them (a no-break
-    // space is not collapsible); whitespace before the text is a space unless the output
-    // already ends a word. The text is copied in stretches between whitespace runs that are
-    // not already a single space: this runs over every answer, and a character (or a word)
-    // at a time it was a tenth of a Gemini conversion.
-    let text = decoded.as_ref();
-    let bytes = text.as_bytes();
-    let space_needed = |out: &String| !out.is_empty() && !out.ends_with([' ', '\n']);
-    let start = whitespace_run_end(text, 0);
-    if start > 0 && space_needed(out) {
-        out.push(' ');
-    }
-    let mut copied = start;
-    let mut position = start;
-    // Eight bytes at a time while they are plain ASCII with single spaces; a word that is not
-    // is walked a byte at a time.
-    let mut bytewise_until = start;
-    while position < bytes.len() {
-        if position >= bytewise_until {
-            match bytes.get(position..position + 8) {
-                Some(word) if word_needs_no_collapsing(word) => {
-                    position += 8;
-                    continue;
-                }
-                _ => bytewise_until = position + 8,
-            }
-        }
-        let byte = bytes[position];
-        let class = BYTE_CLASS[usize::from(byte)];
-        if class == PLAIN || (class == SPACE && bytes.get(position + 1).is_some_and(|&next| BYTE_CLASS[usize::from(next)] == PLAIN)) {
-            position += 1;
-            continue;
-        }
-        if class == MAYBE_UNICODE_SPACE {
-            let c = text[position..].chars().next().unwrap_or('\u{fffd}');
-            if !is_collapsible(c) {
-                position += c.len_utf8();
-                continue;
-            }
-        }
-        // A whitespace run: the text before it, then one space.
-        out.push_str(&text[copied..position]);
-        out.push(' ');
-        position = whitespace_run_end(text, position);
-        copied = position;
-    }
-    out.push_str(&text[copied..]);
 }
 
-/// Whether eight bytes are printable ASCII whose spaces are single and not last, so they are
-/// copied as they are.
-fn word_needs_no_collapsing(word: &[u8]) -> bool {
-    printable_ascii(word).is_some_and(|(_, space)| space & (space >> 8) == 0 && space >> 63 == 0)
+/// The high bit of each byte of `word` (little-endian text) that [`is_plain_byte`] rejects, or
+/// of a byte after one (SWAR, exact per byte: the high bits are cleared before adding, so no
+/// carry crosses bytes). `after_blank` says whether the byte before the word was blank.
+fn special_bytes(word: u64, after_blank: bool) -> u64 {
+    let seven_bits = word & !HIGH_BITS;
+    // A byte's high bit is set by adding exactly when the byte is not `value`.
+    let equal_to = |value: u8| !((seven_bits ^ (ONES * u64::from(value))) + ONES * 0x7f) & HIGH_BITS;
+    let non_ascii = word & HIGH_BITS;
+    let control = !(seven_bits + ONES * 0x60) & HIGH_BITS;
+    let spaces = equal_to(b' ');
+    let blank_before = (spaces << 8) | if after_blank { 0x80 } else { 0 };
+    non_ascii | control | equal_to(b'<') | equal_to(b'&') | (spaces & blank_before)
 }
 
-/// A byte that is never whitespace (nor the start of a whitespace character).
-const PLAIN: u8 = 0;
-/// `' '`.
-const SPACE: u8 = 1;
-/// Other ASCII whitespace.
-const OTHER_SPACE: u8 = 2;
-/// The first byte of a character that may be Unicode whitespace (U+0085, U+1680, U+2000…).
-const MAYBE_UNICODE_SPACE: u8 = 3;
-
-/// [`PLAIN`], [`SPACE`], [`OTHER_SPACE`] or [`MAYBE_UNICODE_SPACE`] by byte.
-const BYTE_CLASS: [u8; 256] = {
-    let mut classes = [PLAIN; 256];
-    classes[b' ' as usize] = SPACE;
-    classes[b'\t' as usize] = OTHER_SPACE;
-    classes[b'\n' as usize] = OTHER_SPACE;
-    classes[b'\r' as usize] = OTHER_SPACE;
-    classes[0x0b] = OTHER_SPACE;
-    classes[0x0c] = OTHER_SPACE;
-    // UTF-8 leads of every Unicode whitespace character above ASCII.
-    classes[0xc2] = MAYBE_UNICODE_SPACE;
-    classes[0xe1] = MAYBE_UNICODE_SPACE;
-    classes[0xe2] = MAYBE_UNICODE_SPACE;
-    classes[0xe3] = MAYBE_UNICODE_SPACE;
-    classes
-};
+/// The character the entity at the start of `text` (a `&`) stands for and its length, or the
+/// `&` itself. Its name ends at the first `;`, `&` or whitespace. (It need not stop at a tag:
+/// no name with a `<` in it is an entity, so the `&` stays text either way.)
+fn entity_at(text: &str) -> (char, usize) {
+    let end = text[1..].find(|c: char| c == ';' || c == '&' || c.is_whitespace()).map(|position| position + 1);
+    end.filter(|&end| text.as_bytes()[end] == b';').and_then(|end| entity(&text[1..end]).map(|c| (c, end + 1))).unwrap_or(('&', 1))
+}
 
 /// Whitespace a browser collapses: all of it but the no-break space.
 fn is_collapsible(c: char) -> bool {
     c.is_whitespace() && c != '\u{a0}'
-}
-
-/// Where the run of collapsible whitespace starting at `position` ends.
-fn whitespace_run_end(text: &str, position: usize) -> usize {
-    text[position..].find(|c: char| !is_collapsible(c)).map_or(text.len(), |offset| position + offset)
 }
 
 /// Longest tag name matched (`blockquote`); longer names are no tag this module handles.
@@ -305,34 +319,16 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 
 /// Decodes named entities HTML fragments use and every numeric one.
 pub fn decode_entities(text: &str) -> String {
-    decode_entities_borrowed(text).into_owned()
-}
-
-/// [`decode_entities`], borrowing `text` when it has no entity.
-fn decode_entities_borrowed(text: &str) -> std::borrow::Cow<'_, str> {
-    if memchr::memchr(b'&', text.as_bytes()).is_none() {
-        return std::borrow::Cow::Borrowed(text);
-    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(amp) = rest.find('&') {
+    while let Some(amp) = memchr::memchr(b'&', rest.as_bytes()) {
         out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        let end = rest[1..].find(|c: char| c == ';' || c == '&' || c.is_whitespace()).map(|position| position + 1);
-        let decoded = end.filter(|&end| rest.as_bytes()[end] == b';').and_then(|end| entity(&rest[1..end]).map(|c| (c, end)));
-        match decoded {
-            Some((c, end)) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
+        let (decoded, length) = entity_at(&rest[amp..]);
+        out.push(decoded);
+        rest = &rest[amp + length..];
     }
     out.push_str(rest);
-    std::borrow::Cow::Owned(out)
+    out
 }
 
 fn entity(name: &str) -> Option<char> {
@@ -373,8 +369,21 @@ fn entity(name: &str) -> Option<char> {
 }
 
 #[cfg(test)]
+#[path = "html_text_former.rs"]
+mod former;
+
+#[cfg(test)]
 mod tests {
+    use super::former;
     use super::*;
+
+    /// Text written as the converter writes the text between tags.
+    fn push_text(out: &mut String, text: &str, preformatted: bool) {
+        let mut converter =
+            Converter { out: std::mem::take(out), in_pre: usize::from(preformatted), list_depth: 0, pending_links: Vec::new() };
+        converter.run(text, false);
+        *out = converter.out;
+    }
 
     #[test]
     fn renders_blocks_lists_code_and_links() {
@@ -457,14 +466,109 @@ mod tests {
     }
 
     #[test]
-    fn eight_byte_test_agrees_with_the_byte_classes() {
-        for text in mixed_strings(3_000) {
-            for word in text.as_bytes().windows(8) {
-                let by_bytes = word
-                    .iter()
-                    .enumerate()
-                    .all(|(index, &byte)| (0x21..0x80).contains(&byte) || (byte == b' ' && index < 7 && word[index + 1] != b' '));
-                assert_eq!(word_needs_no_collapsing(word), by_bytes, "{word:?}");
+    fn eight_byte_test_flags_the_first_byte_that_is_not_plain() {
+        let mut words: Vec<Vec<u8>> = mixed_strings(3_000).iter().flat_map(|text| text.as_bytes().windows(8).map(<[u8]>::to_vec)).collect();
+        words.extend([b"a<b&c d ".to_vec(), b"        ".to_vec(), b"\x7f\x7f<<&&  ".to_vec(), b"ab  cd\xc2\xa0".to_vec()]);
+        for word in words {
+            for after_blank in [false, true] {
+                let mut blank = after_blank;
+                let first_not_plain = word.iter().position(|&byte| {
+                    let plain = is_plain_byte(byte, blank);
+                    blank = byte == b' ';
+                    !plain
+                });
+                let flagged = special_bytes(u64::from_le_bytes(<[u8; 8]>::try_from(&word[..]).unwrap_or_default()), after_blank);
+                let first_flagged = (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize);
+                assert_eq!(first_flagged, first_not_plain, "{word:?} after blank: {after_blank}");
+            }
+        }
+    }
+
+    /// Fragments over the pieces answer HTML is made of, including broken ones, from a
+    /// fixed-seed generator.
+    fn html_fragments(count: usize) -> Vec<String> {
+        let pieces = [
+            "word",
+            "Üml",
+            "x",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{2003}",
+            "\u{85}",
+            "😀",
+            "é",
+            "<p>",
+            "</p>",
+            "<b>",
+            "</b>",
+            "<i>",
+            "</em>",
+            "<ul>",
+            "</ul>",
+            "<ol>",
+            "<li>",
+            "</li>",
+            "<pre>",
+            "</pre>",
+            "<code>",
+            "</code>",
+            "<br>",
+            "<h2>",
+            "</h2>",
+            "<a href=\"https://x.test/?a=1&amp;b=2\">",
+            "<a>",
+            "</a>",
+            "<!-- note -->",
+            "<!--",
+            "-->",
+            "<script>if (a < b) {}</script>",
+            "<STYLE>p{}</style>",
+            "<td>",
+            "</td>",
+            "<",
+            ">",
+            "&",
+            "&amp;",
+            "&lt;",
+            "&gt;",
+            "&nbsp;",
+            "&#32;",
+            "&#9;",
+            "&#10;",
+            "&#x1F600;",
+            "&bogus;",
+            "&amp",
+            "&#;",
+            "&quot;",
+            ";",
+            "\u{1}",
+            "\u{7f}",
+        ];
+        let mut state: u64 = 0x5851_f42d_4c95_7f2d;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        (0..count).map(|_| (0..next() % 48).map(|_| pieces[next() % pieces.len()]).collect()).collect()
+    }
+
+    #[test]
+    fn one_pass_conversion_matches_the_former_one() {
+        for html in html_fragments(20_000) {
+            assert_eq!(html_to_text(&html), former::html_to_text(&html), "{html:?}");
+        }
+        for (case, text) in mixed_strings(3_000).iter().enumerate() {
+            let before = ["", "word", "ends with space ", "line\n"][case % 4];
+            for preformatted in [false, true] {
+                let (mut out, mut reference) = (before.to_owned(), before.to_owned());
+                push_text(&mut out, text, preformatted);
+                former::push_text(&mut reference, text, preformatted);
+                assert_eq!(out, reference, "{before:?} + {text:?}");
             }
         }
     }
