@@ -6,6 +6,8 @@
 //! Apps") are counted as skipped `activity`. The 2024 variant with `details` Request/Response
 //! pairs or `userInteractions` is read too.
 
+use sha2::{Digest, Sha256};
+
 use crate::hash::{pam_content_digest, push_hex, sha256};
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
@@ -95,8 +97,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         }
         let created_at = time.or(last_time).unwrap_or(options.exported_at);
         last_time = Some(created_at);
-        let mut record_id = String::from("r");
-        push_hex(&mut record_id, &sha256(format!("{time_text}\0{record_title}\0{}", row.index).as_bytes())[..8]);
+        let record_id = record_id(time_text, record_title, row.index);
         // Every message of a record carries that record's fields.
         let record_fields: Option<Box<str>> =
             if options.keep_provider_fields { provider_fields::gemini_record(row.bytes).map(String::into_boxed_str) } else { None };
@@ -138,19 +139,23 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         if title.is_none() && !prompt.is_empty() {
             title = Some(prompt.chars().take(80).collect::<String>());
         }
-        let mut parts = Vec::new();
-        if !prompt.is_empty() {
-            parts.push(Part::Text(prompt.clone()));
-        }
-        for (kind, name) in &turn.attachments {
-            let resolved = files.resolve(name);
-            if resolved.is_none() {
-                warnings.add("asset_missing");
+        // A prompt with attachments is written as parts; a plain one is its text alone.
+        let (prompt_text, prompt_parts) = if turn.attachments.is_empty() {
+            (prompt, Vec::new())
+        } else {
+            let mut parts = Vec::with_capacity(turn.attachments.len() + 1);
+            if !prompt.is_empty() {
+                parts.push(Part::Text(prompt));
             }
-            parts.push(Part::Asset(Asset { kind: *kind, pointer: name.clone(), resolved, name: Some(name.clone()) }));
-        }
-        let (prompt_text, prompt_parts) =
-            if parts.len() <= 1 && turn.attachments.is_empty() { (prompt, Vec::new()) } else { (parts_to_text(&parts), parts) };
+            for (kind, name) in turn.attachments {
+                let resolved = files.resolve(&name);
+                if resolved.is_none() {
+                    warnings.add("asset_missing");
+                }
+                parts.push(Part::Asset(Asset { kind, pointer: name.clone(), resolved, name: Some(name) }));
+            }
+            (parts_to_text(&parts), parts)
+        };
         let prompt_disposition = if prompt_text.trim().is_empty() { Disposition::Skip(SkipReason::Empty) } else { Disposition::Keep };
         let prompt_id = format!("{record_id}-q");
         messages.push(message(prompt_id.clone(), thread_tip.clone(), Role::User, prompt_text, prompt_parts, prompt_disposition, true));
@@ -189,6 +194,20 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         origin,
     };
     Ok(Decoded { conversation, rejected_messages, warnings })
+}
+
+/// A record's id: `r` and 16 hex digits of the SHA-256 over its time, title and index in the
+/// file, joined by NUL bytes.
+fn record_id(time: &str, title: &str, index: u64) -> String {
+    let mut hasher = Sha256::new();
+    for piece in [time.as_bytes(), b"\0", title.as_bytes(), b"\0", index.to_string().as_bytes()] {
+        hasher.update(piece);
+    }
+    let digest: [u8; 32] = hasher.finalize().into();
+    let mut id = String::with_capacity(17);
+    id.push('r');
+    push_hex(&mut id, &digest[..8]);
+    id
 }
 
 /// Reads the prompt, the answer drafts and the attachments of a record, in whichever of the
