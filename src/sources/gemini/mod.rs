@@ -40,11 +40,17 @@ const KEY_BATCH_BYTES: usize = 4 << 20;
 const KEY_BATCHES_IN_FLIGHT: usize = 4;
 
 /// Records framed on the reader thread, waiting for their keys.
-#[derive(Default)]
 struct FramedRecords {
     bytes: Vec<u8>,
     /// Each record's (offset, index, start, end in `bytes`).
     records: Vec<(u64, u64, usize, usize)>,
+}
+
+impl FramedRecords {
+    fn new() -> Self {
+        // A batch ends just past KEY_BATCH_BYTES: reserving once saves growing it by copies.
+        FramedRecords { bytes: Vec::with_capacity(KEY_BATCH_BYTES + KEY_BATCH_BYTES / 4), records: Vec::new() }
+    }
 }
 
 /// What regrouping needs of one record: its group and time.
@@ -72,7 +78,7 @@ pub fn regroup(
     }
     let mut in_flight: VecDeque<mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>> = VecDeque::new();
     let mut spare: Vec<FramedRecords> = Vec::new();
-    let mut batch = FramedRecords::default();
+    let mut batch = FramedRecords::new();
     let mut row = Vec::new();
     let mut broken = None;
     loop {
@@ -88,7 +94,7 @@ pub fn regroup(
             }
         }
         if batch.bytes.len() >= KEY_BATCH_BYTES {
-            let full = std::mem::replace(&mut batch, spare.pop().unwrap_or_default());
+            let full = std::mem::replace(&mut batch, spare.pop().unwrap_or_else(FramedRecords::new));
             in_flight.push_back(read_keys_on(pool, full));
             if in_flight.len() >= KEY_BATCHES_IN_FLIGHT
                 && let Some(oldest) = in_flight.pop_front()
