@@ -32,7 +32,7 @@ impl Converter {
             position = self.copy_plain_run(html, position);
             let Some(&byte) = bytes.get(position) else { break };
             match byte {
-                b'<' if tags => match memchr::memchr(b'>', &bytes[position..]) {
+                b'<' if tags => match tag_end(&bytes[position..]) {
                     Some(close) => position = self.tag(html, position + 1, position + close),
                     // No tag can start here or after: the rest is text.
                     None => tags = false,
@@ -179,6 +179,17 @@ impl Converter {
             _ => {}
         }
         after
+    }
+}
+
+/// Where the `>` that ends the tag starting `text` is. Most tags are a few bytes long, so
+/// they are looked through directly before a vectorized search takes over.
+fn tag_end(text: &[u8]) -> Option<usize> {
+    const NEAR: usize = 16;
+    match text.iter().take(NEAR).position(|&byte| byte == b'>') {
+        Some(close) => Some(close),
+        None if text.len() > NEAR => memchr::memchr(b'>', &text[NEAR..]).map(|distance| NEAR + distance),
+        None => None,
     }
 }
 
