@@ -231,11 +231,7 @@ mod tests {
     fn eight_byte_steps_hash_like_the_normalized_text() {
         // Bytes at the edges of each test: around 'A', 'Z', the space and the control range.
         let alphabet = ['@', 'A', 'M', 'Z', '[', '`', 'a', 'z', ' ', ' ', ' ', '\t', '\n', '\u{1c}', '\u{1f}', '!', '\u{7f}', '\u{1}'];
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as usize
-        };
+        let mut next = crate::test_support::fixed_seed_numbers(0x2545_f491_4f6c_dd1d);
         for _ in 0..5_000 {
             let text: String = (0..next() % 60).map(|_| alphabet[next() % alphabet.len()]).collect();
             let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
@@ -251,11 +247,7 @@ mod tests {
             "Hello", "wORLD", "ab cd", " ", " ", "A", "z", "\t", "\n", "\u{1c}", "É", "é", "e\u{301}", "\u{3000}", "\u{a0}", "Ǆ", "İ", "ß",
             "한", "\u{85}", "!",
         ];
-        let mut state: u64 = 0x0bad_5eed_1234_5678;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as usize
-        };
+        let mut next = crate::test_support::fixed_seed_numbers(0x0bad_5eed_1234_5678);
         for _ in 0..5_000 {
             let text: String = (0..next() % 80).map(|_| alphabet[next() % alphabet.len()]).collect();
             let lowered = text.trim_matches(is_python_whitespace).to_lowercase();

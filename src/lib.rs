@@ -27,6 +27,8 @@ pub mod signing;
 pub mod sinks;
 pub mod sources;
 pub mod stages;
+#[cfg(test)]
+mod test_support;
 pub mod timefmt;
 pub mod validate;
 

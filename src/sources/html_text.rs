@@ -458,11 +458,7 @@ mod tests {
     /// from a fixed-seed generator.
     fn mixed_strings(count: usize) -> Vec<String> {
         let alphabet = ['a', 'b', ' ', ' ', ' ', '\t', '\n', '\r', '\u{b}', 'é', '\u{a0}', '\u{3000}', 'X', '.', '\u{1}', '😀'];
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as usize
-        };
+        let mut next = crate::test_support::fixed_seed_numbers(0x9e37_79b9_7f4a_7c15);
         (0..count).map(|_| (0..next() % 41).map(|_| alphabet[next() % alphabet.len()]).collect()).collect()
     }
 
@@ -560,11 +556,7 @@ mod tests {
             "\u{1}",
             "\u{7f}",
         ];
-        let mut state: u64 = 0x5851_f42d_4c95_7f2d;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as usize
-        };
+        let mut next = crate::test_support::fixed_seed_numbers(0x5851_f42d_4c95_7f2d);
         (0..count).map(|_| (0..next() % 48).map(|_| pieces[next() % pieces.len()]).collect()).collect()
     }
 

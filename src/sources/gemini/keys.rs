@@ -87,18 +87,14 @@ mod tests {
         // panic, and every text a JSON parser reads as an object is walked to the same member
         // names and values.
         let alphabet: Vec<&str> = vec!["{", "}", "[", "]", "\"", "\\", ":", ",", " ", "\n", "a", "1", "\"k\":", "\"s\"", "\\\""];
-        let mut state: u64 = 0x853c_49e6_748f_ea9b;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as usize
-        };
+        let mut next = crate::test_support::fixed_seed_numbers(0x853c_49e6_748f_ea9b);
         let mut objects = 0;
         for _ in 0..20_000 {
             let mut text = String::from("{");
             for _ in 0..next() % 12 {
                 text.push_str(alphabet[next() % alphabet.len()]);
             }
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 text.push('}');
             }
             let walked = members(&text);
