@@ -266,9 +266,14 @@ fn block_break(out: &mut String) {
 
 /// Trims the text and the end of each line and collapses three or more newlines to two, in
 /// place: lines only move towards the start.
-fn tidy(text: String) -> String {
+fn tidy(mut text: String) -> String {
     let end = text.trim_end().len();
     let start = end - text[..end].trim_start().len();
+    if start == 0 && !has_line_to_tidy(&text.as_bytes()[..end]) {
+        // Most answers: only the end is cut, and no line moves (nor is the text checked again).
+        text.truncate(end);
+        return text;
+    }
     let mut bytes = text.into_bytes();
     let mut written = 0;
     let mut blank_run = 0;
@@ -295,6 +300,22 @@ fn tidy(text: String) -> String {
     bytes.truncate(written);
     // Whole lines of a `String` were moved, cut at `\n` and at character boundaries.
     String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// Whether a line of `text` (which ends in no whitespace) ends in whitespace, or two empty
+/// lines follow one another: what [`tidy`] changes besides the ends of the whole text.
+fn has_line_to_tidy(text: &[u8]) -> bool {
+    let mut empty_before = false;
+    let mut line_start = 0;
+    for line_end in memchr::memchr_iter(b'\n', text) {
+        let line = &text[line_start..line_end];
+        if trimmed_end_length(line) != line.len() || (line.is_empty() && empty_before) {
+            return true;
+        }
+        empty_before = line.is_empty();
+        line_start = line_end + 1;
+    }
+    false
 }
 
 /// The length of a line (valid UTF-8 between newlines) without its trailing whitespace.
