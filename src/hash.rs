@@ -106,16 +106,52 @@ fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> St
 
 /// The PAM `content_hash` digest of `content` (SHA-256 of the normalized UTF-8 bytes).
 pub fn pam_content_digest(content: &str) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for_each_normalized_piece(content, |piece| hasher.update(piece));
+    hasher.finalize().into()
+}
+
+/// What a message's text is known by: its dedup key and, when an output writes it, its PAM
+/// `content_hash` digest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContentKey {
+    /// XXH3-128 of the PAM-normalized text: two texts that normalize alike (PAM §6) share it.
+    /// It never leaves the run, so a fast hash will do (see [`content_key`]).
+    pub dedup: u128,
+    /// The PAM `content_hash` digest ([`pam_content_digest`]), when it was asked for.
+    pub pam_digest: Option<[u8; 32]>,
+}
+
+/// The [`ContentKey`] of `content`, normalized once for both hashes; the SHA-256 digest only
+/// `with_pam_digest`. Dedup compares keys within one run and nothing stores them, so the key
+/// need not be a cryptographic hash: 128 bits make an accidental collision as unlikely as
+/// with the digest's first 128 bits, which dedup keyed on before, and XXH3 runs at memory
+/// speed where SHA-256 cost a twentieth of a Gemini conversion.
+pub fn content_key(content: &str, with_pam_digest: bool) -> ContentKey {
+    let mut dedup = twox_hash::XxHash3_128::new();
+    let mut digest = with_pam_digest.then(Sha256::new);
+    for_each_normalized_piece(content, |piece| {
+        dedup.write(piece);
+        if let Some(digest) = &mut digest {
+            digest.update(piece);
+        }
+    });
+    ContentKey { dedup: dedup.finish_128(), pam_digest: digest.map(|digest| digest.finalize().into()) }
+}
+
+/// Hands the PAM-normalized UTF-8 bytes of `content` to `take`, in pieces (their concatenation
+/// is [`pam_normalize`]`(content)`).
+fn for_each_normalized_piece(content: &str, mut take: impl FnMut(&[u8])) {
     let stripped = content.trim_matches(is_python_whitespace);
     if !stripped.is_ascii() {
-        return sha256(pam_normalize(stripped).as_bytes());
+        take(pam_normalize(stripped).as_bytes());
+        return;
     }
     // ASCII fast path, branch-free: every byte is mapped (whitespace to a space, letters to
     // lowercase) and written; the write position advances past a space only when the previous
     // byte was not whitespace, so runs collapse. `stripped` has no whitespace at either end.
     // Eight bytes are mapped at once where they hold no whitespace run.
     let bytes = stripped.as_bytes();
-    let mut hasher = Sha256::new();
     let mut buffer = [0u8; 4096];
     let mut filled = 0;
     let mut previous_was_space = 0usize;
@@ -123,7 +159,7 @@ pub fn pam_content_digest(content: &str) -> [u8; 32] {
     let mut bytewise_until = 0;
     while position < bytes.len() {
         if filled + 8 > buffer.len() {
-            hasher.update(&buffer[..filled]);
+            take(&buffer[..filled]);
             filled = 0;
         }
         if position >= bytewise_until {
@@ -144,8 +180,7 @@ pub fn pam_content_digest(content: &str) -> [u8; 32] {
         previous_was_space = is_space;
         position += 1;
     }
-    hasher.update(&buffer[..filled]);
-    hasher.finalize().into()
+    take(&buffer[..filled]);
 }
 
 /// Eight ASCII bytes lowercased, when none is a control character and no two spaces (nor
@@ -254,6 +289,21 @@ mod tests {
             let reference = collapse_whitespace(lowered.nfc(), lowered.len());
             assert_eq!(pam_normalize(&text), reference, "{text:?}");
         }
+    }
+
+    #[test]
+    fn content_keys_hash_the_normalized_text_once_for_both() {
+        let long_words = "ABCDEFGHIJ\tKLMNOPQRSTUVWXYZ abcdefgh12345678\n\n\nXYZ ".repeat(300);
+        for text in ["  Hello \t\n World  ", "hello world", "ÇA  VA?", "", &long_words] {
+            let normalized = pam_normalize(text);
+            let with_digest = content_key(text, true);
+            assert_eq!(with_digest.dedup, twox_hash::XxHash3_128::oneshot(normalized.as_bytes()), "{text:?}");
+            assert_eq!(with_digest.pam_digest, Some(pam_content_digest(text)), "{text:?}");
+            assert_eq!(content_key(text, false), ContentKey { pam_digest: None, ..with_digest }, "{text:?}");
+        }
+        // Texts that normalize alike share a key; others do not.
+        assert_eq!(content_key("Hello   World", false), content_key("hello world", false));
+        assert_ne!(content_key("hello world", false), content_key("hello  worlds", false));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use crate::hash::ContentKey;
+
 /// Microseconds since the Unix epoch, UTC.
 pub type Micros = i64;
 
@@ -245,9 +247,10 @@ pub struct Message {
     pub status: Option<String>,
     /// Whether the message lies on the conversation's active thread.
     pub on_active_branch: bool,
-    /// PAM §6 `content_hash` digest of `text` (the dedup key). Sources compute it for messages
-    /// that flow on (`Keep`) only; it is all zeros for skipped ones.
-    pub content_hash: [u8; 32],
+    /// The dedup key of `text` and, when an output writes it, its PAM §6 `content_hash` digest
+    /// ([`DecodeOptions::content_key`](crate::sources::DecodeOptions::content_key)). Sources
+    /// compute it for messages that flow on (`Keep`) only; it is empty for skipped ones.
+    pub content_key: ContentKey,
     /// Written, skipped by a policy, or a duplicate.
     pub disposition: Disposition,
 }

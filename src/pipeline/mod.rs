@@ -199,6 +199,9 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         // Only the formats that keep everything (Parquet's metadata column, PAM's raw_metadata)
         // pay for the provider fields.
         keep_provider_fields: options.outputs.iter().any(|(format, _)| matches!(format, OutputFormat::Parquet | OutputFormat::Pam)),
+        dedup_keys: options.dedup == DedupPolicy::Content,
+        // Parquet's `content_hash` column; the other outputs hash what they write themselves.
+        pam_digests: options.outputs.iter().any(|(format, _)| *format == OutputFormat::Parquet),
     };
     let result = engine::execute(plans, decode_options, options.threads, stages, sinks, rejects, progress)?;
     warnings.merge(&result.warnings);

@@ -27,6 +27,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{ConfigError, RunError};
+use crate::hash::{ContentKey, content_key};
 use crate::model::{Conversation, Micros, Origin, Provider, Warnings};
 use container::{Container, Entry};
 pub use detect::{Sniffed, sniff};
@@ -55,6 +56,20 @@ pub struct DecodeOptions {
     /// Also keep each message's unmodeled provider fields ([`provider_fields`]), for outputs
     /// that carry them.
     pub keep_provider_fields: bool,
+    /// Messages get a dedup key (the dedup stage runs).
+    pub dedup_keys: bool,
+    /// Messages also get their PAM `content_hash` digest, for outputs that write it (Parquet).
+    pub pam_digests: bool,
+}
+
+impl DecodeOptions {
+    /// What a kept message's `text` is known by, as far as this run needs it.
+    pub fn content_key(&self, text: &str) -> ContentKey {
+        if !self.dedup_keys && !self.pam_digests {
+            return ContentKey::default();
+        }
+        content_key(text, self.pam_digests)
+    }
 }
 
 /// A record that could not be used, with where it was and why.

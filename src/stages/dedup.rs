@@ -1,12 +1,13 @@
-//! Dedup by PAM `content_hash`: the first message with a given hash, in input order, is kept;
-//! later ones become [`Disposition::Duplicate`].
+//! Dedup by content, as PAM's `content_hash` defines it (the normalized text): the first message
+//! with a given text, in input order, is kept; later ones become [`Disposition::Duplicate`].
 //!
-//! The index keys on the first 128 bits of the SHA-256 (an accidental collision is practically
-//! impossible) and lives in a [`KeySet`], which spills to disk so memory stays bounded.
+//! The index keys on each message's 128-bit dedup key (XXH3 of the normalized text, see
+//! [`crate::hash::content_key`]: an accidental collision is practically impossible) and lives
+//! in a [`KeySet`], which spills to disk so memory stays bounded.
 
 use crate::model::{Conversation, Disposition, Warnings};
 use crate::stages::Stage;
-use crate::stages::key_set::{KeySet, key_of};
+use crate::stages::key_set::KeySet;
 
 /// The dedup stage.
 #[derive(Default)]
@@ -25,7 +26,7 @@ impl Stage for Dedup {
             if message.disposition != Disposition::Keep {
                 continue;
             }
-            match self.seen.insert(key_of(&message.content_hash)) {
+            match self.seen.insert(message.content_key.dedup) {
                 Ok(true) => {}
                 Ok(false) => message.disposition = Disposition::Duplicate,
                 Err(_) => {

@@ -269,11 +269,10 @@ impl MessageColumns {
         self.text_chars.append_value(count_i32(message.text.chars().count()));
         self.scratch.clear();
         self.scratch.push_str("sha256:");
-        if matches!(message.disposition, Disposition::Skip(_)) {
-            // Sources hash only the messages that flow on; the dataset has every message.
-            push_hex(&mut self.scratch, &pam_content_digest(&message.text));
-        } else {
-            push_hex(&mut self.scratch, &message.content_hash);
+        // Sources hash only the messages that flow on; the dataset has every message.
+        match message.content_key.pam_digest {
+            Some(digest) => push_hex(&mut self.scratch, &digest),
+            None => push_hex(&mut self.scratch, &pam_content_digest(&message.text)),
         }
         self.content_hash.append_value(&self.scratch);
         self.disposition.append_value(disposition_name(message.disposition));

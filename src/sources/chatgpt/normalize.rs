@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::hash::pam_content_digest;
+use crate::hash::ContentKey;
 use crate::model::{
     Conversation, Disposition, MemoryKind, MemoryRecord, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings,
 };
@@ -193,7 +193,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             model: metadata.and_then(|metadata| metadata.model_slug.as_deref()).map(str::to_owned),
             status,
             on_active_branch,
-            content_hash: [0; 32],
+            content_key: ContentKey::default(),
             disposition,
         });
     }
@@ -202,7 +202,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
     }
     for message in &mut conversation.messages {
         if message.disposition == Disposition::Keep {
-            message.content_hash = pam_content_digest(&message.text);
+            message.content_key = options.content_key(&message.text);
         }
     }
     if !contexts.is_empty() {

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::hash::pam_content_digest;
+use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
 use crate::sources::claude::raw::{RawConversation, RawMessage};
@@ -123,7 +123,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
             Disposition::Keep
         };
         let is_thought = parts.iter().all(|part| matches!(part, Part::Thinking(_))) && !parts.is_empty();
-        let content_hash = if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] };
+        let content_key = if disposition == Disposition::Keep { options.content_key(&text) } else { ContentKey::default() };
         conversation.messages.push(Message {
             id: uuid.to_owned(),
             parent_id: tree.parents[position].map(|parent| usable[parent].0.to_owned()),
@@ -138,7 +138,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
             model: None,
             status: None,
             on_active_branch,
-            content_hash,
+            content_key,
             disposition,
         });
     }

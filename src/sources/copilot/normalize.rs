@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::hash::{pam_content_digest, push_hex, sha256};
+use crate::hash::{ContentKey, push_hex, sha256};
 use crate::model::{Conversation, Disposition, Message, Origin, Provider, Role, SkipReason, Warnings};
 use crate::sources::copilot::csv_rows::{cell, split_row};
 use crate::sources::copilot::{COLUMNS_BYTES, Columns, CopilotDecoder, CsvLayout, decode_columns};
@@ -142,7 +142,7 @@ pub fn decode_conversation(
             created_at,
             time_known: time.is_some(),
             parts: Vec::new(),
-            content_hash: if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] },
+            content_key: if disposition == Disposition::Keep { options.content_key(&text) } else { ContentKey::default() },
             text,
             is_thought: false,
             provider_fields: None,

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::{ConfigError, RunError};
-use crate::hash::pam_content_digest;
+use crate::hash::ContentKey;
 use crate::model::{Conversation, Disposition, Message, Micros, Origin, Provider, Role, SkipReason, Warnings};
 use crate::sources::container::{Container, Entry};
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
@@ -254,7 +254,7 @@ impl MessageFields {
         } else {
             Disposition::Keep
         };
-        let content_hash = if disposition == Disposition::Keep { pam_content_digest(&self.text) } else { [0; 32] };
+        let content_key = if disposition == Disposition::Keep { options.content_key(&self.text) } else { ContentKey::default() };
         Message {
             id: self.id,
             parent_id: self.parent_id,
@@ -269,7 +269,7 @@ impl MessageFields {
             model: self.model,
             status: None,
             on_active_branch: self.on_active_branch,
-            content_hash,
+            content_key,
             disposition,
         }
     }

@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::hash::pam_content_digest;
+use crate::hash::ContentKey;
 use crate::model::{
     Asset, AssetKind, Conversation, Disposition, Embedding, MemoryKind, MemoryRecord, Message, Micros, Origin, Part, Provider, Role,
     SkipReason, Warnings,
@@ -703,7 +703,7 @@ fn read_message(
     } else {
         Disposition::Keep
     };
-    let content_hash = if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] };
+    let content_key = if disposition == Disposition::Keep { options.content_key(&text) } else { ContentKey::default() };
     let as_written = raw_view.and_then(|view| view.provider).filter(|fields| fields.get() != "null");
     let provider_fields = match (&raw["provider"], as_written) {
         (_, _) if !options.keep_provider_fields => None,
@@ -726,7 +726,7 @@ fn read_message(
         model: message["model"].as_str().map(str::to_owned),
         status: raw["status"].as_str().map(str::to_owned),
         on_active_branch,
-        content_hash,
+        content_key,
         disposition,
     })
 }

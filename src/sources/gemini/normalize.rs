@@ -8,7 +8,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::hash::{pam_content_digest, push_hex, sha256};
+use crate::hash::{ContentKey, push_hex, sha256};
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
 use crate::sources::gemini::TakeoutFiles;
@@ -111,7 +111,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
                     author_name: None,
                     created_at,
                     time_known: time.is_some(),
-                    content_hash: if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] },
+                    content_key: if disposition == Disposition::Keep { options.content_key(&text) } else { ContentKey::default() },
                     parts,
                     text,
                     is_thought: false,

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
 
-use crate::hash::pam_content_digest;
+use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
 use crate::sources::grok::GrokAssets;
@@ -129,7 +129,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
                 .then(|| sender.to_owned()),
             created_at,
             time_known: times[position].is_some(),
-            content_hash: if disposition == Disposition::Keep { pam_content_digest(&text) } else { [0; 32] },
+            content_key: if disposition == Disposition::Keep { options.content_key(&text) } else { ContentKey::default() },
             parts,
             text,
             is_thought: false,
