@@ -4,9 +4,7 @@
 //! element was already parsed once) and the keys of Gemini activity records (parsed fully
 //! later). Values are not validated; any surprise simply ends the walk with `None`.
 
-use memchr::memchr;
-
-use crate::sources::json_array::trailing_backslashes;
+use crate::sources::json_array::{find_quote, trailing_backslashes};
 
 /// Position of the first non-whitespace byte at or after `pos`.
 pub fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
@@ -20,7 +18,7 @@ pub fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
 pub fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut scan_from = start + 1;
     loop {
-        let quote = scan_from + memchr(b'"', bytes.get(scan_from..)?)?;
+        let quote = scan_from + find_quote(bytes.get(scan_from..)?)?;
         // Only a quote ends a string: jump from quote to quote and count the backslashes before
         // each (answer HTML is mostly `\u003c` escapes). Every scan starts at a byte that is not
         // escaped, so those backslashes are all in this window.

@@ -19,6 +19,7 @@ pub mod json_walk;
 pub mod lenient;
 pub mod manifest;
 pub mod provider_fields;
+pub mod read_ahead;
 pub mod regroup;
 pub mod tree;
 

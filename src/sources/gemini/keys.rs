@@ -12,7 +12,7 @@ use crate::sources::regroup::GroupKey;
 use crate::timefmt::parse_rfc3339;
 
 /// The members regrouping reads, as raw keys (with their quotes).
-const KEY_MEMBERS: [&[u8]; 3] = [b"\"time\"", b"\"titleUrl\"", b"\"details\""];
+pub const KEY_MEMBERS: [&[u8]; 3] = [b"\"time\"", b"\"titleUrl\"", b"\"details\""];
 
 /// The conversation a record belongs to and its time. A record whose members cannot be walked,
 /// or whose key members cannot be read, has neither (it joins the keyless stream).
@@ -31,7 +31,17 @@ pub fn read_keys(record: &[u8]) -> (GroupKey, Option<Micros>) {
         }
     });
     key_members.push(b'}');
-    let keys: Option<RawKeys> = if walked { sonic_rs::from_slice(&key_members).ok() } else { None };
+    if !walked {
+        return (GroupKey::Title(String::new()), None);
+    }
+    keys_of_members(&key_members)
+}
+
+/// The conversation and time read from `members`, an object of a record's key members (as
+/// [`read_keys`] gathers them, or as framing keeps them:
+/// [`ArrayFramer::keeping_members`](crate::sources::json_array::ArrayFramer::keeping_members)).
+pub fn keys_of_members(members: &[u8]) -> (GroupKey, Option<Micros>) {
+    let keys: Option<RawKeys> = sonic_rs::from_slice(members).ok();
     let time = keys.as_ref().and_then(|keys| keys.time.as_deref()).and_then(parse_rfc3339);
     let key = match keys.as_ref().and_then(RawKeys::conversation_id) {
         Some(id) => GroupKey::Conversation(id),
@@ -126,6 +136,47 @@ mod tests {
             assert_eq!(members(broken), None, "{broken}");
             assert_eq!(read_keys(broken.as_bytes()), (GroupKey::Title(String::new()), None), "{broken}");
         }
+    }
+
+    #[test]
+    fn members_kept_while_framing_give_the_keys_a_walk_finds() {
+        // Records built from key members (in any order, some repeated or of the wrong type)
+        // and other members with nesting and escapes; framed keeping only the key members,
+        // each gives the keys `read_keys` finds walking the whole record.
+        let members = [
+            r#""time":"2024-05-01T10:00:00.5Z""#,
+            r#""time" : "2025-01-02T03:04:05Z""#,
+            r#""time":17"#,
+            r#""titleUrl":"https://gemini.google.com/app/t1""#,
+            r#""details":[{"name":"x","url":"https://gemini.google.com/app/d1"}]"#,
+            r#""details":[{"name":"Request","value":"say \"time\":1, {"}]"#,
+            r#""details":"x""#,
+            r#""title":"Prompted \"details\":[\\""#,
+            r#""safeHtmlItem":[{"html":"\u003cp\u003e,\"titleUrl\":\"x\"}\\"}]"#,
+            r#""nested":{"time":"2020-01-01T00:00:00Z","details":[]}"#,
+            r#""n":-1.5e3"#,
+        ];
+        let mut next = crate::test_support::fixed_seed_numbers(0x005e_ed0f_ce11);
+        let mut records = Vec::new();
+        for _ in 0..2_000 {
+            let picked: Vec<&str> = (0..next() % 6).map(|_| members[next() % members.len()]).collect();
+            records.push(format!("{{{}}}", picked.join(if next().is_multiple_of(3) { " ,\n  " } else { "," })));
+        }
+        let array = format!("[{}]", records.join(",\n"));
+        let mut framer = crate::sources::json_array::ArrayFramer::new(array.as_bytes()).keeping_members(&KEY_MEMBERS);
+        let mut kept = Vec::new();
+        let (mut in_conversations, mut timed) = (0, 0);
+        for record in &records {
+            kept.clear();
+            let (offset, _) = framer.next_element_into(&mut kept).unwrap().unwrap();
+            assert_eq!((framer.bytes_consumed() - offset) as usize, record.len());
+            let keys = keys_of_members(&kept);
+            assert_eq!(keys, read_keys(record.as_bytes()), "{record}");
+            in_conversations += usize::from(matches!(keys.0, GroupKey::Conversation(_)));
+            timed += usize::from(keys.1.is_some());
+        }
+        assert!(framer.next_element_into(&mut kept).unwrap().is_none());
+        assert!(in_conversations > 300 && timed > 300, "{in_conversations} in conversations, {timed} timed");
     }
 
     #[test]

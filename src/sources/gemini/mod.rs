@@ -22,7 +22,7 @@ use crate::sources::container::Entry;
 use crate::sources::json_array::{ArrayFramer, FrameError};
 use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row, push_problem_row};
 use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
-use keys::read_keys;
+use keys::{keys_of_members, read_keys};
 
 /// The conversation id in a Gemini or Bard conversation URL
 /// (`https://gemini.google.com/app/<id>`, `…/app/c/<id>`, `https://bard.google.com/chat/<id>`).
@@ -34,22 +34,44 @@ pub fn conversation_id_from_url(url: &str) -> Option<String> {
     (is_conversation && !id.is_empty() && id != "app" && id != "chat").then(|| id.to_owned())
 }
 
-/// Bytes of records framed before their keys are read on the worker pool.
+/// Bytes of records (or of their key members) framed before their keys are read on the worker
+/// pool.
 const KEY_BATCH_BYTES: usize = 4 << 20;
+/// Records framed before their keys are read, when only their key members are kept.
+const KEY_BATCH_RECORDS: usize = 2048;
 /// Batches whose keys are being read at once.
 const KEY_BATCHES_IN_FLIGHT: usize = 4;
 
+/// One record framed on the reader thread.
+struct FramedRecord {
+    /// Where the record starts in the input, and its position in the array.
+    offset: u64,
+    index: u64,
+    /// The record's length in the input.
+    length: usize,
+    /// Where its bytes (or key members) are in the batch.
+    start: usize,
+    end: usize,
+}
+
 /// Records framed on the reader thread, waiting for their keys.
 struct FramedRecords {
+    /// The records' bytes, or only their key members when records are read back from the
+    /// input ([`FramedRecords::members_only`]).
     bytes: Vec<u8>,
-    /// Each record's (offset, index, start, end in `bytes`).
-    records: Vec<(u64, u64, usize, usize)>,
+    records: Vec<FramedRecord>,
+    members_only: bool,
 }
 
 impl FramedRecords {
-    fn new() -> Self {
+    fn new(members_only: bool) -> Self {
         // A batch ends just past KEY_BATCH_BYTES: reserving once saves growing it by copies.
-        FramedRecords { bytes: Vec::with_capacity(KEY_BATCH_BYTES + KEY_BATCH_BYTES / 4), records: Vec::new() }
+        let capacity = if members_only { KEY_BATCH_RECORDS * 256 } else { KEY_BATCH_BYTES + KEY_BATCH_BYTES / 4 };
+        FramedRecords { bytes: Vec::with_capacity(capacity), records: Vec::new(), members_only }
+    }
+
+    fn is_full(&self) -> bool {
+        self.bytes.len() >= KEY_BATCH_BYTES || (self.members_only && self.records.len() >= KEY_BATCH_RECORDS)
     }
 }
 
@@ -59,6 +81,10 @@ type RecordKeys = (GroupKey, Option<Micros>);
 /// Frames the records of a `MyActivity.json` and regroups them into conversations. The
 /// reader thread only frames; each record's keys (time, conversation URL) are read in batches
 /// on `pool`, and the batches are indexed in file order.
+///
+/// When the input is an unpacked file (`input_file`), records are read back from it by offset
+/// later, so framing keeps only their key members (`time`, `titleUrl`, `details`): nothing else
+/// is copied, and no second walk over each record is needed to find them.
 ///
 /// # Errors
 /// I/O errors reading the file or writing the spill files. A truncated or broken file keeps the
@@ -70,21 +96,28 @@ pub fn regroup(
     input_file: Option<File>,
     pool: &rayon::ThreadPool,
 ) -> Result<GroupedElements, RunError> {
-    let mut framer = ArrayFramer::new(reader);
+    // The pass is what the decoding waits for: reading the input beside it shortens it.
+    let mut framer = ArrayFramer::reading_ahead(reader).map_err(|error| RunError::read(display, error))?;
     let mut regrouper = Regrouper::new(display, options.gap)?.attach_untitled();
     // An unpacked file is read back by offset, so its records are never copied to the spill.
+    let members_only = input_file.is_some();
     if let Some(file) = input_file {
         regrouper = regrouper.read_back_from(file);
+        framer = framer.keeping_members(&keys::KEY_MEMBERS);
     }
     let mut in_flight: VecDeque<mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)>> = VecDeque::new();
     let mut spare: Vec<FramedRecords> = Vec::new();
-    let mut batch = FramedRecords::new();
+    let mut batch = FramedRecords::new(members_only);
     let mut row = Vec::new();
     let mut broken = None;
     loop {
         let start = batch.bytes.len();
         match framer.next_element_into(&mut batch.bytes) {
-            Ok(Some((offset, index))) => batch.records.push((offset, index, start, batch.bytes.len())),
+            Ok(Some((offset, index))) => {
+                // Records are far below 2^64 bytes; the regrouper refuses those over 4 GiB.
+                let length = usize::try_from(framer.bytes_consumed() - offset).unwrap_or(usize::MAX);
+                batch.records.push(FramedRecord { offset, index, length, start, end: batch.bytes.len() });
+            }
             Ok(None) => break,
             Err(FrameError::Io(error)) => return Err(RunError::read(display, error)),
             Err(error) => {
@@ -93,8 +126,8 @@ pub fn regroup(
                 break;
             }
         }
-        if batch.bytes.len() >= KEY_BATCH_BYTES {
-            let full = std::mem::replace(&mut batch, spare.pop().unwrap_or_else(FramedRecords::new));
+        if batch.is_full() {
+            let full = std::mem::replace(&mut batch, spare.pop().unwrap_or_else(|| FramedRecords::new(members_only)));
             in_flight.push_back(read_keys_on(pool, full));
             if in_flight.len() >= KEY_BATCHES_IN_FLIGHT
                 && let Some(oldest) = in_flight.pop_front()
@@ -120,7 +153,8 @@ pub fn regroup(
 fn read_keys_on(pool: &rayon::ThreadPool, batch: FramedRecords) -> mpsc::Receiver<(FramedRecords, Vec<RecordKeys>)> {
     let (sender, receiver) = mpsc::sync_channel(1);
     pool.spawn(move || {
-        let keys = batch.records.iter().map(|&(_, _, start, end)| read_keys(&batch.bytes[start..end])).collect();
+        let read = if batch.members_only { keys_of_members } else { read_keys };
+        let keys = batch.records.iter().map(|record| read(&batch.bytes[record.start..record.end])).collect();
         // The reader hung up only when the run is stopping.
         let _ = sender.send((batch, keys));
     });
@@ -135,13 +169,13 @@ fn index_batch(
     spare: &mut Vec<FramedRecords>,
 ) -> Result<(), RunError> {
     let (mut batch, keys) = receiver.recv().map_err(|_| RunError::Internal("a worker stopped while reading activity keys".into()))?;
-    for (&(offset, index, start, end), (key, time)) in batch.records.iter().zip(&keys) {
+    for (record, (key, time)) in batch.records.iter().zip(&keys) {
         if regrouper.reads_back() {
-            regrouper.push_input_record(key, *time, (offset, index), end - start)?;
+            regrouper.push_input_record(key, *time, (record.offset, record.index), record.length)?;
             continue;
         }
         row.clear();
-        push_binary_row(row, offset, index, &batch.bytes[start..end]);
+        push_binary_row(row, record.offset, record.index, &batch.bytes[record.start..record.end]);
         regrouper.push(key, *time, row)?;
     }
     batch.bytes.clear();
