@@ -115,38 +115,36 @@ impl Converter {
             return after;
         }
         let closing = tag.starts_with('/');
-        let mut name_buffer = [0u8; MAX_TAG_NAME];
-        let name = tag_name(tag, &mut name_buffer);
+        let name = tag_code(tag);
         match (name, closing) {
-            ("br", _) => out.push('\n'),
-            ("p" | "div" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "table" | "tr" | "blockquote" | "hr", _) => {
+            (BR, _) => out.push('\n'),
+            (P | DIV | H1 | H2 | H3 | H4 | H5 | H6 | TABLE | TR | BLOCKQUOTE | HR, _) => {
                 block_break(out);
-                if !closing && name.len() == 2 && name.starts_with('h') && name != "hr" {
-                    let level = name[1..].parse::<usize>().unwrap_or(1);
-                    out.push_str(&"#".repeat(level));
+                if !closing && let Some(level) = HEADINGS.iter().position(|&heading| heading == name) {
+                    out.push_str(&"#".repeat(level + 1));
                     out.push(' ');
                 }
             }
-            ("ul" | "ol", false) => {
+            (UL | OL, false) => {
                 self.list_depth += 1;
                 line_break(out);
             }
-            ("ul" | "ol", true) => {
+            (UL | OL, true) => {
                 self.list_depth = self.list_depth.saturating_sub(1);
                 block_break(out);
             }
-            ("li", false) => {
+            (LI, false) => {
                 line_break(out);
                 out.push_str(&"  ".repeat(self.list_depth.saturating_sub(1)));
                 out.push_str("- ");
             }
-            ("td" | "th", true) => out.push_str(" | "),
-            ("pre", false) => {
+            (TD | TH, true) => out.push_str(" | "),
+            (PRE, false) => {
                 block_break(out);
                 out.push_str("```\n");
                 self.in_pre += 1;
             }
-            ("pre", true) => {
+            (PRE, true) => {
                 self.in_pre = self.in_pre.saturating_sub(1);
                 if !out.ends_with('\n') {
                     out.push('\n');
@@ -154,27 +152,27 @@ impl Converter {
                 out.push_str("```");
                 block_break(out);
             }
-            ("code", _) if self.in_pre == 0 => out.push('`'),
-            ("b" | "strong", _) => out.push_str("**"),
-            ("i" | "em", _) => out.push('*'),
-            ("a", false) => {
+            (CODE, _) if self.in_pre == 0 => out.push('`'),
+            (B | STRONG, _) => out.push_str("**"),
+            (I | EM, _) => out.push('*'),
+            (A, false) => {
                 let href = attribute(tag, "href");
                 if href.is_some() {
                     out.push('[');
                 }
                 self.pending_links.push(href);
             }
-            ("a", true) => {
+            (A, true) => {
                 if let Some(Some(href)) = self.pending_links.pop() {
                     out.push_str("](");
                     out.push_str(&href);
                     out.push(')');
                 }
             }
-            ("script" | "style", false) => {
+            (SCRIPT | STYLE, false) => {
                 // Their content is not text: skip to their closing tag.
-                let end = format!("</{name}");
-                return html[after..].to_ascii_lowercase().find(&end).map_or(html.len(), |position| after + position);
+                let end = if name == SCRIPT { "</script" } else { "</style" };
+                return html[after..].to_ascii_lowercase().find(end).map_or(html.len(), |position| after + position);
             }
             _ => {}
         }
@@ -233,20 +231,58 @@ fn is_collapsible(c: char) -> bool {
 /// Longest tag name matched (`blockquote`); longer names are no tag this module handles.
 const MAX_TAG_NAME: usize = 12;
 
-/// The lowercase name of a tag from its text (`/UL` → `ul`), in `buffer`; empty when longer than
-/// any handled tag.
-fn tag_name<'a>(tag: &str, buffer: &'a mut [u8; MAX_TAG_NAME]) -> &'a str {
+/// The lowercase name of a tag from its text (`/UL` → `ul`) packed into an integer, first byte
+/// lowest (see [`name_code`]), so a name is matched with one comparison; 0 when the name is
+/// longer than any handled tag.
+fn tag_code(tag: &str) -> u128 {
     let name = tag.trim_start_matches('/').as_bytes();
     let length = name.iter().take_while(|byte| byte.is_ascii_alphanumeric()).count();
     if length > MAX_TAG_NAME {
-        return "";
+        return 0;
     }
-    for (slot, byte) in buffer.iter_mut().zip(&name[..length]) {
-        *slot = byte.to_ascii_lowercase();
-    }
-    // ASCII alphanumerics only.
-    std::str::from_utf8(&buffer[..length]).unwrap_or_default()
+    name[..length].iter().rev().fold(0, |code, byte| (code << 8) | u128::from(byte.to_ascii_lowercase()))
 }
+
+/// `name` packed as [`tag_code`] packs a tag's name.
+const fn name_code(name: &[u8]) -> u128 {
+    let mut code = 0;
+    let mut position = name.len();
+    while position > 0 {
+        position -= 1;
+        code = (code << 8) | name[position] as u128;
+    }
+    code
+}
+
+const A: u128 = name_code(b"a");
+const B: u128 = name_code(b"b");
+const BLOCKQUOTE: u128 = name_code(b"blockquote");
+const BR: u128 = name_code(b"br");
+const CODE: u128 = name_code(b"code");
+const DIV: u128 = name_code(b"div");
+const EM: u128 = name_code(b"em");
+const H1: u128 = name_code(b"h1");
+const H2: u128 = name_code(b"h2");
+const H3: u128 = name_code(b"h3");
+const H4: u128 = name_code(b"h4");
+const H5: u128 = name_code(b"h5");
+const H6: u128 = name_code(b"h6");
+/// Headings by level, from 1.
+const HEADINGS: [u128; 6] = [H1, H2, H3, H4, H5, H6];
+const HR: u128 = name_code(b"hr");
+const I: u128 = name_code(b"i");
+const LI: u128 = name_code(b"li");
+const OL: u128 = name_code(b"ol");
+const P: u128 = name_code(b"p");
+const PRE: u128 = name_code(b"pre");
+const SCRIPT: u128 = name_code(b"script");
+const STRONG: u128 = name_code(b"strong");
+const STYLE: u128 = name_code(b"style");
+const TABLE: u128 = name_code(b"table");
+const TD: u128 = name_code(b"td");
+const TH: u128 = name_code(b"th");
+const TR: u128 = name_code(b"tr");
+const UL: u128 = name_code(b"ul");
 
 fn line_break(out: &mut String) {
     while out.ends_with(' ') {
@@ -558,6 +594,19 @@ mod tests {
             "<STYLE>p{}</style>",
             "<td>",
             "</td>",
+            "<H1>",
+            "<h6 class=\"x\">",
+            "</H3>",
+            "<h7>",
+            "<h10>",
+            "<blockquote>",
+            "</TR>",
+            "<hr/>",
+            "<strong>",
+            "<div>",
+            "<table>",
+            "</th>",
+            "<averyveryverylongtagname>",
             "<",
             ">",
             "&",

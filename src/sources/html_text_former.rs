@@ -1,7 +1,7 @@
 //! The answer-HTML-to-text conversion as it was before it became one pass (kept only as the
 //! reference the tests compare the one-pass converter with, on generated fragments).
 
-use super::{MAX_TAG_NAME, attribute, block_break, entity, is_collapsible, line_break, tag_name, tidy};
+use super::{MAX_TAG_NAME, attribute, block_break, entity, is_collapsible, line_break, tidy};
 use crate::ascii_word::printable_ascii;
 
 /// Converts an HTML fragment to text.
@@ -224,4 +224,19 @@ fn decode_entities_borrowed(text: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(rest);
     std::borrow::Cow::Owned(out)
+}
+
+/// The lowercase name of a tag from its text (`/UL` → `ul`), in `buffer`; empty when longer than
+/// any handled tag.
+fn tag_name<'a>(tag: &str, buffer: &'a mut [u8; MAX_TAG_NAME]) -> &'a str {
+    let name = tag.trim_start_matches('/').as_bytes();
+    let length = name.iter().take_while(|byte| byte.is_ascii_alphanumeric()).count();
+    if length > MAX_TAG_NAME {
+        return "";
+    }
+    for (slot, byte) in buffer.iter_mut().zip(&name[..length]) {
+        *slot = byte.to_ascii_lowercase();
+    }
+    // ASCII alphanumerics only.
+    std::str::from_utf8(&buffer[..length]).unwrap_or_default()
 }

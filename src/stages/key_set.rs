@@ -149,14 +149,25 @@ impl KeySet {
     /// # Errors
     /// I/O errors spilling to or reading from temporary files.
     pub fn insert(&mut self, key: u128) -> io::Result<bool> {
-        if self.contains(key)? {
-            return Ok(false);
-        }
         if self.recent.len() >= self.capacity {
+            if self.contains(key)? {
+                return Ok(false);
+            }
             let keys: Vec<u128> = self.recent.drain().collect();
             self.runs.push(Run::create(keys)?);
+            self.recent.insert(key);
+            return Ok(true);
         }
-        self.recent.insert(key);
+        // Inserting first looks the table up once for a new key (most keys are new), where
+        // asking first and inserting after looked it up twice: a cache miss each in a large
+        // table.
+        if !self.recent.insert(key) {
+            return Ok(false);
+        }
+        if self.runs_contain(key)? {
+            self.recent.remove(&key);
+            return Ok(false);
+        }
         Ok(true)
     }
 }
@@ -167,9 +178,11 @@ impl KeySet {
     /// # Errors
     /// I/O errors reading a spilled run.
     pub fn contains(&mut self, key: u128) -> io::Result<bool> {
-        if self.recent.contains(&key) {
-            return Ok(true);
-        }
+        Ok(self.recent.contains(&key) || self.runs_contain(key)?)
+    }
+
+    /// Whether a spilled run holds `key`.
+    fn runs_contain(&mut self, key: u128) -> io::Result<bool> {
         for run in &self.runs {
             if run.contains(key, &mut self.block)? {
                 return Ok(true);
@@ -199,9 +212,11 @@ mod tests {
             assert!(set.insert(*key).unwrap());
         }
         assert!(set.runs.len() >= 9);
+        let (runs, recent) = (set.runs.len(), set.recent.len());
         for key in &keys {
             assert!(!set.insert(*key).unwrap(), "every key is found again, in memory or in a run");
         }
+        assert_eq!((set.runs.len(), set.recent.len()), (runs, recent), "keys found again are not added again");
         for number in 10_000..20_000u32 {
             assert!(set.insert(key_of(&sha256(&number.to_le_bytes()))).unwrap());
         }
