@@ -227,6 +227,17 @@ pub fn sha256_label(digest: &[u8; 32]) -> String {
     out
 }
 
+/// Appends [`sha256_label`]`(digest)` to `out` as bytes, for writers that build records as
+/// bytes.
+pub fn push_sha256_label(out: &mut Vec<u8>, digest: &[u8; 32]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"sha256:");
+    for byte in digest {
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 0x0f)]);
+    }
+}
+
 /// Appends lowercase hex of `bytes` to `out`.
 pub fn push_hex(out: &mut String, bytes: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -304,6 +315,14 @@ mod tests {
         // Texts that normalize alike share a key; others do not.
         assert_eq!(content_key("Hello   World", false), content_key("hello world", false));
         assert_ne!(content_key("hello world", false), content_key("hello  worlds", false));
+    }
+
+    #[test]
+    fn labels_as_bytes_match_labels_as_text() {
+        let digest = sha256(b"memport");
+        let mut bytes = b"x".to_vec();
+        push_sha256_label(&mut bytes, &digest);
+        assert_eq!(bytes, format!("x{}", sha256_label(&digest)).into_bytes());
     }
 
     #[test]

@@ -33,6 +33,14 @@ pub fn write_rfc3339(out: &mut String, micros: Micros) {
     out.push_str(std::str::from_utf8(&bytes[..length]).unwrap_or_default());
 }
 
+/// Appends the RFC 3339 form of `micros` to `out` as bytes (see [`format_rfc3339`]), for
+/// writers that build records as bytes.
+pub fn push_rfc3339_bytes(out: &mut Vec<u8>, micros: Micros) {
+    let mut bytes = [0u8; 27];
+    let length = rfc3339_bytes(&mut bytes, micros);
+    out.extend_from_slice(&bytes[..length]);
+}
+
 /// Writes the RFC 3339 form of `micros` into `bytes` and returns its length (20 or 27). Filled
 /// in place from a table of digit pairs: this runs for every record written, and building it
 /// a character at a time with divisions showed up in profiles.

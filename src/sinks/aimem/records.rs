@@ -6,12 +6,12 @@
 //! kept ancestor to it, so the active thread is a chain and, under `--branches all`, branches
 //! fork where the conversation forked.
 
-use crate::hash::{push_hex, sha256, sha256_label};
+use crate::hash::{push_hex, push_sha256_label, sha256};
 use crate::jcs::write_string;
 use crate::model::{Conversation, Message, Micros};
 use crate::sinks::aimem::Framing;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
-use crate::timefmt::write_rfc3339;
+use crate::timefmt::push_rfc3339_bytes;
 
 /// Most code points a chunk may carry; longer content is split (the reference rejects more).
 pub const MAX_CHUNK_CODE_POINTS: usize = 65_536;
@@ -59,13 +59,17 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
         if !is_written(message) {
             continue;
         }
-        let inherited = ancestors[position].and_then(|ancestor| last_chunk_of[ancestor].clone());
-        let base_id = chunk_urn(producer, provider, &conversation.id, &message.id);
+        // An ancestor written before this message is in `earlier`; one not written yet has no
+        // chunk to start an edge from.
+        let (earlier, current) = last_chunk_of.split_at_mut(position);
+        let inherited = ancestors[position].and_then(|ancestor| earlier.get(ancestor)).and_then(Option::as_deref);
+        let mut base_id = chunk_urn(producer, provider, &conversation.id, &message.id);
         let pieces = split_content(&message.text);
         let piece_count = pieces.len();
-        let mut previous = inherited;
+        // The chunk written last for this message.
+        let mut previous: Option<String> = None;
         for (piece_index, piece) in pieces.into_iter().enumerate() {
-            let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
+            let chunk_id = piece_id(&mut base_id, piece_index, piece_count);
             match framing {
                 Framing::Bundle => {
                     out.chunks.push(b',');
@@ -99,12 +103,12 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
                 }
             }
             out.chunk_ends.push(out.chunks.len());
-            if let Some(source) = &previous {
+            if let Some(source) = previous.as_deref().or(inherited) {
                 push_edge(out, framing, source, &chunk_id, message.created_at);
             }
             previous = Some(chunk_id);
         }
-        last_chunk_of[position] = previous;
+        current[0] = previous;
     }
 }
 
@@ -165,6 +169,16 @@ fn split_content(text: &str) -> Vec<&str> {
     pieces
 }
 
+/// The id of piece `piece_index` of `piece_count`: the base id for the first (taken, not
+/// copied, when it is the only piece), `<base>.pN` for the others.
+fn piece_id(base_id: &mut String, piece_index: usize, piece_count: usize) -> String {
+    match (piece_index, piece_count) {
+        (0, 1) => std::mem::take(base_id),
+        (0, _) => base_id.clone(),
+        _ => format!("{base_id}.p{}", piece_index + 1),
+    }
+}
+
 fn tag_for(prefix: &str, id: &str) -> String {
     let mut tag = String::with_capacity(MAX_TAG_LENGTH);
     tag.push_str(prefix);
@@ -213,15 +227,13 @@ fn write_chunk(
 
 /// Writes a chunk's fields up to and including `"tags":[`, in canonical key order.
 fn write_chunk_head(out: &mut Vec<u8>, open: &[u8], content: &str, id: &str, created_at: Micros, memory_type: &str) {
-    let mut time = String::with_capacity(27);
-    write_rfc3339(&mut time, created_at);
     out.extend_from_slice(open);
     out.extend_from_slice(b"\"content\":");
     write_string(out, content);
     out.extend_from_slice(b",\"content_hash\":\"");
-    out.extend_from_slice(sha256_label(&sha256(content.as_bytes())).as_bytes());
+    push_sha256_label(out, &sha256(content.as_bytes()));
     out.extend_from_slice(b"\",\"created_at\":\"");
-    out.extend_from_slice(time.as_bytes());
+    push_rfc3339_bytes(out, created_at);
     out.extend_from_slice(b"\",\"id\":");
     write_string(out, id);
     out.extend_from_slice(b",\"is_pinned\":false,\"memory_type\":\"");
@@ -242,14 +254,14 @@ fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize) {
 fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.is_empty()) {
-        let base_id = memory_urn(producer, provider, &memory.id);
+        let mut base_id = memory_urn(producer, provider, &memory.id);
         // A type read from another AIMEM producer is written as it was.
         let memory_type = memory.format_type("aimem-type").filter(|kind| MEMORY_TYPES.contains(kind)).unwrap_or(memory.kind.aimem_type());
         let pieces = split_content(&memory.text);
         let piece_count = pieces.len();
         let mut previous: Option<String> = None;
         for (piece_index, piece) in pieces.into_iter().enumerate() {
-            let chunk_id = if piece_index == 0 { base_id.clone() } else { format!("{base_id}.p{}", piece_index + 1) };
+            let chunk_id = piece_id(&mut base_id, piece_index, piece_count);
             let open: &[u8] = match framing {
                 Framing::Bundle => {
                     out.chunks.push(b',');
@@ -293,11 +305,9 @@ fn push_edge(out: &mut RecordBuffers, framing: Framing, source: &str, target: &s
 }
 
 fn write_edge(out: &mut Vec<u8>, open: &[u8], source: &str, target: &str, created_at: Micros) {
-    let mut time = String::with_capacity(27);
-    write_rfc3339(&mut time, created_at);
     out.extend_from_slice(open);
     out.extend_from_slice(b"\"created_at\":\"");
-    out.extend_from_slice(time.as_bytes());
+    push_rfc3339_bytes(out, created_at);
     out.extend_from_slice(b"\",\"edge_type\":\"temporal\",\"source_id\":");
     write_string(out, source);
     out.extend_from_slice(b",\"target_id\":");
