@@ -588,8 +588,12 @@ impl GroupedElements {
         };
         let low = rows.iter().map(|row| row.offset).min().unwrap_or(0);
         let high = rows.iter().map(IndexEntry::end).max().unwrap_or(0);
-        self.span.resize(usize::try_from(high - low).map_err(io::Error::other)?, 0);
-        input.read_exact_at(&mut self.span, low)?;
+        let length = usize::try_from(high - low).map_err(io::Error::other)?;
+        // Grown, never shrunk: zeroing it again for every run of rows cost more than the copy.
+        if self.span.len() < length {
+            self.span.resize(length, 0);
+        }
+        input.read_exact_at(&mut self.span[..length], low)?;
         for row in rows {
             push_binary_header(out, row.offset, row.index, row.length);
             // Inside the span by how it was computed.
