@@ -1,11 +1,11 @@
 //! A set of 128-bit keys (halves of digests) whose memory stays bounded: once the
 //! in-memory table holds [`IN_MEMORY_KEYS`] keys it is sorted and spilled to a temporary file as a
-//! run. Each run keeps only a Bloom filter (10 bits per key) and a sparse index (one key per 4 KiB
+//! run. Each run keeps only a Bloom filter (16 bits per key) and a sparse index (one key per 4 KiB
 //! block) in memory; a lookup reads one block from a run only when its filter says "maybe".
 //!
 //! Dedup must answer "seen before?" exactly, in input order, for millions of messages; an
 //! in-memory hash set of every key grows by ~35 bytes per distinct message (with resizes), which
-//! broke the flat-memory budget at 4 GB of input. This keeps the growth to ~1.3 bytes per key.
+//! broke the flat-memory budget at 4 GB of input. This keeps the growth to ~2 bytes per key.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -20,9 +20,11 @@ pub const IN_MEMORY_KEYS: usize = (1 << 19) / 8 * 7;
 /// Keys per block of a spilled run (16 bytes each: 4 KiB blocks).
 const KEYS_PER_BLOCK: usize = 256;
 /// Bloom filter bits per key and probes per lookup. The filter is blocked: all probes of a key
-/// fall in one 64-byte block, so a lookup costs one cache miss per run instead of one per probe
-/// (about 1% false positives at this size, against 0.8% for a plain filter).
-const BLOOM_BITS_PER_KEY: usize = 10;
+/// fall in one 64-byte block, so a lookup costs one cache miss per run instead of one per probe.
+/// Every run's filter is asked for every new key, so false positives add up with the runs: at
+/// 10 bits a key (about 1% each) the 12 runs of a 4 GB Gemini export sent one new key in nine
+/// to disk; at 16 bits (about 0.1%) one in eighty.
+const BLOOM_BITS_PER_KEY: usize = 16;
 const BLOOM_PROBES: u32 = 7;
 
 /// One cache line of a blocked Bloom filter.
@@ -128,9 +130,16 @@ impl Run {
 pub struct KeySet {
     recent: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
     runs: Vec<Run>,
+    /// Keys a run was found to hold, up to [`FOUND_KEYS`]: what is found again is mostly what
+    /// repeats often (a short prompt asked in many conversations), and each lookup in a run
+    /// reads a block from disk.
+    found_in_runs: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
     block: Vec<u8>,
     capacity: usize,
 }
+
+/// Most keys [`KeySet`] remembers having found in a run (about 2 MiB).
+const FOUND_KEYS: usize = 1 << 16;
 
 impl Default for KeySet {
     fn default() -> Self {
@@ -141,7 +150,13 @@ impl Default for KeySet {
 impl KeySet {
     /// A set that spills every `capacity` keys.
     pub fn with_memory_capacity(capacity: usize) -> Self {
-        KeySet { recent: HashSet::default(), runs: Vec::new(), block: Vec::with_capacity(KEYS_PER_BLOCK * 16), capacity: capacity.max(1) }
+        KeySet {
+            recent: HashSet::default(),
+            runs: Vec::new(),
+            found_in_runs: HashSet::default(),
+            block: Vec::with_capacity(KEYS_PER_BLOCK * 16),
+            capacity: capacity.max(1),
+        }
     }
 
     /// Adds `key`; returns false when it was already present.
@@ -157,6 +172,9 @@ impl KeySet {
             self.runs.push(Run::create(keys)?);
             self.recent.insert(key);
             return Ok(true);
+        }
+        if self.found_in_runs.contains(&key) {
+            return Ok(false);
         }
         // Inserting first looks the table up once for a new key (most keys are new), where
         // asking first and inserting after looked it up twice: a cache miss each in a large
@@ -183,8 +201,14 @@ impl KeySet {
 
     /// Whether a spilled run holds `key`.
     fn runs_contain(&mut self, key: u128) -> io::Result<bool> {
+        if self.found_in_runs.contains(&key) {
+            return Ok(true);
+        }
         for run in &self.runs {
             if run.contains(key, &mut self.block)? {
+                if self.found_in_runs.len() < FOUND_KEYS {
+                    self.found_in_runs.insert(key);
+                }
                 return Ok(true);
             }
         }
@@ -217,6 +241,11 @@ mod tests {
             assert!(!set.insert(*key).unwrap(), "every key is found again, in memory or in a run");
         }
         assert_eq!((set.runs.len(), set.recent.len()), (runs, recent), "keys found again are not added again");
+        // A key found in a run is remembered: asking again reads nothing more.
+        let reads_before = set.found_in_runs.len();
+        assert!(!set.insert(keys[0]).unwrap());
+        assert_eq!(set.found_in_runs.len(), reads_before);
+        assert!(set.found_in_runs.contains(&keys[0]));
         for number in 10_000..20_000u32 {
             assert!(set.insert(key_of(&sha256(&number.to_le_bytes()))).unwrap());
         }
