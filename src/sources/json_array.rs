@@ -454,31 +454,11 @@ impl<R: Read> ArrayFramer<R> {
                 continue;
             }
             if in_string {
-                if escaped {
-                    escaped = false;
-                    self.position += 1;
-                    continue;
-                }
-                // Only a quote can end a string: jump from quote to quote and count the
-                // backslashes before each, instead of stopping at every escape (answer HTML is
-                // mostly `\u003c` escapes). Every scan starts at a byte that is not escaped.
-                let window = &self.buffer[self.position..self.filled];
-                match find_quote(window) {
-                    None => {
-                        // An odd run of backslashes at the end escapes the first byte of the next read.
-                        escaped = trailing_backslashes(window) % 2 == 1;
-                        self.position = self.filled;
-                    }
-                    Some(distance) => {
-                        let quote_is_escaped = trailing_backslashes(&window[..distance]) % 2 == 1;
-                        self.position += distance + 1;
-                        if !quote_is_escaped {
-                            in_string = false;
-                            if depth == 0 {
-                                bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                                return Ok((offset, index));
-                            }
-                        }
+                if self.cross_string(&mut escaped) {
+                    in_string = false;
+                    if depth == 0 {
+                        bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
+                        return Ok((offset, index));
                     }
                 }
                 continue;
@@ -509,6 +489,37 @@ impl<R: Read> ArrayFramer<R> {
                 }
             }
             self.position += advanced;
+        }
+    }
+}
+
+impl<R: Read> ArrayFramer<R> {
+    /// Moves through the string being framed, up to and past its closing quote if the buffer
+    /// holds it (then returns true), else to the end of the buffer. `escaped` carries an escape
+    /// cut by the end of the buffer over to the next read.
+    ///
+    /// Only a quote can end a string: this jumps from quote to quote and counts the backslashes
+    /// before each, instead of stopping at every escape (answer HTML is mostly `\u003c`
+    /// escapes). Every scan starts at a byte that is not escaped.
+    fn cross_string(&mut self, escaped: &mut bool) -> bool {
+        if *escaped {
+            *escaped = false;
+            self.position += 1;
+            return false;
+        }
+        let window = &self.buffer[self.position..self.filled];
+        match find_quote(window) {
+            None => {
+                // An odd run of backslashes at the end escapes the first byte of the next read.
+                *escaped = trailing_backslashes(window) % 2 == 1;
+                self.position = self.filled;
+                false
+            }
+            Some(distance) => {
+                let quote_is_escaped = trailing_backslashes(&window[..distance]) % 2 == 1;
+                self.position += distance + 1;
+                !quote_is_escaped
+            }
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use super::{ArrayFramer, FrameError, MAX_ELEMENT_BYTES, OPEN, OTHER, QUOTE, find_quote, trailing_backslashes};
+use super::{ArrayFramer, FrameError, MAX_ELEMENT_BYTES, OPEN, OTHER, QUOTE};
 
 /// `,`, which ends a member of the element (other classes as in [`super::STRUCTURE`]).
 const COMMA: u8 = 4;
@@ -75,34 +75,17 @@ impl<R: Read> ArrayFramer<R> {
                 segment_start = self.position;
             }
             if in_string {
-                if escaped {
-                    escaped = false;
-                    self.position += 1;
-                    continue;
-                }
-                // From quote to quote, as in `take_value`.
-                let window = &self.buffer[self.position..self.filled];
-                match find_quote(window) {
-                    None => {
-                        escaped = trailing_backslashes(window) % 2 == 1;
-                        self.position = self.filled;
-                    }
-                    Some(distance) => {
-                        let quote_is_escaped = trailing_backslashes(&window[..distance]) % 2 == 1;
-                        self.position += distance + 1;
-                        if !quote_is_escaped {
-                            in_string = false;
-                            if in_key {
-                                in_key = false;
-                                out.extend_from_slice(&self.buffer[segment_start..self.position]);
-                                segment_start = self.position;
-                                let key = &out[key_from..];
-                                if !self.kept_members.iter().any(|kept| kept.as_slice() == key)
-                                    && let Some(from) = kept_from.take()
-                                {
-                                    out.truncate(from);
-                                }
-                            }
+                if self.cross_string(&mut escaped) {
+                    in_string = false;
+                    if in_key {
+                        in_key = false;
+                        out.extend_from_slice(&self.buffer[segment_start..self.position]);
+                        segment_start = self.position;
+                        let key = &out[key_from..];
+                        if !self.kept_members.iter().any(|kept| kept.as_slice() == key)
+                            && let Some(from) = kept_from.take()
+                        {
+                            out.truncate(from);
                         }
                     }
                 }
