@@ -196,14 +196,12 @@ impl KeySet {
     /// # Errors
     /// I/O errors reading a spilled run.
     pub fn contains(&mut self, key: u128) -> io::Result<bool> {
-        Ok(self.recent.contains(&key) || self.runs_contain(key)?)
+        Ok(self.recent.contains(&key) || self.found_in_runs.contains(&key) || self.runs_contain(key)?)
     }
 
-    /// Whether a spilled run holds `key`.
+    /// Whether a spilled run holds `key`, reading the runs (callers ask `found_in_runs` first);
+    /// a key found is remembered.
     fn runs_contain(&mut self, key: u128) -> io::Result<bool> {
-        if self.found_in_runs.contains(&key) {
-            return Ok(true);
-        }
         for run in &self.runs {
             if run.contains(key, &mut self.block)? {
                 if self.found_in_runs.len() < FOUND_KEYS {

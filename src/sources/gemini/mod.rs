@@ -170,7 +170,8 @@ fn index_batch(
 ) -> Result<(), RunError> {
     let (mut batch, keys) = receiver.recv().map_err(|_| RunError::Internal("a worker stopped while reading activity keys".into()))?;
     for (record, (key, time)) in batch.records.iter().zip(&keys) {
-        if regrouper.reads_back() {
+        // A batch of key members only is one whose records are read back from the input.
+        if batch.members_only {
             regrouper.push_input_record(key, *time, (record.offset, record.index), record.length)?;
             continue;
         }
