@@ -78,73 +78,55 @@ pub fn write_string_array<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item =
 }
 
 /// Writes a JSON string escaping only `"`, `\`, and control characters, as JCS requires.
+///
+/// The escaping is sonic-rs's vectorized string formatter, which escapes exactly that set with
+/// the short forms (`\b \t \n \f \r`) and lowercase `\u00xx` (checked against the bytewise
+/// reference in the tests). It reserves six bytes per input byte, so long texts are handed to
+/// it in pieces: a message of many megabytes must not reserve six times its size.
 pub fn write_string(out: &mut Vec<u8>, text: &str) {
+    use sonic_rs::format::{CompactFormatter, Formatter};
+    /// Largest piece escaped at once; its worst case (`\u00xx` for every byte) is 96 KiB.
+    const PIECE: usize = 16 * 1024;
     out.reserve(text.len() + 2);
     out.push(b'"');
-    let bytes = text.as_bytes();
-    let mut run_start = 0;
-    let mut position = 0;
-    while position < bytes.len() {
-        // Skip eight bytes at a time while none of them needs escaping.
-        if position + 8 <= bytes.len() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&bytes[position..position + 8]);
-            let mask = escape_mask(u64::from_le_bytes(word));
-            if mask == 0 {
-                position += 8;
-                continue;
-            }
-            // The lowest flagged byte is exact (see `escape_mask`): jump straight to it.
-            position += (mask.trailing_zeros() / 8) as usize;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut split = rest.len().min(PIECE);
+        while !rest.is_char_boundary(split) {
+            split -= 1;
         }
-        let byte = bytes[position];
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => {
-                position += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(&bytes[run_start..position]);
-        if escape.is_empty() {
-            const DIGITS: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(DIGITS[usize::from(byte >> 4)]);
-            out.push(DIGITS[usize::from(byte & 0x0f)]);
-        } else {
-            out.extend_from_slice(escape);
-        }
-        position += 1;
-        run_start = position;
+        let (piece, after) = rest.split_at(split);
+        // Writing into a Vec cannot fail: its `WriteExt` only reserves.
+        let _ = CompactFormatter.write_string_fast(out, piece, false);
+        rest = after;
     }
-    out.extend_from_slice(&bytes[run_start..]);
     out.push(b'"');
-}
-
-/// The high bit of each byte of `word` that is below 0x20, `"` or `\` (SWAR: the classic
-/// has-zero-byte test). Borrows can flag bytes above a real match but never below it, so the
-/// lowest flagged byte is always one that needs escaping.
-fn escape_mask(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |value: u64| value.wrapping_sub(ONES) & !value & HIGHS;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    let quote = has_zero(word ^ (ONES * u64::from(b'"')));
-    let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
-    below_space | quote | backslash
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The bytewise JCS escaping `write_string` must agree with.
+    fn reference_string(text: &str) -> String {
+        let mut out = String::from('"');
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
 
     fn canonical(value: Value) -> String {
         String::from_utf8(to_canonical_vec(&value)).unwrap()
@@ -160,7 +142,10 @@ mod tests {
     }
 
     #[test]
-    fn word_scan_agrees_with_bytewise_escaping() {
+    fn vectorized_escaping_agrees_with_bytewise_escaping() {
+        let every_char_below_0x80: String = (0u8..0x80).map(char::from).collect();
+        // Longer than one piece, with a multi-byte character across the piece boundary.
+        let across_pieces = format!("{}é€😀\n{}", "a".repeat(16 * 1024 - 1), "\"b\\".repeat(20_000));
         let samples = [
             "",
             "plain text that is long enough",
@@ -172,11 +157,15 @@ mod tests {
             "x\n\n\"\\\u{0}yz1234567890\t\r\u{8}\u{c}end",
             "\"\"\"\"\"\"\"\"\"\\\\\\\\\\\\\\\\\\",
             "é€😀é€😀\u{1}é€😀é€😀\n",
+            &every_char_below_0x80,
+            &across_pieces,
         ];
         for sample in samples {
-            let mut fast = Vec::new();
+            let mut fast = b"before".to_vec();
             write_string(&mut fast, sample);
-            assert_eq!(String::from_utf8(fast).unwrap(), serde_json::to_string(sample).unwrap(), "{sample:?}");
+            let written = String::from_utf8(fast).unwrap();
+            assert_eq!(written, format!("before{}", reference_string(sample)), "{sample:?}");
+            assert_eq!(written["before".len()..], serde_json::to_string(sample).unwrap(), "{sample:?}");
         }
     }
 

@@ -22,6 +22,7 @@ pub mod hash;
 pub mod jcs;
 pub mod json_embed;
 pub mod model;
+pub mod normalize;
 pub mod pipeline;
 pub mod signing;
 pub mod sinks;
