@@ -15,6 +15,8 @@
 //! - [`pipeline`] wires it together, counts every record in the run report and writes rejects.
 //! - [`validate`] checks files a sink (or anybody else) wrote.
 
+#![forbid(unsafe_code)]
+
 pub mod ascii_word;
 pub mod buffers;
 pub mod error;
