@@ -473,10 +473,8 @@ mod tests {
     fn char_tables_agree_with_the_lookups_they_stand_for() {
         for c in (0..=0xffffu32).filter_map(char::from_u32) {
             let mut lower = c.to_lowercase();
-            let expected = CharFacts {
-                lowercase_changes: !(lower.len() == 1 && lower.next() == Some(c)),
-                not_nfc_boundary: !is_nfc_boundary(c),
-            };
+            let expected =
+                CharFacts { lowercase_changes: !(lower.len() == 1 && lower.next() == Some(c)), not_nfc_boundary: !is_nfc_boundary(c) };
             assert_eq!(bmp_facts(c), Some(expected), "{c:?}");
         }
         assert_eq!(bmp_facts('\u{1f600}'), None);
@@ -487,10 +485,19 @@ mod tests {
         // Stretches longer than the 32-byte steps, whitespace runs across their edges, and
         // characters of scripts without case between them.
         let pieces = [
-            "The Quick Brown Fox Jumps Over The Lazy Dog ", "  \t\n  ", "Привет МИР ", "日本語のテキスト。", "ÀÉÎÕÜ ",
-            "e\u{301}\u{323} ", "x", "\u{3000}", "SHOUTING_WITH_UNDERSCORES_AND_DIGITS_0123456789", "\u{1f600}", "İ",
+            "The Quick Brown Fox Jumps Over The Lazy Dog ",
+            "  \t\n  ",
+            "Привет МИР ",
+            "日本語のテキスト。",
+            "ÀÉÎÕÜ ",
+            "e\u{301}\u{323} ",
+            "x",
+            "\u{3000}",
+            "SHOUTING_WITH_UNDERSCORES_AND_DIGITS_0123456789",
+            "\u{1f600}",
+            "İ",
         ];
-        let mut next = crate::test_support::fixed_seed_numbers(0x5eed_0f_1abe1);
+        let mut next = crate::test_support::fixed_seed_numbers(0x05ee_d0f1_abe1);
         for _ in 0..3_000 {
             let text: String = (0..next() % 40).map(|_| pieces[next() % pieces.len()]).collect();
             let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
