@@ -11,7 +11,8 @@ For each requested size and provider (``--providers``, default ``chatgpt``) it:
    of its main file);
 2. warms the page cache with one ``cat`` of every input file, so every
    measured command reads from a warm cache;
-3. runs each of these once, measuring wall time and peak RSS:
+3. runs each of these once (``--runs N``: N times, in rounds, reporting the run
+   with the median wall time), measuring wall time and peak RSS:
 
    * ``cat MAIN > /dev/null``                         (I/O floor)
    * ``sha256sum MAIN``                               (single-core hashing floor)
@@ -39,7 +40,7 @@ what was measured).
 Usage:
     python3 benches/bench.py [--sizes 256M,1G,4G] [--workdir /tmp/memport-bench]
                              [--providers chatgpt,claude,grok,copilot,gemini-json]
-                             [--formats aimem-ndjson,pam] [--outdir DIR]
+                             [--formats aimem-ndjson,pam] [--outdir DIR] [--runs N]
                              [--binary target/release/memport] [--threads N]
                              [--seed 1] [--regen] [-- EXTRA MEMPORT ARGS...]
 
@@ -281,7 +282,10 @@ def markdown_table(rows: list[dict], floor_mib: float) -> str:
             continue
         rss = r["max_rss_mib"]
         rss_text = f"≤ {floor_mib:.1f}" if rss <= floor_mib + 0.25 else f"{rss:.1f}"  # at the launcher floor
-        lines.append(f"| {r['provider']} | {r['size']} | {r['name']} | {r['wall_s']:.2f} | {r['mb_per_s']:.1f} | "
+        speed = f"{r['mb_per_s']:.1f}"
+        if r.get("runs", 1) > 1:  # the median run, and the slowest and fastest of all
+            speed += f" ({min(r['mb_per_s_all']):.0f}–{max(r['mb_per_s_all']):.0f})"
+        lines.append(f"| {r['provider']} | {r['size']} | {r['name']} | {r['wall_s']:.2f} | {speed} | "
                      f"{rss_text} | {r['user_s']:.2f} | {r['sys_s']:.2f} | {r['exit_code']} |")
     return "\n".join(lines)
 
@@ -306,6 +310,9 @@ def main() -> int:
     ap.add_argument("--regen", action="store_true", help="regenerate exports even if cached")
     ap.add_argument("--outdir", help="where memport writes its outputs (default: the workdir); e.g. a tmpfs "
                     "such as /dev/shm/memport-out to leave the file system's own costs out")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="run every command this many times, in rounds, and report the run with the median "
+                         "wall time (default 1); every run's MB/s goes to results.json")
     ap.add_argument("--formats", default="aimem-ndjson",
                     help="comma-separated output formats, one memport row each (default aimem-ndjson; e.g. aimem-ndjson,pam); the ChatGPT zip row uses the first")
     args = ap.parse_args(argv)
@@ -323,6 +330,8 @@ def main() -> int:
     if not providers:
         ap.error("--providers is empty")
     providers = list(dict.fromkeys(providers))  # drop repeats, keep order
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
     formats = [f.strip().lower() for f in args.formats.split(",") if f.strip()]
     if not formats:
         ap.error("--formats is empty")
@@ -352,7 +361,8 @@ def main() -> int:
         "threads": args.threads,
         "extra_args": extra,
         "outdir": outdir,
-        "method": "each command run once after one warm-up `cat` of each input (page cache warm); "
+        "method": f"each command run {args.runs} time(s) in rounds after one warm-up `cat` of each input (page "
+                  "cache warm), the run with the median wall time reported; "
                   "MB/s = raw main-file bytes (conversations.json for ChatGPT) / wall s, MB = 10^6 bytes; "
                   "peak RSS = ru_maxrss from os.wait4 in a small fork/exec launcher, MiB "
                   "(values at the launcher floor, rss_floor_mib, mean 'at most that')",
@@ -425,45 +435,66 @@ def main() -> int:
                     commands.append((f"memport convert ({kind}){suffix(fmt)}",
                                      [binary, "convert", convert_input, "--to", fmt, "-o", out_for(fmt),
                                       "--report", report] + memport_opts, True))
-            for name, cmd, is_memport in commands:
-                if is_memport:
-                    out = cmd[cmd.index("-o") + 1]
-                row = {"provider": provider, "size": label, "name": name, "argv": cmd, "input_bytes": raw_bytes}
-                if zip_bytes is not None:
-                    row["zip_bytes"] = zip_bytes
-                if cmd[0] == "unzip" and not have_unzip:
-                    row["skipped"] = "unzip not installed"
-                    rows.append(row)
-                    continue
+            def measure_once(name: str, cmd: list[str], is_memport: bool) -> dict:
+                """One run of `cmd`: wall, RSS and CPU, and for memport its output size and report."""
+                out = cmd[cmd.index("-o") + 1] if is_memport else None
                 for path in (out, report):
-                    remove(path)
+                    if path:
+                        remove(path)
                 # memport's stdout goes to a log; the baselines' stdout is the data stream -> /dev/null.
                 stdout_path = log_out if is_memport else os.devnull
                 print(f"[bench] {provider} {label}: {name} ...", file=sys.stderr, flush=True)
-                row.update(run_measured(cmd, stdout_path, log_err, workdir))
-                row["mb_per_s"] = raw_bytes / max(row["wall_s"], 1e-9) / 1e6
+                sample = run_measured(cmd, stdout_path, log_err, workdir)
+                sample["mb_per_s"] = raw_bytes / max(sample["wall_s"], 1e-9) / 1e6
                 if is_memport:
-                    row["output_bytes"] = path_bytes(out)
+                    sample["output_bytes"] = path_bytes(out)
                     if os.path.isfile(report):
                         try:
                             with open(report) as f:
-                                row["report"] = json.load(f)
+                                sample["report"] = json.load(f)
                         except (OSError, ValueError) as e:
-                            row["report_error"] = str(e)
-                if row["exit_code"] != 0:
+                            sample["report_error"] = str(e)
+                if sample["exit_code"] != 0:
                     msg = tail(log_err)
-                    row["stderr_tail"] = msg
-                    print(f"[bench] {name} exited with {row['exit_code']}:\n{msg}", file=sys.stderr)
-                print(f"[bench]   {row['wall_s']:.2f} s, {row['mb_per_s']:.1f} MB/s, "
-                      f"peak RSS {row['max_rss_mib']:.1f} MiB", file=sys.stderr)
+                    sample["stderr_tail"] = msg
+                    print(f"[bench] {name} exited with {sample['exit_code']}:\n{msg}", file=sys.stderr)
+                print(f"[bench]   {sample['wall_s']:.2f} s, {sample['mb_per_s']:.1f} MB/s, "
+                      f"peak RSS {sample['max_rss_mib']:.1f} MiB", file=sys.stderr)
                 for path in (out, report, log_out, log_err):  # free disk before the next run
-                    remove(path)
+                    if path:
+                        remove(path)
                 # Write back what the run left dirty, so the next command does not pay for it.
                 os.sync()
+                return sample
+
+            # Rounds: every command once per round, so that each round's commands see the same
+            # machine (on a VM whose speed drifts between minutes, runs one after the other of
+            # the same command would not be comparable with the baselines').
+            samples: dict[str, list[dict]] = {name: [] for name, _, _ in commands}
+            runnable = [(name, cmd, is_memport) for name, cmd, is_memport in commands
+                        if not (cmd[0] == "unzip" and not have_unzip)]
+            for _ in range(args.runs):
+                for name, cmd, is_memport in runnable:
+                    samples[name].append(measure_once(name, cmd, is_memport))
+            for name, cmd, is_memport in commands:
+                row = {"provider": provider, "size": label, "name": name, "argv": cmd, "input_bytes": raw_bytes}
+                if zip_bytes is not None:
+                    row["zip_bytes"] = zip_bytes
+                if not samples[name]:
+                    row["skipped"] = "unzip not installed"
+                    rows.append(row)
+                    continue
+                # The run with the median wall time stands for the command; all runs' speeds are kept.
+                ordered = sorted(samples[name], key=lambda sample: sample["wall_s"])
+                row.update(ordered[(len(ordered) - 1) // 2])
+                row["runs"] = len(ordered)
+                row["mb_per_s_all"] = [round(sample["mb_per_s"], 1) for sample in samples[name]]
                 rows.append(row)
             save()
 
-    print(f"Page cache warm (one `cat` of each input before measuring); each command run once. "
+    runs_text = "each command run once" if args.runs == 1 else \
+        f"each command run {args.runs} times in rounds, the median run shown"
+    print(f"Page cache warm (one `cat` of each input before measuring); {runs_text}. "
           f"MB/s = raw main-file bytes / wall s (MB = 10^6 B; main file = conversations.json for ChatGPT); "
           f"peak RSS = wait4 ru_maxrss (launcher floor {floor:.1f} MiB: '≤' values are at most that).\n"
           f"Machine: {meta.get('cpus')} CPUs, {meta.get('cpu_model', '?')}; binary {binary}"
