@@ -30,7 +30,7 @@ pub fn pam_normalize(content: &str) -> String {
 /// Writes [`pam_normalize`]`(content)` into `out` (cleared first), reusing its allocation.
 pub fn normalize_into(content: &str, out: &mut Vec<u8>) {
     out.clear();
-    let stripped = content.trim_matches(is_python_whitespace);
+    let stripped = trim_python_whitespace(content);
     if stripped.is_ascii() {
         // ASCII is already NFC and lowercases byte by byte.
         out.extend_from_slice(stripped.as_bytes());
@@ -50,6 +50,16 @@ pub fn normalize_into(content: &str, out: &mut Vec<u8>) {
         let text = String::from_utf8(std::mem::take(out)).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         *out = compose_where_needed(text).into_bytes();
     }
+}
+
+/// `text` without Python whitespace at either end. Most texts start and end with a printable
+/// ASCII character, which is checked first: trimming by character costs a call per message.
+fn trim_python_whitespace(text: &str) -> &str {
+    let is_plain_edge = |byte: &u8| (b'!'..0x80).contains(byte);
+    if text.as_bytes().first().is_some_and(is_plain_edge) && text.as_bytes().last().is_some_and(is_plain_edge) {
+        return text;
+    }
+    text.trim_matches(is_python_whitespace)
 }
 
 /// Lowercases ASCII text in place and makes each whitespace byte a space. A loop of plain

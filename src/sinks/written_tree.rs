@@ -13,24 +13,88 @@ pub fn is_written(message: &Message) -> bool {
     message.disposition == Disposition::Keep && !message.text.is_empty()
 }
 
+/// How many messages before a message its parent is looked for among, before the id index is
+/// built: a parent is nearly always one of the last few (the message before it, or the question
+/// an alternative answer shares), and most conversations never need the index.
+const NEAR_PARENTS: usize = 4;
+
 /// For each message (by position), the position of its nearest written ancestor, not itself.
 /// Parents precede children in tree order, so one pass fills it; a parent id that names no
-/// earlier message (or the message itself) counts as none.
+/// earlier message (or the message itself) counts as none. Of several earlier messages with the
+/// parent's id, the last one is the parent.
 pub fn nearest_written_ancestors(conversation: &Conversation) -> Vec<Option<usize>> {
-    let messages = &conversation.messages;
+    ancestors_in(&conversation.messages, |message| &message.id, |message| message.parent_id.as_deref(), is_written)
+}
+
+/// [`nearest_written_ancestors`] over any list of messages, given how to read each one's id,
+/// parent id and whether it is written.
+fn ancestors_in<'a, M>(
+    messages: &'a [M],
+    id: impl Fn(&'a M) -> &'a str,
+    parent_id: impl Fn(&'a M) -> Option<&'a str>,
+    written: impl Fn(&'a M) -> bool,
+) -> Vec<Option<usize>> {
     let mut nearest_written_self_or_ancestor: Vec<Option<usize>> = Vec::with_capacity(messages.len());
     let mut ancestors = Vec::with_capacity(messages.len());
-    let mut position_of = FxHashMap::with_capacity_and_hasher(messages.len(), Default::default());
+    // Built from every earlier message the first time a parent is not among the near ones.
+    let mut position_of: Option<FxHashMap<&str, usize>> = None;
     for (position, message) in messages.iter().enumerate() {
-        // Look the parent up before registering this message, so a self-parent finds nothing.
-        let ancestor = message
-            .parent_id
-            .as_deref()
-            .and_then(|parent| position_of.get(parent))
-            .and_then(|&parent: &usize| nearest_written_self_or_ancestor[parent]);
-        position_of.insert(message.id.as_str(), position);
+        // Looked up among earlier messages only, so a self-parent finds nothing.
+        let parent_position = parent_id(message).and_then(|parent| {
+            let near = (position.saturating_sub(NEAR_PARENTS)..position).rev().find(|&earlier| id(&messages[earlier]) == parent);
+            near.or_else(|| {
+                let index = position_of.get_or_insert_with(|| {
+                    let mut index = FxHashMap::with_capacity_and_hasher(messages.len(), Default::default());
+                    index.extend(messages[..position].iter().enumerate().map(|(earlier, message)| (id(message), earlier)));
+                    index
+                });
+                index.get(parent).copied()
+            })
+        });
+        if let Some(index) = &mut position_of {
+            index.insert(id(message), position);
+        }
+        let ancestor = parent_position.and_then(|parent| nearest_written_self_or_ancestor[parent]);
         ancestors.push(ancestor);
-        nearest_written_self_or_ancestor.push(if is_written(message) { Some(position) } else { ancestor });
+        nearest_written_self_or_ancestor.push(if written(message) { Some(position) } else { ancestor });
     }
     ancestors
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// The index-only way: every earlier id in a map, the later of two equal ids winning.
+    fn reference(messages: &[(String, Option<String>, bool)]) -> Vec<Option<usize>> {
+        let mut nearest: Vec<Option<usize>> = Vec::new();
+        let mut ancestors = Vec::new();
+        let mut position_of = HashMap::new();
+        for (position, (id, parent, written)) in messages.iter().enumerate() {
+            let ancestor = parent.as_deref().and_then(|parent| position_of.get(parent)).and_then(|&parent: &usize| nearest[parent]);
+            position_of.insert(id.as_str(), position);
+            ancestors.push(ancestor);
+            nearest.push(if *written { Some(position) } else { ancestor });
+        }
+        ancestors
+    }
+
+    #[test]
+    fn near_parents_and_the_index_find_the_same_ancestors() {
+        // Few distinct ids, so repeats, self-parents, missing parents and far parents all occur.
+        let mut next = crate::test_support::fixed_seed_numbers(0x07ee_50fa_0c37);
+        for _ in 0..2_000 {
+            let length = next() % 30;
+            let messages: Vec<(String, Option<String>, bool)> = (0..length)
+                .map(|_| {
+                    let parent = (!next().is_multiple_of(5)).then(|| format!("m{}", next() % 12));
+                    (format!("m{}", next() % 12), parent, !next().is_multiple_of(3))
+                })
+                .collect();
+            let found = ancestors_in(&messages, |message| &message.0, |message| message.1.as_deref(), |message| message.2);
+            assert_eq!(found, reference(&messages), "{messages:?}");
+        }
+    }
 }
