@@ -74,6 +74,26 @@ impl<'de> Visitor<'de> for StringVisitor {
     ignore_non_matching!();
 }
 
+/// Reads a string and hands it to `convert` where the parser holds it, so a string the parser
+/// had to unescape (into its scratch buffer) is not copied into a `String` of its own first;
+/// any other JSON is `None`.
+pub fn converted_string<'de, D: Deserializer<'de>, T>(deserializer: D, convert: fn(&str) -> T) -> Result<Option<T>, D::Error> {
+    deserializer.deserialize_any(ConvertedStringVisitor(convert))
+}
+
+struct ConvertedStringVisitor<T>(fn(&str) -> T);
+
+impl<'de, T> Visitor<'de> for ConvertedStringVisitor<T> {
+    type Value = Option<T>;
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        Ok(Some((self.0)(value)))
+    }
+    ignore_non_matching!();
+}
+
 /// Reads a number as `f64`; any other JSON is `None`.
 pub fn number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
     deserializer.deserialize_any(NumberVisitor)
@@ -168,6 +188,14 @@ pub enum Object<T> {
 impl<T> Object<T> {
     /// The value when it was an object.
     pub fn as_ref(&self) -> Option<&T> {
+        match self {
+            Object::Present(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The value when it was an object, to change.
+    pub fn as_mut(&mut self) -> Option<&mut T> {
         match self {
             Object::Present(value) => Some(value),
             _ => None,

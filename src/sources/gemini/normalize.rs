@@ -14,7 +14,6 @@ use crate::sources::chatgpt::render::parts_to_text;
 use crate::sources::gemini::TakeoutFiles;
 use crate::sources::gemini::raw::RawRecord;
 use crate::sources::gemini::verbs::prompt_of;
-use crate::sources::html_text::html_to_text;
 use crate::sources::lenient::Object;
 use crate::sources::regroup::{BinaryRow, BinaryRows, read_binary_row};
 use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject, provider_fields};
@@ -53,7 +52,7 @@ struct Turn {
 /// Decodes one regrouped conversation. `Err` rejects the whole group.
 pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
     let mut binary_rows = BinaryRows::new(bytes);
-    let rows: Vec<Row> = binary_rows.by_ref().map(Row::read).collect();
+    let mut rows: Vec<Row> = binary_rows.by_ref().map(Row::read).collect();
     if !binary_rows.is_done() {
         return Err(RecordReject::new(&origin, None, "internal regrouping record unreadable".into()));
     }
@@ -80,15 +79,24 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
     let mut thread_tip: Option<String> = None;
     let mut last_time = None;
     let mut title = None;
-    for row in &rows {
+    for row in &mut rows {
         let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.index };
-        let record = match &row.record {
+        let record = match &mut row.record {
             Ok(record) => record,
             Err(problem) => {
                 rejected_messages.push(RecordReject::new(&row_origin, Some(&id), problem.clone()));
                 continue;
             }
         };
+        // The answers' HTML was turned into text as the record was parsed (`RawHtml`).
+        let answers: Vec<String> = record
+            .safe_html_item
+            .iter_mut()
+            .flat_map(|list| list.0.iter_mut())
+            .filter_map(Object::as_mut)
+            .filter_map(|item| item.text.take())
+            .collect();
+        let record = &*record;
         let record_title = record.title.as_deref().unwrap_or("");
         let time_text = record.time.as_deref().unwrap_or("");
         let time = parse_rfc3339(time_text);
@@ -101,7 +109,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         // Every message of a record carries that record's fields.
         let record_fields: Option<Box<str>> =
             if options.keep_provider_fields { provider_fields::gemini_record(row.bytes).map(String::into_boxed_str) } else { None };
-        let turn = read_turn(record, record_title, &mut warnings);
+        let turn = read_turn(record, answers, record_title, &mut warnings);
         let message =
             |id: String, parent: Option<String>, role: Role, text: String, parts: Vec<Part>, disposition: Disposition, active: bool| {
                 Message {
@@ -211,16 +219,8 @@ fn record_id(time: &str, title: &str, index: u64) -> String {
 }
 
 /// Reads the prompt, the answer drafts and the attachments of a record, in whichever of the
-/// known shapes it has.
-fn read_turn(record: &RawRecord, title: &str, warnings: &mut Warnings) -> Turn {
-    let mut answers: Vec<String> = record
-        .safe_html_item
-        .iter()
-        .flat_map(|list| list.0.iter())
-        .filter_map(Object::as_ref)
-        .filter_map(|item| item.html.as_deref())
-        .map(html_to_text)
-        .collect();
+/// known shapes it has; `answers` are its `safeHtmlItem` answers as text.
+fn read_turn(record: &RawRecord, mut answers: Vec<String>, title: &str, warnings: &mut Warnings) -> Turn {
     let mut prompt = prompt_of(title);
     // The 2024 variant: `details` with Request/Response values, or `userInteractions`.
     let interaction = record.interaction();

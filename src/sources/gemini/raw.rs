@@ -20,8 +20,8 @@ pub struct RawRecord<'a> {
     pub title_url: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub details: Option<List<Object<RawDetail<'a>>>>,
-    #[serde(borrow, default, rename = "safeHtmlItem")]
-    pub safe_html_item: Option<List<Object<RawHtml<'a>>>>,
+    #[serde(default, rename = "safeHtmlItem")]
+    pub safe_html_item: Option<List<Object<RawHtml>>>,
     #[serde(borrow, default, rename = "userInteractions")]
     pub user_interactions: Option<List<Object<RawInteractionEntry<'a>>>>,
     #[serde(borrow, default, rename = "imageFile", deserialize_with = "lenient::string")]
@@ -65,11 +65,16 @@ pub struct RawDetail<'a> {
     pub value: Option<Cow<'a, str>>,
 }
 
-/// `safeHtmlItem[]`.
+/// `safeHtmlItem[]`: the answer, its HTML already turned into text while the parser holds the
+/// unescaped HTML (`html_to_text`; the HTML itself is never kept).
 #[derive(Debug, Deserialize)]
-pub struct RawHtml<'a> {
-    #[serde(borrow, default, deserialize_with = "lenient::string")]
-    pub html: Option<Cow<'a, str>>,
+pub struct RawHtml {
+    #[serde(default, rename = "html", deserialize_with = "answer_text")]
+    pub text: Option<String>,
+}
+
+fn answer_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    lenient::converted_string(deserializer, crate::sources::html_text::html_to_text)
 }
 
 /// `userInteractions[]`: `{userInteraction: {request, response}}`.
