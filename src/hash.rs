@@ -2,7 +2,7 @@
 
 use sha2::{Digest, Sha256};
 
-pub use crate::normalize::{is_python_whitespace, pam_normalize};
+pub use crate::normalize::pam_normalize;
 
 /// The PAM `content_hash` digest of `content` (SHA-256 of the normalized UTF-8 bytes).
 pub fn pam_content_digest(content: &str) -> [u8; 32] {

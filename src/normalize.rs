@@ -23,8 +23,13 @@ pub fn is_python_whitespace(c: char) -> bool {
 pub fn pam_normalize(content: &str) -> String {
     let mut out = Vec::new();
     normalize_into(content, &mut out);
-    // Normalization writes whole characters only; the lossy path is never taken.
-    String::from_utf8(out).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+    into_text(out)
+}
+
+/// Normalized bytes as a `String`. Normalization writes whole characters only, so the lossy
+/// path is never taken.
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// Writes [`pam_normalize`]`(content)` into `out` (cleared first), reusing its allocation.
@@ -47,8 +52,7 @@ pub fn normalize_into(content: &str, out: &mut Vec<u8>) {
     // that can change under NFC appeared. NFC never turns a non-space into whitespace, so
     // collapsing first gives the reference's result.
     if lower_and_collapse(stripped, out) {
-        let text = String::from_utf8(std::mem::take(out)).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
-        *out = compose_where_needed(text).into_bytes();
+        *out = compose_where_needed(into_text(std::mem::take(out))).into_bytes();
     }
 }
 
@@ -67,10 +71,15 @@ fn trim_python_whitespace(text: &str) -> &str {
 fn map_ascii(text: &mut [u8]) {
     for byte in text {
         let value = *byte;
-        let whitespace = (value.wrapping_sub(0x09) < 5) | (value.wrapping_sub(0x1c) < 5);
         let lowered = value | (u8::from(value.wrapping_sub(b'A') < 26) << 5);
-        *byte = if whitespace { b' ' } else { lowered };
+        *byte = if is_ascii_python_whitespace(value) { b' ' } else { lowered };
     }
+}
+
+/// Whether an ASCII byte is Python whitespace (0x09–0x0D, 0x1C–0x20); plain comparisons, so
+/// that loops over bytes can be vectorized.
+fn is_ascii_python_whitespace(byte: u8) -> bool {
+    (byte.wrapping_sub(0x09) < 5) | (byte.wrapping_sub(0x1c) < 5)
 }
 
 /// Drops every space that follows a space, in place (`text` does not end in one).
@@ -135,7 +144,7 @@ fn lower_and_collapse(text: &str, out: &mut Vec<u8>) -> bool {
         loop {
             let Some(&byte) = bytes.get(position) else { return maybe_not_nfc };
             if byte < 0x80 {
-                let whitespace = bytes[position..].iter().take_while(|&&byte| ASCII_PAM_MAP[usize::from(byte)] == b' ').count();
+                let whitespace = bytes[position..].iter().take_while(|&&byte| is_ascii_python_whitespace(byte)).count();
                 if whitespace == 0 || !after_space {
                     break;
                 }
@@ -146,7 +155,10 @@ fn lower_and_collapse(text: &str, out: &mut Vec<u8>) -> bool {
             let Some(c) = text.get(position..).and_then(|rest| rest.chars().next()) else { return maybe_not_nfc };
             let width = c.len_utf8();
             if is_python_whitespace(c) {
-                push_mapped(b' ', &mut after_space, out);
+                if !after_space {
+                    out.push(b' ');
+                }
+                after_space = true;
             } else {
                 after_space = false;
                 match bmp_facts(c) {
@@ -165,15 +177,6 @@ fn lower_and_collapse(text: &str, out: &mut Vec<u8>) -> bool {
             position += width;
         }
     }
-}
-
-/// Writes one mapped ASCII byte: a space only when the last byte written was not one.
-fn push_mapped(mapped: u8, after_space: &mut bool, out: &mut Vec<u8>) {
-    let is_space = mapped == b' ';
-    if !(is_space && *after_space) {
-        out.push(mapped);
-    }
-    *after_space = is_space;
 }
 
 /// Copies the ASCII bytes from `position` that normalize one to one (lowercased, whitespace
@@ -259,22 +262,6 @@ fn map_word(word: u64, whitespace: u64) -> u64 {
     let whitespace_bytes = (whitespace >> 7) * 0xff;
     (lowered & !whitespace_bytes) | (whitespace_bytes & (ONES * 0x20))
 }
-
-/// ASCII byte → its PAM-normalized form: Python whitespace (0x09–0x0D, 0x1C–0x20) becomes a
-/// space, `A`–`Z` become lowercase, everything else stays.
-static ASCII_PAM_MAP: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        table[byte] = match byte as u8 {
-            0x09..=0x0d | 0x1c..=0x20 => b' ',
-            upper @ b'A'..=b'Z' => upper + 32,
-            other => other,
-        };
-        byte += 1;
-    }
-    table
-};
 
 /// What normalization needs to know of a character of the Basic Multilingual Plane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -409,6 +396,12 @@ mod tests {
     use super::*;
     use crate::hash::{pam_content_digest, sha256};
 
+    /// PAM's reference normalization: strip, lowercase, NFC, collapse whitespace runs.
+    fn reference(text: &str) -> String {
+        let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
+        collapse_whitespace(lowered.nfc(), lowered.len())
+    }
+
     #[test]
     fn sdk_unit_facts() {
         assert_eq!(pam_normalize("  Hello  World  "), "hello world");
@@ -421,9 +414,7 @@ mod tests {
     fn ascii_fast_path_matches_normalize() {
         for text in ["ÇA VA? Ǆ", "İstanbul  ΣΟΦΟΣ σ", "cafe\u{301} \u{2000}x", "한국어 텍스트", "Ａ\u{212b}", "x\u{3000}\u{3000}y"]
         {
-            let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
-            let reference = collapse_whitespace(lowered.nfc(), lowered.len());
-            assert_eq!(pam_normalize(text), reference, "{text:?}");
+            assert_eq!(pam_normalize(text), reference(text), "{text:?}");
         }
         let long_words = "ABCDEFGHIJ\tKLMNOPQRSTUVWXYZ abcdefgh12345678\n\n\nXYZ ".repeat(300);
         for text in ["  Hello \t\n World  ", "a\u{1c}b", "", "   ", &"Ab ".repeat(5000), &long_words, "x\u{1}y"] {
@@ -454,9 +445,7 @@ mod tests {
         let mut next = crate::test_support::fixed_seed_numbers(0x0bad_5eed_1234_5678);
         for _ in 0..5_000 {
             let text: String = (0..next() % 80).map(|_| alphabet[next() % alphabet.len()]).collect();
-            let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
-            let reference = collapse_whitespace(lowered.nfc(), lowered.len());
-            assert_eq!(pam_normalize(&text), reference, "{text:?}");
+            assert_eq!(pam_normalize(&text), reference(&text), "{text:?}");
         }
     }
 
@@ -510,9 +499,7 @@ mod tests {
         let mut next = crate::test_support::fixed_seed_numbers(0x05ee_d0f1_abe1);
         for _ in 0..3_000 {
             let text: String = (0..next() % 40).map(|_| pieces[next() % pieces.len()]).collect();
-            let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
-            let reference = collapse_whitespace(lowered.nfc(), lowered.len());
-            assert_eq!(pam_normalize(&text), reference, "{text:?}");
+            assert_eq!(pam_normalize(&text), reference(&text), "{text:?}");
         }
     }
 }

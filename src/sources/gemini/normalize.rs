@@ -96,7 +96,6 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
             .filter_map(Object::as_mut)
             .filter_map(|item| item.text.take())
             .collect();
-        let record = &*record;
         let record_title = record.title.as_deref().unwrap_or("");
         let time_text = record.time.as_deref().unwrap_or("");
         let time = parse_rfc3339(time_text);
