@@ -13,7 +13,7 @@ folder) divided by wall time; the original ``conversations.json`` MB/s is shown
 beside it. Peak RSS is the child's ``ru_maxrss`` from the same launcher as
 ``bench.py``. Outputs go to ``--outdir`` (a tmpfs by default), because a PAM
 store is one file per conversation and this machine's ext4 pays more for
-creating files than memport does for converting them (see the README).
+creating files than memport does for converting them (docs/performance.md).
 
 Usage:
     python3 benches/bench_read_formats.py [--sizes 256M,1G] [--formats pam,mif,ump-ndjson,aime,aimem-ndjson]

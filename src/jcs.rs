@@ -1,47 +1,18 @@
 //! RFC 8785 (JCS) canonical JSON: sorted keys, no whitespace, ECMAScript number form.
 //!
 //! AIMEM checksums and PAM integrity hash the canonical form of parsed JSON, never file bytes.
-//! Writers in this crate emit structs whose fields are declared in canonical order; this module
-//! canonicalizes arbitrary values for validation and for PAM's memory checksum.
+//! Writers in this crate emit records whose fields are declared in canonical order and escape
+//! their strings with [`write_string`] (a measured hot-path kernel); parsed values (validation,
+//! PAM's memory checksum, signatures) are canonicalized by the `serde_json_canonicalizer` crate.
 
 use serde_json::Value;
 
-/// Appends the canonical form of `value` to `out`.
+/// Appends the canonical form of `value` to `out` (serde_json_canonicalizer).
 pub fn write_canonical(out: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(number) => write_number(out, number),
-        Value::String(text) => write_string(out, text),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (position, item) in items.iter().enumerate() {
-                if position > 0 {
-                    out.push(b',');
-                }
-                write_canonical(out, item);
-            }
-            out.push(b']');
-        }
-        Value::Object(members) => {
-            let mut keys: Vec<&String> = members.keys().collect();
-            // RFC 8785 sorts by UTF-16 code units.
-            keys.sort_by(|left, right| left.encode_utf16().cmp(right.encode_utf16()));
-            out.push(b'{');
-            for (position, key) in keys.into_iter().enumerate() {
-                if position > 0 {
-                    out.push(b',');
-                }
-                write_string(out, key);
-                out.push(b':');
-                if let Some(member) = members.get(key) {
-                    write_canonical(out, member);
-                }
-            }
-            out.push(b'}');
-        }
-    }
+    // The canonicalizer fails only on NaN or infinite numbers, which a parsed `Value` cannot
+    // hold, and on write errors, which a `Vec` never has.
+    #[expect(clippy::expect_used, reason = "a parsed Value has only finite numbers and a Vec never fails to write")]
+    serde_json_canonicalizer::to_writer(value, out).expect("a Value always has a canonical form");
 }
 
 /// The canonical form of `value` as bytes.
@@ -49,20 +20,6 @@ pub fn to_canonical_vec(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     write_canonical(&mut out, value);
     out
-}
-
-/// Largest integer an IEEE double holds exactly; beyond it JCS writes the double's form.
-const MAX_SAFE_INTEGER: u64 = 1 << 53;
-
-fn write_number(out: &mut Vec<u8>, number: &serde_json::Number) {
-    if let Some(integer) = number.as_i64().filter(|integer| integer.unsigned_abs() <= MAX_SAFE_INTEGER) {
-        out.extend_from_slice(integer.to_string().as_bytes());
-    } else if let Some(integer) = number.as_u64().filter(|integer| *integer <= MAX_SAFE_INTEGER) {
-        out.extend_from_slice(integer.to_string().as_bytes());
-    } else if let Some(float) = number.as_f64() {
-        let mut buffer = ryu_js::Buffer::new();
-        out.extend_from_slice(buffer.format(float).as_bytes());
-    }
 }
 
 /// Writes `["a","b",…]` (strings escaped as [`write_string`] does).

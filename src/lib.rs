@@ -23,12 +23,14 @@ pub mod error;
 pub mod hash;
 pub mod jcs;
 pub mod json_embed;
+pub mod key_set;
 pub mod model;
 pub mod normalize;
 pub mod pipeline;
 pub mod signing;
 pub mod sinks;
 pub mod sources;
+pub mod spec;
 pub mod stages;
 #[cfg(test)]
 mod test_support;

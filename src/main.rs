@@ -15,7 +15,7 @@ use memport::sinks::{OutputFormat, output_paths};
 use memport::timefmt::parse_rfc3339;
 
 // mimalloc: the decode workers allocate many short strings; glibc malloc cost ~8% of the run
-// (see the README's design notes).
+// (docs/design-decisions.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -27,7 +27,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// ("purging") a second later. A run frees and reallocates its batches all the time at the same
 /// peak; purged pages came straight back as page faults, and each purge is a `madvise` whose
 /// TLB flush interrupts the other cores. On the 4 GB Gemini export that was 12 of 15.7 s of
-/// kernel time; peak RSS rose from 232 to 253 MiB (see the README's design notes).
+/// kernel time; peak RSS rose from 232 to 253 MiB (docs/design-decisions.md).
 #[allow(unsafe_code)]
 fn keep_freed_memory_mapped() {
     // SAFETY: `mi_option_set` stores an integer in mimalloc's option table, which it reads

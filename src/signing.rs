@@ -7,6 +7,7 @@ use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
+use ed25519_dalek::pkcs8::DecodePrivateKey;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde_json::Value;
 
@@ -15,8 +16,6 @@ use crate::jcs::to_canonical_vec;
 
 /// Multicodec prefix of an Ed25519 public key (`0xed 0x01`), as in `did:key`.
 const ED25519_MULTICODEC: [u8; 2] = [0xed, 0x01];
-/// DER prefix of a PKCS#8 v1 Ed25519 private key; the 32-byte seed follows.
-const PKCS8_ED25519_PREFIX: [u8; 16] = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
 
 /// A signing key read from `--sign-key`.
 #[derive(Clone)]
@@ -76,17 +75,10 @@ fn seed_from_key_file(bytes: &[u8]) -> Option<[u8; 32]> {
     let text = std::str::from_utf8(bytes).ok().map(str::trim);
     if let Some(text) = text {
         if text.starts_with("-----BEGIN PRIVATE KEY-----") {
-            let body: String = text.lines().filter(|line| !line.starts_with("-----")).collect::<Vec<_>>().concat();
-            let der = STANDARD.decode(body.trim()).ok()?;
-            let seed = der.strip_prefix(PKCS8_ED25519_PREFIX.as_slice())?;
-            return seed.try_into().ok();
+            return SigningKey::from_pkcs8_pem(text).ok().map(|key| key.to_bytes());
         }
         if text.len() == 64 && text.bytes().all(|byte| byte.is_ascii_hexdigit()) {
-            let mut seed = [0u8; 32];
-            for (index, pair) in text.as_bytes().chunks(2).enumerate() {
-                seed[index] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-            }
-            return Some(seed);
+            return data_encoding::HEXLOWER_PERMISSIVE.decode(text.as_bytes()).ok()?.try_into().ok();
         }
     }
     bytes.try_into().ok()
@@ -137,7 +129,7 @@ pub fn ump_content_hash(record: &Value) -> String {
         object.remove("integrity");
     }
     let digest = blake3::hash(&to_canonical_vec(&without));
-    format!("blake3:{}", crate::sinks::ump::base32_lower(digest.as_bytes()))
+    format!("blake3:{}", crate::spec::ump::base32_lower(digest.as_bytes()))
 }
 
 /// UMP `integrity` for `record`: content hash, signature (`ed25519:` + padded base64 of the
@@ -208,10 +200,16 @@ mod tests {
         assert_eq!(seed_from_key_file(hex.as_bytes()), Some(*key.key.as_bytes()));
         let raw: Vec<u8> = (0u8..32).collect();
         assert_eq!(seed_from_key_file(&raw), Some(*key.key.as_bytes()));
+        // RFC 8410's PKCS#8 v1 layout, written out as an independent reference: the DER prefix
+        // of an Ed25519 private key, then the 32-byte seed.
+        const PKCS8_ED25519_PREFIX: [u8; 16] =
+            [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
         let mut der = PKCS8_ED25519_PREFIX.to_vec();
         der.extend_from_slice(&raw);
         let pem = format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", STANDARD.encode(der));
         assert_eq!(seed_from_key_file(pem.as_bytes()), Some(*key.key.as_bytes()));
+        assert_eq!(seed_from_key_file(pem.trim_end().as_bytes()), Some(*key.key.as_bytes()), "no final newline");
+        assert_eq!(seed_from_key_file(hex.to_ascii_uppercase().as_bytes()), Some(*key.key.as_bytes()));
         assert_eq!(seed_from_key_file(b"not a key"), None);
     }
 

@@ -1,5 +1,5 @@
 //! Every real ChatGPT sample in ../shared converts, validates, and gives the counts counted by
-//! hand (with an independent script over the raw JSON, by the policy in the README).
+//! hand (with an independent script over the raw JSON, by the policy in docs/providers/chatgpt.md).
 
 use memport::pipeline::DedupPolicy;
 use memport::sources::BranchPolicy;

@@ -1,6 +1,6 @@
 //! The Parquet dataset: read back with the parquet crate and checked against the run report,
 //! the AIMEM output of the same read and the input; determinism; partitioning; and the
-//! README's schema and example queries run through real readers (DuckDB and pyarrow).
+//! documented schema and example queries (docs/formats/parquet.md) run through real readers (DuckDB and pyarrow).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -295,9 +295,9 @@ fn python() -> String {
     python
 }
 
-/// The README's example queries and the output it shows for them, in order.
+/// The documented example queries and the output it shows for them, in order.
 fn readme_queries() -> Vec<(String, String)> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("docs/formats/parquet.md")).unwrap();
     let section = readme.split("<!-- parquet-queries:begin -->").nth(1).unwrap().split("<!-- parquet-queries:end -->").next().unwrap();
     let mut queries = Vec::new();
     let mut rest = section;
@@ -313,8 +313,8 @@ fn readme_queries() -> Vec<(String, String)> {
     queries
 }
 
-/// Runs the README's example queries with DuckDB on the dataset of the bundled examples, from
-/// the folder holding `corpus/`, and checks they print what the README shows.
+/// Runs the documented example queries with DuckDB on the dataset of the bundled examples, from
+/// the folder holding `corpus/`, and checks they print what the docs show.
 #[test]
 fn the_readme_queries_run_in_duckdb_and_print_what_the_readme_shows() {
     let python = python();
@@ -324,7 +324,7 @@ fn the_readme_queries_run_in_duckdb_and_print_what_the_readme_shows() {
     options.branches = BranchPolicy::All;
     memport::run(&options).unwrap();
     let queries = readme_queries();
-    assert!(queries.len() >= 4, "the README shows the example queries");
+    assert!(queries.len() >= 4, "docs/formats/parquet.md shows the example queries");
     let script = r#"
 import sys, duckdb
 con = duckdb.connect()
@@ -378,16 +378,16 @@ print(json.dumps(tables))
     for table in Table::ALL {
         let mut columns: Vec<String> =
             tables[table.name()]["columns"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect();
-        // pyarrow appends the Hive partition column; the README lists it first.
+        // pyarrow appends the Hive partition column; the docs list it first.
         columns.retain(|name| name != "provider");
         columns.insert(0, "provider".into());
-        assert_eq!(columns, documented[table.name()], "{} columns as the README documents them", table.name());
+        assert_eq!(columns, documented[table.name()], "{} columns as docs/formats/parquet.md documents them", table.name());
     }
 }
 
-/// The README's schema tables: table name → column names in order.
+/// The documented schema tables (docs/formats/parquet.md): table name → column names in order.
 fn documented_columns() -> BTreeMap<String, Vec<String>> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("docs/formats/parquet.md")).unwrap();
     let section = readme.split("<!-- parquet-schema:begin -->").nth(1).unwrap().split("<!-- parquet-schema:end -->").next().unwrap();
     let mut tables = BTreeMap::new();
     let mut current = None;
@@ -408,7 +408,7 @@ fn the_readme_documents_every_column_of_every_table() {
     let documented = documented_columns();
     for table in Table::ALL {
         let actual: Vec<String> = table.schema(true).fields().iter().map(|field| field.name().clone()).collect();
-        assert_eq!(documented.get(table.name()), Some(&actual), "README schema of {}", table.name());
+        assert_eq!(documented.get(table.name()), Some(&actual), "documented schema of {}", table.name());
     }
 }
 

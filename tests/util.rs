@@ -17,9 +17,17 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared` beside the project (read in place, never copied).
+/// `../shared` beside the project (read in place, never copied). Panics with what to do when
+/// it is missing, rather than letting a test fail on a file it cannot find.
 pub fn shared(relative: &str) -> PathBuf {
-    root().join("..").join("shared").join(relative)
+    let shared = root().join("..").join("shared");
+    assert!(
+        shared.is_dir(),
+        "this test reads the reference schemas, conformance corpora and real samples in the `shared` folder, \
+         which must sit beside the repository (expected at {}); check it out there and run the tests again",
+        shared.display()
+    );
+    shared.join(relative)
 }
 
 /// The JSON Schema (Draft 2020-12, formats asserted) at `relative` under `../shared`.
@@ -150,7 +158,7 @@ pub const REAL_SAMPLES: &[&str] = &[
     "pam/fixtures/python-sdk-test-samples/windows-apps-copilot-activity-history.sample.csv",
 ];
 
-/// The generated examples committed in the repo, one per provider, in the order the README's
+/// The generated examples committed in the repo, one per provider, in the order the docs'
 /// `examples/*-small` expands to (the order decides which copy of a duplicate is written).
 pub fn examples() -> Vec<PathBuf> {
     ["chatgpt-small", "claude-small", "copilot-small", "gemini-json-small", "grok-small"]

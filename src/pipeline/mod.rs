@@ -74,32 +74,7 @@ pub fn default_threads() -> usize {
 
 /// The tenant id used when none is given: a UUID derived from the producer, so runs repeat.
 pub fn default_tenant_id(producer: &str) -> String {
-    let digest = crate::hash::sha256(format!("memport-tenant:{producer}").as_bytes());
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest[..16]);
-    // Version 5-style name-based UUID bits, RFC 4122 variant.
-    bytes[6] = (bytes[6] & 0x0f) | 0x50;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let mut hex = String::with_capacity(32);
-    crate::hash::push_hex(&mut hex, &bytes);
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
-}
-
-/// Checks an AIMEM producer namespace (`^[a-z0-9-]{1,63}$`).
-///
-/// # Errors
-/// [`ConfigError::Option`] saying what is allowed.
-pub fn check_producer(producer: &str) -> Result<(), ConfigError> {
-    let valid = (1..=63).contains(&producer.len())
-        && producer.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
-    if valid {
-        Ok(())
-    } else {
-        Err(ConfigError::Option {
-            option: "--producer".into(),
-            reason: format!("`{producer}` is not a producer namespace: use 1-63 characters of a-z, 0-9 and `-`"),
-        })
-    }
+    crate::spec::ids::uuid_v5_shaped(&format!("memport-tenant:{producer}"))
 }
 
 impl Options {
@@ -118,12 +93,10 @@ impl Options {
         if self.threads == 0 {
             problems.push("--threads must be at least 1".to_owned());
         }
-        if let Err(error) = check_producer(&self.producer) {
+        if let Err(error) = crate::spec::aimem::check_producer(&self.producer) {
             problems.push(error.to_string());
         }
-        let signed =
-            |format: &OutputFormat| matches!(format, OutputFormat::Pam | OutputFormat::Ump | OutputFormat::UmpNdjson | OutputFormat::UmpMd);
-        if self.sign_key.is_some() && !self.outputs.iter().any(|(format, _)| signed(format)) {
+        if self.sign_key.is_some() && !self.outputs.iter().any(|(format, _)| format.needs().signs) {
             problems.push("--sign-key signs PAM stores and UMP records, and no such format is among the outputs".to_owned());
         }
         if self.owner_id.trim().is_empty() {
@@ -196,12 +169,11 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     let decode_options = DecodeOptions {
         branches: options.branches,
         exported_at: options.exported_at,
-        // Only the formats that keep everything (Parquet's metadata column, PAM's raw_metadata)
-        // pay for the provider fields.
-        keep_provider_fields: options.outputs.iter().any(|(format, _)| matches!(format, OutputFormat::Parquet | OutputFormat::Pam)),
+        // Only the formats that keep everything pay for the provider fields.
+        keep_provider_fields: options.outputs.iter().any(|(format, _)| format.needs().provider_fields),
         dedup_keys: options.dedup == DedupPolicy::Content,
-        // Parquet's `content_hash` column; the other outputs hash what they write themselves.
-        pam_digests: options.outputs.iter().any(|(format, _)| *format == OutputFormat::Parquet),
+        // Most outputs hash what they write themselves; the digests are for those that do not.
+        pam_digests: options.outputs.iter().any(|(format, _)| format.needs().pam_digests),
     };
     let result = engine::execute(plans, decode_options, options.threads, stages, sinks, rejects, progress)?;
     warnings.merge(&result.warnings);

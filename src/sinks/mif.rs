@@ -16,25 +16,13 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::error::RunError;
-use crate::hash::{push_hex, sha256};
 use crate::jcs::write_string;
 use crate::model::{Conversation, MemoryKind, Micros, Role};
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
+use crate::spec::ids::uuid_v4_shaped;
 use crate::timefmt::format_rfc3339;
-
-/// A UUID with the version 4 and RFC 4122 variant bits, derived from `name` (so it repeats).
-pub fn uuid_v4_shaped(name: &str) -> String {
-    let digest = sha256(name.as_bytes());
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest[..16]);
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let mut hex = String::with_capacity(32);
-    push_hex(&mut hex, &bytes);
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
-}
 
 /// The memory id of a message: from `<provider>:<conversation id>:<message id>`.
 pub fn message_uuid(conversation: &Conversation, message_id: &str) -> String {

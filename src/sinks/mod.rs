@@ -111,6 +111,33 @@ impl OutputFormat {
     pub fn is_folder(self) -> bool {
         matches!(self, OutputFormat::Parquet | OutputFormat::Pam | OutputFormat::UmpMd)
     }
+
+    /// What this format's sink needs from the run beyond the canonical conversations.
+    pub fn needs(self) -> SinkNeeds {
+        match self {
+            // PAM keeps the provider's fields (`raw_metadata`) and is signed with `--sign-key`.
+            OutputFormat::Pam => SinkNeeds { signs: true, provider_fields: true, pam_digests: false },
+            // The metadata column keeps the provider's fields; the `content_hash` column holds
+            // PAM digests the sink does not compute itself.
+            OutputFormat::Parquet => SinkNeeds { signs: false, provider_fields: true, pam_digests: true },
+            OutputFormat::Ump | OutputFormat::UmpNdjson | OutputFormat::UmpMd => {
+                SinkNeeds { signs: true, provider_fields: false, pam_digests: false }
+            }
+            OutputFormat::Aimem | OutputFormat::AimemNdjson | OutputFormat::Aime | OutputFormat::Mif => SinkNeeds::default(),
+        }
+    }
+}
+
+/// What a sink needs from the run, declared by each format so the pipeline never names formats:
+/// decoding pays only for what some output of the run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SinkNeeds {
+    /// The sink signs its output when `--sign-key` is given.
+    pub signs: bool,
+    /// The sink writes each message's unmodeled provider fields.
+    pub provider_fields: bool,
+    /// The sink writes each message's PAM `content_hash` digest, computed while decoding.
+    pub pam_digests: bool,
 }
 
 /// Settings shared by the sinks.

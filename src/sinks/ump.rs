@@ -16,19 +16,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::RunError;
-use crate::hash::sha256;
 use crate::jcs::{write_string, write_string_array};
 use crate::model::{Conversation, MemoryKind, MemoryRecord};
 use crate::signing::SignKey;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
+use crate::spec::ump::record_id;
 use crate::timefmt::format_rfc3339;
 
 /// The record kinds of UMP 0.1.
 const KINDS: [&str; 5] = ["semantic", "episodic", "procedural", "working", "identity"];
-/// Longest provider id bridged as it is: its base32 form must leave room in a file name.
-const MAX_BRIDGED_ID_BYTES: usize = 150;
 
 /// How the records are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,36 +37,6 @@ pub enum Binding {
     Ndjson,
     /// A folder of `*.ump.md` files, one per record.
     Markdown,
-}
-
-/// Lowercase RFC 4648 base32 without padding.
-pub fn base32_lower(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let mut out = String::with_capacity(bytes.len().div_ceil(5) * 8);
-    let (mut buffer, mut bits) = (0u32, 0u32);
-    for &byte in bytes {
-        buffer = (buffer << 8) | u32::from(byte);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
-        }
-        buffer &= (1 << bits) - 1;
-    }
-    if bits > 0 {
-        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
-    }
-    out
-}
-
-/// The record id of a provider id: the reversible bridge when it fits a file name, else
-/// base32 of the first 20 bytes of its SHA-256.
-pub fn record_id(foreign_id: &str) -> String {
-    if foreign_id.len() <= MAX_BRIDGED_ID_BYTES {
-        format!("urn:ump:{}", base32_lower(foreign_id.as_bytes()))
-    } else {
-        format!("urn:ump:{}", base32_lower(&sha256(foreign_id.as_bytes())[..20]))
-    }
 }
 
 /// Records of one batch: framed for JSON/NDJSON (`,\n`-prefixed or one per line), or as
@@ -416,26 +384,5 @@ impl Sink for UmpSink {
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base32_matches_rfc_4648_vectors() {
-        for (input, expected) in
-            [("", ""), ("f", "my"), ("fo", "mzxq"), ("foo", "mzxw6"), ("foob", "mzxw6yq"), ("fooba", "mzxw6ytb"), ("foobar", "mzxw6ytboi")]
-        {
-            assert_eq!(base32_lower(input.as_bytes()), expected, "{input}");
-        }
-    }
-
-    #[test]
-    fn long_ids_are_hashed_to_fit_a_file_name() {
-        assert_eq!(record_id("chatgpt:c:m"), format!("urn:ump:{}", base32_lower(b"chatgpt:c:m")));
-        let long = record_id(&"x".repeat(400));
-        assert_eq!(long.len(), "urn:ump:".len() + 32);
     }
 }

@@ -5,9 +5,9 @@
 //! [`crate::hash::content_key`]: an accidental collision is practically impossible) and lives
 //! in a [`KeySet`], which spills to disk so memory stays bounded.
 
+use crate::key_set::KeySet;
 use crate::model::{Conversation, Disposition, Warnings};
 use crate::stages::Stage;
-use crate::stages::key_set::KeySet;
 
 /// The dedup stage.
 #[derive(Default)]

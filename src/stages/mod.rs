@@ -5,7 +5,6 @@
 //! run report can account for every message.
 
 pub mod dedup;
-pub mod key_set;
 pub mod unique_ids;
 
 use crate::model::{Conversation, Warnings};

@@ -6,9 +6,9 @@
 //! Provider memories get the same treatment: their ids derive from kind and text, so custom
 //! instructions repeated in every conversation are written once.
 
+use crate::key_set::KeySet;
 use crate::model::{Conversation, Disposition, Warnings};
 use crate::stages::Stage;
-use crate::stages::key_set::KeySet;
 
 /// The set key of an id. xxHash3-128 rather than SHA-256: these keys never leave the process and
 /// only need to be unique among one run's ids (a collision among 2^32 ids has a chance near

@@ -15,11 +15,6 @@ use crate::validate::{Problem, Validation};
 
 const ROLES: [&str; 3] = ["user", "assistant", "system"];
 
-/// Whether the start of a file is an AIME document (`"format": "aime"`).
-pub fn looks_like_aime(head: &[u8]) -> bool {
-    crate::validate::rules::has_member(head, "format", b"\"aime\"")
-}
-
 /// Validates one AIME document.
 ///
 /// # Errors
@@ -182,17 +177,5 @@ impl Checker {
         if value.as_str().and_then(parse_rfc3339).is_none() {
             self.problem("bad_date_time", pointer, format!("{value} is not an ISO 8601 date-time with a zone"));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sniffs_the_format_member() {
-        assert!(looks_like_aime(br#"{"format" : "aime","version":"1.0"}"#));
-        assert!(!looks_like_aime(br#"{"format":"aimem-bundle"}"#));
-        assert!(!looks_like_aime(br#"{"content":"\"format\":\"aime\""}"#));
     }
 }

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::error::RunError;
 use crate::hash::{sha256, sha256_label};
 use crate::jcs::{write_canonical, write_string};
-use crate::stages::key_set::{KeySet, key_of};
+use crate::key_set::{KeySet, key_of};
 use crate::timefmt::parse_rfc3339;
 use crate::validate::{Problem, Validation};
 
@@ -25,12 +25,6 @@ const ZONES: [&str; 3] = ["critical", "important", "standard"];
 const EDGE_TYPES: [&str; 4] = ["hebbian", "semantic", "temporal", "causal"];
 const ENTITY_KINDS: [&str; 5] = ["person", "organization", "place", "technology", "concept"];
 const MAX_CONTENT_CODE_POINTS: usize = 65_536;
-
-/// Whether `bytes` hold a member only AIMEM has (`"chunks":`, or an NDJSON `"_kind":`).
-pub fn looks_like_aimem(bytes: &[u8]) -> bool {
-    use crate::validate::rules::has_member;
-    has_member(bytes, "chunks", b"") || has_member(bytes, "_kind", b"")
-}
 
 /// Validates a bundle or an NDJSON stream.
 ///
@@ -478,7 +472,7 @@ impl Checker {
             }
         }
         if let Some(producer) = envelope.get("producer").and_then(Value::as_str)
-            && crate::pipeline::check_producer(producer).is_err()
+            && !crate::spec::aimem::is_producer(producer)
         {
             problems.push(problem(422, "invalid_producer", "/producer", format!("`{producer}` does not match ^[a-z0-9-]{{1,63}}$")));
         }
@@ -636,7 +630,7 @@ fn check_urn(id: &str) -> Result<(), String> {
     let Some((producer, local)) = rest.split_once(':') else {
         return Err(format!("`{id}` has no `<producer>:<local>` part"));
     };
-    if crate::pipeline::check_producer(producer).is_err() {
+    if !crate::spec::aimem::is_producer(producer) {
         return Err(format!("producer `{producer}` in `{id}` does not match ^[a-z0-9-]{{1,63}}$"));
     }
     if local.is_empty() || local.len() > 256 || !local.bytes().all(|byte| (0x21..=0x7e).contains(&byte) && byte != b':') {

@@ -13,11 +13,6 @@ use crate::error::RunError;
 use crate::timefmt::parse_rfc3339;
 use crate::validate::{Problem, Validation};
 
-/// Whether the start of a file is a MIF document (it has a `"mif_version"` member).
-pub fn looks_like_mif(head: &[u8]) -> bool {
-    crate::validate::rules::has_member(head, "mif_version", b"")
-}
-
 /// Validates one MIF document.
 ///
 /// # Errors
@@ -340,11 +335,5 @@ mod tests {
     fn uuid_shape() {
         assert!(is_uuid("fb5752b8-70d2-42a1-9805-ad36ad0e2b64") && is_uuid("FB5752B8-70D2-12A1-0805-AD36AD0E2B64"));
         assert!(!is_uuid("ent-001") && !is_uuid("fb5752b870d242a19805ad36ad0e2b64") && !is_uuid("fb5752b8-70d2-42a1-9805-ad36ad0e2b6"));
-    }
-
-    #[test]
-    fn sniffs_the_version_member() {
-        assert!(looks_like_mif(br#"{"mif_version" : "2.0"}"#));
-        assert!(!looks_like_mif(br#"{"content":"mif_version"}"#));
     }
 }

@@ -151,19 +151,6 @@ impl Findings<'_> {
     }
 }
 
-/// Whether `bytes` hold the member `"name"` followed (after `:` and any whitespace) by a value
-/// starting with `value_prefix`. A quote inside a JSON string is escaped, so text that merely
-/// mentions the member does not match.
-pub fn has_member(bytes: &[u8], name: &str, value_prefix: &[u8]) -> bool {
-    let quoted = format!("\"{name}\"");
-    let skip_space = |rest: &[u8]| -> usize { rest.iter().take_while(|byte| byte.is_ascii_whitespace()).count() };
-    memchr::memmem::find_iter(bytes, quoted.as_bytes()).any(|at| {
-        let rest = &bytes[at + quoted.len()..];
-        let Some(rest) = rest[skip_space(rest)..].strip_prefix(b":") else { return false };
-        rest[skip_space(rest)..].starts_with(value_prefix)
-    })
-}
-
 /// `pointer` + `/` + `name`, escaped per RFC 6901.
 pub fn join(pointer: &str, name: &str) -> String {
     format!("{pointer}/{}", name.replace('~', "~0").replace('/', "~1"))

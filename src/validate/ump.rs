@@ -16,16 +16,6 @@ use crate::validate::{Problem, Validation};
 
 const KINDS: [&str; 5] = ["semantic", "episodic", "procedural", "working", "identity"];
 
-/// Whether the bytes hold a UMP record member (`"ump": "…"`).
-pub fn looks_like_ump(head: &[u8]) -> bool {
-    crate::validate::rules::has_member(head, "ump", b"\"")
-}
-
-/// Whether `folder` holds `.ump.md` records (and is not a PAM store).
-pub fn is_record_folder(folder: &Path) -> bool {
-    std::fs::read_dir(folder).is_ok_and(|entries| entries.flatten().any(|entry| entry.file_name().to_string_lossy().ends_with(".ump.md")))
-}
-
 /// Validates a folder of `.ump.md` records.
 ///
 /// # Errors
@@ -362,16 +352,5 @@ fn check_consent(record: &Map<String, Value>, pointer: &str, findings: &mut Find
         if !path.is_string() {
             findings.malformed("wrong_type", &format!("{at}/redact/{index}"), "redact paths are strings");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sniffs_the_version_member() {
-        assert!(looks_like_ump(br#"[{"ump" : "0.1","id":"urn:ump:a"}]"#));
-        assert!(!looks_like_ump(br#"{"text":"\"ump\": \"0.1\""}"#));
     }
 }

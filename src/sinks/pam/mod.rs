@@ -23,17 +23,12 @@ use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::{Conversation, Micros};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
+use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
 use crate::timefmt::format_rfc3339;
 
 use conversation::{EncodedConversation, FileContext};
 use memories::{CanonicalMemory, MemorySorter};
 
-/// The store's index file.
-pub const STORE_FILE: &str = "memory-store.json";
-/// The store's embeddings file, written when memories carry embeddings.
-pub const EMBEDDINGS_FILE: &str = "embeddings.json";
-/// Folder of the conversation files.
-pub const CONVERSATIONS_FOLDER: &str = "conversations";
 /// Where a run builds the store before moving it into place.
 const STAGING_FOLDER: &str = ".memport-pam.partial";
 
@@ -304,7 +299,7 @@ impl Sink for PamSink {
 /// rerun repeats it) and the `signature` block over checksum, export id, export date and owner.
 /// `signed_at` is the export time, which §18 requires it not to precede.
 fn write_signature(out: &mut Vec<u8>, key: &crate::signing::SignKey, checksum: &str, settings: &PamSettings) {
-    let export_id = crate::sinks::mif::uuid_v4_shaped(&format!("pam-export:{checksum}"));
+    let export_id = crate::spec::ids::uuid_v4_shaped(&format!("pam-export:{checksum}"));
     let export_date = format_rfc3339(settings.exported_at);
     let payload = crate::signing::pam_signature_payload(checksum, &export_id, &export_date, &settings.owner_id);
     out.extend_from_slice(b",\n\"export_id\":");

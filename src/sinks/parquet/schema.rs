@@ -1,6 +1,6 @@
 //! The Parquet dataset's tables: their Arrow schemas and the writer settings of each column.
 //!
-//! The schema is the contract analysts query against (README, "Parquet dataset"). Change a
+//! The schema is the contract analysts query against (docs/formats/parquet.md). Change a
 //! column and you change [`SCHEMA_VERSION`].
 
 use std::collections::HashMap;

@@ -11,11 +11,13 @@ pub mod raw;
 pub mod render;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::model::Warnings;
-use crate::sources::container::Entry;
+use crate::model::{Origin, Warnings};
+use crate::sources::container::{Container, Entry};
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 
 /// Inventory file of 2026 exports (`export_manifest.json`).
 pub const MANIFEST_STEM: &str = "export_manifest";
@@ -89,5 +91,55 @@ pub fn check_manifest(all_entries: &[Entry], conversation_entries: &[Entry], war
     for extra in present.difference(&listed) {
         warnings.add("shard_not_in_manifest");
         notes.push(format!("{}: does not list {extra}; it is read anyway", manifest_entry.display));
+    }
+}
+
+/// Plans a ChatGPT export: its conversation files in order (one array, or the 2026 shards), the
+/// asset index of the files beside them, and the manifest check of a sharded export.
+pub fn plan(plan: &mut InputPlan, container: &Container, entries: &[Entry], mut conversation_files: Vec<Entry>) {
+    sort_conversation_entries(&mut conversation_files);
+    let sibling_entries = match container {
+        Container::File(file) => match file.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            Some(parent) => Container::Folder(parent.to_owned()).entries().unwrap_or_default(),
+            None => Container::Folder(".".into()).entries().unwrap_or_default(),
+        },
+        _ => entries.to_vec(),
+    };
+    if !matches!(container, Container::File(_)) {
+        check_manifest(entries, &conversation_files, &mut plan.warnings, &mut plan.notes);
+    }
+    let (names, name_map_problem) = assets::AssetIndex::read_name_map(&sibling_entries);
+    if let Some(problem) = name_map_problem {
+        plan.warnings.add("asset_name_map_unreadable");
+        plan.notes.push(problem);
+    }
+    let assets = assets::AssetIndex::build(&sibling_entries, &names);
+    let sharded = conversation_files.iter().any(|entry| entry.base_name().starts_with("conversations-"));
+    let layout = match (container, sharded) {
+        (Container::Zip(_), true) => "zip, 2026 sharded conversations-NNN.json",
+        (Container::Zip(_), false) => "zip, single conversations.json (2023-2025)",
+        (Container::Folder(_), true) => "folder, 2026 sharded conversations-NNN.json",
+        (Container::Folder(_), false) => "folder, single conversations.json (2023-2025)",
+        (Container::File(_), true) => "file, one 2026 shard",
+        (Container::File(_), false) => "file, conversations array",
+    };
+    plan.layout = layout.to_owned();
+    plan.asset_count = assets.len();
+    let decoder = Arc::new(ChatGptDecoder { assets }) as Arc<dyn Decoder>;
+    plan.streams.extend(conversation_files.into_iter().map(|entry| Stream::new(entry, Framing::Array, decoder.clone())));
+}
+
+/// Decodes ChatGPT conversation elements, resolving their asset pointers.
+struct ChatGptDecoder {
+    assets: assets::AssetIndex,
+}
+
+impl Decoder for ChatGptDecoder {
+    fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        let mut decoded = normalize::decode_conversation(bytes, origin, &self.assets, options)?;
+        if options.keep_provider_fields {
+            crate::sources::provider_fields::attach(&mut decoded.conversation, crate::sources::provider_fields::chatgpt(bytes));
+        }
+        Ok(decoded)
     }
 }

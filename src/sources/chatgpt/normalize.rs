@@ -11,8 +11,8 @@ use crate::model::{
 use crate::sources::chatgpt::assets::AssetIndex;
 use crate::sources::chatgpt::raw::{RawConversation, RawMessage, RawNode};
 use crate::sources::chatgpt::render::{parts_to_text, render, resolve_citation_markers};
+use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::lenient::Object;
-use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::timefmt::micros_from_epoch_seconds;
 
 /// Decodes one element. `Err` rejects the whole conversation; message-level problems are in
@@ -21,7 +21,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
     let mut warnings = Warnings::default();
     let repaired;
     let mut source_bytes = bytes;
-    // sonic-rs: the fastest of the three parsers measured (README, design notes).
+    // sonic-rs: the fastest of the three parsers measured (docs/design-decisions.md).
     let raw: RawConversation = match sonic_rs::from_slice(bytes) {
         Ok(raw) => raw,
         Err(error) if has_surrogate_escape(bytes) => {

@@ -9,8 +9,50 @@ pub mod normalize;
 pub mod raw;
 pub mod side_files;
 
+use std::sync::Arc;
+
 use crate::model::Origin;
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::sources::container::Entry;
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
+
+/// The side files of a Claude export, found by content.
+#[derive(Debug, Default)]
+pub struct SideFiles {
+    /// `projects.json`: an array of projects.
+    pub project_lists: Vec<Entry>,
+    /// `projects/<uuid>.json`: one project each.
+    pub project_files: Vec<Entry>,
+    /// `memories.json`.
+    pub memory_files: Vec<Entry>,
+}
+
+/// Plans a Claude export: its conversation files in order, then projects and memories.
+pub fn plan(plan: &mut InputPlan, container_kind: &str, mut conversation_files: Vec<Entry>, side_files: SideFiles) {
+    crate::sources::chatgpt::sort_conversation_entries(&mut conversation_files);
+    let conversations = Arc::new(ClaudeDecoder) as Arc<dyn Decoder>;
+    let projects = Arc::new(side_files::ClaudeProjectDecoder) as Arc<dyn Decoder>;
+    let memories = Arc::new(side_files::ClaudeMemoriesDecoder) as Arc<dyn Decoder>;
+    let SideFiles { project_lists, project_files, memory_files } = side_files;
+    let mut parts = Vec::new();
+    if !conversation_files.is_empty() {
+        parts.push(count_label(conversation_files.len(), "conversations file"));
+    }
+    if !project_lists.is_empty() || !project_files.is_empty() {
+        parts.push(if project_files.is_empty() { "projects.json".to_owned() } else { count_label(project_files.len(), "project file") });
+    }
+    if !memory_files.is_empty() {
+        parts.push("memories.json".to_owned());
+    }
+    plan.layout = format!("{container_kind}, Claude export: {}", parts.join(", "));
+    plan.streams.extend(conversation_files.into_iter().map(|entry| Stream::new(entry, Framing::Array, conversations.clone())));
+    plan.streams.extend(project_lists.into_iter().map(|entry| Stream::new(entry, Framing::Array, projects.clone())));
+    plan.streams.extend(project_files.into_iter().map(|entry| Stream::new(entry, Framing::Whole, projects.clone())));
+    plan.streams.extend(memory_files.into_iter().map(|entry| Stream::new(entry, Framing::Whole, memories.clone())));
+}
+
+fn count_label(count: usize, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
 
 /// Decodes Claude conversation elements.
 pub struct ClaudeDecoder;

@@ -8,9 +8,9 @@ use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
 use crate::sources::claude::raw::{RawConversation, RawMessage};
+use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::lenient::Object;
 use crate::sources::tree::Tree;
-use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
 /// The uuid Claude uses as the parent of a conversation's first message.

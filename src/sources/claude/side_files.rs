@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Warnings};
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
 /// Decodes `memories.json` (the whole file is one element).

@@ -4,7 +4,7 @@
 //! The regrouping pass needs only where each row is and two cells of it (title and time); the
 //! rows themselves are read back later and split in parallel by the decoders. Parsing every
 //! byte through a general CSV state machine on the single reader thread was the slowest step
-//! of a Copilot run (see the README's design notes), so this scanner follows the same rules as
+//! of a Copilot run (docs/design-decisions.md), so this scanner follows the same rules as
 //! the `csv` crate's default reader and skips through quoted text with `memchr`:
 //!
 //! - a field that starts with `"` is quoted: `""` inside it is a quote, and the field's quoted

@@ -8,11 +8,15 @@ pub mod normalize;
 
 use std::fs::File;
 use std::io::Read;
+use std::sync::Arc;
 
 use crate::error::RunError;
 use crate::model::Origin;
+use crate::sources::container::Entry;
+use crate::sources::contract::{
+    DecodeOptions, Decoded, Decoder, ElementReader, Elements, Framing, InputPlan, RecordReject, SourceOptions, Stream,
+};
 use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row};
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
 use crate::timefmt::parse_wall_time;
 use csv_rows::{RowScanner, cell};
 
@@ -147,6 +151,33 @@ fn header_positions(header: &[u8], fields: &[std::ops::Range<usize>], layout: Cs
         .map(|range| String::from_utf8_lossy(&cell(&header[range.clone()])).trim_start_matches('\u{feff}').trim().to_ascii_lowercase())
         .collect();
     layout.columns().map(|wanted| wanted.and_then(|wanted| names.iter().position(|name| name == wanted)))
+}
+
+/// Plans Copilot activity CSVs: each file regrouped into conversations, then decoded by its
+/// layout.
+pub fn plan(plan: &mut InputPlan, container_kind: &str, csv_files: Vec<(CsvLayout, Entry)>, options: &SourceOptions) {
+    let mut layouts = Vec::new();
+    for (layout, entry) in csv_files {
+        layouts.push(layout.describe());
+        let decoder = Arc::new(CopilotDecoder { layout, options: options.clone() });
+        let framing = Framing::Own(Arc::new(CsvRegrouping { layout, options: options.clone() }));
+        plan.streams.push(Stream::new(entry, framing, decoder));
+    }
+    layouts.dedup();
+    plan.layout = format!("{container_kind}, {}", layouts.join(" + "));
+}
+
+/// The rows of a Copilot CSV, regrouped into conversations ([`regroup`]).
+#[derive(Debug)]
+struct CsvRegrouping {
+    layout: CsvLayout,
+    options: SourceOptions,
+}
+
+impl ElementReader for CsvRegrouping {
+    fn open(&self, entry: &Entry, reader: Box<dyn Read + Send>, _pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
+        Ok(Elements::Grouped(regroup(reader, &entry.display, self.layout, &self.options, entry.reopen_on_disk())?))
+    }
 }
 
 /// Decodes regrouped Copilot conversations.

@@ -7,10 +7,10 @@ use std::ops::Range;
 
 use crate::hash::{ContentKey, push_hex, sha256};
 use crate::model::{Conversation, Disposition, Message, Origin, Provider, Role, SkipReason, Warnings};
+use crate::sources::contract::{DecodeOptions, Decoded, RecordReject};
 use crate::sources::copilot::csv_rows::{cell, split_row};
 use crate::sources::copilot::{COLUMNS_BYTES, Columns, CopilotDecoder, CsvLayout, decode_columns};
 use crate::sources::regroup::BinaryRows;
-use crate::sources::{DecodeOptions, Decoded, RecordReject};
 use crate::timefmt::parse_wall_time;
 
 /// Copilot 2025 exports cut answers to this many characters and append `...`.

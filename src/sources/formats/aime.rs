@@ -13,10 +13,10 @@ use serde_json::Value;
 use crate::error::RunError;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, memory_element, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
 /// The grouped `messages` of an AIME document.

@@ -21,10 +21,10 @@ use serde_json::Value;
 use crate::error::RunError;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, role_named};
 use crate::sources::json_array::ArrayFramer;
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
 /// What the envelope of a checked input says.

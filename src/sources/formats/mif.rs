@@ -15,10 +15,10 @@ use serde_json::Value;
 use crate::error::RunError;
 use crate::model::{Conversation, Embedding, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
-use crate::sources::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::timefmt::parse_rfc3339;
 
 /// The grouped `memories` of a MIF document.

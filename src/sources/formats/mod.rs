@@ -6,7 +6,7 @@
 //! wrote carry what it needs to rebuild them exactly (provider, conversation and message ids,
 //! roles, parent links), so converting one of its outputs again gives the same records; records
 //! of other producers map by the format's own fields, and what the canonical model has no place
-//! for is named in the README's format mapping. Files whose records are flat lists (MIF, UMP,
+//! for is named in the format mapping (docs/formats/overview.md). Files whose records are flat lists (MIF, UMP,
 //! AIME, AIMEM) are read through [`grouped::GroupingReader`]: consecutive records of one
 //! conversation decode together.
 
@@ -27,11 +27,11 @@ use crate::error::{ConfigError, RunError};
 use crate::hash::ContentKey;
 use crate::model::{Conversation, Disposition, Message, Micros, Origin, Provider, Role, SkipReason, Warnings};
 use crate::sources::container::{Container, Entry};
-use crate::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
-use crate::validate::MemoryFormat;
+use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, Decoder, Elements, Framing, InputPlan, RecordReject, Stream};
+use crate::spec::detect::{MemoryFormat, file_head, memory_format_kind};
 use grouped::GroupingReader;
 
-/// How a memory-format file's records are found, for [`Framing::MemoryFormat`].
+/// How a memory-format file's records are found (the stream's [`Framing::Own`]).
 #[derive(Debug, Clone)]
 pub enum RecordLayout {
     /// MIF `memories`, grouped by conversation.
@@ -55,6 +55,21 @@ pub enum RecordLayout {
     WholeFile,
     /// The conversation files of a PAM store (this folder), by walking its index.
     PamConversations(Arc<Path>),
+}
+
+impl crate::sources::contract::ElementReader for RecordLayout {
+    fn open(&self, entry: &Entry, reader: Box<dyn Read + Send>, _pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
+        // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).
+        drop(reader);
+        Ok(Elements::Framed(crate::sources::json_array::ArrayFramer::new(open_records(self, entry)?)))
+    }
+}
+
+impl RecordLayout {
+    /// The framing of a stream of these records.
+    pub fn framing(self) -> Framing {
+        Framing::Own(Arc::new(self))
+    }
 }
 
 /// Opens the grouped record stream of `entry`.
@@ -88,17 +103,17 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
         return Ok(Some(plan));
     }
     if path.is_dir() {
-        return if crate::validate::ump::is_record_folder(path) { ump::plan_markdown_folder(path).map(Some) } else { Ok(None) };
+        return if crate::spec::ump::is_record_folder(path) { ump::plan_markdown_folder(path).map(Some) } else { Ok(None) };
     }
     let Ok(Container::File(_)) = Container::open(path) else { return Ok(None) };
-    let Some(format) = crate::validate::memory_format_kind(path) else { return Ok(None) };
+    let Some(format) = memory_format_kind(path) else { return Ok(None) };
     let entries = Container::File(path.to_owned()).entries()?;
     let Some(entry) = entries.into_iter().next() else { return Ok(None) };
     let plan = |format_name: &'static str, layout: String, streams: Vec<(Framing, Arc<dyn Decoder>)>| InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
         format: Some(format_name),
-        carried: crate::sources::Carried::default(),
+        carried: crate::sources::contract::Carried::default(),
         layout,
         bytes_on_disk: entry.size,
         streams: streams.into_iter().map(|(framing, decoder)| Stream::new(entry.clone(), framing, decoder)).collect(),
@@ -117,7 +132,7 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             let mut planned = plan(
                 "mif",
                 "MIF v2 document".into(),
-                vec![(Framing::MemoryFormat(RecordLayout::MifMemories), Arc::new(mif::MifDecoder) as Arc<dyn Decoder>)],
+                vec![(RecordLayout::MifMemories.framing(), Arc::new(mif::MifDecoder) as Arc<dyn Decoder>)],
             );
             mif::note_document_members(path, &mut planned)?;
             planned
@@ -126,14 +141,14 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             let ndjson = ump::is_ndjson(path)?;
             let layout = if ndjson { RecordLayout::UmpNdjson } else { RecordLayout::UmpJson };
             let name = if ndjson { "UMP 0.1 records, one per line" } else { "UMP 0.1 records, JSON" };
-            plan("ump", name.into(), vec![(Framing::MemoryFormat(layout), Arc::new(ump::UmpDecoder) as Arc<dyn Decoder>)])
+            plan("ump", name.into(), vec![(layout.framing(), Arc::new(ump::UmpDecoder) as Arc<dyn Decoder>)])
         }
         MemoryFormat::Aime => plan(
             "aime",
             "AIME v1.0 document".into(),
             vec![
-                (Framing::MemoryFormat(RecordLayout::AimeMessages), Arc::new(aime::AimeDecoder { memories: false }) as Arc<dyn Decoder>),
-                (Framing::MemoryFormat(RecordLayout::AimeMemories), Arc::new(aime::AimeDecoder { memories: true }) as Arc<dyn Decoder>),
+                (RecordLayout::AimeMessages.framing(), Arc::new(aime::AimeDecoder { memories: false }) as Arc<dyn Decoder>),
+                (RecordLayout::AimeMemories.framing(), Arc::new(aime::AimeDecoder { memories: true }) as Arc<dyn Decoder>),
             ],
         ),
         MemoryFormat::Aimem => {
@@ -142,8 +157,7 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             let layout = if ndjson { RecordLayout::AimemNdjson } else { RecordLayout::AimemBundle };
             let name = if ndjson { "AIMEM NDJSON stream" } else { "AIMEM bundle" };
             let decoder = Arc::new(aimem::AimemDecoder { producer: envelope.producer.clone() }) as Arc<dyn Decoder>;
-            let mut planned =
-                plan("aimem", format!("{name} (producer {})", envelope.producer), vec![(Framing::MemoryFormat(layout), decoder)]);
+            let mut planned = plan("aimem", format!("{name} (producer {})", envelope.producer), vec![(layout.framing(), decoder)]);
             planned.warnings.merge(&envelope.warnings);
             planned.notes.extend(envelope.notes);
             planned
@@ -153,22 +167,7 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
 
 /// Whether the first MiB of the file at `path` names PAM, AIME, MIF or UMP by their own members.
 pub fn names_a_memory_format(path: &Path) -> bool {
-    if path.is_dir() {
-        return false;
-    }
-    let head = file_head(path);
-    use crate::validate::{aime, mif, pam, ump};
-    pam::looks_like_pam(&head) || aime::looks_like_aime(&head) || mif::looks_like_mif(&head) || ump::looks_like_ump(&head)
-}
-
-/// The first MiB of the file at `path` (empty when it cannot be read): enough to tell the
-/// formats apart by their members.
-pub fn file_head(path: &Path) -> Vec<u8> {
-    let mut head = Vec::new();
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = file.take(1 << 20).read_to_end(&mut head);
-    }
-    head
+    !path.is_dir() && crate::spec::detect::names_a_memory_format(&file_head(path))
 }
 
 /// Refuses an input with a reason and what to do.

@@ -20,10 +20,10 @@ use crate::error::RunError;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject, Stream};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, record_error, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, decoded, parse_group, push_turn, redact, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
-use crate::sources::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 use crate::timefmt::parse_rfc3339;
 
 /// Whether the UMP file at `path` is NDJSON (several JSON values, one per line) rather than
@@ -165,13 +165,13 @@ pub fn plan_markdown_folder(path: &Path) -> Result<InputPlan, RunError> {
     let mut streams = Vec::new();
     if let Some(first) = files.first().cloned() {
         let decoder = Arc::new(UmpDecoder) as Arc<dyn Decoder>;
-        streams.push(Stream::new(first, Framing::MemoryFormat(RecordLayout::UmpMarkdown(Arc::new(files))), decoder));
+        streams.push(Stream::new(first, RecordLayout::UmpMarkdown(Arc::new(files)).framing(), decoder));
     }
     Ok(InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
         format: Some("ump"),
-        carried: crate::sources::Carried::default(),
+        carried: crate::sources::contract::Carried::default(),
         layout: format!("UMP 0.1 records, a folder of {count} .ump.md files"),
         bytes_on_disk,
         streams,

@@ -13,10 +13,11 @@ use std::io::Read;
 use serde_json::json;
 
 use crate::error::RunError;
+use crate::sources::contract::SourceOptions;
+use crate::sources::gemini;
 use crate::sources::gemini::dates::parse_takeout_time;
 use crate::sources::html_text::{decode_entities, html_to_text};
 use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row, push_problem_row};
-use crate::sources::{SourceOptions, gemini};
 use crate::timefmt::format_rfc3339;
 
 /// Where each record starts.

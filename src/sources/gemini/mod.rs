@@ -14,14 +14,17 @@ pub mod verbs;
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::Read;
-use std::sync::mpsc;
+use std::path::Path;
+use std::sync::{Arc, mpsc};
 
 use crate::error::RunError;
 use crate::model::{Micros, Origin};
 use crate::sources::container::Entry;
+use crate::sources::contract::{
+    DecodeOptions, Decoded, Decoder, ElementReader, Elements, Framing, InputPlan, RecordReject, SourceOptions, Stream,
+};
 use crate::sources::json_array::{ArrayFramer, FrameError};
 use crate::sources::regroup::{GroupKey, GroupedElements, Regrouper, push_binary_row, push_problem_row};
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject, SourceOptions};
 use keys::{keys_of_members, read_keys};
 
 /// The conversation id in a Gemini or Bard conversation URL
@@ -206,6 +209,48 @@ impl TakeoutFiles {
     /// The export path of file `name`, when the Takeout has it.
     pub fn resolve(&self, name: &str) -> Option<String> {
         self.by_name.get(name).cloned()
+    }
+}
+
+/// Plans Gemini Apps activity of a Takeout: `MyActivity.json` files, or the `MyActivity.html`
+/// pages when there is no JSON (the user picks one format in Takeout; if both are there, JSON,
+/// with UTC times to the millisecond, is read and the HTML copy is not).
+pub fn plan(
+    plan: &mut InputPlan,
+    path: &Path,
+    container_kind: &str,
+    entries: &[Entry],
+    json_files: Vec<Entry>,
+    html_files: Vec<Entry>,
+    options: &SourceOptions,
+) {
+    let html = json_files.is_empty();
+    if !html && !html_files.is_empty() {
+        plan.warnings.add("gemini_html_ignored");
+        plan.notes.push(format!("{}: Gemini activity is read from the JSON file; the HTML copy is not read", path.display()));
+    }
+    plan.layout = format!("{container_kind}, Google Takeout My Activity (Gemini Apps, {})", if html { "HTML" } else { "JSON" });
+    for entry in if html { html_files } else { json_files } {
+        let decoder = Arc::new(GeminiDecoder { files: TakeoutFiles::beside(&entry, entries) });
+        let framing = Framing::Own(Arc::new(ActivityRegrouping { html, options: options.clone() }));
+        plan.streams.push(Stream::new(entry, framing, decoder));
+    }
+}
+
+/// The records of a `MyActivity.json` or `MyActivity.html`, regrouped into conversations.
+#[derive(Debug)]
+struct ActivityRegrouping {
+    html: bool,
+    options: SourceOptions,
+}
+
+impl ElementReader for ActivityRegrouping {
+    fn open(&self, entry: &Entry, reader: Box<dyn Read + Send>, pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
+        Ok(Elements::Grouped(if self.html {
+            html::regroup(reader, &entry.display, &self.options)?
+        } else {
+            regroup(reader, &entry.display, &self.options, entry.reopen_on_disk(), pool)?
+        }))
     }
 }
 

@@ -11,12 +11,13 @@ use sha2::{Digest, Sha256};
 use crate::hash::{ContentKey, push_hex, sha256};
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
+use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::gemini::TakeoutFiles;
 use crate::sources::gemini::raw::RawRecord;
 use crate::sources::gemini::verbs::prompt_of;
 use crate::sources::lenient::Object;
+use crate::sources::provider_fields;
 use crate::sources::regroup::{BinaryRow, BinaryRows, read_binary_row};
-use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject, provider_fields};
 use crate::timefmt::parse_rfc3339;
 
 /// One row of a conversation: where the record was, its bytes and what it holds.

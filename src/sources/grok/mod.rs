@@ -8,10 +8,21 @@ pub mod normalize;
 pub mod raw;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::model::Origin;
 use crate::sources::container::Entry;
-use crate::sources::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
+
+/// Plans a Grok export: the `conversations` member of each backend file, with the export's
+/// uploaded files indexed for the decoder.
+pub fn plan(plan: &mut InputPlan, container_kind: &str, entries: &[Entry], backend_files: Vec<Entry>) {
+    let assets = GrokAssets::build(entries);
+    plan.asset_count = assets.len();
+    let decoder = Arc::new(GrokDecoder { assets }) as Arc<dyn Decoder>;
+    plan.layout = format!("{container_kind}, Grok prod-grok-backend.json");
+    plan.streams.extend(backend_files.into_iter().map(|entry| Stream::new(entry, Framing::Member("conversations"), decoder.clone())));
+}
 
 /// Uploaded files the export carries: `prod-mc-asset-server/<asset id>/content`.
 #[derive(Debug, Default)]

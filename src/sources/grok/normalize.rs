@@ -11,11 +11,11 @@ use rustc_hash::FxHashMap;
 use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
+use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::grok::GrokAssets;
 use crate::sources::grok::raw::{RawElement, RawResponse};
 use crate::sources::lenient::{List, Object, Text};
 use crate::sources::tree::Tree;
-use crate::sources::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 
 /// Decodes one element. `Err` rejects the whole conversation.
 pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, options: &DecodeOptions) -> Result<Decoded, RecordReject> {

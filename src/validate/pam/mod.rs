@@ -18,18 +18,13 @@ use crate::error::RunError;
 use crate::validate::rules::{self, Findings, join};
 use crate::validate::{Problem, Validation};
 
-/// Whether the start of a file names a PAM schema (`"schema": "portable-ai-memory…"`).
-pub fn looks_like_pam(head: &[u8]) -> bool {
-    rules::has_member(head, "schema", b"\"portable-ai-memory")
-}
-
 /// Validates a store folder: the store file, then every conversation file.
 ///
 /// # Errors
 /// I/O errors reading the files.
 pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
     let (mut problems, mut notices) = (Vec::new(), Vec::new());
-    let store_path = folder.join(crate::sinks::pam::STORE_FILE);
+    let store_path = folder.join(crate::spec::pam::STORE_FILE);
     let mut records = 0;
     if let Some(root) = parse(&store_path, "memory-store.json", &mut problems)? {
         let mut findings = Findings { file: "memory-store.json".into(), problems: &mut problems, notices: &mut notices };
@@ -53,7 +48,7 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
             check_conversation_file(&path, reference, Some(entry), facts.schema_version.as_deref(), &mut problems, &mut notices)?;
             findings = Findings { file: "memory-store.json".into(), problems: &mut problems, notices: &mut notices };
         }
-        let conversations = folder.join(crate::sinks::pam::CONVERSATIONS_FOLDER);
+        let conversations = folder.join(crate::spec::pam::CONVERSATIONS_FOLDER);
         if let Ok(entries) = std::fs::read_dir(&conversations) {
             let mut unlisted: Vec<_> =
                 entries.flatten().map(|entry| entry.path()).filter(|path| path.extension().is_some_and(|ext| ext == "json")).collect();
@@ -67,11 +62,11 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
         }
     }
     // The store's embeddings file, when it has one (pam.md §3.3).
-    let embeddings_path = folder.join(crate::sinks::pam::EMBEDDINGS_FILE);
+    let embeddings_path = folder.join(crate::spec::pam::EMBEDDINGS_FILE);
     if embeddings_path.is_file()
-        && let Some(root) = parse(&embeddings_path, crate::sinks::pam::EMBEDDINGS_FILE, &mut problems)?
+        && let Some(root) = parse(&embeddings_path, crate::spec::pam::EMBEDDINGS_FILE, &mut problems)?
     {
-        let mut findings = Findings { file: crate::sinks::pam::EMBEDDINGS_FILE.into(), problems: &mut problems, notices: &mut notices };
+        let mut findings = Findings { file: crate::spec::pam::EMBEDDINGS_FILE.into(), problems: &mut problems, notices: &mut notices };
         records += check_embeddings(&root, &mut findings);
     }
     Ok(Validation { path: folder.display().to_string(), format: "pam", records, problems, notices })
@@ -84,8 +79,8 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
 /// I/O errors reading it.
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if path.file_name().is_some_and(|name| name == crate::sinks::pam::STORE_FILE)
-        && folder.join(crate::sinks::pam::CONVERSATIONS_FOLDER).is_dir()
+    if path.file_name().is_some_and(|name| name == crate::spec::pam::STORE_FILE)
+        && folder.join(crate::spec::pam::CONVERSATIONS_FOLDER).is_dir()
     {
         let mut validation = validate_folder(folder)?;
         validation.path = path.display().to_string();
@@ -220,13 +215,6 @@ fn check_embeddings(root: &Value, findings: &mut Findings<'_>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sniffs_the_schema_member_not_its_mention_in_text() {
-        assert!(looks_like_pam(br#"{"schema" : "portable-ai-memory","memories":[]}"#));
-        assert!(looks_like_pam(br#"{"messages":[],"schema":"portable-ai-memory-conversation"}"#));
-        assert!(!looks_like_pam(br#"{"chunks":[{"content":"\"schema\": \"portable-ai-memory\""}]}"#));
-    }
 
     #[test]
     fn storage_refs_stay_in_the_store() {
