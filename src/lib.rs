@@ -32,8 +32,6 @@ pub mod sinks;
 pub mod sources;
 pub mod spec;
 pub mod stages;
-#[cfg(test)]
-mod test_support;
 pub mod timefmt;
 pub mod validate;
 

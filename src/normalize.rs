@@ -393,6 +393,8 @@ fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> St
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::hash::{pam_content_digest, sha256};
 
@@ -400,6 +402,16 @@ mod tests {
     fn reference(text: &str) -> String {
         let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
         collapse_whitespace(lowered.nfc(), lowered.len())
+    }
+
+    /// Text of a number of picks in `lengths` from `alphabet` (characters or fragments), each
+    /// pick uniform; proptest shrinks it toward fewer picks from the front of the alphabet.
+    fn text_over<T>(alphabet: Vec<T>, lengths: std::ops::Range<usize>) -> impl Strategy<Value = String>
+    where
+        T: Clone + std::fmt::Debug + 'static,
+        String: FromIterator<T>,
+    {
+        prop::collection::vec(prop::sample::select(alphabet), lengths).prop_map(|picks| picks.into_iter().collect::<String>())
     }
 
     #[test]
@@ -422,49 +434,59 @@ mod tests {
         }
     }
 
-    #[test]
-    fn eight_byte_steps_hash_like_the_normalized_text() {
-        // Bytes at the edges of each test: around 'A', 'Z', the space and the control range.
-        let alphabet = ['@', 'A', 'M', 'Z', '[', '`', 'a', 'z', ' ', ' ', ' ', '\t', '\n', '\u{1c}', '\u{1f}', '!', '\u{7f}', '\u{1}'];
-        let mut next = crate::test_support::fixed_seed_numbers(0x2545_f491_4f6c_dd1d);
-        for _ in 0..5_000 {
-            let text: String = (0..next() % 60).map(|_| alphabet[next() % alphabet.len()]).collect();
-            let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
-            let reference = collapse_whitespace(lowered.chars(), lowered.len());
-            assert_eq!(pam_content_digest(&text), sha256(reference.as_bytes()), "{text:?}");
-        }
+    /// Up to 59 characters at the edges of each eight-byte test: around 'A', 'Z', the space and
+    /// the control range.
+    fn ascii_edge_text() -> impl Strategy<Value = String> {
+        let alphabet = vec!['@', 'A', 'M', 'Z', '[', '`', 'a', 'z', ' ', ' ', ' ', '\t', '\n', '\u{1c}', '\u{1f}', '!', '\u{7f}', '\u{1}'];
+        text_over(alphabet, 0..60)
     }
 
-    #[test]
-    fn mixed_text_normalizes_like_the_reference() {
-        // ASCII words long enough for the eight-byte steps, between characters that are not.
-        let alphabet = [
+    /// Up to 79 fragments: ASCII words long enough for the eight-byte steps, between characters
+    /// that are not.
+    fn mixed_text() -> impl Strategy<Value = String> {
+        let alphabet = vec![
             "Hello", "wORLD", "ab cd", " ", " ", "A", "z", "\t", "\n", "\u{1c}", "É", "é", "e\u{301}", "\u{3000}", "\u{a0}", "Ǆ", "İ", "ß",
             "한", "\u{85}", "!",
         ];
-        let mut next = crate::test_support::fixed_seed_numbers(0x0bad_5eed_1234_5678);
-        for _ in 0..5_000 {
-            let text: String = (0..next() % 80).map(|_| alphabet[next() % alphabet.len()]).collect();
-            assert_eq!(pam_normalize(&text), reference(&text), "{text:?}");
+        text_over(alphabet, 0..80)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+        #[test]
+        fn eight_byte_steps_hash_like_the_normalized_text(text in ascii_edge_text()) {
+            let lowered = text.trim_matches(is_python_whitespace).to_lowercase();
+            let reference = collapse_whitespace(lowered.chars(), lowered.len());
+            prop_assert_eq!(pam_content_digest(&text), sha256(reference.as_bytes()), "{:?}", text);
+        }
+
+        #[test]
+        fn mixed_text_normalizes_like_the_reference(text in mixed_text()) {
+            prop_assert_eq!(pam_normalize(&text), reference(&text), "{:?}", text);
         }
     }
 
-    #[test]
-    fn composing_stretches_matches_composing_the_whole_text() {
-        // Starters, combining marks of several classes (reordered by NFC), precomposed letters,
-        // singletons that NFC replaces (Å sign, CJK compatibility), Hangul jamo that compose,
-        // and characters that need nothing.
-        let alphabet = [
+    /// Up to 11 pieces: starters, combining marks of several classes (reordered by NFC),
+    /// precomposed letters, singletons that NFC replaces (Å sign, CJK compatibility), Hangul jamo
+    /// that compose, and characters that need nothing.
+    fn composable_text() -> impl Strategy<Value = String> {
+        let alphabet = vec![
             "a", "e", "A", " ", "é", "\u{301}", "\u{300}", "\u{327}", "\u{323}", "\u{31b}", "\u{35c}", "\u{212b}", "\u{f900}", "\u{1100}",
             "\u{1161}", "\u{11a8}", "\u{ac00}", "한", "漢", "ö", "o\u{308}", "\u{3099}", "か", "\u{30ab}", "Ǆ", "\u{0344}",
         ];
-        let mut next = crate::test_support::fixed_seed_numbers(0x00c0_4905_e5ee_d5ed);
-        for _ in 0..20_000 {
-            let raw: String = (0..next() % 12).map(|_| alphabet[next() % alphabet.len()]).collect();
+        text_over(alphabet, 0..12)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn composing_stretches_matches_composing_the_whole_text(raw in composable_text()) {
             // As normalization hands it over: trimmed, whitespace runs collapsed.
             let text = collapse_whitespace(raw.trim().chars(), raw.len());
             let reference: String = collapse_whitespace(text.nfc(), text.len());
-            assert_eq!(compose_where_needed(text.clone()), reference, "{text:?}");
+            prop_assert_eq!(compose_where_needed(text.clone()), reference, "{:?}", text);
         }
     }
 
@@ -479,11 +501,10 @@ mod tests {
         assert_eq!(bmp_facts('\u{1f600}'), None);
     }
 
-    #[test]
-    fn long_texts_in_several_scripts_normalize_like_the_reference() {
-        // Stretches longer than the 32-byte steps, whitespace runs across their edges, and
-        // characters of scripts without case between them.
-        let pieces = [
+    /// Up to 39 pieces: stretches longer than the 32-byte steps, whitespace runs across their
+    /// edges, and characters of scripts without case between them.
+    fn texts_in_several_scripts() -> impl Strategy<Value = String> {
+        let pieces = vec![
             "The Quick Brown Fox Jumps Over The Lazy Dog ",
             "  \t\n  ",
             "Привет МИР ",
@@ -496,10 +517,15 @@ mod tests {
             "\u{1f600}",
             "İ",
         ];
-        let mut next = crate::test_support::fixed_seed_numbers(0x05ee_d0f1_abe1);
-        for _ in 0..3_000 {
-            let text: String = (0..next() % 40).map(|_| pieces[next() % pieces.len()]).collect();
-            assert_eq!(pam_normalize(&text), reference(&text), "{text:?}");
+        text_over(pieces, 0..40)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        #[test]
+        fn long_texts_in_several_scripts_normalize_like_the_reference(text in texts_in_several_scripts()) {
+            prop_assert_eq!(pam_normalize(&text), reference(&text), "{:?}", text);
         }
     }
 }

@@ -11,6 +11,7 @@ mod chatgpt_edge_cases;
 mod chatgpt_samples;
 mod claude;
 mod cli;
+mod contract;
 mod copilot;
 mod engine;
 mod format_inputs;

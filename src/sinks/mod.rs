@@ -12,6 +12,7 @@
 
 pub mod aime;
 pub mod aimem;
+pub mod created_folders;
 pub mod direct_writer;
 pub mod mif;
 pub mod output_file;

@@ -65,6 +65,8 @@ fn ancestors_in<'a, M>(
 mod tests {
     use std::collections::HashMap;
 
+    use proptest::prelude::*;
+
     use super::*;
 
     /// The index-only way: every earlier id in a map, the later of two equal ids winning.
@@ -81,20 +83,25 @@ mod tests {
         ancestors
     }
 
-    #[test]
-    fn near_parents_and_the_index_find_the_same_ancestors() {
-        // Few distinct ids, so repeats, self-parents, missing parents and far parents all occur.
-        let mut next = crate::test_support::fixed_seed_numbers(0x07ee_50fa_0c37);
-        for _ in 0..2_000 {
-            let length = next() % 30;
-            let messages: Vec<(String, Option<String>, bool)> = (0..length)
-                .map(|_| {
-                    let parent = (!next().is_multiple_of(5)).then(|| format!("m{}", next() % 12));
-                    (format!("m{}", next() % 12), parent, !next().is_multiple_of(3))
-                })
-                .collect();
+    /// One of few distinct ids, so repeats, self-parents, missing parents and far parents all
+    /// occur.
+    fn message_id() -> impl Strategy<Value = String> {
+        (0..12u32).prop_map(|n| format!("m{n}"))
+    }
+
+    /// A message as (id, parent id, written): four in five have a parent, two in three are
+    /// written.
+    fn message() -> impl Strategy<Value = (String, Option<String>, bool)> {
+        (message_id(), prop::option::weighted(0.8, message_id()), prop::bool::weighted(2.0 / 3.0))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        #[test]
+        fn near_parents_and_the_index_find_the_same_ancestors(messages in prop::collection::vec(message(), 0..30)) {
             let found = ancestors_in(&messages, |message| &message.0, |message| message.1.as_deref(), |message| message.2);
-            assert_eq!(found, reference(&messages), "{messages:?}");
+            prop_assert_eq!(found, reference(&messages), "{:?}", messages);
         }
     }
 }

@@ -442,6 +442,8 @@ mod former;
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::former;
     use super::*;
 
@@ -511,47 +513,77 @@ mod tests {
         }
     }
 
-    /// Strings of up to 40 characters over letters, spaces, control and Unicode whitespace,
-    /// from a fixed-seed generator.
-    fn mixed_strings(count: usize) -> Vec<String> {
-        let alphabet = ['a', 'b', ' ', ' ', ' ', '\t', '\n', '\r', '\u{b}', 'é', '\u{a0}', '\u{3000}', 'X', '.', '\u{1}', '😀'];
-        let mut next = crate::test_support::fixed_seed_numbers(0x9e37_79b9_7f4a_7c15);
-        (0..count).map(|_| (0..next() % 41).map(|_| alphabet[next() % alphabet.len()]).collect()).collect()
+    /// Strings of up to 40 characters over letters, spaces, control and Unicode whitespace.
+    fn mixed_string() -> impl Strategy<Value = String> {
+        let alphabet = vec!['a', 'b', ' ', ' ', ' ', '\t', '\n', '\r', '\u{b}', 'é', '\u{a0}', '\u{3000}', 'X', '.', '\u{1}', '😀'];
+        prop::collection::vec(prop::sample::select(alphabet), 0..41).prop_map(|chars| chars.into_iter().collect::<String>())
     }
 
-    #[test]
-    fn eight_byte_steps_collapse_whitespace_as_word_by_word() {
-        for (case, text) in mixed_strings(3_000).iter().enumerate() {
-            let before = ["", "word", "ends with space "][case % 3];
+    /// The position of the first byte `special_bytes` flags in the eight bytes `word`, and of the
+    /// first byte `is_plain_byte`, read a byte at a time, says is not plain.
+    fn first_flagged_and_first_not_plain(word: &[u8], after_blank: bool) -> (Option<usize>, Option<usize>) {
+        let mut blank = after_blank;
+        let first_not_plain = word.iter().position(|&byte| {
+            let plain = is_plain_byte(byte, blank);
+            blank = byte == b' ';
+            !plain
+        });
+        let flagged = special_bytes(u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or_default()), after_blank);
+        let first_flagged = (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize);
+        (first_flagged, first_not_plain)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        #[test]
+        fn eight_byte_steps_collapse_whitespace_as_word_by_word(
+            before in prop::sample::select(vec!["", "word", "ends with space "]),
+            text in mixed_string(),
+        ) {
             let mut out = before.to_owned();
-            push_text(&mut out, text, false);
-            assert_eq!(out, collapsed_by_words(before, text), "{before:?} + {text:?}");
+            push_text(&mut out, &text, false);
+            prop_assert_eq!(out, collapsed_by_words(before, &text), "{:?} + {:?}", before, text);
+        }
+
+        #[test]
+        fn eight_byte_test_flags_the_first_byte_that_is_not_plain(text in mixed_string()) {
+            // Every eight bytes of the text, cut anywhere (inside a character too).
+            for word in text.as_bytes().windows(8) {
+                for after_blank in [false, true] {
+                    let (first_flagged, first_not_plain) = first_flagged_and_first_not_plain(word, after_blank);
+                    prop_assert_eq!(first_flagged, first_not_plain, "{:?} after blank: {}", word, after_blank);
+                }
+            }
+        }
+
+        #[test]
+        fn pushed_text_matches_the_former_push_text(
+            before in prop::sample::select(vec!["", "word", "ends with space ", "line\n"]),
+            text in mixed_string(),
+        ) {
+            for preformatted in [false, true] {
+                let (mut out, mut reference) = (before.to_owned(), before.to_owned());
+                push_text(&mut out, &text, preformatted);
+                former::push_text(&mut reference, &text, preformatted);
+                prop_assert_eq!(out, reference, "{:?} + {:?}", before, text);
+            }
         }
     }
 
     #[test]
-    fn eight_byte_test_flags_the_first_byte_that_is_not_plain() {
-        let mut words: Vec<Vec<u8>> = mixed_strings(3_000).iter().flat_map(|text| text.as_bytes().windows(8).map(<[u8]>::to_vec)).collect();
-        words.extend([b"a<b&c d ".to_vec(), b"        ".to_vec(), b"\x7f\x7f<<&&  ".to_vec(), b"ab  cd\xc2\xa0".to_vec()]);
-        for word in words {
+    fn eight_byte_test_flags_markup_blank_runs_and_non_ascii() {
+        for word in [b"a<b&c d ", b"        ", b"\x7f\x7f<<&&  ", b"ab  cd\xc2\xa0"] {
             for after_blank in [false, true] {
-                let mut blank = after_blank;
-                let first_not_plain = word.iter().position(|&byte| {
-                    let plain = is_plain_byte(byte, blank);
-                    blank = byte == b' ';
-                    !plain
-                });
-                let flagged = special_bytes(u64::from_le_bytes(<[u8; 8]>::try_from(&word[..]).unwrap_or_default()), after_blank);
-                let first_flagged = (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize);
+                let (first_flagged, first_not_plain) = first_flagged_and_first_not_plain(word, after_blank);
                 assert_eq!(first_flagged, first_not_plain, "{word:?} after blank: {after_blank}");
             }
         }
     }
 
-    /// Fragments over the pieces answer HTML is made of, including broken ones, from a
-    /// fixed-seed generator.
-    fn html_fragments(count: usize) -> Vec<String> {
-        let pieces = [
+    /// Fragments of up to 47 of the pieces answer HTML is made of, including broken ones.
+    fn html_fragment() -> impl Strategy<Value = String> {
+        let pieces = vec![
             "word",
             "Üml",
             "x",
@@ -626,23 +658,15 @@ mod tests {
             "\u{1}",
             "\u{7f}",
         ];
-        let mut next = crate::test_support::fixed_seed_numbers(0x5851_f42d_4c95_7f2d);
-        (0..count).map(|_| (0..next() % 48).map(|_| pieces[next() % pieces.len()]).collect()).collect()
+        prop::collection::vec(prop::sample::select(pieces), 0..48).prop_map(|picked| picked.concat())
     }
 
-    #[test]
-    fn one_pass_conversion_matches_the_former_one() {
-        for html in html_fragments(20_000) {
-            assert_eq!(html_to_text(&html), former::html_to_text(&html), "{html:?}");
-        }
-        for (case, text) in mixed_strings(3_000).iter().enumerate() {
-            let before = ["", "word", "ends with space ", "line\n"][case % 4];
-            for preformatted in [false, true] {
-                let (mut out, mut reference) = (before.to_owned(), before.to_owned());
-                push_text(&mut out, text, preformatted);
-                former::push_text(&mut reference, text, preformatted);
-                assert_eq!(out, reference, "{before:?} + {text:?}");
-            }
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn one_pass_conversion_matches_the_former_one(html in html_fragment()) {
+            prop_assert_eq!(html_to_text(&html), former::html_to_text(&html), "{:?}", html);
         }
     }
 
@@ -667,10 +691,19 @@ mod tests {
         out
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        #[test]
+        fn tidying_in_place_matches_tidying_by_lines(text in mixed_string()) {
+            prop_assert_eq!(tidy(text.clone()), tidied_by_lines(&text), "{:?}", text);
+        }
+    }
+
     #[test]
-    fn tidying_in_place_matches_tidying_by_lines() {
-        for text in mixed_strings(3_000).into_iter().chain(["\n\n a \n\n\n\nb\u{3000}\n".to_owned(), String::new()]) {
-            assert_eq!(tidy(text.clone()), tidied_by_lines(&text), "{text:?}");
+    fn tidying_in_place_keeps_one_blank_line_and_empty_text_empty() {
+        for text in ["\n\n a \n\n\n\nb\u{3000}\n", ""] {
+            assert_eq!(tidy(text.to_owned()), tidied_by_lines(text), "{text:?}");
         }
     }
 

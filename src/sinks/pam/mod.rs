@@ -22,6 +22,7 @@ use sha2::{Digest, Sha256};
 use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::{Conversation, Micros};
+use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
 use crate::timefmt::format_rfc3339;
@@ -120,6 +121,8 @@ impl PamSink {
             // Left by a killed run.
             std::fs::remove_dir_all(&staging).map_err(io_error)?;
         }
+        let mut created = CreatedFolders::default();
+        created.create(target)?;
         std::fs::create_dir_all(staging.join(CONVERSATIONS_FOLDER)).map_err(io_error)?;
         let index_spool = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(&staging).map_err(io_error)?);
         let memories = MemorySorter::new(&staging);
@@ -127,7 +130,7 @@ impl PamSink {
         Ok(PamSink {
             settings,
             target: target.to_owned(),
-            staging: Staging(staging),
+            staging: Staging { folder: staging, created },
             index_spool,
             memories,
             embeddings_spool,
@@ -138,7 +141,7 @@ impl PamSink {
     }
 
     fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
-        let folder = self.staging.0.join(CONVERSATIONS_FOLDER);
+        let folder = self.staging.folder.join(CONVERSATIONS_FOLDER);
         for conversation in batch.conversations {
             let path = folder.join(format!("{}.json", conversation.pam_id));
             let mut file = File::create_new(&path).map_err(|error| {
@@ -185,7 +188,7 @@ impl PamSink {
 
     fn complete(self) -> io::Result<SinkSummary> {
         let PamSink { settings, target, staging, index_spool, memories, embeddings_spool, embeddings, conversations, bytes } = self;
-        let staging_folder = staging.0.clone();
+        let staging_folder = staging.folder.clone();
         let store_path = staging_folder.join(STORE_FILE);
         let mut store = BufWriter::with_capacity(1 << 20, File::create(&store_path)?);
         let mut head = Vec::with_capacity(512);
@@ -264,6 +267,8 @@ impl PamSink {
         }
         std::fs::rename(&store_path, &final_store)?;
         std::fs::remove_dir_all(&staging_folder)?;
+        let mut staging = staging;
+        staging.created.keep();
         drop(staging);
         Ok(SinkSummary {
             format: "pam",
@@ -316,11 +321,16 @@ fn write_signature(out: &mut Vec<u8>, key: &crate::signing::SignKey, checksum: &
 }
 
 /// The staging folder, removed when the sink is dropped: after an error the half-built store
-/// goes; after success it has already been emptied and removed.
-struct Staging(PathBuf);
+/// goes, and then the store folder itself if this run created it; after success the staging
+/// folder has already been emptied and removed, and the store folder is kept.
+struct Staging {
+    folder: PathBuf,
+    created: CreatedFolders,
+}
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        // Before `created` drops (fields drop after this), so the store folder is empty by then.
+        let _ = std::fs::remove_dir_all(&self.folder);
     }
 }

@@ -23,6 +23,7 @@ use parquet::arrow::ArrowWriter;
 
 use crate::error::RunError;
 use crate::model::{Conversation, Provider};
+use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use schema::Table;
@@ -81,9 +82,10 @@ impl PartWriter {
         layout: &ParquetLayout,
         written: &mut Vec<(PathBuf, PathBuf)>,
         rows: &mut u64,
+        created: &mut CreatedFolders,
     ) -> Result<(), RunError> {
         if self.open.is_none() {
-            self.start_part(layout)?;
+            self.start_part(layout, created)?;
         }
         let Some((writer, partial, _)) = self.open.as_mut() else { return Ok(()) };
         writer.write(batch).map_err(|error| parquet_error(partial, error))?;
@@ -94,8 +96,9 @@ impl PartWriter {
         Ok(())
     }
 
-    fn start_part(&mut self, layout: &ParquetLayout) -> Result<(), RunError> {
-        std::fs::create_dir_all(&self.folder).map_err(|error| RunError::write(self.folder.display().to_string(), error))?;
+    /// Opens the next part, creating the table's folder (noted in `created`) when needed.
+    fn start_part(&mut self, layout: &ParquetLayout, created: &mut CreatedFolders) -> Result<(), RunError> {
+        created.create(&self.folder)?;
         let name = format!("part-{:05}.parquet", self.next_part);
         self.next_part += 1;
         let file_name = format!(".{name}.partial");
@@ -138,6 +141,8 @@ pub struct ParquetSink {
     /// Closed parts: (temporary name, final name).
     written: Vec<(PathBuf, PathBuf)>,
     rows: u64,
+    /// Folders this run created: an unfinished run removes them again (when empty).
+    created: CreatedFolders,
 }
 
 impl ParquetSink {
@@ -153,8 +158,9 @@ impl ParquetSink {
                 std::io::Error::other("parquet output is a folder of tables, and this is a file; name a folder with -o"),
             ));
         }
-        std::fs::create_dir_all(root).map_err(|error| RunError::write(root.display().to_string(), error))?;
-        Ok(ParquetSink { root: root.to_owned(), layout, writers: BTreeMap::new(), written: Vec::new(), rows: 0 })
+        let mut created = CreatedFolders::default();
+        created.create(root)?;
+        Ok(ParquetSink { root: root.to_owned(), layout, writers: BTreeMap::new(), written: Vec::new(), rows: 0, created })
     }
 
     fn table_folder(&self, table: Table, provider: Option<Provider>) -> PathBuf {
@@ -223,7 +229,7 @@ impl Sink for ParquetSink {
                     next_part: 0,
                     open: None,
                 });
-                writer.write(&batch, &self.layout, &mut self.written, &mut self.rows)?;
+                writer.write(&batch, &self.layout, &mut self.written, &mut self.rows, &mut self.created)?;
             }
         }
         Ok(())
@@ -237,7 +243,7 @@ impl Sink for ParquetSink {
                 if !self.writers.contains_key(&(table, None)) {
                     let folder = self.table_folder(table, None);
                     let mut writer = PartWriter { folder, table, with_provider: true, next_part: 0, open: None };
-                    writer.start_part(&self.layout)?;
+                    writer.start_part(&self.layout, &mut self.created)?;
                     self.writers.insert((table, None), writer);
                 }
             }
@@ -255,6 +261,8 @@ impl Sink for ParquetSink {
             finals.insert(target.clone());
         }
         self.written.clear();
+        // Published: the folders are the dataset's now.
+        self.created.keep();
         self.remove_stale_parts(&finals)?;
         Ok(SinkSummary { format: "parquet", path: self.root.display().to_string(), records: self.rows, bytes })
     }
@@ -271,6 +279,7 @@ impl Drop for ParquetSink {
                 let _ = std::fs::remove_file(partial);
             }
         }
+        // The created folders go when `created` drops, after the parts above.
     }
 }
 
@@ -336,7 +345,7 @@ mod tests {
                 next_part: 0,
                 open: None,
             });
-            writer.write(&batch, &layout, &mut sink.written, &mut sink.rows).unwrap();
+            writer.write(&batch, &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
             sink.writers.insert((Table::Assets, None), writer);
         }
         let summary = sink.finish().unwrap();
@@ -355,7 +364,7 @@ mod tests {
         let layout = ParquetLayout::default();
         let mut sink = Box::new(ParquetSink::create(folder.path(), layout).unwrap());
         let mut writer = PartWriter { folder: assets.clone(), table: Table::Assets, with_provider: true, next_part: 0, open: None };
-        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows).unwrap();
+        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
         sink.writers.insert((Table::Assets, None), writer);
         sink.finish().unwrap();
         assert_eq!(file_names(&assets), ["part-00000.parquet"]);
@@ -375,11 +384,13 @@ mod tests {
             next_part: 0,
             open: None,
         };
-        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows).unwrap();
+        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
         // While the run is going, only a hidden partial file exists.
         assert_eq!(file_names(&folder.path().join("assets")), [".part-00000.parquet.partial"]);
         sink.writers.insert((Table::Assets, None), writer);
         drop(sink);
-        assert!(file_names(&folder.path().join("assets")).is_empty());
+        // The table folder this run created goes too; the dataset folder, which was there, stays.
+        assert!(!folder.path().join("assets").exists());
+        assert!(folder.path().is_dir());
     }
 }

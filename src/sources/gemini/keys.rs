@@ -65,6 +65,10 @@ fn for_each_member<'a>(record: &'a [u8], mut visit: impl FnMut(&'a [u8], &'a [u8
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+
     use super::*;
 
     fn members(record: &str) -> Option<Vec<(String, String)>> {
@@ -91,42 +95,41 @@ mod tests {
         assert_eq!(members("{}"), Some(Vec::new()));
     }
 
+    /// Short texts over JSON's structural characters: `{`, up to 11 fragments, then `}` or not.
+    fn object_like_text() -> impl Strategy<Value = String> {
+        let alphabet = vec!["{", "}", "[", "]", "\"", "\\", ":", ",", " ", "\n", "a", "1", "\"k\":", "\"s\"", "\\\""];
+        (prop::collection::vec(prop::sample::select(alphabet), 0..12), any::<bool>())
+            .prop_map(|(fragments, closed)| format!("{{{}{}", fragments.concat(), if closed { "}" } else { "" }))
+    }
+
     #[test]
     fn walking_agrees_with_a_parser_on_generated_records() {
-        // Short texts over JSON's structural characters, from a fixed-seed generator: never a
-        // panic, and every text a JSON parser reads as an object is walked to the same member
-        // names and values.
-        let alphabet: Vec<&str> = vec!["{", "}", "[", "]", "\"", "\\", ":", ",", " ", "\n", "a", "1", "\"k\":", "\"s\"", "\\\""];
-        let mut next = crate::test_support::fixed_seed_numbers(0x853c_49e6_748f_ea9b);
-        let mut objects = 0;
-        for _ in 0..20_000 {
-            let mut text = String::from("{");
-            for _ in 0..next() % 12 {
-                text.push_str(alphabet[next() % alphabet.len()]);
-            }
-            if next().is_multiple_of(2) {
-                text.push('}');
-            }
+        // Never a panic, and every text a JSON parser reads as an object is walked to the same
+        // member names and values. Closure style, so the objects can be counted over all cases.
+        let objects = std::cell::Cell::new(0);
+        proptest!(ProptestConfig::with_cases(20_000), |(text in object_like_text())| {
             let walked = members(&text);
             if let Ok(serde_json::Value::Object(parsed)) = serde_json::from_str::<serde_json::Value>(&text) {
-                objects += 1;
-                let walked = walked.unwrap_or_else(|| panic!("{text:?} is an object"));
+                objects.set(objects.get() + 1);
+                let walked = walked.ok_or_else(|| TestCaseError::fail(format!("{text:?} is an object")))?;
                 let names: Vec<String> = walked.iter().map(|(name, _)| serde_json::from_str(&format!("\"{name}\"")).unwrap()).collect();
                 let mut expected: Vec<&String> = parsed.keys().collect();
                 let mut found: Vec<&String> = names.iter().collect();
                 expected.sort();
                 found.sort();
                 found.dedup();
-                assert_eq!(found, expected, "{text:?}");
+                prop_assert_eq!(found, expected, "{:?}", text);
                 // A repeated name keeps its last value in the parser's map.
                 for ((_, value), name) in walked.iter().zip(&names) {
                     if names.iter().filter(|other| *other == name).count() == 1 {
                         let value: serde_json::Value = serde_json::from_str(value).unwrap();
-                        assert_eq!(parsed.get(name), Some(&value), "{text:?}");
+                        prop_assert_eq!(parsed.get(name), Some(&value), "{:?}", text);
                     }
                 }
             }
-        }
+        });
+        // Cases stored after a failure run again and add to the count; it is a lower bound.
+        let objects = objects.get();
         assert!(objects > 100, "only {objects} generated texts were objects");
     }
 
@@ -156,12 +159,15 @@ mod tests {
             r#""nested":{"time":"2020-01-01T00:00:00Z","details":[]}"#,
             r#""n":-1.5e3"#,
         ];
-        let mut next = crate::test_support::fixed_seed_numbers(0x005e_ed0f_ce11);
-        let mut records = Vec::new();
-        for _ in 0..2_000 {
-            let picked: Vec<&str> = (0..next() % 6).map(|_| members[next() % members.len()]).collect();
-            records.push(format!("{{{}}}", picked.join(if next().is_multiple_of(3) { " ,\n  " } else { "," })));
-        }
+        // Up to five members, joined by a comma or, one time in three, by a comma between
+        // whitespace.
+        let separator = prop_oneof![2 => Just(","), 1 => Just(" ,\n  ")];
+        let record = (prop::collection::vec(prop::sample::select(members.to_vec()), 0..6), separator)
+            .prop_map(|(picked, separator)| format!("{{{}}}", picked.join(separator)));
+        // One array of 2,000 records generated once (not a property per record): the framer
+        // reads them one after another, and the counts below hold over all of them.
+        let mut runner = TestRunner::deterministic();
+        let records = prop::collection::vec(record, 2_000).new_tree(&mut runner).expect("records are generated").current();
         let array = format!("[{}]", records.join(",\n"));
         let mut framer = crate::sources::json_array::ArrayFramer::new(array.as_bytes()).keeping_members(&KEY_MEMBERS);
         let mut kept = Vec::new();
