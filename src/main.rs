@@ -79,6 +79,8 @@ enum Command {
         json: bool,
     },
     /// Say what an input is (provider, layout, files) and count its records without writing.
+    /// With --memories: preview the memories extraction finds in what the user said about
+    /// themselves (type, statement, how often said), writing nothing.
     Inspect {
         /// Export zips, folders or files.
         #[arg(required = true)]
@@ -86,6 +88,9 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Preview the extracted memories instead of counting records.
+        #[arg(long)]
+        memories: bool,
     },
     /// Check AIMEM (bundle or NDJSON), PAM (a store folder, or one memory-store, conversation or
     /// embeddings file), MIF, UMP (JSON, NDJSON, a .ump.md file or a folder of them) and AIME
@@ -212,7 +217,8 @@ fn run(cli: Cli) -> Result<u8> {
             let report = memport::run(&options)?;
             finish_run(&report, json)
         }
-        Command::Inspect { inputs, json } => inspect(inputs, json),
+        Command::Inspect { inputs, json, memories: true } => inspect_memories(inputs, json),
+        Command::Inspect { inputs, json, memories: false } => inspect(inputs, json),
         Command::Validate { files, json } => validate(files, json),
     }
 }
@@ -353,6 +359,53 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             println!("  note:     {note}");
         }
     }
+    Ok(0)
+}
+
+fn inspect_memories(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
+    let preview = memport::pipeline::memories_preview::preview_memories(&inputs, &memport::sources::SourceOptions::default(), 0)?;
+    if json {
+        let memories: Vec<_> = preview
+            .memories
+            .iter()
+            .map(|memory| {
+                serde_json::json!({
+                    "id": memory.id,
+                    "type": memory.memory_type.as_str(),
+                    "slot": memory.slot,
+                    "statement": memory.statement,
+                    "confidence": (f64::from(memory.confidence) * 100.0).round() / 100.0,
+                    "evidence": memory.evidence.iter().map(|evidence| serde_json::json!({
+                        "conversation_id": evidence.conversation_id,
+                        "message_id": evidence.message_id,
+                        "span": [evidence.span.0, evidence.span.1],
+                    })).collect::<Vec<_>>(),
+                    "supersedes": memory.supersedes,
+                })
+            })
+            .collect();
+        let summary = serde_json::json!({
+            "conversations": preview.conversations,
+            "unreadable": preview.unreadable,
+            "dropped_secret": preview.dropped_secret,
+            "memories": memories,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(0);
+    }
+    println!("{:<12}  {:>4}  {:>5}  statement", "type", "said", "conf");
+    for memory in &preview.memories {
+        let superseded = if memory.supersedes.is_some() { "  (replaces an earlier value)" } else { "" };
+        let statement: String = memory.statement.chars().take(100).collect();
+        println!("{:<12}  {:>4}  {:>5.2}  {statement}{superseded}", memory.memory_type.as_str(), memory.evidence.len(), memory.confidence);
+    }
+    println!(
+        "{} memories from {} conversations ({} unreadable); {} candidates held a secret and were dropped. Nothing was written.",
+        preview.memories.len(),
+        preview.conversations,
+        preview.unreadable,
+        preview.dropped_secret
+    );
     Ok(0)
 }
 

@@ -128,3 +128,30 @@ fn a_memory_format_given_as_input_converts_and_inspect_names_it() {
     assert_eq!(report["counts"]["conversations_read"], 1);
     assert!(report["counts"]["messages_written"].as_u64().unwrap() > 0, "{report}");
 }
+
+/// `inspect --memories` lists what the user said about themselves, with its evidence, takes
+/// nothing from the assistant, and writes nothing.
+#[test]
+fn inspect_memories_previews_the_users_own_statements_and_writes_nothing() {
+    use crate::util::{conversation, text_node, write_export};
+    let folder = tempfile::tempdir().unwrap();
+    let nodes = vec![
+        text_node("u1", Some("root"), "user", "Hi! I live in Leeds and I work as a nurse.", 1_700_000_000.0),
+        text_node("a1", Some("u1"), "assistant", "Nice. I live in Oslo.", 1_700_000_001.0),
+        text_node("u2", Some("a1"), "user", "Can you tell me where I live? I don't eat meat.", 1_700_000_002.0),
+    ];
+    let export = write_export(folder.path(), &[conversation("c1", nodes, Some("u2"))]);
+    let before: Vec<_> = std::fs::read_dir(folder.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    let output = memport().args(["inspect", "--memories", "--json"]).arg(&export).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let preview: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let statements: Vec<&str> =
+        preview["memories"].as_array().unwrap().iter().map(|memory| memory["statement"].as_str().unwrap()).collect();
+    assert_eq!(statements, ["Lives in Leeds", "Works as a nurse", "Does not eat meat"]);
+    let evidence = &preview["memories"][0]["evidence"][0];
+    assert_eq!((evidence["conversation_id"].as_str(), evidence["message_id"].as_str()), (Some("c1"), Some("u1")));
+    let after: Vec<_> = std::fs::read_dir(folder.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+    assert_eq!(before, after, "nothing is written");
+    let text = memport().args(["inspect", "--memories"]).arg(&export).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("3 memories from 1 conversations"));
+}

@@ -8,11 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memport::pipeline::report::RunReport;
 use memport::sinks::OutputFormat;
-use memport::sources::BranchPolicy;
 
-use crate::util::{REAL_SAMPLES, examples, options, shared};
+use crate::util::{REAL_SAMPLES, convert_all_branches as convert, examples, options, shared};
 
 /// Every output format, in the order `--to` lists them.
 fn every_format() -> Vec<OutputFormat> {
@@ -36,17 +34,6 @@ fn provider_inputs() -> Vec<(String, PathBuf)> {
     let mut inputs: Vec<(String, PathBuf)> = examples().into_iter().map(|path| (path.display().to_string(), path)).collect();
     inputs.extend(REAL_SAMPLES.iter().map(|sample| (sample.to_string(), shared(sample))));
     inputs
-}
-
-/// Converts `inputs` into every one of `formats` in `out` with `threads` workers, checking the
-/// counts balance.
-fn convert(inputs: &[PathBuf], out: &Path, formats: &[OutputFormat], threads: usize) -> RunReport {
-    let mut options = options(inputs, out, formats);
-    options.branches = BranchPolicy::All;
-    options.threads = threads;
-    let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
-    assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
-    report
 }
 
 /// Every file below `folder` (but the run report, which holds the run's duration), by path

@@ -13,7 +13,7 @@ use memport::sinks::OutputFormat;
 use memport::sources::BranchPolicy;
 use serde_json::{Value, json};
 
-use crate::util::{REAL_SAMPLES, examples, options, shared};
+use crate::util::{REAL_SAMPLES, convert_all_branches as convert, examples, options, shared};
 
 /// Every format memport writes that it also reads.
 const MEMORY_FORMATS: [OutputFormat; 8] = [
@@ -26,15 +26,6 @@ const MEMORY_FORMATS: [OutputFormat; 8] = [
     OutputFormat::Aimem,
     OutputFormat::AimemNdjson,
 ];
-
-fn convert(inputs: &[PathBuf], out: &Path, formats: &[OutputFormat], threads: usize) -> RunReport {
-    let mut options = options(inputs, out, formats);
-    options.branches = BranchPolicy::All;
-    options.threads = threads;
-    let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
-    assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
-    report
-}
 
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))

@@ -57,6 +57,17 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
     }
 }
 
+/// Converts `inputs` into each of `formats` in `out` with every branch and `threads` workers,
+/// checking the counts balance.
+pub fn convert_all_branches(inputs: &[PathBuf], out: &Path, formats: &[OutputFormat], threads: usize) -> RunReport {
+    let mut options = options(inputs, out, formats);
+    options.branches = BranchPolicy::All;
+    options.threads = threads;
+    let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
+    assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
+    report
+}
+
 /// Converts `input` to both AIMEM forms in a fresh temp folder and checks the report balances
 /// and both outputs validate.
 pub fn convert_checked(input: &Path, branches: BranchPolicy, dedup: DedupPolicy) -> (tempfile::TempDir, RunReport) {

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod memories_preview;
 pub mod rejects;
 pub mod report;
 

@@ -1,10 +1,12 @@
 //! Stages that work for any source. They run on one thread, in input order, after decoding.
+//! [`extract`] is the extraction of typed memories from what users say about themselves.
 //!
 //! Contract: [`Stage::process`] sees every decoded conversation exactly once, in input order,
 //! and may only change message dispositions (it never drops or reorders conversations), so the
 //! run report can account for every message.
 
 pub mod dedup;
+pub mod extract;
 pub mod unique_ids;
 
 use crate::model::{Conversation, Warnings};

@@ -1,0 +1,283 @@
+//! Extraction of what users say about themselves: typed memory candidates from the user's own
+//! messages (never the assistant's, never pasted code, quotes or documents, never questions,
+//! hypotheticals, role play or what others said), by rules in five languages, each with the
+//! verbatim evidence span it came from. [`consolidate`] then merges the candidates of a history
+//! into memories.
+//!
+//! The parts: [`sentences`] picks the user's own sentences, [`language`] tells their language,
+//! [`filters`] drops sentences that are not self-statements, [`rules`] holds each language's
+//! patterns, [`secrets`] keeps secrets out (and finds them for redaction).
+//!
+//! This module is a library today: `memport inspect --memories` previews what it extracts. The
+//! memory formats do not carry extracted memories yet.
+
+pub mod consolidate;
+pub mod filters;
+pub mod language;
+pub mod rules;
+pub mod secrets;
+pub mod sentences;
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::model::{Conversation, Disposition, Micros, Role};
+use language::Language;
+
+/// The kinds of memory extraction yields (the issue's taxonomy; mapped to each format's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryType {
+    /// Name, age, pronouns, home, origin, nationality, languages, occupation, employer, education.
+    Identity,
+    /// Likes, dislikes, favourites, diet, style and format wishes.
+    Preference,
+    /// Family, partner, friends, pets, colleagues.
+    Relationship,
+    /// Plans, intentions, what they learn.
+    Goal,
+    /// What they (or their team) decided.
+    Decision,
+    /// Standing wishes to the assistant: always, never, from now on, remember.
+    Procedure,
+    /// What did not work or must be avoided.
+    Pitfall,
+    /// What they are good at.
+    Skill,
+    /// Operating systems, tools, devices, stack.
+    Environment,
+    /// What they build or work on.
+    Project,
+    /// Other durable self-facts and life events.
+    Fact,
+}
+
+impl MemoryType {
+    /// Every type, in report order.
+    pub const ALL: [MemoryType; 11] = [
+        MemoryType::Identity,
+        MemoryType::Preference,
+        MemoryType::Relationship,
+        MemoryType::Goal,
+        MemoryType::Decision,
+        MemoryType::Procedure,
+        MemoryType::Pitfall,
+        MemoryType::Skill,
+        MemoryType::Environment,
+        MemoryType::Project,
+        MemoryType::Fact,
+    ];
+
+    /// The name in reports and previews.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::Identity => "identity",
+            MemoryType::Preference => "preference",
+            MemoryType::Relationship => "relationship",
+            MemoryType::Goal => "goal",
+            MemoryType::Decision => "decision",
+            MemoryType::Procedure => "procedure",
+            MemoryType::Pitfall => "pitfall",
+            MemoryType::Skill => "skill",
+            MemoryType::Environment => "environment",
+            MemoryType::Project => "project",
+            MemoryType::Fact => "fact",
+        }
+    }
+
+    /// AIMEM `memory_type` (fact, preference, decision, identity, pitfall, procedure, goal).
+    pub fn aimem_type(self) -> &'static str {
+        match self {
+            MemoryType::Identity | MemoryType::Relationship => "identity",
+            MemoryType::Preference => "preference",
+            MemoryType::Goal => "goal",
+            MemoryType::Decision => "decision",
+            MemoryType::Procedure => "procedure",
+            MemoryType::Pitfall => "pitfall",
+            MemoryType::Skill | MemoryType::Environment | MemoryType::Project | MemoryType::Fact => "fact",
+        }
+    }
+
+    /// PAM memory `type` (pam.md §3: fact, preference, skill, context, relationship, goal,
+    /// instruction, identity, environment, project, custom).
+    pub fn pam_type(self) -> &'static str {
+        match self {
+            MemoryType::Identity => "identity",
+            MemoryType::Preference => "preference",
+            MemoryType::Relationship => "relationship",
+            MemoryType::Goal => "goal",
+            MemoryType::Decision | MemoryType::Pitfall | MemoryType::Fact => "fact",
+            MemoryType::Procedure => "instruction",
+            MemoryType::Skill => "skill",
+            MemoryType::Environment => "environment",
+            MemoryType::Project => "project",
+        }
+    }
+}
+
+/// One thing a user said about themselves, as found in one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// What kind of memory it is.
+    pub memory_type: MemoryType,
+    /// The slot it fills (`home`, `likes`, …).
+    pub slot: &'static str,
+    /// Whether a later different value of the slot supersedes this one.
+    pub single_valued: bool,
+    /// The value as said (`Leeds`).
+    pub value: String,
+    /// The statement about the user, in the sentence's language (`Lives in Leeds`).
+    pub statement: String,
+    /// The sentence's language.
+    pub language: Language,
+    /// How sure the rule is.
+    pub confidence: f32,
+    /// The message it came from.
+    pub message_id: String,
+    /// The sentence, verbatim: the evidence.
+    pub evidence: String,
+    /// The evidence's byte span in the message text.
+    pub span: (usize, usize),
+    /// When the message was written.
+    pub time: Micros,
+}
+
+/// What extraction found in one conversation.
+#[derive(Debug, Default)]
+pub struct Extraction {
+    /// The candidates, in message and sentence order.
+    pub candidates: Vec<Candidate>,
+    /// Candidates dropped because their sentence holds a secret.
+    pub dropped_secret: u64,
+}
+
+/// Most words a value may have: longer captures are clauses, not values.
+const MAX_VALUE_WORDS: usize = 10;
+
+/// Extracts candidates from the user's written messages of `conversation`.
+pub fn extract_conversation(conversation: &Conversation) -> Extraction {
+    let mut extraction = Extraction::default();
+    for message in &conversation.messages {
+        if message.role != Role::User || message.is_thought || matches!(message.disposition, Disposition::Skip(_)) {
+            continue;
+        }
+        extract_message(&message.text, &message.id, message.created_at, &mut extraction);
+    }
+    extraction
+}
+
+/// Extracts candidates from one user message's text.
+pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &mut Extraction) {
+    let languages = language::likely(text);
+    for sentence in sentences::own_sentences(text) {
+        let sentence_text = sentence.text(text);
+        // Where the message's words leave several languages possible, each is tried in turn
+        // until one finds something.
+        for language in &languages {
+            let before = extraction.candidates.len() + extraction.dropped_secret as usize;
+            extract_sentence(sentence_text, sentence, *language, message_id, time, extraction);
+            if extraction.candidates.len() + extraction.dropped_secret as usize > before {
+                break;
+            }
+        }
+    }
+}
+
+/// Extracts the candidates of one sentence, read with the rules of `language`.
+fn extract_sentence(
+    sentence_text: &str,
+    sentence: sentences::Sentence,
+    language: Language,
+    message_id: &str,
+    time: Micros,
+    extraction: &mut Extraction,
+) {
+    let Some(hedged) = filters::assess(sentence_text, language) else { return };
+    // The value spans matched so far, by type: rules go from specific to general, and a later
+    // rule of the same type may not take a value an earlier one took ("ich mag Tee nicht" is
+    // a dislike, not also a like), while different facts of one type in one sentence ("I live
+    // in Leeds and I work as a nurse") are all kept.
+    let mut taken: Vec<(MemoryType, std::ops::Range<usize>)> = Vec::new();
+    for rule in rules::of(language) {
+        let Some(captures) = rule.pattern.captures(sentence_text) else { continue };
+        let Some(value_span) = captures.name("value").map(|value| value.range()) else { continue };
+        if taken
+            .iter()
+            .any(|(memory_type, span)| *memory_type == rule.memory_type && span.start < value_span.end && value_span.start < span.end)
+        {
+            continue;
+        }
+        let Some(value) = captures.name("value").map(|value| without_time_phrase(value.as_str().trim(), language)) else { continue };
+        if value.is_empty() || value.split_whitespace().count() > MAX_VALUE_WORDS {
+            continue;
+        }
+        // A guess never replaces a current value ("maybe I'll move to Berlin").
+        if hedged && rule.single_valued {
+            continue;
+        }
+        taken.push((rule.memory_type, value_span));
+        if secrets::contains_secret(sentence_text) {
+            extraction.dropped_secret += 1;
+            continue;
+        }
+        let mut relation = captures.name("rel").map_or(String::new(), |relation| relation.as_str().to_lowercase());
+        if rule.template.starts_with("{rel}") {
+            relation = capitalized(&relation);
+        }
+        let statement = rule.template.replace("{rel}", &relation).replace("{}", value);
+        extraction.candidates.push(Candidate {
+            memory_type: rule.memory_type,
+            slot: rule.slot,
+            single_valued: rule.single_valued,
+            value: value.to_owned(),
+            statement,
+            language,
+            confidence: if hedged { rule.confidence * 0.6 } else { rule.confidence },
+            message_id: message_id.to_owned(),
+            evidence: sentence_text.to_owned(),
+            span: (sentence.start, sentence.end),
+            time,
+        });
+    }
+}
+
+/// A value without the time phrase that often ends it ("a nurse for ten years", "Berlin since
+/// 2019", "Linux these days"): the memory keeps its first and last time of its own.
+fn without_time_phrase(value: &str, language: Language) -> &str {
+    let pattern = match language {
+        Language::English => &*ENGLISH_TIME_PHRASE,
+        Language::German => &*GERMAN_TIME_PHRASE,
+        Language::French => &*FRENCH_TIME_PHRASE,
+        Language::Spanish => &*SPANISH_TIME_PHRASE,
+        Language::Czech => &*CZECH_TIME_PHRASE,
+    };
+    match pattern.find(value) {
+        Some(phrase) if phrase.start() > 0 => value[..phrase.start()].trim_end(),
+        _ => value,
+    }
+}
+
+/// Builds a pattern of trailing time phrases.
+fn time_phrase(alternatives: &str) -> Regex {
+    #[expect(clippy::expect_used, reason = "the alternatives are literals, checked by the tests")]
+    Regex::new(&format!(r"(?i)\s+(?:{alternatives})$")).expect("a valid time-phrase pattern")
+}
+
+static ENGLISH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
+    time_phrase(
+        r"for (?:\w+ )?(?:years?|months?|weeks?|days?|a while|ages)|since \S+|these days|right now|at the moment|nowadays|for now|now",
+    )
+});
+static GERMAN_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"seit \S+(?: \S+)?|gerade|jetzt|derzeit|momentan|zurzeit"));
+static FRENCH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"depuis .+|maintenant|en ce moment|actuellement"));
+static SPANISH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"desde hace .+|desde \S+|ahora|actualmente|en este momento"));
+static CZECH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"od \S+|teď|momentálně|už \S+ let"));
+
+/// `text` with its first letter in upper case.
+fn capitalized(text: &str) -> String {
+    let mut characters = text.chars();
+    characters.next().map_or(String::new(), |first| first.to_uppercase().chain(characters).collect())
+}
+
+#[cfg(test)]
+mod tests;

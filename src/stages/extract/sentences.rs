@@ -1,0 +1,161 @@
+//! Picks the sentences of a user's message that are the user's own words: not code (fenced
+//! blocks, lines that look like code), not quoted text (`>` lines, forwarded e-mails), not the
+//! body of a long pasted document, and split at sentence ends. Each sentence keeps its byte
+//! span in the message, which becomes the memory's evidence.
+
+/// Longest message read whole: past it a message is taken for a pasted document, and only its
+/// first paragraph (where people say what they want done with it) is read.
+pub const MAX_OWN_TEXT_BYTES: usize = 2_000;
+
+/// Longest sentence read: longer runs are pasted prose or data, not a self-statement.
+const MAX_SENTENCE_BYTES: usize = 400;
+
+/// A sentence of the user's own words: its byte span in the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sentence {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Sentence {
+    /// The sentence's text in `message`.
+    pub fn text(self, message: &str) -> &str {
+        &message[self.start..self.end]
+    }
+}
+
+/// The sentences of the user's own words in `message`, in order.
+pub fn own_sentences(message: &str) -> Vec<Sentence> {
+    let mut sentences = Vec::new();
+    let readable_end = if message.len() > MAX_OWN_TEXT_BYTES { first_paragraph_end(message) } else { message.len() };
+    let mut in_fence = false;
+    let mut line_start = 0;
+    for line in message[..readable_end].split_inclusive('\n') {
+        let line_end = line_start + line.len();
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        } else if trimmed.starts_with("-----Original Message") || is_reply_header(trimmed) {
+            // Everything after a forwarded or replied-to header is someone else's text.
+            break;
+        } else if !in_fence && !trimmed.is_empty() && !is_quoted(trimmed) && !looks_like_code(line) {
+            split_sentences(message, line_start, line_start + line.trim_end().len(), &mut sentences);
+        }
+        line_start = line_end;
+    }
+    sentences
+}
+
+/// Where the first paragraph of a long message ends (a blank line, or the first
+/// [`MAX_OWN_TEXT_BYTES`] bytes at a character boundary).
+fn first_paragraph_end(message: &str) -> usize {
+    let limit = floor_char_boundary(message, MAX_OWN_TEXT_BYTES);
+    message[..limit].find("\n\n").unwrap_or(limit)
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// A quoted line: `>` (Markdown, e-mail) or a line inside quotation marks as a whole.
+fn is_quoted(line: &str) -> bool {
+    line.starts_with('>')
+        || (line.len() > 2 && (line.starts_with('"') && line.ends_with('"') || line.starts_with('“') && line.ends_with('”')))
+}
+
+/// The header line of a quoted e-mail: `On … wrote:`, `Am … schrieb …:`, `Le … a écrit :`,
+/// `El … escribió:`, `Dne … napsal(a):`, or `From:`/`Von:`/`De:`/`Od:` headers.
+fn is_reply_header(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let ends_reply = lower.ends_with("wrote:") || lower.contains(" schrieb") || lower.contains("a écrit") || lower.contains("escribió:");
+    let czech = lower.starts_with("dne ") && lower.contains("napsal");
+    let header = ["from:", "von:", "de :", "od:", "subject:", "betreff:", "objet :", "asunto:", "předmět:"]
+        .iter()
+        .any(|prefix| lower.starts_with(prefix));
+    ends_reply || czech || header
+}
+
+/// Whether a line looks like code or data rather than prose: indented by four spaces or a tab,
+/// or mostly symbols (`{`, `;`, `=`, `<`), or a shell prompt.
+fn looks_like_code(line: &str) -> bool {
+    if line.starts_with("    ") || line.starts_with('\t') {
+        return true;
+    }
+    let trimmed = line.trim();
+    if trimmed.starts_with("$ ") || trimmed.starts_with("# ") && trimmed.contains('/') {
+        return true;
+    }
+    let symbols = trimmed.chars().filter(|c| matches!(c, '{' | '}' | ';' | '=' | '<' | '>' | '(' | ')' | '[' | ']' | '|' | '\\')).count();
+    let letters = trimmed.chars().filter(|c| c.is_alphabetic()).count();
+    symbols * 6 > letters.max(1) || trimmed.ends_with(';') || trimmed.ends_with('{')
+}
+
+/// Splits `message[start..end]` (one line) at sentence ends (`.`, `!`, `?`, `;` followed by a
+/// space or the end) and pushes the sentences that are not too long.
+fn split_sentences(message: &str, start: usize, end: usize, out: &mut Vec<Sentence>) {
+    let line = &message[start..end];
+    let mut sentence_start = 0;
+    let bytes = line.as_bytes();
+    for (at, byte) in bytes.iter().enumerate() {
+        let at_sentence_end = matches!(byte, b'.' | b'!' | b'?' | b';') && bytes.get(at + 1).is_none_or(|next| *next == b' ');
+        // Decimals do not end sentences (no space follows), nor do abbreviations.
+        if at_sentence_end && !(*byte == b'.' && ends_with_abbreviation(&line[..at])) {
+            push_sentence(message, start + sentence_start, start + at + 1, out);
+            sentence_start = at + 1;
+        }
+    }
+    push_sentence(message, start + sentence_start, end, out);
+}
+
+/// Whether `text` ends with an abbreviation whose dot does not end a sentence: a single letter,
+/// a dotted one (`e.g`, `z.B`), or a common title or short form.
+fn ends_with_abbreviation(text: &str) -> bool {
+    let word = text.rsplit([' ', '(']).next().unwrap_or("").to_lowercase();
+    const SHORT_FORMS: [&str; 16] =
+        ["mr", "mrs", "ms", "dr", "prof", "vs", "etc", "approx", "usw", "bzw", "ca", "nr", "str", "p.ex", "cf", "atd"];
+    word.chars().count() == 1 || word.contains('.') || SHORT_FORMS.contains(&word.as_str())
+}
+
+fn push_sentence(message: &str, start: usize, end: usize, out: &mut Vec<Sentence>) {
+    let text = &message[start..end];
+    let leading = text.len() - text.trim_start().len();
+    let trailing = text.len() - text.trim_end().len();
+    let (start, end) = (start + leading, end - trailing);
+    if end > start && end - start <= MAX_SENTENCE_BYTES {
+        out.push(Sentence { start, end });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(message: &str) -> Vec<&str> {
+        own_sentences(message).into_iter().map(|sentence| sentence.text(message)).collect()
+    }
+
+    #[test]
+    fn sentences_are_split_at_their_ends_with_spans_into_the_message() {
+        let message = "I'm a nurse in Leeds. I prefer metric units! Can you help?";
+        assert_eq!(texts(message), ["I'm a nurse in Leeds.", "I prefer metric units!", "Can you help?"]);
+        assert_eq!(texts("e.g. 3.5 kg is fine"), ["e.g. 3.5 kg is fine"]);
+    }
+
+    #[test]
+    fn code_quotes_and_forwarded_mail_are_not_the_users_words() {
+        let message =
+            "I use Rust.\n```\nlet x = 1;\n```\n    fn main() {}\n> I am quoted\nconst a = {b: 1};\nOn Mon, Jan 1, Bob wrote:\nI am Bob.";
+        assert_eq!(texts(message), ["I use Rust."]);
+    }
+
+    #[test]
+    fn a_long_pasted_document_is_read_only_to_its_first_paragraph() {
+        let message = format!("Summarize this for me, I'm a teacher.\n\n{}", "The report says I live in Paris. ".repeat(100));
+        assert_eq!(texts(&message), ["Summarize this for me, I'm a teacher."]);
+    }
+}
