@@ -47,8 +47,16 @@ pub fn preview_memories(inputs: &[PathBuf], source: &SourceOptions, exported_at:
             let file: Arc<str> = stream.entry.display.clone();
             loop {
                 element.clear();
-                // A file that breaks is read up to the break, as the conversion reads it.
-                let Ok(Some((offset, index))) = elements.next_element_into(&mut element) else { break };
+                // A file that breaks is read up to the break, as the conversion reads it; the
+                // break counts as an unreadable record, as the conversion rejects it.
+                let (offset, index) = match elements.next_element_into(&mut element) {
+                    Ok(Some(place)) => place,
+                    Ok(None) => break,
+                    Err(_) => {
+                        preview.unreadable += 1;
+                        break;
+                    }
+                };
                 let origin = Origin { file: file.clone(), offset, index };
                 match stream.decoder.decode(&element, origin, &decode_options) {
                     Ok(decoded) => {

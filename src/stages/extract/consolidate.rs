@@ -99,8 +99,10 @@ impl Consolidator {
     /// Makes memory `index` the current value of its slot; the one it replaces is named in its
     /// `supersedes` (and stays among the memories).
     fn make_current(&mut self, memory_type: MemoryType, slot: &'static str, index: usize) {
+        // Only a value first said later supersedes: a value said again after another keeps its
+        // place (no memory supersedes one that supersedes it).
         if let Some(previous) = self.current.insert((memory_type, slot), index)
-            && previous != index
+            && previous < index
             && self.memories[index].supersedes.is_none()
         {
             self.memories[index].supersedes = Some(self.memories[previous].id.clone());

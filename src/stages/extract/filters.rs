@@ -11,7 +11,9 @@ pub fn assess(sentence: &str, language: Language) -> Option<bool> {
     let is_question = sentence.trim_end().ends_with('?') || sentence.trim_start().starts_with('¿');
     let starts_with = |list: &[&str]| list.iter().any(|start| lower.trim_start().starts_with(start));
     let contains = |list: &[&str]| list.iter().any(|word| lower.contains(word));
-    if is_question || starts_with(words.question_starts) || starts_with(words.writing_requests) {
+    // "Do not …" and "Don't …" are standing wishes, not questions.
+    let is_wish = lower.trim_start().starts_with("do not ") || lower.trim_start().starts_with("don't ");
+    if is_question || (!is_wish && starts_with(words.question_starts)) || starts_with(words.writing_requests) {
         return None;
     }
     if contains(words.hypothetical) || contains(words.reported) {
@@ -71,7 +73,6 @@ impl Words {
                     " in the game ",
                     " would be ",
                     " i'd be ",
-                    " i would ",
                     " i wish ",
                 ],
                 reported: &[
@@ -85,7 +86,6 @@ impl Words {
                     " said that ",
                     " according to ",
                     " told me that ",
-                    " my friend is ",
                     " my boss says ",
                 ],
                 hedges: &[" maybe ", " perhaps ", " probably ", " might ", " i think i ", " not sure ", " i guess ", " possibly "],

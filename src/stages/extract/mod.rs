@@ -168,8 +168,11 @@ pub fn extract_conversation(conversation: &Conversation) -> Extraction {
 
 /// Extracts candidates from one user message's text.
 pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &mut Extraction) {
-    let languages = language::likely(text);
-    for sentence in sentences::own_sentences(text) {
+    let sentences = sentences::own_sentences(text);
+    // The language is told from the user's own sentences, not from pasted code or documents.
+    let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
+    let languages = language::likely(&own_words.join(" "));
+    for sentence in sentences {
         let sentence_text = sentence.text(text);
         // Where the message's words leave several languages possible, each is tried in turn
         // until one finds something.
@@ -193,6 +196,11 @@ fn extract_sentence(
     extraction: &mut Extraction,
 ) {
     let Some(hedged) = filters::assess(sentence_text, language) else { return };
+    // Typographic apostrophes read as plain ones ("J’ai 34 ans"); the evidence keeps the
+    // sentence as written.
+    let as_written = sentence_text;
+    let normalized = sentence_text.replace('’', "'");
+    let sentence_text = normalized.as_str();
     // The value spans matched so far, by type: rules go from specific to general, and a later
     // rule of the same type may not take a value an earlier one took ("ich mag Tee nicht" is
     // a dislike, not also a like), while different facts of one type in one sentence ("I live
@@ -208,7 +216,7 @@ fn extract_sentence(
             continue;
         }
         let Some(value) = captures.name("value").map(|value| without_time_phrase(value.as_str().trim(), language)) else { continue };
-        if value.is_empty() || value.split_whitespace().count() > MAX_VALUE_WORDS {
+        if value.is_empty() || value.split_whitespace().count() > MAX_VALUE_WORDS || !is_a_value(value, rule.slot) {
             continue;
         }
         // A guess never replaces a current value ("maybe I'll move to Berlin").
@@ -234,11 +242,48 @@ fn extract_sentence(
             language,
             confidence: if hedged { rule.confidence * 0.6 } else { rule.confidence },
             message_id: message_id.to_owned(),
-            evidence: sentence_text.to_owned(),
+            evidence: as_written.to_owned(),
             span: (sentence.start, sentence.end),
             time,
         });
     }
+}
+
+/// Whether a captured value names something rather than pointing back or negating: "it",
+/// "this", "mind" ("never mind"), "you" are no values, and a value that starts with a negation
+/// ("kein Arzt", "no time") is no value of a positive slot (negative slots have rules of their
+/// own, which come first).
+fn is_a_value(value: &str, slot: &str) -> bool {
+    const POINTERS: [&str; 24] = [
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "mind",
+        "you",
+        "him",
+        "her",
+        "them",
+        "he",
+        "she",
+        "they",
+        "something",
+        "nothing",
+        "everything",
+        "anything",
+        "es",
+        "das",
+        "ça",
+        "cela",
+        "to",
+    ];
+    const NEGATIONS: [&str; 10] = ["kein", "keine", "keinen", "keinem", "nicht", "not", "no", "pas", "nada", "žádný"];
+    let first = value.split_whitespace().next().unwrap_or("").to_lowercase();
+    let negative_slot = matches!(slot, "dislikes" | "does_not_eat" | "pitfall");
+    !POINTERS.contains(&first.as_str()) && (negative_slot || !NEGATIONS.contains(&first.as_str()))
 }
 
 /// A value without the time phrase that often ends it ("a nurse for ten years", "Berlin since

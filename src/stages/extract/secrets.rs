@@ -89,20 +89,22 @@ static ONE_TIME_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(?:otp|2fa|one[- ]time (?:code|password)|verification code|security code|login code|",
         r"bestätigungscode|einmalcode|code de vérification|código de verificación|ověřovací kód)",
-        r"(?:\s+(?:is|ist|est|es|je|lautet))?\s*[:=]?\s*(?P<value>\d{4,8})\b"
+        r"(?:\s+(?:is|ist|est|es|je|lautet))?\s*[:=]?\s*(?P<value>[0-9]{4,8})\b"
     ))
     .expect("a valid code pattern")
 });
 
-/// Card-number shapes: four groups of four digits (and up to three more) split by spaces or
-/// dashes, or 13–19 digits in one run.
+/// Card-number shapes: four groups of four digits or American Express's 4-6-5 split by spaces
+/// or dashes, or 13–19 digits in one run (ASCII digits only: other scripts' digits are no card).
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static DIGIT_RUN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b(?:\d{4}[ \-]){3}\d{4}(?:[ \-]?\d{1,3})?\b|\b\d{13,19}\b").expect("a valid digit-run pattern"));
+static DIGIT_RUN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:[0-9]{4}[ \-]){3}[0-9]{4}\b|\b[0-9]{4}[ \-][0-9]{6}[ \-][0-9]{5}\b|\b[0-9]{13,19}\b")
+        .expect("a valid digit-run pattern")
+});
 
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
 static IBAN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b").expect("a valid IBAN pattern"));
+    LazyLock::new(|| Regex::new(r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b").expect("a valid IBAN pattern"));
 
 /// Every secret in `text`, in order of where they start; overlapping findings are merged into
 /// the first one.
@@ -178,7 +180,7 @@ pub fn redact(text: &str) -> (String, usize) {
 /// Whether a value named as a password or token looks like one rather than a word ("the token
 /// is valid"): it has a digit or a symbol, or is long.
 fn looks_like_a_secret_value(value: &str) -> bool {
-    let value = value.trim_end_matches(['.', ',', ';', ')']);
+    let value = value.trim_end_matches(['.', ',', ';', ')', '!', '?', '"', '\'']);
     value.chars().count() >= 4 && (value.chars().any(|c| !c.is_alphabetic()) || value.chars().count() >= 12)
 }
 
@@ -200,7 +202,8 @@ fn passes_luhn(digits: &[u32]) -> bool {
 /// numbers (A = 10), the whole number mod 97 is 1.
 fn passes_iban_check(text: &str) -> bool {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if !(15..=34).contains(&compact.len()) {
+    // Byte 4 must be a character boundary, and only ASCII letters and digits carry values.
+    if !compact.is_ascii() || !(15..=34).contains(&compact.len()) {
         return false;
     }
     let rearranged = compact[4..].chars().chain(compact[..4].chars());
@@ -249,6 +252,9 @@ mod tests {
     #[test]
     fn card_and_account_numbers_need_their_checksums() {
         assert_eq!(kinds("card 4111 1111 1111 1111 exp 12/29"), [SecretKind::CardNumber]);
+        assert_eq!(kinds("4111 1111 1111 1111 123"), [SecretKind::CardNumber], "a CVV after the number");
+        assert_eq!(kinds("amex 3782 822463 10005"), [SecretKind::CardNumber]);
+        assert!(kinds("account GB１２ ABCD EFGH IJKL MNOP").is_empty(), "full-width digits neither panic nor match");
         assert!(kinds("order 4111 1111 1111 1112").is_empty(), "fails Luhn");
         assert_eq!(kinds("IBAN DE89 3704 0044 0532 0130 00"), [SecretKind::BankAccount]);
         assert!(kinds("DE89 3704 0044 0532 0130 01").is_empty(), "fails mod 97");
@@ -260,6 +266,8 @@ mod tests {
             "I live in Leeds and work as a nurse",
             "my password manager is great",
             "the token is valid",
+            "the token is expired!",
+            "my password is wrong?",
             "the token economy",
             "call me at 10",
             "error code 4040 again",

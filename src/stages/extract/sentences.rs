@@ -72,7 +72,10 @@ fn is_quoted(line: &str) -> bool {
 /// `El … escribió:`, `Dne … napsal(a):`, or `From:`/`Von:`/`De:`/`Od:` headers.
 fn is_reply_header(line: &str) -> bool {
     let lower = line.to_lowercase();
-    let ends_reply = lower.ends_with("wrote:") || lower.contains(" schrieb") || lower.contains("a écrit") || lower.contains("escribió:");
+    let reply_line = lower.ends_with(':')
+        && (lower.starts_with("on ") || lower.starts_with("am ") || lower.starts_with("le ") || lower.starts_with("el "));
+    let ends_reply =
+        reply_line && (lower.ends_with("wrote:") || lower.contains(" schrieb") || lower.contains("a écrit") || lower.contains("escribió"));
     let czech = lower.starts_with("dne ") && lower.contains("napsal");
     let header = ["from:", "von:", "de :", "od:", "subject:", "betreff:", "objet :", "asunto:", "předmět:"]
         .iter()

@@ -163,3 +163,54 @@ fn memory_ids_come_from_the_content() {
     assert_eq!(run(), run());
     assert_eq!(run().len(), 2);
 }
+
+#[test]
+fn ordinary_sentences_that_look_like_statements_yield_nothing() {
+    for text in [
+        "Never mind.",
+        "It still doesn't work.",
+        "I don't want you to rewrite the whole function.",
+        "My laptop is really slow today.",
+        "I went with my sister to the market.",
+        "I speak to my manager every Monday.",
+        "I'm going to paste the error below.",
+        "Je viens de finir le rapport.",
+        "Je vais regarder ça demain.",
+        "El trabajo de mi equipo es difícil.",
+        "El uso de memoria es muy alto.",
+        "Pienso que es una buena idea.",
+        "Ich bin kein Arzt.",
+        "Partner Microsoft nám poslal smlouvu.",
+        "Jsem z toho nadšený.",
+    ] {
+        assert!(extracted(text).is_empty(), "{text:?} yields {:?}", extracted(text));
+    }
+}
+
+#[test]
+fn wishes_curly_apostrophes_and_mail_words_do_not_hide_statements() {
+    assert_yields("I would prefer tea.", MemoryType::Preference, "Prefers tea");
+    assert_yields("Do not ever use tabs.", MemoryType::Procedure, "Never use tabs");
+    assert_yields("J’ai 34 ans.", MemoryType::Identity, "A 34 ans");
+    assert_yields("Ich mag keine Tomaten.", MemoryType::Preference, "Mag kein Tomaten");
+    assert_yields("Ich schrieb meine Masterarbeit in Wien.\nIch wohne in Berlin.", MemoryType::Identity, "Wohnt in Berlin");
+    let found = extracted("Je suis infirmière et j'habite à Lyon.");
+    assert!(
+        found.contains(&(MemoryType::Identity, "Est infirmière".into())) && found.contains(&(MemoryType::Identity, "Habite à Lyon".into())),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_value_said_again_after_another_supersedes_nothing() {
+    let mut consolidator = Consolidator::default();
+    for (conversation, text) in [("c1", "I live in Lyon."), ("c2", "I live in Berlin."), ("c3", "I live in Lyon.")] {
+        let mut extraction = Extraction::default();
+        extract_message(text, "m", 0, &mut extraction);
+        consolidator.add(conversation, extraction.candidates);
+    }
+    let memories = consolidator.finish();
+    assert_eq!(memories.len(), 2);
+    assert_eq!(memories[0].supersedes, None, "no cycle");
+    assert_eq!(memories[1].supersedes.as_deref(), Some(memories[0].id.as_str()));
+}
