@@ -1,7 +1,7 @@
 //! Tells which of the extraction languages (English, German, French, Spanish, Czech) a user's
-//! message is written in, by counting each language's most frequent short words. A message in
-//! none of them (or too short to tell) is read with the English rules, whose first-person
-//! patterns then simply do not match.
+//! message is written in, by counting each language's most frequent short words. Where the words
+//! leave several languages tied, or name none (a short or foreign message), [`likely`] returns
+//! every candidate and the caller tries each language's rules in turn.
 
 use std::sync::LazyLock;
 
