@@ -68,6 +68,8 @@ import sys
 import zipfile
 import zlib
 
+from self_statements import SelfStatements
+
 # --------------------------------------------------------------------------
 # Constants
 # --------------------------------------------------------------------------
@@ -667,6 +669,8 @@ class Generator:
         # The snippet pool and the canned answers to popular prompts come from their
         # own stream (string seeds hash via SHA-512, so they are stable across runs).
         self.pool = TextPool(random.Random(f"pool-{seed}"))
+        # What the user says about themselves, from its own stream (benches/self_statements.py).
+        self.self_statements = SelfStatements(seed)
         self.popular_answers = [self.pool.text(self.pool.rng.randint(80, 900)) for _ in POPULAR_PROMPTS]
         self.pool.rng = self.rng  # from here on, all text draws come from the main stream
         self.image_ids: list[str] = []  # first image file ids, in emission order
@@ -716,6 +720,13 @@ class Generator:
         return " ".join(rng.choices(TITLE_WORDS, k=rng.randint(2, 5)))
 
     def random_user_text(self, first: bool) -> str:
+        text = self.plain_user_text(first)
+        # Prompts many users send verbatim stay verbatim: dedup is measured on them.
+        if text in COMMON_FOLLOWUPS or text in POPULAR_PROMPTS:
+            return text
+        return self.self_statements.maybe_prefix(text)
+
+    def plain_user_text(self, first: bool) -> str:
         rng, pool = self.rng, self.pool
         r = rng.random()
         if not first and r < 0.12:

@@ -169,6 +169,25 @@ struct ConvertArgs {
     /// PKCS#8 PEM (openssl genpkey -algorithm ed25519), 64 hex digits or 32 raw bytes.
     #[arg(long, value_name = "FILE")]
     sign_key: Option<PathBuf>,
+    /// rules: extract typed memories (identity, preferences, relationships, goals, decisions,
+    /// standing instructions, pitfalls, skills, environment, projects, facts) from what the
+    /// user said about themselves, with evidence, into every format; off: transcripts and the
+    /// provider's own memories only.
+    #[arg(long, default_value = "rules", value_name = "rules|off")]
+    extract: String,
+    /// Extracted memories less sure than this (0 to 1) are dropped and counted; a statement
+    /// said again grows surer. 0.5 keeps every plain statement and drops a single hedged one.
+    #[arg(long, default_value_t = memport::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE, value_name = "0..1")]
+    min_confidence: f32,
+    /// drop: leave out extracted contact details (e-mail, phone, street address); keep: write
+    /// them, marked not exportable where the format can say so (PAM, UMP).
+    #[arg(long, default_value = "drop", value_name = "drop|keep")]
+    extract_pii: String,
+    /// secrets: mask API keys, tokens, private keys, passwords, card and account numbers and
+    /// one-time codes in every transcript written, as [REDACTED:<kind>] (content hashes are
+    /// over the masked text); none: write the text as it is.
+    #[arg(long, default_value = "none", value_name = "secrets|none")]
+    redact: String,
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -247,6 +266,7 @@ fn convert(args: ConvertArgs) -> Result<u8> {
         owner_id: args.owner_id,
         sign_key: args.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
         progress: !args.quiet,
+        extraction: config::parse_extraction(&args.extract, args.min_confidence, &args.extract_pii, &args.redact)?,
     };
     let report = memport::run(&options)?;
     finish_run(&report, false)
@@ -295,6 +315,29 @@ fn finish_run(report: &RunReport, json: bool) -> Result<u8> {
             counts.memories_read, counts.memories_written, counts.memories_duplicate
         );
     }
+    if let Some(memories) = &report.memories_extracted {
+        eprintln!(
+            "memport: {} memories extracted ({} current, {} superseded and kept) from {} candidates: {} merged as more evidence, {} already in the input, {} dropped (secret {}, low confidence {}, contact details {}, repeated messages {})",
+            memories.written + memories.superseded_kept,
+            memories.written,
+            memories.superseded_kept,
+            memories.candidates,
+            memories.merged,
+            memories.already_in_input,
+            memories.dropped_secret + memories.dropped_low_confidence + memories.dropped_personal + memories.dropped_unwritten_message,
+            memories.dropped_secret,
+            memories.dropped_low_confidence,
+            memories.dropped_personal,
+            memories.dropped_unwritten_message,
+        );
+    }
+    let redacted: u64 = report.secrets_redacted.values().sum();
+    if redacted > 0 {
+        eprintln!(
+            "memport: {redacted} secrets masked in transcripts ({})",
+            report.secrets_redacted.iter().map(|(kind, count)| format!("{kind} {count}")).collect::<Vec<_>>().join(", ")
+        );
+    }
     for output in &report.outputs {
         eprintln!("memport: wrote {} ({}, {} records, {} bytes)", output.path, output.format, output.records, output.bytes);
     }
@@ -328,6 +371,7 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             owner_id: memport::pipeline::config::DEFAULT_OWNER_ID.to_owned(),
             sign_key: None,
             progress: true,
+            extraction: memport::pipeline::extraction::ExtractionSettings::default(),
         };
         reports.push(memport::run(&options)?);
     }
@@ -363,31 +407,45 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
 }
 
 fn inspect_memories(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
-    let preview = memport::pipeline::memories_preview::preview_memories(&inputs, &memport::sources::SourceOptions::default(), 0)?;
+    let preview = memport::pipeline::memories_preview::preview_memories(
+        &inputs,
+        &memport::sources::SourceOptions::default(),
+        memport::stages::extract::consolidate::ConsolidateOptions::default(),
+        default_threads(),
+        0,
+    )?;
     if json {
         let memories: Vec<_> = preview
             .memories
             .iter()
-            .map(|memory| {
+            .filter_map(|memory| memory.extracted.as_deref().map(|extracted| (memory, extracted)))
+            .map(|(memory, extracted)| {
                 serde_json::json!({
                     "id": memory.id,
-                    "type": memory.memory_type.as_str(),
-                    "slot": memory.slot,
-                    "statement": memory.statement,
-                    "confidence": (f64::from(memory.confidence) * 100.0).round() / 100.0,
-                    "evidence": memory.evidence.iter().map(|evidence| serde_json::json!({
+                    "type": extracted.memory_type.as_str(),
+                    "slot": extracted.slot,
+                    "value": extracted.value,
+                    "statement": memory.text,
+                    "language": extracted.language,
+                    "confidence": (f64::from(extracted.confidence) * 100.0).round() / 100.0,
+                    "first_seen": memport::timefmt::format_rfc3339(extracted.first_seen),
+                    "last_seen": memport::timefmt::format_rfc3339(extracted.last_seen),
+                    "evidence": extracted.evidence.iter().map(|evidence| serde_json::json!({
+                        "provider": evidence.provider.as_str(),
                         "conversation_id": evidence.conversation_id,
                         "message_id": evidence.message_id,
                         "span": [evidence.span.0, evidence.span.1],
                     })).collect::<Vec<_>>(),
-                    "supersedes": memory.supersedes,
+                    "supersedes": extracted.supersedes,
+                    "superseded_by": extracted.superseded_by,
+                    "entities": extracted.entities.iter().map(|entity| serde_json::json!({"name": entity.name, "kind": entity.kind.as_str()})).collect::<Vec<_>>(),
                 })
             })
             .collect();
         let summary = serde_json::json!({
             "conversations": preview.conversations,
             "unreadable": preview.unreadable,
-            "dropped_secret": preview.dropped_secret,
+            "counts": preview.counts,
             "memories": memories,
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -395,16 +453,31 @@ fn inspect_memories(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
     }
     println!("{:<12}  {:>4}  {:>5}  statement", "type", "said", "conf");
     for memory in &preview.memories {
-        let superseded = if memory.supersedes.is_some() { "  (replaces an earlier value)" } else { "" };
-        let statement: String = memory.statement.chars().take(100).collect();
-        println!("{:<12}  {:>4}  {:>5.2}  {statement}{superseded}", memory.memory_type.as_str(), memory.evidence.len(), memory.confidence);
+        let Some(extracted) = memory.extracted.as_deref() else { continue };
+        let note = if extracted.superseded_by.is_some() { "  (no longer current)" } else { "" };
+        let statement: String = memory.text.chars().take(100).collect();
+        println!(
+            "{:<12}  {:>4}  {:>5.2}  {statement}{note}",
+            extracted.memory_type.as_str(),
+            extracted.evidence_count,
+            extracted.confidence
+        );
     }
+    let counts = &preview.counts;
     println!(
-        "{} memories from {} conversations ({} unreadable); {} candidates held a secret and were dropped. Nothing was written.",
-        preview.memories.len(),
+        "{} memories ({} no longer current) from {} conversations ({} unreadable); of {} candidates, {} were said again, \
+         {} held a secret, {} were below the confidence floor, {} were contact details and {} came from repeated messages. \
+         Nothing was written.",
+        counts.written + counts.superseded_kept,
+        counts.superseded_kept,
         preview.conversations,
         preview.unreadable,
-        preview.dropped_secret
+        counts.candidates,
+        counts.merged,
+        counts.dropped_secret,
+        counts.dropped_low_confidence,
+        counts.dropped_personal,
+        counts.dropped_unwritten_message,
     );
     Ok(0)
 }

@@ -82,13 +82,19 @@ fn output_chunk_and_edge_counts_follow_written_messages() {
     let (out, report) = convert_checked(&shared("provider-samples/chatgpt/2023-09_single-file-export"), ACTIVE, CONTENT);
     let lines = crate::util::ndjson(&out.path().join("memory.aimem.ndjson"));
     let chunks = lines.iter().filter(|line| line["_kind"] == "chunk").count() as u64;
-    let edges = lines.iter().filter(|line| line["_kind"] == "edge").count() as u64;
+    let temporal = lines.iter().filter(|line| line["_kind"] == "edge" && line["edge_type"] == "temporal").count() as u64;
+    let memories = crate::util::memories_in_output(&report);
     // No message here exceeds the chunk limit, so one chunk per written message and memory.
-    assert_eq!(chunks, report.counts.messages_written + report.counts.memories_written);
-    // A chain per conversation: one edge fewer than chunks, per conversation with chunks;
-    // the duplicate leaves its conversation's chain (its neighbours are linked directly).
-    // (Each of the two memories is a chain of one, so it adds no edge.)
-    assert_eq!(edges, chunks - 9 - report.counts.memories_written);
-    let is_memory = |line: &&serde_json::Value| line["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag == "provider-memory"));
+    assert_eq!(chunks, report.counts.messages_written + memories);
+    // A chain per conversation: one temporal edge fewer than chunks, per conversation with
+    // chunks; the duplicate leaves its conversation's chain (its neighbours are linked
+    // directly). (Each memory is a chain of one, so it adds no temporal edge.)
+    assert_eq!(temporal, chunks - 9 - memories);
+    // Each extracted memory links to the messages it came from.
+    let derived = lines.iter().filter(|line| line["_kind"] == "edge" && line["edge_type"] == "x-derived-from").count() as u64;
+    assert!(derived >= memories - report.counts.memories_written, "an evidence edge per extracted memory at least");
+    let is_memory = |line: &&serde_json::Value| {
+        line["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag == "provider-memory" || tag == "extracted"))
+    };
     assert!(lines[1..].iter().filter(|line| !is_memory(line)).all(|line| line["memory_type"] == "episodic" || line["_kind"] == "edge"));
 }

@@ -153,5 +153,5 @@ fn inspect_memories_previews_the_users_own_statements_and_writes_nothing() {
     let after: Vec<_> = std::fs::read_dir(folder.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
     assert_eq!(before, after, "nothing is written");
     let text = memport().args(["inspect", "--memories"]).arg(&export).output().unwrap();
-    assert!(String::from_utf8_lossy(&text.stdout).contains("3 memories from 1 conversations"));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("3 memories (0 no longer current) from 1 conversations"));
 }

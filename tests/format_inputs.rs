@@ -13,7 +13,7 @@ use memport::sinks::OutputFormat;
 use memport::sources::BranchPolicy;
 use serde_json::{Value, json};
 
-use crate::util::{REAL_SAMPLES, convert_all_branches as convert, examples, options, shared};
+use crate::util::{REAL_SAMPLES, convert_all_branches, convert_all_branches_without_extraction as convert, examples, options, shared};
 
 /// Every format memport writes that it also reads.
 const MEMORY_FORMATS: [OutputFormat; 8] = [
@@ -101,6 +101,27 @@ fn inputs_of_every_provider() -> Vec<PathBuf> {
     inputs
 }
 
+/// memport's output read again with extraction on: the extracted memories it holds come back
+/// once (as read), and extracting from its transcripts again adds no second copy.
+#[test]
+fn extracted_memories_read_back_are_not_extracted_twice() {
+    for input in inputs_of_every_provider() {
+        let direct = tempfile::tempdir().unwrap();
+        let report = convert_all_branches(std::slice::from_ref(&input), direct.path(), &[OutputFormat::Pam], 2);
+        let extracted = report.memories_extracted.as_ref().unwrap();
+        let via = tempfile::tempdir().unwrap();
+        let again = convert_all_branches(&[direct.path().join("pam")], via.path(), &[OutputFormat::Pam, OutputFormat::UmpMd], 2);
+        let label = input.display();
+        assert_eq!(crate::util::memories_in_output(&again), crate::util::memories_in_output(&report), "{label}");
+        let again_extracted = again.memories_extracted.as_ref().unwrap();
+        assert_eq!(again_extracted.written + again_extracted.superseded_kept, 0, "{label}: {again_extracted:?}");
+        if extracted.written > 0 {
+            assert!(again_extracted.already_in_input > 0, "{label}: {again_extracted:?}");
+        }
+    }
+}
+
+/// With extraction off (a round trip carries transcripts and the provider's memories).
 #[test]
 fn every_format_read_back_gives_what_it_carries_of_the_export() {
     for input in inputs_of_every_provider() {

@@ -54,7 +54,31 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
         owner_id: "local-user".to_owned(),
         sign_key: None,
         progress: false,
+        // Extraction on, as by default: every test of every format carries extracted memories.
+        extraction: memport::pipeline::extraction::ExtractionSettings {
+            extract: Some(memport::stages::extract::consolidate::ConsolidateOptions::default()),
+            redact_secrets: false,
+        },
     }
+}
+
+/// As [`convert_all_branches`], with extraction off: what a round trip through memport's own
+/// formats carries exactly (transcripts and the provider's memories).
+pub fn convert_all_branches_without_extraction(inputs: &[PathBuf], out: &Path, formats: &[OutputFormat], threads: usize) -> RunReport {
+    let mut options = options(inputs, out, formats);
+    options.branches = BranchPolicy::All;
+    options.threads = threads;
+    options.extraction = memport::pipeline::extraction::ExtractionSettings::default();
+    let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
+    assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
+    report
+}
+
+/// Memories a memory format holds after a run: the provider's (and an input's) memories
+/// written, and the extracted ones, current or superseded.
+pub fn memories_in_output(report: &RunReport) -> u64 {
+    let extracted = report.memories_extracted.as_ref().map_or(0, |counts| counts.written + counts.superseded_kept);
+    report.counts.memories_written + extracted
 }
 
 /// Converts `inputs` into each of `formats` in `out` with every branch and `threads` workers,
@@ -65,6 +89,9 @@ pub fn convert_all_branches(inputs: &[PathBuf], out: &Path, formats: &[OutputFor
     options.threads = threads;
     let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
     assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
+    if let Some(memories) = &report.memories_extracted {
+        assert!(memories.balances(), "{inputs:?}: memory counts balance: {memories:?}");
+    }
     report
 }
 

@@ -8,6 +8,10 @@
 //! dedup = "content"          # or "off"
 //! gap_minutes = 60           # Gemini/Copilot: a longer pause starts a new conversation
 //! timezone = "UTC"           # Copilot: the zone of its zoneless times, e.g. "+02:00"
+//! extract = "rules"          # or "off": typed memories from what the user said
+//! min_confidence = 0.5       # extracted memories below this are dropped (and counted)
+//! extract_pii = "drop"       # or "keep": contact details, marked not exportable
+//! redact = "none"            # or "secrets": mask API keys, passwords, card numbers in transcripts
 //!
 //! [[outputs]]
 //! format = "aimem-ndjson"
@@ -20,9 +24,11 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::ConfigError;
+use crate::pipeline::extraction::ExtractionSettings;
 use crate::pipeline::{DedupPolicy, Options, default_tenant_id, default_threads};
 use crate::sinks::OutputFormat;
 use crate::sources::{BranchPolicy, SourceOptions, TimeZone};
+use crate::stages::extract::consolidate::{ConsolidateOptions, DEFAULT_MIN_CONFIDENCE};
 
 /// Default pause, in minutes, that starts a new conversation in exports without ids.
 pub const DEFAULT_GAP_MINUTES: u64 = 60;
@@ -79,6 +85,14 @@ pub struct PipelineFile {
     pub owner_id: Option<String>,
     /// Ed25519 key that signs PAM and UMP output.
     pub sign_key: Option<PathBuf>,
+    /// `rules` (default) or `off`.
+    pub extract: Option<String>,
+    /// Confidence floor of extracted memories, 0 to 1 (default 0.5).
+    pub min_confidence: Option<f32>,
+    /// `drop` (default) or `keep`: extracted contact details.
+    pub extract_pii: Option<String>,
+    /// `none` (default) or `secrets`.
+    pub redact: Option<String>,
 }
 
 /// One `[[outputs]]` table.
@@ -89,6 +103,34 @@ pub struct OutputEntry {
     pub format: String,
     /// Output file.
     pub path: PathBuf,
+}
+
+/// Builds the extraction settings from `--extract`, `--min-confidence`, `--extract-pii` and
+/// `--redact`.
+///
+/// # Errors
+/// [`ConfigError::Option`] naming the option and its valid values.
+pub fn parse_extraction(extract: &str, min_confidence: f32, extract_pii: &str, redact: &str) -> Result<ExtractionSettings, ConfigError> {
+    let problem = |option: &str, reason: String| ConfigError::Option { option: option.into(), reason };
+    if !(0.0..=1.0).contains(&min_confidence) {
+        return Err(problem("min-confidence", format!("{min_confidence} is out of range; give a number from 0 to 1, such as 0.5")));
+    }
+    let keep_personal = match extract_pii {
+        "drop" => false,
+        "keep" => true,
+        other => return Err(problem("extract-pii", format!("`{other}` is not a policy (use `drop` or `keep`)"))),
+    };
+    let extract = match extract {
+        "rules" => Some(ConsolidateOptions { min_confidence, keep_personal }),
+        "off" => None,
+        other => return Err(problem("extract", format!("`{other}` is not an extractor (use `rules` or `off`)"))),
+    };
+    let redact_secrets = match redact {
+        "none" => false,
+        "secrets" => true,
+        other => return Err(problem("redact", format!("`{other}` is not a redaction (use `secrets` or `none`)"))),
+    };
+    Ok(ExtractionSettings { extract, redact_secrets })
 }
 
 /// Parses branch policy names.
@@ -199,6 +241,18 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
             None
         }
     };
+    let extraction = match parse_extraction(
+        file.extract.as_deref().unwrap_or("rules"),
+        file.min_confidence.unwrap_or(DEFAULT_MIN_CONFIDENCE),
+        file.extract_pii.as_deref().unwrap_or("drop"),
+        file.redact.as_deref().unwrap_or("none"),
+    ) {
+        Ok(settings) => settings,
+        Err(error) => {
+            problems.push(error.to_string());
+            ExtractionSettings::default()
+        }
+    };
     let options = Options {
         inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
         outputs,
@@ -215,6 +269,7 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         owner_id: file.owner_id.clone().unwrap_or_else(|| DEFAULT_OWNER_ID.to_owned()),
         sign_key,
         progress: true,
+        extraction,
     };
     if let Err(error) = options.validate() {
         problems.push(error.to_string());

@@ -19,11 +19,14 @@ use tokio::sync::{mpsc, oneshot};
 use crate::buffers::BufferPool;
 use crate::error::RunError;
 use crate::model::{Origin, Warnings};
+use crate::pipeline::extraction::{self, ExtractionSettings, WorkerFindings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
 use crate::pipeline::report::Counts;
 use crate::sinks::{Encoded, Sink, SinkSummary};
 use crate::sources::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::stages::Stage;
+use crate::stages::extract::consolidate::MemoryCounts;
+use std::collections::BTreeMap;
 
 /// A batch is cut when its elements reach this many bytes...
 const BATCH_BYTES: usize = 1 << 20;
@@ -57,7 +60,7 @@ enum ToSink {
 
 /// What one framed element became.
 enum Outcome {
-    Decoded(Box<Decoded>),
+    Decoded(Box<Decoded>, WorkerFindings),
     Rejected(RecordReject),
     /// The input stopped early (truncated, not an array): what came before was kept.
     InputProblem(RecordReject),
@@ -75,16 +78,28 @@ pub struct EngineResult {
     pub rejects: u64,
     /// Explanations of input problems.
     pub notes: Vec<String>,
+    /// How every extracted candidate ended, when extraction was on.
+    pub memories: Option<MemoryCounts>,
+    /// Secrets masked in transcripts, by kind (`--redact secrets`).
+    pub redacted: BTreeMap<&'static str, u64>,
+    /// The extracted memories themselves, kept only for a run without sinks (a preview).
+    pub previewed: Vec<crate::model::MemoryRecord>,
 }
 
-/// Runs the graph over `plans` into `sinks`.
+/// Runs the graph over `plans` into `sinks` (with none, the extracted memories come back in
+/// the result: a preview).
 ///
 /// # Errors
 /// I/O errors reading inputs or writing outputs; nothing else stops a run.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each argument is a separate part of the run the caller assembles; a struct would only rename them"
+)]
 pub fn execute(
     plans: Vec<InputPlan>,
     decode_options: DecodeOptions,
     threads: usize,
+    extraction_settings: ExtractionSettings,
     mut stages: Vec<Box<dyn Stage>>,
     sinks: Vec<Box<dyn Sink>>,
     mut rejects: RejectsWriter,
@@ -108,7 +123,7 @@ pub fn execute(
         let reader = tokio::task::spawn_blocking({
             let pool = pool.clone();
             let progress = progress.clone();
-            move || read_inputs(plans, decode_options, &pool, &pending_sender, &progress)
+            move || read_inputs(plans, decode_options, extraction_settings, &pool, &pending_sender, &progress)
         });
 
         let mut sink_senders = Vec::with_capacity(sinks.len());
@@ -134,6 +149,14 @@ pub fn execute(
         }
 
         let mut counts = Counts::new();
+        let mut memory_collector = match extraction_settings.extract {
+            Some(options) => Some(
+                extraction::Collector::new(options)
+                    .map_err(|error| RunError::Internal(format!("cannot make a temporary file for extraction evidence: {error}")))?,
+            ),
+            None => None,
+        };
+        let mut redacted: BTreeMap<&'static str, u64> = BTreeMap::new();
         let mut warnings = Warnings::default();
         let mut notes = Vec::new();
         let mut sink_closed = false;
@@ -151,6 +174,8 @@ pub fn execute(
                     collect_outcome(
                         outcome,
                         &mut stages,
+                        memory_collector.as_mut(),
+                        &mut redacted,
                         &mut counts,
                         &mut warnings,
                         &mut notes,
@@ -186,6 +211,53 @@ pub fn execute(
             Ok(result) => result,
             Err(join_error) => Err(RunError::Internal(format!("the reader thread failed: {join_error}"))),
         };
+        // The extracted memories follow the last conversation, in batches like any other.
+        let mut memories = None;
+        let mut previewed = Vec::new();
+        if let Some(collector) = memory_collector.take()
+            && reader_result.is_ok()
+            && collector_error.is_none()
+            && !sink_closed
+        {
+            let spool_error = |error: std::io::Error| RunError::Internal(format!("reading back extraction evidence: {error}"));
+            match tokio::task::block_in_place(|| collector.finish()) {
+                Err(error) => collector_error = Some(spool_error(error)),
+                Ok(mut consolidated) => {
+                    let mut batch_index = 0;
+                    loop {
+                        let batch = match tokio::task::block_in_place(|| extraction::next_records(&mut consolidated, batch_index)) {
+                            Ok(batch) if batch.is_empty() => break,
+                            Ok(batch) => batch,
+                            Err(error) => {
+                                collector_error = Some(spool_error(error));
+                                break;
+                            }
+                        };
+                        batch_index += 1;
+                        if sink_senders.is_empty() {
+                            previewed.extend(batch.into_iter().flat_map(|record| record.memories));
+                            continue;
+                        }
+                        let batch = Arc::new(batch);
+                        for (encoder, sender) in &sink_senders {
+                            let (slot_sender, slot) = oneshot::channel();
+                            let encoder = encoder.clone();
+                            let batch = batch.clone();
+                            pool.spawn(move || {
+                                let _ = slot_sender.send(encoder.encode(&batch));
+                            });
+                            if sender.send(ToSink::Batch(slot)).await.is_err() {
+                                sink_closed = true;
+                            }
+                        }
+                        if sink_closed {
+                            break;
+                        }
+                    }
+                    memories = Some(extraction::counts_of(&consolidated));
+                }
+            }
+        }
         // Outputs are completed only when everything before them succeeded.
         let succeeded = reader_result.is_ok() && collector_error.is_none() && !sink_closed;
         for (_, sender) in &sink_senders {
@@ -222,7 +294,7 @@ pub fn execute(
         progress.finish_and_clear();
         let rejects_written = rejects.count;
         rejects.finish()?;
-        Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes })
+        Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes, memories, redacted, previewed })
     })
 }
 
@@ -231,6 +303,8 @@ pub fn execute(
 fn collect_outcome(
     outcome: Outcome,
     stages: &mut [Box<dyn Stage>],
+    memory_collector: Option<&mut extraction::Collector>,
+    redacted: &mut BTreeMap<&'static str, u64>,
     counts: &mut Counts,
     warnings: &mut Warnings,
     notes: &mut Vec<String>,
@@ -244,11 +318,18 @@ fn collect_outcome(
         }
     };
     match outcome {
-        Outcome::Decoded(decoded) => {
+        Outcome::Decoded(decoded, findings) => {
             let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
             for stage in stages.iter_mut() {
                 stage.process(&mut conversation);
             }
+            for (kind, count) in findings.redacted {
+                *redacted.entry(kind).or_insert(0) += count;
+            }
+            let extraction_result = match (memory_collector, findings.extraction) {
+                (Some(collector), Some(found)) => collector.add(&conversation, found),
+                _ => Ok(()),
+            };
             counts.add_conversation(&conversation);
             counts.messages_read += rejected_messages.len() as u64;
             counts.messages_rejected += rejected_messages.len() as u64;
@@ -257,6 +338,9 @@ fn collect_outcome(
             }
             warnings.merge(&element_warnings);
             batch.push(conversation);
+            if let Err(error) = extraction_result {
+                collector_error.get_or_insert(RunError::Internal(format!("writing extraction evidence to a temporary file: {error}")));
+            }
         }
         Outcome::Rejected(reject) => {
             counts.conversations_read += 1;
@@ -275,6 +359,7 @@ fn collect_outcome(
 fn read_inputs(
     plans: Vec<InputPlan>,
     options: DecodeOptions,
+    extraction_settings: ExtractionSettings,
     pool: &rayon::ThreadPool,
     pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
     progress: &ProgressBar,
@@ -294,7 +379,7 @@ fn read_inputs(
                         batch.elements.push((offset, index, element_start, batch.buffer.len()));
                         if batch.buffer.len() >= BATCH_BYTES || batch.elements.len() >= BATCH_ELEMENTS {
                             let full = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
-                            dispatch(full, display, &stream.decoder, &options, pool, pending, &buffers)?;
+                            dispatch(full, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
                             let consumed = framer.bytes_consumed();
                             progress.inc(consumed - reported);
                             reported = consumed;
@@ -308,7 +393,7 @@ fn read_inputs(
                         // Drop the partial element; the complete ones before it are decoded.
                         batch.buffer.truncate(element_start);
                         let complete = std::mem::replace(&mut batch, RawBatch::new(Vec::new()));
-                        dispatch(complete, display, &stream.decoder, &options, pool, pending, &buffers)?;
+                        dispatch(complete, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
                         let problem = RecordReject {
                             file: display.clone(),
                             offset: error.offset(),
@@ -326,18 +411,20 @@ fn read_inputs(
                     }
                 }
             }
-            dispatch(batch, display, &stream.decoder, &options, pool, pending, &buffers)?;
+            dispatch(batch, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
             progress.inc(framer.bytes_consumed().saturating_sub(reported));
         }
     }
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn dispatch(
     batch: RawBatch,
     file: &Arc<str>,
     decoder: &Arc<dyn Decoder>,
     options: &Arc<DecodeOptions>,
+    extraction_settings: ExtractionSettings,
     pool: &rayon::ThreadPool,
     pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
     buffers: &BufferPool,
@@ -358,7 +445,10 @@ fn dispatch(
             .map(|&(offset, index, start, end)| {
                 let origin = Origin { file: file.clone(), offset, index };
                 match decoder.decode(&batch.buffer[start..end], origin, &options) {
-                    Ok(decoded) => Outcome::Decoded(Box::new(decoded)),
+                    Ok(mut decoded) => {
+                        let findings = extraction::on_worker(&mut decoded.conversation, &extraction_settings, &options);
+                        Outcome::Decoded(Box::new(decoded), findings)
+                    }
                     Err(reject) => Outcome::Rejected(reject),
                 }
             })

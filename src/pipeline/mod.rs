@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod extraction;
 pub mod memories_preview;
 pub mod rejects;
 pub mod report;
@@ -66,6 +67,9 @@ pub struct Options {
     pub sign_key: Option<crate::signing::SignKey>,
     /// Draw a progress bar (only when stderr is a terminal).
     pub progress: bool,
+    /// Memory extraction and secret masking (`--extract`, `--min-confidence`,
+    /// `--extract-pii`, `--redact`).
+    pub extraction: extraction::ExtractionSettings,
 }
 
 /// Default worker count: every core.
@@ -176,7 +180,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         // Most outputs hash what they write themselves; the digests are for those that do not.
         pam_digests: options.outputs.iter().any(|(format, _)| format.needs().pam_digests),
     };
-    let result = engine::execute(plans, decode_options, options.threads, stages, sinks, rejects, progress)?;
+    let result = engine::execute(plans, decode_options, options.threads, options.extraction, stages, sinks, rejects, progress)?;
     warnings.merge(&result.warnings);
     notes.extend(result.notes);
     debug_assert!(result.counts.balances(), "counts must balance: {:?}", result.counts);
@@ -203,10 +207,20 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
             threads: options.threads,
             exported_at: format_rfc3339(options.exported_at),
             producer: options.producer.clone(),
+            extract: if options.extraction.extract.is_some() { "rules" } else { "off" },
+            min_confidence: options.extraction.extract.map(|extract| f64::from(extract.min_confidence)),
+            extract_pii: match options.extraction.extract {
+                Some(extract) if extract.keep_personal => "keep",
+                _ => "drop",
+            },
+            redact: if options.extraction.redact_secrets { "secrets" } else { "none" },
         },
         rejects: result.rejects,
+        memories_extracted: result.memories,
+        secrets_redacted: result.redacted,
         elapsed_seconds: 0.0,
     };
+    debug_assert!(report.memories_extracted.as_ref().is_none_or(|counts| counts.balances()), "memory counts must balance");
     report.set_warnings(&warnings);
     report.elapsed_seconds = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
     if let Some(path) = &options.report {

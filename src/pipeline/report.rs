@@ -119,6 +119,14 @@ pub struct OptionsSummary {
     pub exported_at: String,
     /// Producer namespace.
     pub producer: String,
+    /// `rules` or `off`.
+    pub extract: &'static str,
+    /// The confidence floor of extracted memories (when extracting).
+    pub min_confidence: Option<f64>,
+    /// `drop` or `keep`: what happens to extracted contact details.
+    pub extract_pii: &'static str,
+    /// `secrets` or `none`: what is masked in transcripts.
+    pub redact: &'static str,
 }
 
 /// The whole report.
@@ -140,6 +148,11 @@ pub struct RunReport {
     pub options: OptionsSummary,
     /// Number of reject records (conversations, messages and input problems).
     pub rejects: u64,
+    /// How every extracted memory candidate ended (null under `--extract off`). Balances:
+    /// `candidates = written + superseded_kept + merged + dropped_*`.
+    pub memories_extracted: Option<crate::stages::extract::consolidate::MemoryCounts>,
+    /// Secrets masked in the transcripts written, by kind (`--redact secrets`).
+    pub secrets_redacted: BTreeMap<&'static str, u64>,
     /// Wall time of the run.
     pub elapsed_seconds: f64,
 }

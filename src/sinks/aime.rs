@@ -4,8 +4,12 @@
 //! Messages are written as batches arrive; `metadata` (message count, date range) is known only
 //! at the end, so it follows `messages` in the document (JSON members have no order). Provider
 //! memories have no AIME type; they go to `extensions.memport.memories`, spooled to a temporary
-//! file until the messages are done. No `graph` is written (MemoryForge's importer throws on a
-//! spec-shaped one) and no `checksum` (the spec defines no input for it).
+//! file until the messages are done. Memories memport extracted go there too, with what
+//! extraction knows in AIME's camelCase: type, slot, value, language, confidence, evidence (the
+//! ids of the messages it was said in, with the spans), when first and last said, supersession,
+//! entities and whether it is a contact detail kept on request. No `graph` is written, not even
+//! for the entities (MemoryForge's importer throws on a spec-shaped one), and no `checksum` (the
+//! spec defines no input for it).
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -15,6 +19,8 @@ use std::sync::Arc;
 
 use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
+use crate::model::extracted::confidence_decimal;
+use crate::model::extracted::{EXTRACTOR, Extracted};
 use crate::model::{Conversation, Micros, Role};
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
@@ -52,7 +58,73 @@ impl Encoder for AimeEncoder {
 
 /// The AIME message id: `<provider>:<conversation id>:<message id>`, stable across runs.
 pub fn message_id(conversation: &Conversation, message_id: &str) -> String {
-    format!("{}:{}:{}", conversation.provider.as_str(), conversation.id, message_id)
+    message_id_of(conversation.provider.as_str(), &conversation.id, message_id)
+}
+
+/// [`message_id`] from the three ids, as an extracted memory's evidence names its message.
+fn message_id_of(provider: &str, conversation_id: &str, message_id: &str) -> String {
+    format!("{provider}:{conversation_id}:{message_id}")
+}
+
+/// Appends the members an extracted memory has beyond a provider memory's (after `content`).
+/// Each piece of evidence names its message by the AIME id of the message's entry in
+/// `messages` and its session; the sentence itself stays in that message.
+fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
+    out.extend_from_slice(b",\"type\":");
+    write_string(out, extracted.memory_type.as_str());
+    out.extend_from_slice(b",\"slot\":");
+    write_string(out, extracted.slot);
+    out.extend_from_slice(b",\"value\":");
+    write_string(out, &extracted.value);
+    out.extend_from_slice(b",\"language\":");
+    write_string(out, extracted.language);
+    out.extend_from_slice(b",\"confidence\":");
+    out.extend_from_slice(confidence_decimal(extracted.confidence).as_bytes());
+    out.extend_from_slice(b",\"evidence\":[");
+    for (index, evidence) in extracted.evidence.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"messageId\":");
+        write_string(out, &message_id_of(evidence.provider.as_str(), &evidence.conversation_id, &evidence.message_id));
+        out.extend_from_slice(b",\"session\":");
+        write_string(out, &evidence.conversation_id);
+        out.extend_from_slice(format!(",\"span\":[{},{}],\"timestamp\":", evidence.span.0, evidence.span.1).as_bytes());
+        write_string(out, &format_rfc3339(evidence.time));
+        out.push(b'}');
+    }
+    out.extend_from_slice(format!("],\"evidenceCount\":{},\"firstSeen\":", extracted.evidence_count).as_bytes());
+    write_string(out, &format_rfc3339(extracted.first_seen));
+    out.extend_from_slice(b",\"lastSeen\":");
+    write_string(out, &format_rfc3339(extracted.last_seen));
+    if let Some(supersedes) = &extracted.supersedes {
+        out.extend_from_slice(b",\"supersedes\":");
+        write_string(out, supersedes);
+    }
+    if let Some(superseded_by) = &extracted.superseded_by {
+        out.extend_from_slice(b",\"supersededBy\":");
+        write_string(out, superseded_by);
+    }
+    if !extracted.entities.is_empty() {
+        out.extend_from_slice(b",\"entities\":[");
+        for (index, entity) in extracted.entities.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            write_string(out, &entity.id);
+            out.extend_from_slice(b",\"name\":");
+            write_string(out, &entity.name);
+            out.extend_from_slice(b",\"kind\":");
+            write_string(out, entity.kind.as_str());
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    let personal = if extracted.personal { "true" } else { "false" };
+    out.extend_from_slice(format!(",\"personal\":{personal}").as_bytes());
+    out.extend_from_slice(b",\"extractor\":");
+    write_string(out, EXTRACTOR);
 }
 
 fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
@@ -71,6 +143,12 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         if !memory.labels.is_empty() {
             out.memories.extend_from_slice(b",\"labels\":");
             write_string_array(&mut out.memories, memory.labels.iter().map(String::as_str));
+        } else if memory.extracted.as_deref().is_some_and(|extracted| extracted.personal) {
+            // A contact detail kept on request: AIME has no export flag, so a label says it.
+            out.memories.extend_from_slice(b",\"labels\":[\"personal\"]");
+        }
+        if let Some(extracted) = memory.extracted.as_deref() {
+            write_extracted(&mut out.memories, extracted);
         }
         out.memories.push(b'}');
         out.memory_count += 1;
@@ -264,5 +342,64 @@ impl Sink for AimeSink {
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::sinks::ump::extracted_fixture::{EMAIL, FIRST, NEW_HOME, OLD_HOME, SECOND, conversations};
+
+    #[test]
+    fn extracted_memories_carry_their_evidence_and_supersession() {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("out.aime");
+        let mut sink = AimeSink::create(&target, FIRST).unwrap();
+        let encoded = sink.encoder().encode(&conversations());
+        sink.write_batch(encoded).unwrap();
+        Box::new(sink).finish().unwrap();
+        let validation = crate::validate::aime::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+
+        let document: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+        let memories = document["extensions"]["memport"]["memories"].as_array().unwrap();
+        assert_eq!(memories.len(), 4);
+        let memory = |id: &str| memories.iter().find(|memory| memory["id"] == id).cloned().unwrap();
+        let message = message_id_of("chatgpt", "c1", "m2");
+        assert!(document["messages"].as_array().unwrap().iter().any(|entry| entry["id"] == message.as_str()));
+        // A provider memory is written as before.
+        assert!(memories.iter().any(|memory| memory["content"] == "Likes tea" && memory.get("type").is_none()));
+
+        let new_home = memory(NEW_HOME);
+        assert_eq!(new_home["kind"], "identity");
+        assert_eq!(new_home["content"], "Lives in York");
+        assert_eq!(new_home["type"], "identity");
+        assert_eq!(new_home["slot"], "home");
+        assert_eq!(new_home["value"], "York");
+        assert_eq!(new_home["language"], "en");
+        assert_eq!(new_home["confidence"], 0.95);
+        let second = format_rfc3339(SECOND);
+        assert_eq!(
+            new_home["evidence"],
+            json!([
+                {"messageId": message.as_str(), "session": "c1", "span": [0, 16], "timestamp": second.as_str()},
+                {"messageId": message.as_str(), "session": "c1", "span": [33, 52], "timestamp": second.as_str()}
+            ])
+        );
+        assert_eq!(new_home["evidenceCount"], 2);
+        assert_eq!(new_home["firstSeen"], second.as_str());
+        assert_eq!(new_home["lastSeen"], second.as_str());
+        assert_eq!(new_home["supersedes"], OLD_HOME);
+        assert_eq!(new_home["entities"], json!([{"id": "ent-york", "name": "York", "kind": "place"}]));
+        assert_eq!(new_home["personal"], false);
+        assert_eq!(new_home["extractor"], crate::model::extracted::EXTRACTOR);
+        assert!(new_home.get("labels").is_none());
+        assert_eq!(memory(OLD_HOME)["supersededBy"], NEW_HOME);
+
+        let email = memory(EMAIL);
+        assert_eq!(email["personal"], true);
+        assert_eq!(email["labels"], json!(["personal"]));
     }
 }

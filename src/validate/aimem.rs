@@ -668,6 +668,41 @@ mod tests {
         assert!(check_urn("urn:aimem:p:a:b").is_err());
     }
 
+    /// `bundle` with its checksum, written to a file, validated.
+    fn validated(mut bundle: Value) -> Validation {
+        let checksum = sha256_label(&sha256(&crate::jcs::to_canonical_vec(&bundle)));
+        bundle["checksum"] = Value::String(checksum);
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&serde_json::to_vec(&bundle).unwrap()).unwrap();
+        validate_file(file.path()).unwrap()
+    }
+
+    fn graph(kind: &str, linked_entity: &str) -> Value {
+        let content = "Lives in Leeds";
+        serde_json::json!({
+            "chunk_entities": [{"chunk_id": "urn:aimem:p:mem-1", "entity_id": linked_entity}],
+            "chunks": [
+                {"content": content, "content_hash": sha256_label(&sha256(content.as_bytes())), "created_at": "2024-01-01T00:00:00Z",
+                 "id": "urn:aimem:p:mem-1", "memory_type": "identity", "zone": "important"},
+                {"content": "I live in Leeds.", "content_hash": sha256_label(&sha256(b"I live in Leeds.")), "created_at": "2024-01-01T00:00:00Z",
+                 "id": "urn:aimem:p:chatgpt.c.m", "memory_type": "episodic"},
+            ],
+            "edges": [{"created_at": "2024-01-01T00:00:00Z", "edge_type": "x-derived-from", "source_id": "urn:aimem:p:mem-1",
+                       "target_id": "urn:aimem:p:chatgpt.c.m", "weight": 1}],
+            "entities": [{"created_at": "2024-01-01T00:00:00Z", "id": "urn:aimem:p:entity.ent-1", "kind": kind, "name": "Leeds"}],
+            "exported_at": "2024-01-01T00:00:00Z", "format": "aimem-bundle", "producer": "p", "scope": "FULL", "tenant_id": "t", "version": "1",
+        })
+    }
+
+    #[test]
+    fn entities_links_and_extension_edges_are_checked() {
+        let valid = validated(graph("place", "urn:aimem:p:entity.ent-1"));
+        assert!(valid.problems.is_empty(), "{:?}", valid.problems);
+        assert!(validated(graph("x-animal", "urn:aimem:p:entity.ent-1")).problems.is_empty());
+        let codes: Vec<&str> = validated(graph("animal", "urn:aimem:p:entity.ent-2")).problems.iter().map(|problem| problem.code).collect();
+        assert_eq!(codes, ["invalid_entity_kind", "link_entity_unknown"]);
+    }
+
     #[test]
     fn base64_lengths() {
         assert_eq!(base64_decoded_length("AAAAAA=="), Some(4));

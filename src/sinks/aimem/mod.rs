@@ -10,11 +10,20 @@
 //! comes first) with a placeholder checksum of the same length and overwrites it at the end.
 //! Records are serialized on the worker pool by [`AimemEncoder`]; the sink only hashes and
 //! writes, in order.
+//!
+//! Extracted memories (the last batches of a run) bring entities and chunk-entity links, few
+//! enough to hold until the end. Entities come after the edges in canonical order, so they
+//! join the envelope's tail. Links come first, before the chunks already hashed and written:
+//! when there are any, the output is hashed a second time at the end, read back in canonical
+//! order after the links, and the bundle's leading empty `"chunk_entities":[],` is blanked
+//! with spaces and the links written before the checksum instead (member order does not
+//! matter to consumers; whitespace between members is JSON). Runs without them pay nothing.
 
+mod memory_records;
 pub mod records;
 
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,7 +61,7 @@ pub enum Framing {
     Ndjson,
 }
 
-/// Canonical chunk and edge records of one batch, made on a worker thread.
+/// Canonical chunk, edge, entity and link records of one batch, made on a worker thread.
 pub type EncodedBatch = records::RecordBuffers;
 
 /// Encodes conversations into AIMEM records; shared by the worker threads.
@@ -75,7 +84,14 @@ impl Encoder for AimemEncoder {
         chunks.reserve(text_bytes + text_bytes / 8 + messages * 512);
         let mut edge_lines = self.buffers.take();
         edge_lines.reserve(messages * 320);
-        let mut encoded = EncodedBatch { chunks, chunk_ends: Vec::with_capacity(messages), edge_lines, edge_count: 0 };
+        let mut encoded = EncodedBatch {
+            chunks,
+            chunk_ends: Vec::with_capacity(messages),
+            edge_lines,
+            edge_count: 0,
+            entities: Vec::new(),
+            chunk_entities: Vec::new(),
+        };
         for conversation in batch {
             records::map_conversation(conversation, &self.producer, self.framing, &mut encoded);
         }
@@ -95,11 +111,19 @@ pub struct AimemSink {
     checksum: Sha256,
     chunks: u64,
     edges: u64,
+    /// Entity and chunk-entity link records in canonical form, in input order.
+    entities: Vec<Vec<u8>>,
+    chunk_entities: Vec<Vec<u8>>,
+    /// Bytes given to `output` so far, and where the chunk records start in it.
+    written: u64,
+    chunks_start: u64,
     buffers: BufferPool,
 }
 
 /// Length of the NDJSON envelope line's checksum value (`sha256:` + 64 hex digits).
 const CHECKSUM_PLACEHOLDER: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+/// The empty links member the bundle opens with, blanked when there are links after all.
+const EMPTY_CHUNK_ENTITIES: &[u8] = b"\"chunk_entities\":[],";
 
 impl AimemSink {
     /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
@@ -120,21 +144,36 @@ impl AimemSink {
             checksum: Sha256::new(),
             chunks: 0,
             edges: 0,
+            entities: Vec::new(),
+            chunk_entities: Vec::new(),
+            written: 0,
+            chunks_start: 0,
             buffers: BufferPool::default(),
         };
-        let opening = b"{\"chunk_entities\":[],\"chunks\":[";
-        sink.checksum.update(opening);
+        let opening = [b"{".as_slice(), EMPTY_CHUNK_ENTITIES, b"\"chunks\":[".as_slice()].concat();
+        sink.checksum.update(&opening);
         let first_bytes = match framing {
-            Framing::Bundle => opening.to_vec(),
+            Framing::Bundle => opening,
             // The envelope line comes first but its checksum is known only at the end: write it
             // with a placeholder of the same length now and overwrite it in `complete`.
-            Framing::Ndjson => envelope_line(&sink.envelope_tail(), CHECKSUM_PLACEHOLDER),
+            Framing::Ndjson => envelope_line(&sink.envelope_rest(), CHECKSUM_PLACEHOLDER),
         };
         sink.output.write_all(&first_bytes).map_err(|error| RunError::write(&display, error))?;
+        sink.written = first_bytes.len() as u64;
+        sink.chunks_start = sink.written;
         Ok(sink)
     }
 
-    fn write_encoded(&mut self, batch: &EncodedBatch) -> io::Result<()> {
+    /// Writes `bytes` to the output, counting them.
+    fn emit(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.output.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn write_encoded(&mut self, batch: &mut EncodedBatch) -> io::Result<()> {
+        self.entities.append(&mut batch.entities);
+        self.chunk_entities.append(&mut batch.chunk_entities);
         if batch.chunk_ends.is_empty() {
             self.edge_spool.write_all(&batch.edge_lines)?;
             self.edges += batch.edge_count;
@@ -147,6 +186,7 @@ impl AimemSink {
                 let bytes = if self.chunks == 0 { &batch.chunks[1..] } else { &batch.chunks[..] };
                 self.checksum.update(bytes);
                 self.output.write_all(bytes)?;
+                self.written += bytes.len() as u64;
             }
             Framing::Ndjson => {
                 // The hash covers each line's canonical record: `{` + members (the line without
@@ -161,7 +201,7 @@ impl AimemSink {
                     self.checksum.update(b"{");
                     self.checksum.update(&line[records::NDJSON_CHUNK_PREFIX.len()..line.len() - 1]);
                 }
-                self.output.write_all(&batch.chunks)?;
+                self.emit(&batch.chunks)?;
             }
         }
         self.chunks += batch.chunk_ends.len() as u64;
@@ -170,10 +210,21 @@ impl AimemSink {
         Ok(())
     }
 
-    /// The envelope members after the four arrays, in canonical order, without braces.
+    /// The envelope members from `entities` on, in canonical order, without braces.
     fn envelope_tail(&self) -> Vec<u8> {
+        let rest = self.envelope_rest();
+        let mut tail = Vec::with_capacity(rest.len() + 16 + self.entities.iter().map(|record| record.len() + 1).sum::<usize>());
+        tail.extend_from_slice(b"\"entities\":[");
+        tail.extend_from_slice(&joined(&self.entities));
+        tail.extend_from_slice(b"],");
+        tail.extend_from_slice(&rest);
+        tail
+    }
+
+    /// The envelope members after the four arrays, in canonical order, without braces.
+    fn envelope_rest(&self) -> Vec<u8> {
         let mut tail = Vec::with_capacity(256);
-        tail.extend_from_slice(b"\"entities\":[],\"exported_at\":");
+        tail.extend_from_slice(b"\"exported_at\":");
         write_string(&mut tail, &format_rfc3339(self.settings.exported_at));
         tail.extend_from_slice(b",\"format\":\"aimem-bundle\",\"producer\":");
         write_string(&mut tail, &self.settings.producer);
@@ -184,39 +235,51 @@ impl AimemSink {
     }
 }
 
-/// The NDJSON envelope line: every member but the four arrays, in canonical order.
-fn envelope_line(tail: &[u8], checksum_label: &str) -> Vec<u8> {
-    {
-        let mut line = Vec::with_capacity(320);
-        line.extend_from_slice(b"{\"checksum\":");
-        write_string(&mut line, checksum_label);
-        line.push(b',');
-        line.extend_from_slice(tail.strip_prefix(b"\"entities\":[],".as_slice()).unwrap_or(tail));
-        line.extend_from_slice(b"}\n");
-        line
-    }
+/// The NDJSON envelope line: every member but the four arrays (`rest`, from
+/// `AimemSink::envelope_rest`), in canonical order.
+fn envelope_line(rest: &[u8], checksum_label: &str) -> Vec<u8> {
+    let mut line = Vec::with_capacity(320);
+    line.extend_from_slice(b"{\"checksum\":");
+    write_string(&mut line, checksum_label);
+    line.push(b',');
+    line.extend_from_slice(rest);
+    line.extend_from_slice(b"}\n");
+    line
 }
 
-/// Copies the spooled edges from byte `skip` to the output.
-fn copy_edges(spool: &File, skip: u64, output: &mut DirectWriter) -> io::Result<()> {
+/// Canonical records joined with `,`.
+fn joined(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(records.iter().map(|record| record.len() + 1).sum());
+    for (index, record) in records.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(record);
+    }
+    out
+}
+
+/// Copies the spooled edges from byte `skip` to the output and returns how many bytes.
+fn copy_edges(spool: &File, skip: u64, output: &mut DirectWriter) -> io::Result<u64> {
     let mut block = vec![0u8; BUFFER];
     let mut offset = skip;
     loop {
         let read = spool.read_at(&mut block, offset)?;
         if read == 0 {
-            return Ok(());
+            return Ok(offset - skip);
         }
         output.write_all(&block[..read])?;
         offset += read as u64;
     }
 }
 
-/// Feeds the spooled edges from byte `skip` into `checksum` in canonical form: bundle records
-/// are already `,`-separated canonical records; NDJSON lines lose their `"_kind"` member and
-/// newline and are joined with `,`.
-fn hash_edges(spool: &File, skip: u64, framing: Framing, mut checksum: Sha256) -> io::Result<Sha256> {
+/// Feeds bytes `start..until` of `file` (to its end when shorter) into `checksum` in canonical
+/// form: bundle records are already `,`-separated canonical records; NDJSON lines lose their
+/// opening `prefix` (`{` and the `"_kind"` member) and newline, get `{` back and are joined
+/// with `,`.
+fn hash_records(file: &File, start: u64, until: u64, framing: Framing, prefix: &[u8], mut checksum: Sha256) -> io::Result<Sha256> {
     let mut block = vec![0u8; BUFFER];
-    let mut offset = skip;
+    let mut offset = start;
     let mut partial_line = Vec::new();
     let mut first = true;
     let mut hash_line = |line: &[u8], checksum: &mut Sha256| {
@@ -225,10 +288,14 @@ fn hash_edges(spool: &File, skip: u64, framing: Framing, mut checksum: Sha256) -
         }
         first = false;
         checksum.update(b"{");
-        checksum.update(line.get(records::NDJSON_EDGE_PREFIX.len()..line.len().saturating_sub(1)).unwrap_or_default());
+        checksum.update(line.get(prefix.len()..line.len().saturating_sub(1)).unwrap_or_default());
     };
     loop {
-        let read = spool.read_at(&mut block, offset)?;
+        let wanted = usize::try_from(until.saturating_sub(offset)).unwrap_or(usize::MAX).min(block.len());
+        if wanted == 0 {
+            break;
+        }
+        let read = file.read_at(&mut block[..wanted], offset)?;
         if read == 0 {
             break;
         }
@@ -255,59 +322,146 @@ fn hash_edges(spool: &File, skip: u64, framing: Framing, mut checksum: Sha256) -
         partial_line.extend_from_slice(data);
     }
     if !partial_line.is_empty() {
-        return Err(io::Error::other("the edge spool ends inside a line"));
+        return Err(io::Error::other("the AIMEM records end inside a line"));
     }
     Ok(checksum)
 }
 
+/// Where the output holds what `rehash` reads back: chunk records from `chunks_start` to
+/// `chunks_end`, then (the bundle's `],"edges":[` and) edge records up to `edges_end`.
+struct Regions {
+    chunks_start: u64,
+    chunks_end: u64,
+    edges_end: u64,
+}
+
+/// The checksum of the whole bundle when it has chunk-entity links: they come first in
+/// canonical order, so everything is hashed again, the chunks and edges read back from the
+/// finished `output`.
+fn rehash(output: &File, framing: Framing, regions: &Regions, chunk_entities: &[u8], tail: &[u8]) -> io::Result<String> {
+    let mut checksum = Sha256::new();
+    checksum.update(b"{\"chunk_entities\":[");
+    checksum.update(chunk_entities);
+    checksum.update(b"],\"chunks\":[");
+    checksum = match framing {
+        // Written in canonical form: the chunks, `],"edges":[` and the edges as they are.
+        Framing::Bundle => hash_records(output, regions.chunks_start, regions.edges_end, framing, b"", checksum)?,
+        Framing::Ndjson => {
+            let mut checksum =
+                hash_records(output, regions.chunks_start, regions.chunks_end, framing, records::NDJSON_CHUNK_PREFIX, checksum)?;
+            checksum.update(b"],\"edges\":[");
+            hash_records(output, regions.chunks_end, regions.edges_end, framing, records::NDJSON_EDGE_PREFIX, checksum)?
+        }
+    };
+    checksum.update(b"],");
+    checksum.update(tail);
+    checksum.update(b"}");
+    let digest: [u8; 32] = checksum.finalize().into();
+    Ok(crate::hash::sha256_label(&digest))
+}
+
 impl AimemSink {
     fn complete(mut self) -> io::Result<SinkSummary> {
+        let framing = self.framing;
         let tail = self.envelope_tail();
+        let rest = self.envelope_rest();
+        // Links come before the chunks in canonical order: with any, the output is hashed
+        // again once it is complete (see the module docs).
+        let chunk_entities = (!self.chunk_entities.is_empty()).then(|| joined(&self.chunk_entities));
+        let chunks_end = self.written;
         self.checksum.update(b"],\"edges\":[");
-        if self.framing == Framing::Bundle {
-            self.output.write_all(b"],\"edges\":[")?;
+        if framing == Framing::Bundle {
+            self.emit(b"],\"edges\":[")?;
         }
         let spool = self.edge_spool.into_inner().map_err(io::IntoInnerError::into_error)?;
         // Bundle edges are spooled as `,` + record: the first one's comma is not written.
-        let skip = u64::from(self.framing == Framing::Bundle && self.edges > 0);
-        // The spool already holds the edges as the output frames them, so one thread copies
-        // them while another hashes them: edges are hashed after every chunk, as canonical
-        // member order requires, and the end of a run waits on nothing else.
-        let framing = self.framing;
-        let checksum = std::mem::replace(&mut self.checksum, Sha256::new());
+        let skip = u64::from(framing == Framing::Bundle && self.edges > 0);
         let output = &mut self.output;
-        self.checksum = std::thread::scope(|scope| -> io::Result<Sha256> {
-            let hashing = scope.spawn(|| hash_edges(&spool, skip, framing, checksum));
-            copy_edges(&spool, skip, output)?;
-            hashing.join().map_err(|_| io::Error::other("the edge hashing thread stopped"))?
-        })?;
-        self.checksum.update(b"],");
-        self.checksum.update(&tail);
-        self.checksum.update(b"}");
-        let digest: [u8; 32] = self.checksum.clone().finalize().into();
-        let checksum_label = crate::hash::sha256_label(&digest);
-        if self.framing == Framing::Bundle {
-            self.output.write_all(b"],")?;
-            self.output.write_all(&tail)?;
-            self.output.write_all(b",\"checksum\":\"")?;
-            self.output.write_all(checksum_label.as_bytes())?;
-            self.output.write_all(b"\"}\n")?;
+        let copied = if chunk_entities.is_some() {
+            copy_edges(&spool, skip, output)?
+        } else {
+            // The spool already holds the edges as the output frames them, so one thread copies
+            // them while another hashes them: edges are hashed after every chunk, as canonical
+            // member order requires, and the end of a run waits on nothing else.
+            let checksum = std::mem::replace(&mut self.checksum, Sha256::new());
+            let (copied, checksum) = std::thread::scope(|scope| -> io::Result<(u64, Sha256)> {
+                let hashing = scope.spawn(|| hash_records(&spool, skip, u64::MAX, framing, records::NDJSON_EDGE_PREFIX, checksum));
+                let copied = copy_edges(&spool, skip, output)?;
+                let checksum = hashing.join().map_err(|_| io::Error::other("the edge hashing thread stopped"))??;
+                Ok((copied, checksum))
+            })?;
+            self.checksum = checksum;
+            copied
+        };
+        self.written += copied;
+        let edges_end = self.written;
+        let checksum_label = if chunk_entities.is_some() {
+            CHECKSUM_PLACEHOLDER.to_owned()
+        } else {
+            self.checksum.update(b"],");
+            self.checksum.update(&tail);
+            self.checksum.update(b"}");
+            let digest: [u8; 32] = self.checksum.clone().finalize().into();
+            crate::hash::sha256_label(&digest)
+        };
+        // What follows the edges is small: assembled here and written at once.
+        let mut end = Vec::with_capacity(tail.len() + 128);
+        // Where the bundle's checksum value starts in the output.
+        let mut checksum_at = 0;
+        match framing {
+            Framing::Bundle => {
+                end.extend_from_slice(b"],");
+                end.extend_from_slice(&tail);
+                if let Some(links) = &chunk_entities {
+                    end.extend_from_slice(b",\"chunk_entities\":[");
+                    end.extend_from_slice(links);
+                    end.push(b']');
+                }
+                end.extend_from_slice(b",\"checksum\":\"");
+                checksum_at = self.written + end.len() as u64;
+                end.extend_from_slice(checksum_label.as_bytes());
+                end.extend_from_slice(b"\"}\n");
+            }
+            Framing::Ndjson => {
+                // After the chunks and edges, as the reference writes them: entities, then links.
+                for (prefix, lines) in
+                    [(records::NDJSON_ENTITY_PREFIX, &self.entities), (records::NDJSON_CHUNK_ENTITY_PREFIX, &self.chunk_entities)]
+                {
+                    for record in lines {
+                        end.extend_from_slice(prefix);
+                        end.extend_from_slice(record.strip_prefix(b"{").unwrap_or(record.as_slice()));
+                        end.push(b'\n');
+                    }
+                }
+            }
         }
-        let envelope = (self.framing == Framing::Ndjson).then(|| envelope_line(&tail, &checksum_label));
-        let mut temporary = self.output.into_temporary()?;
-        if let Some(envelope) = envelope {
-            let file = temporary.as_file_mut();
-            file.seek(SeekFrom::Start(0))?;
-            file.write_all(&envelope)?;
+        self.output.write_all(&end)?;
+        let temporary = self.output.into_temporary()?;
+        let file = temporary.as_file();
+        let checksum_label = match &chunk_entities {
+            Some(links) => {
+                let regions = Regions { chunks_start: self.chunks_start, chunks_end, edges_end };
+                let label = rehash(file, framing, &regions, links, &tail)?;
+                if framing == Framing::Bundle {
+                    // The links are written before the checksum instead of in the opening.
+                    file.write_all_at(&[b' '; EMPTY_CHUNK_ENTITIES.len()], 1)?;
+                    file.write_all_at(label.as_bytes(), checksum_at)?;
+                }
+                label
+            }
+            None => checksum_label,
+        };
+        if framing == Framing::Ndjson {
+            file.write_all_at(&envelope_line(&rest, &checksum_label), 0)?;
         }
         let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary {
-            format: match self.framing {
+            format: match framing {
                 Framing::Bundle => "aimem",
                 Framing::Ndjson => "aimem-ndjson",
             },
             path: self.target.display().to_string(),
-            records: self.chunks + self.edges,
+            records: self.chunks + self.edges + self.entities.len() as u64 + self.chunk_entities.len() as u64,
             bytes,
         })
     }
@@ -319,13 +473,13 @@ impl Sink for AimemSink {
     }
 
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
-        let Encoded::Aimem(batch) = batch else {
+        let Encoded::Aimem(mut batch) = batch else {
             return Err(RunError::write(
                 self.target.display().to_string(),
                 io::Error::other("internal: the AIMEM sink got another sink's batch"),
             ));
         };
-        self.write_encoded(&batch).map_err(|error| RunError::write(self.target.display().to_string(), error))?;
+        self.write_encoded(&mut batch).map_err(|error| RunError::write(self.target.display().to_string(), error))?;
         self.buffers.give(batch.chunks);
         self.buffers.give(batch.edge_lines);
         Ok(())
@@ -334,5 +488,171 @@ impl Sink for AimemSink {
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::memory_records::tests::{FIRST_SEEN, entity, extracted_memory, origin};
+    use super::*;
+    use crate::hash::ContentKey;
+    use crate::model::extracted::{EntityKind, EntityRef, MemoryType};
+    use crate::model::{Disposition, Message, Provider, Role};
+
+    fn message(id: &str, parent: Option<&str>, text: String) -> Message {
+        Message {
+            id: id.to_owned(),
+            parent_id: parent.map(str::to_owned),
+            role: Role::User,
+            author_name: None,
+            created_at: FIRST_SEEN,
+            time_known: true,
+            parts: Vec::new(),
+            text,
+            is_thought: false,
+            provider_fields: None,
+            model: None,
+            status: None,
+            on_active_branch: true,
+            content_key: ContentKey::default(),
+            disposition: Disposition::Keep,
+        }
+    }
+
+    /// A conversation whose second message is split into two chunks.
+    fn conversation() -> Conversation {
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".to_owned(), origin());
+        conversation.messages = vec![
+            message("m0", None, "I live in York.".to_owned()),
+            message("m1", Some("m0"), format!("I moved to Leeds. {}", "x".repeat(records::MAX_CHUNK_CODE_POINTS))),
+            message("m2", Some("m1"), "My dog Rex loves Leeds.".to_owned()),
+        ];
+        conversation
+    }
+
+    /// The memories extracted from [`conversation`], as the pipeline sends them last.
+    fn memories() -> Conversation {
+        let leeds = entity("ent-0001", "Leeds", EntityKind::Place, true);
+        let mut old = extracted_memory("mem-00000000000000000001", "Lives in York", MemoryType::Identity, &["m0"], Vec::new());
+        let mut home = extracted_memory("mem-00000000000000000002", "Lives in Leeds", MemoryType::Identity, &["m1"], vec![leeds.clone()]);
+        let dog = extracted_memory(
+            "mem-00000000000000000003",
+            "Has a dog called Rex",
+            MemoryType::Relationship,
+            &["m2"],
+            vec![entity("ent-0002", "Rex", EntityKind::Animal, true), EntityRef { first_mention: false, ..leeds }],
+        );
+        if let Some(details) = old.extracted.as_mut() {
+            details.superseded_by = Some(home.id.clone());
+        }
+        if let Some(details) = home.extracted.as_mut() {
+            details.supersedes = Some(old.id.clone());
+        }
+        Conversation::memories_only(Provider::ChatGpt, "extracted-memories".to_owned(), origin(), vec![old, home, dog])
+    }
+
+    /// The file written from `batches`, and what `memport validate` says of it.
+    fn written(framing: Framing, batches: &[Vec<Conversation>]) -> (Vec<u8>, crate::validate::Validation) {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("out.aimem");
+        let settings = AimemSettings { producer: "memport".to_owned(), tenant_id: "tenant".to_owned(), exported_at: FIRST_SEEN };
+        let mut sink = AimemSink::create(&target, framing, settings).unwrap();
+        let encoder = sink.encoder();
+        for batch in batches {
+            sink.write_batch(encoder.encode(batch)).unwrap();
+        }
+        Box::new(sink).finish().unwrap();
+        let validation = crate::validate::aimem::validate_file(&target).unwrap();
+        // memport reads its own output back (a reader checks it as a consumer first).
+        if validation.is_valid() {
+            assert!(crate::sources::formats::aimem::check_input(&target).is_ok());
+        }
+        (std::fs::read(&target).unwrap(), validation)
+    }
+
+    /// The checksum a bundle declares, and the one its canonical form has.
+    fn checksums(bundle: &Value) -> (String, String) {
+        let mut unsigned = bundle.clone();
+        let declared = unsigned.as_object_mut().unwrap().remove("checksum").unwrap();
+        let actual = crate::hash::sha256_label(&crate::hash::sha256(&crate::jcs::to_canonical_vec(&unsigned)));
+        (declared.as_str().unwrap().to_owned(), actual)
+    }
+
+    fn envelope_checksum(ndjson: &[u8]) -> String {
+        let first_line = ndjson.split(|byte| *byte == b'\n').next().unwrap();
+        let envelope: Value = serde_json::from_slice(first_line).unwrap();
+        envelope["checksum"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_bundle_with_entities_verifies_and_links_memories_to_messages_and_entities() {
+        let batches = [vec![conversation()], vec![memories()]];
+        let (bytes, validation) = written(Framing::Bundle, &batches);
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        // The empty links member of the opening is blanked; the links come before the checksum.
+        assert!(bytes.starts_with(format!("{{{}\"chunks\":[", " ".repeat(EMPTY_CHUNK_ENTITIES.len())).as_bytes()));
+        let bundle: Value = serde_json::from_slice(&bytes).unwrap();
+        let (declared, actual) = checksums(&bundle);
+        assert_eq!(declared, actual);
+        assert_eq!(bundle["chunks"].as_array().unwrap().len(), 4 + 3);
+        assert_eq!(bundle["entities"].as_array().unwrap().len(), 2);
+        assert_eq!(bundle["entities"][1]["kind"], "x-animal");
+        let links = bundle["chunk_entities"].as_array().unwrap();
+        assert_eq!(links.len(), 3);
+        assert_eq!(links[0]["chunk_id"], "urn:aimem:memport:mem-00000000000000000002");
+        assert_eq!(links[0]["entity_id"], "urn:aimem:memport:entity.ent-0001");
+        let edges = bundle["edges"].as_array().unwrap();
+        let edge = |edge_type: &str, source: &str| {
+            edges.iter().find(|edge| edge["edge_type"] == edge_type && edge["source_id"] == source).cloned().unwrap()
+        };
+        // The split message's first part carries the message's own URN.
+        assert_eq!(edge("x-derived-from", "urn:aimem:memport:mem-00000000000000000002")["target_id"], "urn:aimem:memport:chatgpt.c1.m1");
+        assert_eq!(
+            edge("x-supersedes", "urn:aimem:memport:mem-00000000000000000002")["target_id"],
+            "urn:aimem:memport:mem-00000000000000000001"
+        );
+        assert_eq!(edges.iter().filter(|edge| edge["edge_type"] == "temporal").count(), 3);
+        let home = bundle["chunks"].as_array().unwrap().iter().find(|chunk| chunk["content"] == "Lives in Leeds").unwrap();
+        assert_eq!(home["zone"], "important");
+    }
+
+    #[test]
+    fn the_stream_carries_the_same_checksum_with_entities_and_links_last() {
+        let batches = [vec![conversation()], vec![memories()]];
+        let (bundle, _) = written(Framing::Bundle, &batches);
+        let (stream, validation) = written(Framing::Ndjson, &batches);
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        let bundle: Value = serde_json::from_slice(&bundle).unwrap();
+        assert_eq!(envelope_checksum(&stream), bundle["checksum"].as_str().unwrap());
+        let kinds: Vec<String> = stream
+            .split(|byte| *byte == b'\n')
+            .skip(1)
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice::<Value>(line).unwrap()["_kind"].as_str().unwrap().to_owned())
+            .collect();
+        let order = |kind: &str| kinds.iter().position(|each| each == kind).unwrap();
+        assert!(order("chunk") < order("edge") && order("edge") < order("entity") && order("entity") < order("chunk_entity"));
+        assert_eq!(kinds.iter().filter(|kind| *kind == "chunk_entity").count(), 3);
+        assert_eq!(kinds.last().map(String::as_str), Some("chunk_entity"));
+    }
+
+    #[test]
+    fn without_extracted_memories_both_forms_open_and_hash_as_before() {
+        let batches = [vec![conversation()]];
+        let (bytes, validation) = written(Framing::Bundle, &batches);
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        assert!(bytes.starts_with(b"{\"chunk_entities\":[],\"chunks\":[{"));
+        let bundle: Value = serde_json::from_slice(&bytes).unwrap();
+        let (declared, actual) = checksums(&bundle);
+        assert_eq!(declared, actual);
+        assert!(String::from_utf8(bytes).unwrap().ends_with(&format!(
+            "],\"entities\":[],\"exported_at\":\"2024-01-01T00:00:00Z\",\"format\":\"aimem-bundle\",\"producer\":\"memport\",\"scope\":\"FULL\",\"tenant_id\":\"tenant\",\"version\":\"1\",\"checksum\":\"{declared}\"}}\n"
+        )));
+        let (stream, validation) = written(Framing::Ndjson, &batches);
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        assert_eq!(envelope_checksum(&stream), declared);
+        assert!(stream.starts_with(format!("{{\"checksum\":\"{declared}\",\"exported_at\":").as_bytes()));
     }
 }

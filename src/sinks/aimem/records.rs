@@ -4,7 +4,8 @@
 //! Mapping (memory-formats.md §2.12): one `episodic` chunk per kept message, split into linked
 //! parts above 65,536 code points; a `temporal` edge (weight 1) from each kept message's nearest
 //! kept ancestor to it, so the active thread is a chain and, under `--branches all`, branches
-//! fork where the conversation forked.
+//! fork where the conversation forked. Memories memport extracted are mapped in
+//! [`memory_records`](super::memory_records).
 
 use crate::hash::{push_hex, push_sha256_label, sha256};
 use crate::jcs::write_string;
@@ -36,6 +37,10 @@ pub struct RecordBuffers {
     pub edge_lines: Vec<u8>,
     /// Number of edges.
     pub edge_count: u64,
+    /// Entity records in canonical form, one per entity, from the memory that first names it.
+    pub entities: Vec<Vec<u8>>,
+    /// Chunk-entity link records in canonical form.
+    pub chunk_entities: Vec<Vec<u8>>,
 }
 
 /// Opening of an NDJSON chunk line; the canonical record is this line with `"_kind":"chunk",`
@@ -43,6 +48,10 @@ pub struct RecordBuffers {
 pub const NDJSON_CHUNK_PREFIX: &[u8] = b"{\"_kind\":\"chunk\",";
 /// Opening of an NDJSON edge line, likewise.
 pub const NDJSON_EDGE_PREFIX: &[u8] = b"{\"_kind\":\"edge\",";
+/// Opening of an NDJSON entity line, likewise.
+pub const NDJSON_ENTITY_PREFIX: &[u8] = b"{\"_kind\":\"entity\",";
+/// Opening of an NDJSON chunk-entity line, likewise.
+pub const NDJSON_CHUNK_ENTITY_PREFIX: &[u8] = b"{\"_kind\":\"chunk_entity\",";
 
 /// Appends the chunk and edge records of one conversation's kept messages to `out`.
 pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
@@ -104,7 +113,7 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
             }
             out.chunk_ends.push(out.chunks.len());
             if let Some(source) = previous.as_deref().or(inherited) {
-                push_edge(out, framing, source, &chunk_id, message.created_at);
+                push_edge(out, framing, TEMPORAL, source, &chunk_id, message.created_at);
             }
             previous = Some(chunk_id);
         }
@@ -154,7 +163,7 @@ pub fn memory_urn(producer: &str, provider: &str, memory_id: &str) -> String {
 }
 
 /// Splits content into pieces of at most [`MAX_CHUNK_CODE_POINTS`] code points.
-fn split_content(text: &str) -> Vec<&str> {
+pub(super) fn split_content(text: &str) -> Vec<&str> {
     // Fast path: byte length bounds the code point count.
     if text.len() <= MAX_CHUNK_CODE_POINTS {
         return vec![text];
@@ -171,7 +180,7 @@ fn split_content(text: &str) -> Vec<&str> {
 
 /// The id of piece `piece_index` of `piece_count`: the base id for the first (taken, not
 /// copied, when it is the only piece), `<base>.pN` for the others.
-fn piece_id(base_id: &mut String, piece_index: usize, piece_count: usize) -> String {
+pub(super) fn piece_id(base_id: &mut String, piece_index: usize, piece_count: usize) -> String {
     match (piece_index, piece_count) {
         (0, 1) => std::mem::take(base_id),
         (0, _) => base_id.clone(),
@@ -179,7 +188,9 @@ fn piece_id(base_id: &mut String, piece_index: usize, piece_count: usize) -> Str
     }
 }
 
-fn tag_for(prefix: &str, id: &str) -> String {
+/// `prefix` + `id`, lowercase, with characters other than letters, digits and `-` as `-`, at
+/// most 64 bytes.
+pub(super) fn tag_for(prefix: &str, id: &str) -> String {
     let mut tag = String::with_capacity(MAX_TAG_LENGTH);
     tag.push_str(prefix);
     for c in id.chars() {
@@ -222,11 +233,11 @@ fn write_chunk(
         out.push(b',');
         write_string(out, zone_tag);
     }
-    write_chunk_tail(out, piece_index, piece_count);
+    write_chunk_tail(out, piece_index, piece_count, "standard");
 }
 
 /// Writes a chunk's fields up to and including `"tags":[`, in canonical key order.
-fn write_chunk_head(out: &mut Vec<u8>, open: &[u8], content: &str, id: &str, created_at: Micros, memory_type: &str) {
+pub(super) fn write_chunk_head(out: &mut Vec<u8>, open: &[u8], content: &str, id: &str, created_at: Micros, memory_type: &str) {
     out.extend_from_slice(open);
     out.extend_from_slice(b"\"content\":");
     write_string(out, content);
@@ -241,12 +252,15 @@ fn write_chunk_head(out: &mut Vec<u8>, open: &[u8], content: &str, id: &str, cre
     out.extend_from_slice(b"\",\"tags\":[");
 }
 
-/// Closes the tag list (adding the part tag of a split chunk) and the chunk.
-fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize) {
+/// Closes the tag list (adding the part tag of a split chunk) and the chunk, whose `zone`
+/// (the last member in canonical order) is `zone`.
+pub(super) fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize, zone: &str) {
     if piece_count > 1 {
         out.extend_from_slice(format!(",\"part-{}-of-{piece_count}\"", piece_index + 1).as_bytes());
     }
-    out.extend_from_slice(b"],\"zone\":\"standard\"}");
+    out.extend_from_slice(b"],\"zone\":\"");
+    out.extend_from_slice(zone.as_bytes());
+    out.extend_from_slice(b"\"}");
 }
 
 /// Appends the chunks of a conversation's provider memories (those not already written):
@@ -254,6 +268,10 @@ fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_count: usize) {
 fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.is_empty()) {
+        if let Some(extracted) = &memory.extracted {
+            super::memory_records::map_extracted(memory, extracted, provider, producer, framing, out);
+            continue;
+        }
         let mut base_id = memory_urn(producer, provider, &memory.id);
         // A type read from another AIMEM producer is written as it was.
         let memory_type = memory.format_type("aimem-type").filter(|kind| MEMORY_TYPES.contains(kind)).unwrap_or(memory.kind.aimem_type());
@@ -278,41 +296,68 @@ fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, o
                 out.chunks.push(b',');
                 write_string(&mut out.chunks, &tag_for("", label));
             }
-            write_chunk_tail(&mut out.chunks, piece_index, piece_count);
+            write_chunk_tail(&mut out.chunks, piece_index, piece_count, "standard");
             if framing == Framing::Ndjson {
                 out.chunks.push(b'\n');
             }
             out.chunk_ends.push(out.chunks.len());
             if let Some(source) = &previous {
-                push_edge(out, framing, source, &chunk_id, memory.created_at);
+                push_edge(out, framing, TEMPORAL, source, &chunk_id, memory.created_at);
             }
             previous = Some(chunk_id);
         }
     }
 }
 
-/// Appends a temporal edge framed for the output, as chunks are.
-fn push_edge(out: &mut RecordBuffers, framing: Framing, source: &str, target: &str, created_at: Micros) {
+/// An edge's type and weight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct EdgeKind {
+    /// `edge_type`: one of the draft's or an `x-` extension.
+    pub edge_type: &'static str,
+    /// `weight`, in [0, 1].
+    pub weight: f64,
+}
+
+/// From a message (or a piece of a split chunk) to the next: weight 1.
+pub(super) const TEMPORAL: EdgeKind = EdgeKind { edge_type: "temporal", weight: 1.0 };
+
+/// Appends an edge framed for the output, as chunks are.
+pub(super) fn push_edge(out: &mut RecordBuffers, framing: Framing, kind: EdgeKind, source: &str, target: &str, created_at: Micros) {
     let open: &[u8] = match framing {
         Framing::Bundle => b",{",
         Framing::Ndjson => NDJSON_EDGE_PREFIX,
     };
-    write_edge(&mut out.edge_lines, open, source, target, created_at);
+    write_edge(&mut out.edge_lines, open, kind, source, target, created_at);
     if framing == Framing::Ndjson {
         out.edge_lines.push(b'\n');
     }
     out.edge_count += 1;
 }
 
-fn write_edge(out: &mut Vec<u8>, open: &[u8], source: &str, target: &str, created_at: Micros) {
+fn write_edge(out: &mut Vec<u8>, open: &[u8], kind: EdgeKind, source: &str, target: &str, created_at: Micros) {
     out.extend_from_slice(open);
     out.extend_from_slice(b"\"created_at\":\"");
     push_rfc3339_bytes(out, created_at);
-    out.extend_from_slice(b"\",\"edge_type\":\"temporal\",\"source_id\":");
+    // Edge types are memport's own constants: nothing in them needs escaping.
+    out.extend_from_slice(b"\",\"edge_type\":\"");
+    out.extend_from_slice(kind.edge_type.as_bytes());
+    out.extend_from_slice(b"\",\"source_id\":");
     write_string(out, source);
     out.extend_from_slice(b",\"target_id\":");
     write_string(out, target);
-    out.extend_from_slice(b",\"weight\":1}");
+    out.extend_from_slice(b",\"weight\":");
+    push_weight(out, kind.weight);
+    out.push(b'}');
+}
+
+/// Writes an edge weight as JCS numbers are written (`1`, `0.85`); the weight every temporal
+/// edge has is written without the general formatter, which is slower.
+fn push_weight(out: &mut Vec<u8>, weight: f64) {
+    if weight.to_bits() == 1.0_f64.to_bits() {
+        out.push(b'1');
+    } else {
+        crate::jcs::write_canonical(out, &serde_json::Value::from(weight));
+    }
 }
 
 #[cfg(test)]
@@ -335,6 +380,19 @@ mod tests {
         assert_eq!(pieces.len(), 2);
         assert_eq!(pieces[0].chars().count(), MAX_CHUNK_CODE_POINTS);
         assert_eq!(pieces[1].chars().count(), 5);
+    }
+
+    #[test]
+    fn temporal_edges_keep_their_bytes_and_other_kinds_their_type_and_weight() {
+        let mut out = Vec::new();
+        write_edge(&mut out, b"{", TEMPORAL, "urn:aimem:p:a", "urn:aimem:p:b", 0);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"created_at":"1970-01-01T00:00:00Z","edge_type":"temporal","source_id":"urn:aimem:p:a","target_id":"urn:aimem:p:b","weight":1}"#
+        );
+        let mut out = Vec::new();
+        write_edge(&mut out, b"{", EdgeKind { edge_type: "x-custom", weight: 0.85 }, "a", "b", 0);
+        assert!(String::from_utf8(out).unwrap().ends_with(r#""edge_type":"x-custom","source_id":"a","target_id":"b","weight":0.85}"#));
     }
 
     #[test]

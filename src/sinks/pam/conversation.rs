@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use crate::hash::{push_hex, sha256};
 use crate::jcs::{write_string, write_string_array};
 use crate::json_embed::{has_unpaired_surrogate_escape, write_json_or_string};
-use crate::model::{Asset, Conversation, Message, Micros, Part};
+use crate::model::{Asset, Conversation, Message, Micros, Part, Provider};
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::timefmt::format_rfc3339;
 
@@ -28,24 +28,33 @@ const MAX_PLAIN_ID_LENGTH: usize = 96;
 /// keeps ids of different providers apart. A conversation read again from an overlapping
 /// export gets `-r<hash of where it was read>`, so its new messages have a file of their own.
 pub fn conversation_pam_id(conversation: &Conversation) -> String {
-    let plain = !conversation.id.is_empty()
-        && conversation.id.len() <= MAX_PLAIN_ID_LENGTH
-        && !conversation.id.starts_with('.')
-        && conversation.id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'));
-    let mut id = String::with_capacity(MAX_PLAIN_ID_LENGTH + 16);
-    id.push_str(conversation.provider.as_str());
-    id.push('-');
-    if plain {
-        id.push_str(&conversation.id);
-    } else {
-        id.push('h');
-        push_hex(&mut id, &sha256(conversation.id.as_bytes())[..16]);
-    }
+    let mut id = first_reading_pam_id(conversation.provider, &conversation.id);
     if conversation.is_repeat {
         let mut origin = conversation.origin.file.as_bytes().to_vec();
         origin.extend_from_slice(&conversation.origin.index.to_le_bytes());
         id.push_str("-r");
         push_hex(&mut id, &sha256(&origin)[..4]);
+    }
+    id
+}
+
+/// The PAM id of the first reading of `provider`'s conversation `conversation_id`:
+/// [`conversation_pam_id`] without the suffix of a repeat. Extracted memories name the
+/// conversation of their evidence by it (evidence knows the conversation, not the reading), and
+/// the first reading always has a file and an index entry.
+pub fn first_reading_pam_id(provider: Provider, conversation_id: &str) -> String {
+    let plain = !conversation_id.is_empty()
+        && conversation_id.len() <= MAX_PLAIN_ID_LENGTH
+        && !conversation_id.starts_with('.')
+        && conversation_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'));
+    let mut id = String::with_capacity(MAX_PLAIN_ID_LENGTH + 16);
+    id.push_str(provider.as_str());
+    id.push('-');
+    if plain {
+        id.push_str(conversation_id);
+    } else {
+        id.push('h');
+        push_hex(&mut id, &sha256(conversation_id.as_bytes())[..16]);
     }
     id
 }

@@ -8,10 +8,12 @@
 //! run leaves the previous store as it was, and `memory-store.json`, moved last, is only there
 //! when its conversations are. The checksum covers exactly the canonical bytes written, with no
 //! null members (the SDK's form, which the spec repo's validator computes the same way).
+//! Relations (one per extracted memory that superseded another) are few and kept in memory.
 
 pub mod conversation;
 pub mod memories;
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -28,7 +30,7 @@ use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
 use crate::timefmt::format_rfc3339;
 
 use conversation::{EncodedConversation, FileContext};
-use memories::{CanonicalMemory, MemorySorter};
+use memories::{CanonicalMemory, CanonicalRelation, MemorySorter};
 
 /// Where a run builds the store before moving it into place.
 const STAGING_FOLDER: &str = ".memport-pam.partial";
@@ -68,9 +70,12 @@ impl Encoder for PamEncoder {
         for conversation in batch {
             let written = has_file(conversation);
             let pam_id = written.then(|| conversation::conversation_pam_id(conversation));
+            // Extracted memories arrive in memories-only records after every conversation, so
+            // no index entry lists them in `derived_memories`; their `conversation_ref` names
+            // the conversation of their first evidence.
             let mut derived = Vec::new();
             for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
-                if let Some(canonical) = memories::encode_memory(memory, conversation.provider, pam_id.as_deref()) {
+                if let Some(canonical) = memories::encode_memory(memory, conversation.provider, pam_id.as_deref(), self.exported_at) {
                     derived.push(canonical.id.clone());
                     encoded.memories.push(canonical);
                 }
@@ -91,11 +96,48 @@ pub struct PamSink {
     staging: Staging,
     index_spool: BufWriter<File>,
     memories: MemorySorter,
+    /// `relations`: one per extracted memory that superseded another, so few; sorted by id at
+    /// the end.
+    relations: Vec<CanonicalRelation>,
+    /// Extracted memories by the PAM id of the conversation their provenance names, for that
+    /// conversation's `derived_memories` (one entry per extracted memory, so bounded by them).
+    derived: BTreeMap<String, Vec<String>>,
     /// `embeddings.json` entries, `,\n`-separated, in the order memories are written.
     embeddings_spool: BufWriter<File>,
     embeddings: u64,
     conversations: u64,
     bytes: u64,
+}
+
+/// The extracted memories an index entry's conversation is the provenance of, if any.
+fn derived_ids<'a>(entry: &[u8], derived: &'a BTreeMap<String, Vec<String>>) -> Option<&'a [String]> {
+    if derived.is_empty() {
+        return None;
+    }
+    let id: serde_json::Value = serde_json::from_slice(entry).ok()?;
+    derived.get(id["id"].as_str()?).map(Vec::as_slice)
+}
+
+/// `entry` (an index entry, whose last member is `derived_memories` when it has one) with
+/// `ids` added to its `derived_memories`.
+fn with_derived_memories(entry: &[u8], ids: &[String]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entry.len() + ids.len() * 32 + 24);
+    let mut added = Vec::new();
+    for id in ids {
+        added.push(b',');
+        write_string(&mut added, id);
+    }
+    if let Some(open) = entry.strip_suffix(b"]}").filter(|_| entry.windows(21).any(|window| window == b",\"derived_memories\":[")) {
+        out.extend_from_slice(open);
+        out.extend_from_slice(&added);
+        out.extend_from_slice(b"]}");
+    } else {
+        out.extend_from_slice(entry.strip_suffix(b"}").unwrap_or(entry));
+        out.extend_from_slice(b",\"derived_memories\":[");
+        out.extend_from_slice(&added[1..]);
+        out.extend_from_slice(b"]}");
+    }
+    out
 }
 
 impl PamSink {
@@ -133,6 +175,8 @@ impl PamSink {
             staging: Staging { folder: staging, created },
             index_spool,
             memories,
+            relations: Vec::new(),
+            derived: BTreeMap::new(),
             embeddings_spool,
             embeddings: 0,
             conversations: 0,
@@ -165,6 +209,12 @@ impl PamSink {
                 self.embeddings_spool.write_all(&entry)?;
                 self.embeddings += 1;
             }
+            if let Some(conversation) = memory.derived_from.take() {
+                self.derived.entry(conversation).or_default().push(memory.id.clone());
+            }
+            if let Some(relation) = memory.relation.take() {
+                self.relations.push(relation);
+            }
             self.memories.push(memory)?;
         }
         Ok(())
@@ -187,7 +237,19 @@ impl PamSink {
     }
 
     fn complete(self) -> io::Result<SinkSummary> {
-        let PamSink { settings, target, staging, index_spool, memories, embeddings_spool, embeddings, conversations, bytes } = self;
+        let PamSink {
+            settings,
+            target,
+            staging,
+            index_spool,
+            memories,
+            mut relations,
+            derived,
+            embeddings_spool,
+            embeddings,
+            conversations,
+            bytes,
+        } = self;
         let staging_folder = staging.folder.clone();
         let store_path = staging_folder.join(STORE_FILE);
         let mut store = BufWriter::with_capacity(1 << 20, File::create(&store_path)?);
@@ -212,10 +274,22 @@ impl PamSink {
                 break;
             }
             store.write_all(if first { b"\n" } else { b",\n" })?;
-            store.write_all(line.strip_suffix(b"\n").unwrap_or(&line))?;
+            let entry = line.strip_suffix(b"\n").unwrap_or(&line);
+            match derived_ids(entry, &derived) {
+                Some(ids) => store.write_all(&with_derived_memories(entry, ids))?,
+                None => store.write_all(entry)?,
+            }
             first = false;
         }
-        store.write_all(b"],\n\"relations\":[],\n\"memories\":[")?;
+        store.write_all(b"],\n\"relations\":[")?;
+        // Stable: a repeated id keeps its first relation, as the memories keep their first.
+        relations.sort_by(|left, right| left.id.cmp(&right.id));
+        relations.dedup_by(|later, earlier| later.id == earlier.id);
+        for (position, relation) in relations.iter().enumerate() {
+            store.write_all(if position == 0 { b"\n" } else { b",\n" })?;
+            store.write_all(&relation.bytes)?;
+        }
+        store.write_all(b"],\n\"memories\":[")?;
 
         // The checksum is SHA-256 over the canonical array of memories sorted by id.
         let mut checksum = Sha256::new();
@@ -332,5 +406,68 @@ impl Drop for Staging {
     fn drop(&mut self) {
         // Before `created` drops (fields drop after this), so the store folder is empty by then.
         let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::ContentKey;
+    use crate::model::{Disposition, Message, Origin, Provider, Role};
+    use crate::sinks::pam::memories::tests::{SAID_FIRST, SAID_LATER, superseding_pair};
+
+    fn message(id: &str, text: &str, created_at: Micros) -> Message {
+        Message {
+            id: id.to_owned(),
+            parent_id: None,
+            role: Role::User,
+            author_name: None,
+            created_at,
+            time_known: true,
+            parts: Vec::new(),
+            text: text.to_owned(),
+            is_thought: false,
+            provider_fields: None,
+            model: None,
+            status: None,
+            on_active_branch: true,
+            content_key: ContentKey::default(),
+            disposition: Disposition::Keep,
+        }
+    }
+
+    #[test]
+    fn a_store_with_extracted_memories_validates_and_relates_them() {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("store");
+        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None };
+        let mut sink = PamSink::create(&target, settings).unwrap();
+        let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin.clone());
+        let mut reply = message("m2", "I moved to Leeds.", SAID_LATER);
+        reply.parent_id = Some("m1".into());
+        conversation.messages = vec![message("m1", "I live in Paris.", SAID_FIRST), reply];
+        let (older, newer) = superseding_pair();
+        let extracted = Conversation::memories_only(Provider::ChatGpt, "extracted-memories".into(), origin, vec![older, newer]);
+        let encoder = sink.encoder();
+        sink.write_batch(encoder.encode(&[conversation])).unwrap();
+        sink.write_batch(encoder.encode(&[extracted])).unwrap();
+        Box::new(sink).finish().unwrap();
+
+        let validation = crate::validate::pam::validate_folder(&target).unwrap();
+        assert!(validation.problems.is_empty(), "{:?}", validation.problems);
+        let store: serde_json::Value = serde_json::from_slice(&std::fs::read(target.join(STORE_FILE)).unwrap()).unwrap();
+        let conversation_id = &store["conversations_index"][0]["id"];
+        let memories = store["memories"].as_array().unwrap();
+        assert_eq!(memories.len(), 2);
+        for (memory, message) in memories.iter().zip(["m1", "m2"]) {
+            assert_eq!(&memory["provenance"]["conversation_ref"], conversation_id);
+            assert_eq!(memory["provenance"]["message_ref"], message);
+        }
+        let relations = store["relations"].as_array().unwrap();
+        assert_eq!(relations.len(), 1);
+        assert_eq!(relations[0]["type"], "supersedes");
+        assert_eq!(relations[0]["from"], memories[1]["id"]);
+        assert_eq!(relations[0]["to"], memories[0]["id"]);
     }
 }

@@ -1,5 +1,6 @@
 //! Turns a batch of conversations into Arrow record batches, one per table (and per provider
-//! when the dataset is partitioned). Runs on the worker pool; the sink only writes.
+//! when the dataset is partitioned). Runs on the worker pool; the sink only writes. The
+//! columns only extracted memories fill are built in `extracted_columns.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use arrow_schema::ArrowError;
 use crate::hash::{pam_content_digest, push_hex};
 use crate::jcs::write_string;
 use crate::model::{Asset, Conversation, Disposition, MemoryRecord, Message, Part, Provider, SkipReason};
+use crate::sinks::parquet::extracted_columns::{EntityColumns, EvidenceColumns, MemoryEntityColumns, MemoryExtractionColumns};
 use crate::sinks::parquet::schema::Table;
 
 /// The record batches of one batch of conversations: per partition (a provider, or `None` when
@@ -41,14 +43,32 @@ pub fn encode(batch: &[Conversation], partition_by_provider: bool) -> Result<Tab
     let size = BatchSize::of(batch);
     let mut partitions: BTreeMap<Option<Provider>, Columns> = BTreeMap::new();
     for conversation in batch {
-        let key = partition_by_provider.then_some(conversation.provider);
-        partitions.entry(key).or_insert_with(|| Columns::new(!partition_by_provider, &size)).add(conversation);
+        partition(&mut partitions, conversation.provider, partition_by_provider, &size).add(conversation);
+        // Evidence goes to the partition of the conversation it was said in, not the memory's:
+        // a memory said to two providers has evidence in both, and under `--partition-by
+        // provider` the folder's provider is what joins an evidence row to its message.
+        for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
+            for evidence in memory.extracted.iter().flat_map(|extracted| &extracted.evidence) {
+                partition(&mut partitions, evidence.provider, partition_by_provider, &size).evidence.add(&memory.id, evidence);
+            }
+        }
     }
     let mut out = TableBatches::default();
     for (key, columns) in partitions {
         out.partitions.insert(key, columns.finish()?);
     }
     Ok(out)
+}
+
+/// The column builders of `provider`'s partition (the only one when the dataset is not
+/// partitioned).
+fn partition<'a>(
+    partitions: &'a mut BTreeMap<Option<Provider>, Columns>,
+    provider: Provider,
+    partition_by_provider: bool,
+    size: &BatchSize,
+) -> &'a mut Columns {
+    partitions.entry(partition_by_provider.then_some(provider)).or_insert_with(|| Columns::new(!partition_by_provider, size))
 }
 
 /// How much a batch holds, to size the large builders once: growing them by doubling touches
@@ -85,6 +105,9 @@ struct Columns {
     messages: MessageColumns,
     memories: MemoryColumns,
     assets: AssetColumns,
+    evidence: EvidenceColumns,
+    entities: EntityColumns,
+    memory_entities: MemoryEntityColumns,
 }
 
 impl Columns {
@@ -103,6 +126,9 @@ impl Columns {
             messages,
             memories: MemoryColumns::default(),
             assets: AssetColumns::default(),
+            evidence: EvidenceColumns::default(),
+            entities: EntityColumns::default(),
+            memory_entities: MemoryEntityColumns::default(),
         }
     }
 
@@ -119,12 +145,19 @@ impl Columns {
         }
         for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
             self.memories.add(provider, conversation, memory);
+            for entity in memory.extracted.iter().flat_map(|extracted| &extracted.entities) {
+                // Each entity is first named by exactly one memory of the run: written there, once.
+                if entity.first_mention {
+                    self.entities.add(provider, entity);
+                }
+                self.memory_entities.add(provider, &memory.id, entity);
+            }
         }
     }
 
     fn finish(mut self) -> Result<Vec<(Table, RecordBatch)>, ArrowError> {
         let with_provider = self.with_provider;
-        let mut tables = Vec::with_capacity(4);
+        let mut tables = Vec::with_capacity(Table::ALL.len());
         let mut push = |table: Table, provider: &mut StringDictionaryBuilder<Int32Type>, mut columns: Vec<ArrayRef>| {
             if columns.first().is_none_or(|column| column.is_empty()) {
                 return Ok::<(), ArrowError>(());
@@ -143,6 +176,12 @@ impl Columns {
         push(Table::Memories, &mut self.memories.provider, columns)?;
         let columns = self.assets.finish();
         push(Table::Assets, &mut self.assets.provider, columns)?;
+        let columns = self.evidence.finish();
+        push(Table::MemoryEvidence, &mut self.evidence.provider, columns)?;
+        let columns = self.entities.finish();
+        push(Table::Entities, &mut self.entities.provider, columns)?;
+        let columns = self.memory_entities.finish();
+        push(Table::MemoryEntities, &mut self.memory_entities.provider, columns)?;
         Ok(tables)
     }
 }
@@ -406,6 +445,8 @@ struct MemoryColumns {
     labels: ListBuilder<StringBuilder>,
     conversation_id: StringBuilder,
     source_file: StringDictionaryBuilder<Int32Type>,
+    /// Null for the provider's memories.
+    extracted: MemoryExtractionColumns,
 }
 
 impl MemoryColumns {
@@ -422,10 +463,11 @@ impl MemoryColumns {
         self.labels.append(true);
         self.conversation_id.append_option((!conversation.memories_only).then_some(conversation.id.as_str()));
         self.source_file.append_value(&*conversation.origin.file);
+        self.extracted.add(memory.extracted.as_deref());
     }
 
     fn finish(&mut self) -> Vec<ArrayRef> {
-        vec![
+        let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.memory_id.finish()),
             Arc::new(self.kind.finish()),
             Arc::new(self.text.finish()),
@@ -434,7 +476,9 @@ impl MemoryColumns {
             Arc::new(self.labels.finish()),
             Arc::new(self.conversation_id.finish()),
             Arc::new(self.source_file.finish()),
-        ]
+        ];
+        columns.extend(self.extracted.finish());
+        columns
     }
 }
 

@@ -1,5 +1,6 @@
 //! Parquet dataset writer (`--to parquet`): a folder with one subfolder per table
-//! (`conversations`, `messages`, `memories`, `assets`), each holding `part-NNNNN.parquet` files,
+//! (`conversations`, `messages`, `memories`, `assets`, and for extracted memories
+//! `memory_evidence`, `entities`, `memory_entities`), each holding `part-NNNNN.parquet` files,
 //! or `provider=<name>/part-NNNNN.parquet` with `--partition-by provider`.
 //!
 //! Record batches are built on the worker pool ([`columns`]); the sink writes them in input
@@ -11,6 +12,7 @@
 //! the folder always holds exactly one run's dataset.
 
 pub mod columns;
+mod extracted_columns;
 pub mod schema;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -370,6 +372,19 @@ mod tests {
         assert_eq!(file_names(&assets), ["part-00000.parquet"]);
         let mode = std::fs::metadata(assets.join("part-00000.parquet")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o644);
+    }
+
+    #[test]
+    fn an_unpartitioned_dataset_has_every_table_even_an_empty_one() {
+        // Runs without extraction still get the extraction tables, empty: one contract for
+        // every dataset, and globs that always match.
+        let folder = tempfile::tempdir().unwrap();
+        let sink = Box::new(ParquetSink::create(folder.path(), ParquetLayout::default()).unwrap());
+        let summary = sink.finish().unwrap();
+        assert_eq!(summary.records, 0);
+        for table in Table::ALL {
+            assert_eq!(file_names(&folder.path().join(table.name())), ["part-00000.parquet"], "{}", table.name());
+        }
     }
 
     #[test]

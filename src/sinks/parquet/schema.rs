@@ -13,7 +13,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 /// Version of the dataset layout, in every file's key-value metadata as `memport.schema_version`.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// Most rows in one row group (DuckDB's own default). Row groups close at this many rows or
 /// at the layout's encoded size, whichever comes first: a table of small rows (conversations,
@@ -27,15 +27,29 @@ pub enum Table {
     Conversations,
     /// One row per message read, written or not (`disposition` says which).
     Messages,
-    /// One row per provider memory written.
+    /// One row per memory written: the provider's, and those memport extracted.
     Memories,
     /// One row per asset pointer of a message.
     Assets,
+    /// One row per piece of evidence of an extracted memory: the message it was said in.
+    MemoryEvidence,
+    /// One row per entity the extracted memories name, written where it is first named.
+    Entities,
+    /// One row per entity an extracted memory names.
+    MemoryEntities,
 }
 
 impl Table {
     /// Every table, in the order their folders are written.
-    pub const ALL: [Table; 4] = [Table::Conversations, Table::Messages, Table::Memories, Table::Assets];
+    pub const ALL: [Table; 7] = [
+        Table::Conversations,
+        Table::Messages,
+        Table::Memories,
+        Table::Assets,
+        Table::MemoryEvidence,
+        Table::Entities,
+        Table::MemoryEntities,
+    ];
 
     /// Folder name, also the `memport.table` metadata value.
     pub fn name(self) -> &'static str {
@@ -44,6 +58,9 @@ impl Table {
             Table::Messages => "messages",
             Table::Memories => "memories",
             Table::Assets => "assets",
+            Table::MemoryEvidence => "memory_evidence",
+            Table::Entities => "entities",
+            Table::MemoryEntities => "memory_entities",
         }
     }
 
@@ -59,6 +76,9 @@ impl Table {
             Table::Messages => message_fields(),
             Table::Memories => memory_fields(),
             Table::Assets => asset_fields(),
+            Table::MemoryEvidence => evidence_fields(),
+            Table::Entities => entity_fields(),
+            Table::MemoryEntities => memory_entity_fields(),
         });
         let metadata = HashMap::from([
             ("memport.schema_version".to_owned(), SCHEMA_VERSION.to_owned()),
@@ -90,8 +110,12 @@ impl Table {
         match self {
             Table::Conversations => &["conversation_id", "title", "system_instruction"],
             Table::Messages => &["message_id", "parent_id", "text", "content_hash", "metadata"],
-            Table::Memories => &["memory_id", "text"],
+            Table::Memories => &["memory_id", "text", "supersedes", "superseded_by"],
             Table::Assets => &["message_id", "pointer", "resolved", "name"],
+            Table::MemoryEvidence => &["memory_id", "message_id", "quote"],
+            Table::Entities => &["entity_id"],
+            // Both ids repeat: a memory names several entities, an entity is named by many.
+            Table::MemoryEntities => &[],
         }
     }
 }
@@ -167,6 +191,20 @@ fn memory_fields() -> Vec<Field> {
         Field::new("labels", DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))), false),
         text("conversation_id", true),
         dictionary("source_file", false),
+        // Extracted memories only (null for the provider's): after the columns above, so
+        // queries and readers written for those keep working.
+        dictionary("memory_type", true),
+        dictionary("slot", true),
+        text("value", true),
+        dictionary("language", true),
+        Field::new("confidence", DataType::Float32, true),
+        Field::new("evidence_count", DataType::Int32, true),
+        time("first_seen", true),
+        time("last_seen", true),
+        text("supersedes", true),
+        text("superseded_by", true),
+        Field::new("personal", DataType::Boolean, true),
+        dictionary("extractor", true),
     ]
 }
 
@@ -180,6 +218,27 @@ fn asset_fields() -> Vec<Field> {
         text("name", true),
         Field::new("is_missing", DataType::Boolean, false),
     ]
+}
+
+/// Named like the `messages` columns they join to: `(provider, conversation_id, message_id)`.
+fn evidence_fields() -> Vec<Field> {
+    vec![
+        text("memory_id", false),
+        text("conversation_id", false),
+        text("message_id", false),
+        Field::new("span_start", DataType::Int32, false),
+        Field::new("span_end", DataType::Int32, false),
+        text("quote", false),
+        time("time", false),
+    ]
+}
+
+fn entity_fields() -> Vec<Field> {
+    vec![text("entity_id", false), text("name", false), dictionary("kind", false), time("first_seen", false)]
+}
+
+fn memory_entity_fields() -> Vec<Field> {
+    vec![text("memory_id", false), text("entity_id", false)]
 }
 
 #[cfg(test)]
@@ -203,5 +262,66 @@ mod tests {
                 assert!(schema.field_with_name(column).is_ok(), "{} has no column {column}", table.name());
             }
         }
+    }
+
+    fn columns(table: Table) -> Vec<(String, DataType, bool)> {
+        table.schema(true).fields().iter().map(|field| (field.name().clone(), field.data_type().clone(), field.is_nullable())).collect()
+    }
+
+    fn names(table: Table) -> Vec<String> {
+        columns(table).into_iter().map(|(name, _, _)| name).collect()
+    }
+
+    #[test]
+    fn memories_keep_their_first_columns_and_add_nullable_extraction_columns() {
+        let memory_columns = names(Table::Memories);
+        let before = ["provider", "memory_id", "kind", "text", "text_chars", "created_at", "labels", "conversation_id", "source_file"];
+        assert_eq!(memory_columns[..before.len()], before);
+        let added = [
+            "memory_type",
+            "slot",
+            "value",
+            "language",
+            "confidence",
+            "evidence_count",
+            "first_seen",
+            "last_seen",
+            "supersedes",
+            "superseded_by",
+            "personal",
+            "extractor",
+        ];
+        assert_eq!(memory_columns[before.len()..], added);
+        // Provider memories leave them all null.
+        assert!(columns(Table::Memories)[before.len()..].iter().all(|(_, _, nullable)| *nullable));
+        let schema = Table::Memories.schema(true);
+        assert_eq!(schema.field_with_name("confidence").unwrap().data_type(), &DataType::Float32);
+        assert_eq!(schema.field_with_name("first_seen").unwrap().data_type(), &timestamp_type());
+    }
+
+    #[test]
+    fn the_extraction_tables_have_the_documented_columns() {
+        assert_eq!(
+            names(Table::MemoryEvidence),
+            ["provider", "memory_id", "conversation_id", "message_id", "span_start", "span_end", "quote", "time"]
+        );
+        assert_eq!(names(Table::Entities), ["provider", "entity_id", "name", "kind", "first_seen"]);
+        assert_eq!(names(Table::MemoryEntities), ["provider", "memory_id", "entity_id"]);
+        for table in [Table::MemoryEvidence, Table::Entities, Table::MemoryEntities] {
+            assert!(columns(table).iter().all(|(_, _, nullable)| !nullable), "{} has no nullable column", table.name());
+        }
+        // The evidence keys are the `messages` keys, with the same types.
+        let messages = Table::Messages.schema(true);
+        let evidence = Table::MemoryEvidence.schema(true);
+        for key in ["provider", "conversation_id", "message_id"] {
+            assert_eq!(evidence.field_with_name(key).unwrap().data_type(), messages.field_with_name(key).unwrap().data_type(), "{key}");
+        }
+        assert_eq!(evidence.field_with_name("time").unwrap().data_type(), &timestamp_type());
+    }
+
+    #[test]
+    fn table_names_are_distinct_folder_names() {
+        let folders: std::collections::BTreeSet<&str> = Table::ALL.iter().map(|table| table.name()).collect();
+        assert_eq!(folders.len(), Table::ALL.len());
     }
 }

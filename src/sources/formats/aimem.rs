@@ -3,15 +3,18 @@
 //! A consumer must verify a bundle before importing it, so the input is first checked the way
 //! `memport validate` checks it, and refused whole when it fails (409 checksum, 422 malformed).
 //! Then the chunks are read in order, each joined with the `temporal` edge that points at it:
-//! memport writes edges in the order of their target chunks, so one pass over the edges beside
-//! the pass over the chunks finds every parent without holding the edges in memory.
+//! memport writes temporal edges in the order of their target chunks, so one pass over the
+//! edges beside the pass over the chunks finds every parent without holding the edges in
+//! memory. Other edges (an extracted memory's `x-derived-from` and `x-supersedes`) are passed
+//! over.
 //!
 //! memport's own chunks name provider, conversation and message in their URN and their role,
 //! flags and zone in tags, so its bundles convert back to the same chunks and edges: reading
 //! an export memport wrote and writing it again is a no-op for a consumer (the draft's
 //! Level 3). Split chunks (`part-i-of-n`) are joined back into one message. Other producers'
-//! chunks become memory records that keep their `memory_type` as an `aimem-type:<type>` label
-//! and their tags as labels; their edges and entities are not carried.
+//! chunks, and memport's extracted memories, become memory records that keep their
+//! `memory_type` as an `aimem-type:<type>` label and their tags as labels; their edges,
+//! entities and chunk-entity links are not carried.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -109,6 +112,10 @@ impl ChunksWithParents {
             let mut edge = Vec::new();
             match self.edges.next_record(&mut edge) {
                 Ok(Some(_)) => {
+                    // Only a temporal edge links a chunk to its parent.
+                    if string_at(&edge, &["edge_type"]).as_deref() != Some("temporal") {
+                        continue;
+                    }
                     if let (Some(source), Some(target)) = (string_at(&edge, &["source_id"]), string_at(&edge, &["target_id"])) {
                         self.next_edge = Some((source, target));
                     }

@@ -1,123 +1,340 @@
 //! Consolidates the candidates of a history into memories: the same thing said fifty times is
 //! one memory with fifty pieces of evidence (its confidence grows with them), and a new value of
 //! a single-valued slot (a new home, a new employer) is a newer memory that names the one it
-//! supersedes; nothing is silently dropped. Ids come from the content, so a re-run gives the
-//! same ids.
+//! supersedes; nothing is silently dropped. Ids come from the content, so a re-run (or next
+//! month's export) gives the same ids.
+//!
+//! Memory stays bounded: a memory in memory is its summary (type, slot, statement, times,
+//! confidence, count); the evidence goes to an [`EvidenceSpool`] on disk and is read back, one
+//! batch of memories at a time, when the memories are written.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io;
 
-use super::{Candidate, MemoryType};
+use super::Candidate;
+use super::entities::{EntityIndex, entity_of};
+use super::evidence_spool::{EvidenceSpool, NO_PIECE};
 use crate::hash::sha256;
-use crate::model::Micros;
+use crate::model::extracted::{Evidence, Extracted, MemoryType};
+use crate::model::{MemoryKind, MemoryRecord, Micros, Provider};
 
-/// One piece of evidence: where the user said it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Evidence {
-    /// The conversation.
-    pub conversation_id: String,
-    /// The message.
-    pub message_id: String,
-    /// The sentence's byte span in the message text.
-    pub span: (usize, usize),
-    /// The sentence, verbatim.
-    pub text: String,
+/// What happens to memories below the confidence floor and to contact details.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConsolidateOptions {
+    /// Memories whose consolidated confidence is below this are dropped and counted.
+    pub min_confidence: f32,
+    /// Whether contact details (e-mail, phone, street address) are written (marked not
+    /// exportable where the format can say so) or dropped and counted.
+    pub keep_personal: bool,
 }
 
-/// A consolidated memory.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Memory {
-    /// Deterministic id from type, slot and value (`mem-…`).
-    pub id: String,
-    /// What kind of memory it is.
-    pub memory_type: MemoryType,
-    /// The slot it fills.
-    pub slot: &'static str,
-    /// The statement about the user, as first said.
-    pub statement: String,
-    /// Every place the user said it, in input order.
-    pub evidence: Vec<Evidence>,
-    /// When it was first said.
-    pub first_seen: Micros,
-    /// When it was last said.
-    pub last_seen: Micros,
-    /// How sure: grows with each independent piece of evidence.
-    pub confidence: f32,
-    /// The memory of the same slot this one replaced (a new home supersedes the old one).
-    pub supersedes: Option<String>,
+impl Default for ConsolidateOptions {
+    fn default() -> Self {
+        ConsolidateOptions { min_confidence: DEFAULT_MIN_CONFIDENCE, keep_personal: false }
+    }
+}
+
+/// The default confidence floor: a single hedged statement ("I think I might move to Berlin")
+/// stays out unless it is said again.
+pub const DEFAULT_MIN_CONFIDENCE: f32 = 0.5;
+
+/// How every candidate of a run ended: the counts balance,
+/// `candidates = written + superseded_kept + merged + dropped_*`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryCounts {
+    /// Candidates found in the user's sentences (those dropped for secrets included).
+    pub candidates: u64,
+    /// Memories written that are current.
+    pub written: u64,
+    /// Memories written that a newer value of the same slot superseded (kept, marked).
+    pub superseded_kept: u64,
+    /// Candidates that became evidence of a memory written already.
+    pub merged: u64,
+    /// Candidates whose sentence held a secret.
+    pub dropped_secret: u64,
+    /// Candidates of memories below `--min-confidence`.
+    pub dropped_low_confidence: u64,
+    /// Candidates of contact details under `--extract-pii drop`.
+    pub dropped_personal: u64,
+    /// Candidates from messages that are not written (duplicates of earlier messages).
+    pub dropped_unwritten_message: u64,
+    /// Candidates of memories the input already held (memport's own output read again): the
+    /// memory is written once, as read.
+    pub already_in_input: u64,
+    /// Memories written, by type name.
+    pub by_type: BTreeMap<&'static str, u64>,
+}
+
+impl MemoryCounts {
+    /// Whether every candidate is accounted for.
+    pub fn balances(&self) -> bool {
+        self.candidates
+            == self.written
+                + self.superseded_kept
+                + self.merged
+                + self.dropped_secret
+                + self.dropped_low_confidence
+                + self.dropped_personal
+                + self.dropped_unwritten_message
+                + self.already_in_input
+    }
+}
+
+/// A memory while its history is read: everything but its evidence, which is on disk.
+#[derive(Debug)]
+struct Summary {
+    id: String,
+    memory_type: MemoryType,
+    slot: &'static str,
+    single_valued: bool,
+    personal: bool,
+    value: String,
+    statement: String,
+    language: &'static str,
+    provider: Provider,
+    confidence: f32,
+    first_seen: Micros,
+    last_seen: Micros,
+    evidence_count: u64,
+    last_piece: u64,
 }
 
 /// Gathers candidates, in input order, into memories.
-#[derive(Debug, Default)]
 pub struct Consolidator {
-    memories: Vec<Memory>,
-    by_key: BTreeMap<String, usize>,
-    /// The current memory of each single-valued slot, by (type, slot).
-    current: BTreeMap<(MemoryType, &'static str), usize>,
+    memories: Vec<Summary>,
+    by_key: HashMap<String, usize>,
+    spool: EvidenceSpool,
+    counts: MemoryCounts,
 }
 
 impl Consolidator {
+    /// An empty consolidator.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be made (no temporary file).
+    pub fn new() -> io::Result<Self> {
+        Ok(Consolidator { memories: Vec::new(), by_key: HashMap::new(), spool: EvidenceSpool::new()?, counts: MemoryCounts::default() })
+    }
+
+    /// Counts candidates dropped before consolidation: their sentence held a secret.
+    pub fn count_secret(&mut self, dropped: u64) {
+        self.counts.candidates += dropped;
+        self.counts.dropped_secret += dropped;
+    }
+
+    /// Counts candidates dropped because their message is not written.
+    pub fn count_unwritten(&mut self, dropped: u64) {
+        self.counts.candidates += dropped;
+        self.counts.dropped_unwritten_message += dropped;
+    }
+
     /// Adds the candidates of one conversation.
-    pub fn add(&mut self, conversation_id: &str, candidates: Vec<Candidate>) {
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be written.
+    pub fn add(&mut self, provider: Provider, conversation_id: &str, candidates: Vec<Candidate>) -> io::Result<()> {
         for candidate in candidates {
+            self.counts.candidates += 1;
             let key = memory_key(candidate.memory_type, candidate.slot, &candidate.value);
             let evidence = Evidence {
+                provider,
                 conversation_id: conversation_id.to_owned(),
-                message_id: candidate.message_id.clone(),
+                message_id: candidate.message_id,
                 span: candidate.span,
-                text: candidate.evidence.clone(),
+                text: candidate.evidence,
+                time: candidate.time,
             };
-            if let Some(&index) = self.by_key.get(&key) {
-                let memory = &mut self.memories[index];
-                memory.first_seen = memory.first_seen.min(candidate.time);
-                memory.last_seen = memory.last_seen.max(candidate.time);
-                memory.confidence = 1.0 - (1.0 - memory.confidence) * (1.0 - candidate.confidence);
-                memory.evidence.push(evidence);
-                if candidate.single_valued {
-                    self.make_current(candidate.memory_type, candidate.slot, index);
+            let index = match self.by_key.get(&key) {
+                Some(&index) => {
+                    let memory = &mut self.memories[index];
+                    memory.first_seen = memory.first_seen.min(candidate.time);
+                    memory.last_seen = memory.last_seen.max(candidate.time);
+                    memory.confidence = 1.0 - (1.0 - memory.confidence) * (1.0 - candidate.confidence);
+                    index
                 }
+                None => {
+                    let index = self.memories.len();
+                    self.memories.push(Summary {
+                        id: memory_id(&key),
+                        memory_type: candidate.memory_type,
+                        slot: candidate.slot,
+                        single_valued: candidate.single_valued,
+                        personal: super::rules::is_personal_slot(candidate.slot),
+                        value: candidate.value,
+                        statement: candidate.statement,
+                        language: candidate.language.tag(),
+                        provider,
+                        confidence: candidate.confidence,
+                        first_seen: candidate.time,
+                        last_seen: candidate.time,
+                        evidence_count: 0,
+                        last_piece: NO_PIECE,
+                    });
+                    self.by_key.insert(key, index);
+                    index
+                }
+            };
+            let memory = &mut self.memories[index];
+            memory.last_piece = self.spool.append(memory.last_piece, &evidence)?;
+            memory.evidence_count += 1;
+        }
+        Ok(())
+    }
+
+    /// Decides which memories are written and links supersession; the memories are then read
+    /// in batches from the result. `in_input` holds the ids of memories the input already
+    /// carried (an extracted memory read back from memport's output keeps its id): those are
+    /// not written twice.
+    ///
+    /// Within a single-valued slot, the value said last is current: the slot's memories in the
+    /// order of when they were last said (ties by id, so input order does not matter) each
+    /// supersede the one before. A value said again after another is current again.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be flushed.
+    pub fn finish(mut self, options: ConsolidateOptions, in_input: &HashSet<String>) -> io::Result<Consolidated> {
+        self.spool.flush()?;
+        let mut written = vec![true; self.memories.len()];
+        for (index, memory) in self.memories.iter().enumerate() {
+            if in_input.contains(&memory.id) {
+                written[index] = false;
+                self.counts.already_in_input += memory.evidence_count;
+            } else if memory.personal && !options.keep_personal {
+                written[index] = false;
+                self.counts.dropped_personal += memory.evidence_count;
+            } else if memory.confidence < options.min_confidence {
+                written[index] = false;
+                self.counts.dropped_low_confidence += memory.evidence_count;
+            }
+        }
+        let mut slots: BTreeMap<(MemoryType, &'static str), Vec<usize>> = BTreeMap::new();
+        for (index, memory) in self.memories.iter().enumerate() {
+            if memory.single_valued && written[index] {
+                slots.entry((memory.memory_type, memory.slot)).or_default().push(index);
+            }
+        }
+        let mut supersedes: Vec<Option<usize>> = vec![None; self.memories.len()];
+        let mut superseded_by: Vec<Option<usize>> = vec![None; self.memories.len()];
+        for members in slots.values_mut() {
+            members.sort_by(|&a, &b| {
+                let (a, b) = (&self.memories[a], &self.memories[b]);
+                (a.last_seen, &a.id).cmp(&(b.last_seen, &b.id))
+            });
+            for pair in members.windows(2) {
+                supersedes[pair[1]] = Some(pair[0]);
+                superseded_by[pair[0]] = Some(pair[1]);
+            }
+        }
+        for (index, memory) in self.memories.iter().enumerate() {
+            if !written[index] {
                 continue;
             }
-            let index = self.memories.len();
-            self.memories.push(Memory {
-                id: memory_id(&key),
-                memory_type: candidate.memory_type,
-                slot: candidate.slot,
-                statement: candidate.statement,
-                evidence: vec![evidence],
-                first_seen: candidate.time,
-                last_seen: candidate.time,
-                confidence: candidate.confidence,
-                supersedes: None,
-            });
-            self.by_key.insert(key, index);
-            if candidate.single_valued {
-                self.make_current(candidate.memory_type, candidate.slot, index);
+            if superseded_by[index].is_some() {
+                self.counts.superseded_kept += 1;
+            } else {
+                self.counts.written += 1;
             }
+            self.counts.merged += memory.evidence_count - 1;
+            *self.counts.by_type.entry(memory.memory_type.as_str()).or_insert(0) += 1;
         }
-    }
-
-    /// Makes memory `index` the current value of its slot; the one it replaces is named in its
-    /// `supersedes` (and stays among the memories).
-    fn make_current(&mut self, memory_type: MemoryType, slot: &'static str, index: usize) {
-        // Only a value first said later supersedes: a value said again after another keeps its
-        // place (no memory supersedes one that supersedes it).
-        if let Some(previous) = self.current.insert((memory_type, slot), index)
-            && previous < index
-            && self.memories[index].supersedes.is_none()
-        {
-            self.memories[index].supersedes = Some(self.memories[previous].id.clone());
-        }
-    }
-
-    /// The memories, in the order they were first said.
-    pub fn finish(self) -> Vec<Memory> {
-        self.memories
+        Ok(Consolidated {
+            memories: self.memories,
+            written,
+            supersedes,
+            superseded_by,
+            spool: self.spool,
+            entities: EntityIndex::default(),
+            next: 0,
+            counts: self.counts,
+        })
     }
 }
 
+/// Consolidated memories, read out in batches with their evidence.
+pub struct Consolidated {
+    memories: Vec<Summary>,
+    written: Vec<bool>,
+    supersedes: Vec<Option<usize>>,
+    superseded_by: Vec<Option<usize>>,
+    spool: EvidenceSpool,
+    entities: EntityIndex,
+    next: usize,
+    counts: MemoryCounts,
+}
+
+impl Consolidated {
+    /// How every candidate ended.
+    pub fn counts(&self) -> &MemoryCounts {
+        &self.counts
+    }
+
+    /// The next (up to) `most` memories to write, in the order they were first said, with the
+    /// provider of their first evidence; empty when all were read.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be read.
+    pub fn next_batch(&mut self, most: usize) -> io::Result<Vec<(Provider, MemoryRecord)>> {
+        let mut batch = Vec::new();
+        while batch.len() < most && self.next < self.memories.len() {
+            let index = self.next;
+            self.next += 1;
+            if !self.written[index] {
+                continue;
+            }
+            let memory = &self.memories[index];
+            let evidence = self.spool.chain(memory.last_piece)?;
+            let entities = entity_of(memory.memory_type, memory.slot, &memory.value, &memory.statement)
+                .map(|(kind, name)| self.entities.mention(kind, name, memory.first_seen))
+                .into_iter()
+                .collect();
+            let extracted = Extracted {
+                memory_type: memory.memory_type,
+                slot: memory.slot,
+                value: memory.value.clone(),
+                language: memory.language,
+                confidence: memory.confidence,
+                evidence_count: memory.evidence_count,
+                evidence,
+                first_seen: memory.first_seen,
+                last_seen: memory.last_seen,
+                supersedes: self.supersedes[index].map(|other| self.memories[other].id.clone()),
+                superseded_by: self.superseded_by[index].map(|other| self.memories[other].id.clone()),
+                personal: memory.personal,
+                entities,
+            };
+            let record = MemoryRecord {
+                id: memory.id.clone(),
+                kind: memory_kind(memory.memory_type),
+                text: memory.statement.clone(),
+                created_at: memory.first_seen,
+                labels: Vec::new(),
+                is_duplicate: false,
+                exportable: true,
+                embedding: None,
+                extracted: Some(Box::new(extracted)),
+            };
+            batch.push((memory.provider, record));
+        }
+        Ok(batch)
+    }
+}
+
+/// The provider-memory kind closest to a type, for what only knows kinds.
+fn memory_kind(memory_type: MemoryType) -> MemoryKind {
+    match memory_type {
+        MemoryType::Identity | MemoryType::Relationship => MemoryKind::Identity,
+        MemoryType::Preference => MemoryKind::Preference,
+        MemoryType::Procedure => MemoryKind::ProjectInstruction,
+        _ => MemoryKind::Fact,
+    }
+}
+
+/// How every extracted memory's id starts.
+pub const EXTRACTED_ID_PREFIX: &str = "mem-";
+
 /// `mem-` and the first 10 bytes of the key's SHA-256 in hex.
 fn memory_id(key: &str) -> String {
-    let mut id = String::from("mem-");
+    let mut id = String::from(EXTRACTED_ID_PREFIX);
     crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
     id
 }

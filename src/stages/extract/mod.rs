@@ -8,16 +8,22 @@
 //! [`filters`] drops sentences that are not self-statements, [`rules`] holds each language's
 //! patterns, [`secrets`] keeps secrets out (and finds them for redaction).
 //!
-//! This module is a library today: `memport inspect --memories` previews what it extracts. The
-//! memory formats do not carry extracted memories yet.
+//! The conversion runs [`extract_conversation`] on the worker pool, one conversation at a time;
+//! the collector consolidates in input order ([`consolidate`], evidence spilled to disk by
+//! [`evidence_spool`]) and the memories, with the [`entities`] they name, go to every sink after
+//! the last conversation.
 
 pub mod consolidate;
+pub mod entities;
+pub mod evidence_spool;
 pub mod filters;
 pub mod language;
+pub mod rule_gate;
 pub mod rules;
 pub mod secrets;
 pub mod sentences;
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -25,95 +31,7 @@ use regex::Regex;
 use crate::model::{Conversation, Disposition, Micros, Role};
 use language::Language;
 
-/// The kinds of memory extraction yields (the issue's taxonomy; mapped to each format's own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MemoryType {
-    /// Name, age, pronouns, home, origin, nationality, languages, occupation, employer, education.
-    Identity,
-    /// Likes, dislikes, favourites, diet, style and format wishes.
-    Preference,
-    /// Family, partner, friends, pets, colleagues.
-    Relationship,
-    /// Plans, intentions, what they learn.
-    Goal,
-    /// What they (or their team) decided.
-    Decision,
-    /// Standing wishes to the assistant: always, never, from now on, remember.
-    Procedure,
-    /// What did not work or must be avoided.
-    Pitfall,
-    /// What they are good at.
-    Skill,
-    /// Operating systems, tools, devices, stack.
-    Environment,
-    /// What they build or work on.
-    Project,
-    /// Other durable self-facts and life events.
-    Fact,
-}
-
-impl MemoryType {
-    /// Every type, in report order.
-    pub const ALL: [MemoryType; 11] = [
-        MemoryType::Identity,
-        MemoryType::Preference,
-        MemoryType::Relationship,
-        MemoryType::Goal,
-        MemoryType::Decision,
-        MemoryType::Procedure,
-        MemoryType::Pitfall,
-        MemoryType::Skill,
-        MemoryType::Environment,
-        MemoryType::Project,
-        MemoryType::Fact,
-    ];
-
-    /// The name in reports and previews.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryType::Identity => "identity",
-            MemoryType::Preference => "preference",
-            MemoryType::Relationship => "relationship",
-            MemoryType::Goal => "goal",
-            MemoryType::Decision => "decision",
-            MemoryType::Procedure => "procedure",
-            MemoryType::Pitfall => "pitfall",
-            MemoryType::Skill => "skill",
-            MemoryType::Environment => "environment",
-            MemoryType::Project => "project",
-            MemoryType::Fact => "fact",
-        }
-    }
-
-    /// AIMEM `memory_type` (fact, preference, decision, identity, pitfall, procedure, goal).
-    pub fn aimem_type(self) -> &'static str {
-        match self {
-            MemoryType::Identity | MemoryType::Relationship => "identity",
-            MemoryType::Preference => "preference",
-            MemoryType::Goal => "goal",
-            MemoryType::Decision => "decision",
-            MemoryType::Procedure => "procedure",
-            MemoryType::Pitfall => "pitfall",
-            MemoryType::Skill | MemoryType::Environment | MemoryType::Project | MemoryType::Fact => "fact",
-        }
-    }
-
-    /// PAM memory `type` (pam.md §3: fact, preference, skill, context, relationship, goal,
-    /// instruction, identity, environment, project, custom).
-    pub fn pam_type(self) -> &'static str {
-        match self {
-            MemoryType::Identity => "identity",
-            MemoryType::Preference => "preference",
-            MemoryType::Relationship => "relationship",
-            MemoryType::Goal => "goal",
-            MemoryType::Decision | MemoryType::Pitfall | MemoryType::Fact => "fact",
-            MemoryType::Procedure => "instruction",
-            MemoryType::Skill => "skill",
-            MemoryType::Environment => "environment",
-            MemoryType::Project => "project",
-        }
-    }
-}
+pub use crate::model::extracted::MemoryType;
 
 /// One thing a user said about themselves, as found in one sentence.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,6 +52,8 @@ pub struct Candidate {
     pub confidence: f32,
     /// The message it came from.
     pub message_id: String,
+    /// The message's position in its conversation (0 outside a conversation).
+    pub message_index: usize,
     /// The sentence, verbatim: the evidence.
     pub evidence: String,
     /// The evidence's byte span in the message text.
@@ -157,11 +77,15 @@ const MAX_VALUE_WORDS: usize = 10;
 /// Extracts candidates from the user's written messages of `conversation`.
 pub fn extract_conversation(conversation: &Conversation) -> Extraction {
     let mut extraction = Extraction::default();
-    for message in &conversation.messages {
+    for (message_index, message) in conversation.messages.iter().enumerate() {
         if message.role != Role::User || message.is_thought || matches!(message.disposition, Disposition::Skip(_)) {
             continue;
         }
+        let before = extraction.candidates.len();
         extract_message(&message.text, &message.id, message.created_at, &mut extraction);
+        for candidate in &mut extraction.candidates[before..] {
+            candidate.message_index = message_index;
+        }
     }
     extraction
 }
@@ -172,13 +96,24 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
     // The language is told from the user's own sentences, not from pasted code or documents.
     let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
     let languages = language::likely(&own_words.join(" "));
+    let mut wanted = Vec::new();
     for sentence in sentences {
-        let sentence_text = sentence.text(text);
+        let as_written = sentence.text(text);
+        // Typographic apostrophes read as plain ones ("J’ai 34 ans"); the evidence keeps the
+        // sentence as written.
+        let normalized = if as_written.contains('’') { Cow::Owned(as_written.replace('’', "'")) } else { Cow::Borrowed(as_written) };
+        let lowercase = normalized.to_lowercase();
         // Where the message's words leave several languages possible, each is tried in turn
         // until one finds something.
         for language in &languages {
+            // Only the rules whose opening words the sentence holds are run (most sentences
+            // hold none of any rule's).
+            if !rules::gate(*language).rules_to_try(&lowercase, &mut wanted) {
+                continue;
+            }
             let before = extraction.candidates.len() + extraction.dropped_secret as usize;
-            extract_sentence(sentence_text, sentence, *language, message_id, time, extraction);
+            let read = SentenceRead { as_written, normalized: &normalized, span: sentence, language: *language, wanted: &wanted };
+            extract_sentence(&read, message_id, time, extraction);
             if extraction.candidates.len() + extraction.dropped_secret as usize > before {
                 break;
             }
@@ -186,28 +121,32 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
     }
 }
 
-/// Extracts the candidates of one sentence, read with the rules of `language`.
-fn extract_sentence(
-    sentence_text: &str,
-    sentence: sentences::Sentence,
+/// One sentence as the rules of one language read it.
+struct SentenceRead<'a> {
+    /// The sentence as written: the evidence.
+    as_written: &'a str,
+    /// With typographic apostrophes made plain: what the rules match.
+    normalized: &'a str,
+    /// Where it is in the message.
+    span: sentences::Sentence,
+    /// The language whose rules read it.
     language: Language,
-    message_id: &str,
-    time: Micros,
-    extraction: &mut Extraction,
-) {
-    let Some(hedged) = filters::assess(sentence_text, language) else { return };
-    // Typographic apostrophes read as plain ones ("J’ai 34 ans"); the evidence keeps the
-    // sentence as written.
-    let as_written = sentence_text;
-    let normalized = sentence_text.replace('’', "'");
-    let sentence_text = normalized.as_str();
+    /// Which of those rules the gate let through.
+    wanted: &'a [bool],
+}
+
+/// Extracts the candidates of one sentence, read with the rules of its language that the gate
+/// let through.
+fn extract_sentence(read: &SentenceRead<'_>, message_id: &str, time: Micros, extraction: &mut Extraction) {
+    let (as_written, sentence_text, language, sentence) = (read.as_written, read.normalized, read.language, read.span);
+    let Some(hedged) = filters::assess(as_written, language) else { return };
     // The value spans matched so far, by type: rules go from specific to general, and a later
     // rule of the same type may not take a value an earlier one took ("ich mag Tee nicht" is
     // a dislike, not also a like), while different facts of one type in one sentence ("I live
     // in Leeds and I work as a nurse") are all kept.
     let mut taken: Vec<(MemoryType, std::ops::Range<usize>)> = Vec::new();
-    for rule in rules::of(language) {
-        let Some(captures) = rule.pattern.captures(sentence_text) else { continue };
+    for (rule, _) in rules::of(language).iter().zip(read.wanted).filter(|(_, wanted)| **wanted) {
+        let Some(captures) = rule.pattern().captures(sentence_text) else { continue };
         let Some(value_span) = captures.name("value").map(|value| value.range()) else { continue };
         if taken
             .iter()
@@ -242,6 +181,7 @@ fn extract_sentence(
             language,
             confidence: if hedged { rule.confidence * 0.6 } else { rule.confidence },
             message_id: message_id.to_owned(),
+            message_index: 0,
             evidence: as_written.to_owned(),
             span: (sentence.start, sentence.end),
             time,
@@ -310,10 +250,12 @@ fn time_phrase(alternatives: &str) -> Regex {
 
 static ENGLISH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
     time_phrase(
-        r"for (?:\w+ )?(?:years?|months?|weeks?|days?|a while|ages)|since \S+|these days|right now|at the moment|nowadays|for now|now",
+        r"for (?:\w+ )?(?:years?|months?|weeks?|days?|a while|ages)|since \S+|last (?:year|month|week|summer|winter|spring|autumn|fall)|(?:\w+ )?(?:years?|months?|weeks?) ago|a while ago|recently|these days|right now|at the moment|nowadays|for now|now",
     )
 });
-static GERMAN_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"seit \S+(?: \S+)?|gerade|jetzt|derzeit|momentan|zurzeit"));
+static GERMAN_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
+    time_phrase(r"seit \S+(?: \S+)?|letztes jahr|letzten monat|vor \S+ (?:jahren|monaten)|gerade|jetzt|derzeit|momentan|zurzeit")
+});
 static FRENCH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"depuis .+|maintenant|en ce moment|actuellement"));
 static SPANISH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"desde hace .+|desde \S+|ahora|actualmente|en este momento"));
 static CZECH_TIME_PHRASE: LazyLock<Regex> = LazyLock::new(|| time_phrase(r"od \S+|teď|momentálně|už \S+ let"));

@@ -7,12 +7,13 @@
 //! word where the pattern names one). Patterns match on the whole sentence, case-insensitively,
 //! after the sentence filters (questions, hypotheticals, reported speech) have run.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
 use super::MemoryType;
 use super::language::Language;
+use super::rule_gate::RuleGate;
 
 /// One rule: a pattern and what it yields.
 #[derive(Debug)]
@@ -27,8 +28,23 @@ pub struct Rule {
     pub template: &'static str,
     /// How sure a match is, before repetition raises it.
     pub confidence: f32,
-    /// The pattern, with a `value` group (and a `rel` group where the template has `{rel}`).
-    pub pattern: Regex,
+    /// The pattern as written (case-insensitive when compiled), with a `value` group (and a
+    /// `rel` group where the template has `{rel}`).
+    source: String,
+    /// The compiled pattern, made the first time the gate lets a sentence through to it: most
+    /// rules never see a sentence in a run, and compiling all of them took longer than
+    /// extracting from 64 MB.
+    compiled: OnceLock<Regex>,
+}
+
+impl Rule {
+    /// The compiled pattern.
+    pub fn pattern(&self) -> &Regex {
+        self.compiled.get_or_init(|| {
+            #[expect(clippy::expect_used, reason = "the patterns are literals; every rule of every language is compiled by the tests")]
+            Regex::new(&format!("(?i){}", self.source)).expect("a valid rule pattern")
+        })
+    }
 }
 
 /// A value: a few words, up to a clause boundary.
@@ -40,24 +56,39 @@ const END: &str = r"(?:\s*(?:[,.;:!?)]|$)|\s(?:{C})\s)";
 /// A capitalized name of one to three words (case-sensitive inside the case-insensitive rule).
 const NAME: &str = r"(?P<value>(?-i:\p{Lu}[\p{L}'’\-]+(?:\s\p{Lu}[\p{L}'’\-]+){0,2}))";
 
+/// A language's rules and the gate that says which of them can match a sentence.
+pub struct LanguageRules {
+    /// The rules, from specific to general.
+    pub rules: Vec<Rule>,
+    /// Which rules a sentence's words allow ([`RuleGate`]).
+    pub gate: RuleGate,
+}
+
 /// Builds the rules of one language from `(type, slot, single-valued, template, confidence,
 /// pattern)` rows; `{V}`, `{E}` and `{N}` in a pattern stand for [`VALUE`], [`END`] (with the
 /// language's `connectors`) and [`NAME`].
-fn build(connectors: &str, rows: &[(MemoryType, &'static str, bool, &'static str, f32, &str)]) -> Vec<Rule> {
+fn build(connectors: &str, rows: &[(MemoryType, &'static str, bool, &'static str, f32, &str)]) -> LanguageRules {
     let end = END.replace("{C}", connectors);
-    rows.iter()
-        .map(|(memory_type, slot, single_valued, template, confidence, pattern)| {
-            let expanded = pattern.replace("{V}", VALUE).replace("{E}", &end).replace("{N}", NAME);
-            #[expect(clippy::expect_used, reason = "the patterns are literals; every language's rules are built by the tests")]
-            let pattern = Regex::new(&format!("(?i){expanded}")).expect("a valid rule pattern");
-            Rule { memory_type: *memory_type, slot, single_valued: *single_valued, template, confidence: *confidence, pattern }
+    let expanded: Vec<String> = rows.iter().map(|row| row.5.replace("{V}", VALUE).replace("{E}", &end).replace("{N}", NAME)).collect();
+    let rules = rows
+        .iter()
+        .zip(&expanded)
+        .map(|((memory_type, slot, single_valued, template, confidence, _), expanded)| Rule {
+            memory_type: *memory_type,
+            slot,
+            single_valued: *single_valued,
+            template,
+            confidence: *confidence,
+            source: expanded.clone(),
+            compiled: OnceLock::new(),
         })
-        .collect()
+        .collect();
+    LanguageRules { rules, gate: RuleGate::new(&expanded) }
 }
 
 use MemoryType::{Decision, Environment, Fact, Goal, Identity, Pitfall, Preference, Procedure, Project, Relationship, Skill};
 
-static ENGLISH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+static ENGLISH: LazyLock<LanguageRules> = LazyLock::new(|| {
     build(
         "and|but|because|so|since|while|which|who|as",
         &[
@@ -234,11 +265,29 @@ static ENGLISH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             (Project, "project", false, "Project: {}", 0.8, r"\bmy (?:side |current |main )?project is {V}{E}"),
             (Fact, "former_home", false, "Used to live in {}", 0.8, r"\bI used to live in {V}{E}"),
             (Fact, "life_event", false, "Was born in {}", 0.85, r"\bI was born in {V}{E}"),
+            // Contact details: written only under `--extract-pii keep` (see `is_personal_slot`).
+            (
+                Identity,
+                "email",
+                true,
+                "E-mail is {}",
+                0.9,
+                r"\bmy (?:e-?mail|email address|e-mail address) is (?P<value>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)",
+            ),
+            (
+                Identity,
+                "phone",
+                true,
+                "Phone number is {}",
+                0.9,
+                r"\bmy (?:phone|mobile|cell)(?: number)? is (?P<value>\+?\d[\d \-/().]{5,18}\d)",
+            ),
+            (Identity, "address", true, "Address is {}", 0.9, r"\bmy (?:home |street |postal )?address is {V}{E}"),
         ],
     )
 });
 
-static GERMAN: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+static GERMAN: LazyLock<LanguageRules> = LazyLock::new(|| {
     build(
         "und|aber|weil|denn|da|sondern|damit",
         &[
@@ -340,11 +389,29 @@ static GERMAN: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             ),
             (Fact, "former_home", false, "Hat früher in {} gewohnt", 0.8, r"\bich habe früher in {V} gewohnt"),
             (Fact, "life_event", false, "Ist in {} geboren", 0.85, r"\bich bin in {V} geboren"),
+            // Contact details: written only under `--extract-pii keep` (see `is_personal_slot`).
+            (
+                Identity,
+                "email",
+                true,
+                "E-Mail-Adresse ist {}",
+                0.9,
+                r"\bmeine (?:e-?mail|e-?mail-adresse|mailadresse) (?:ist|lautet) (?P<value>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)",
+            ),
+            (
+                Identity,
+                "phone",
+                true,
+                "Telefonnummer ist {}",
+                0.9,
+                r"\bmeine (?:telefonnummer|handynummer|nummer) (?:ist|lautet) (?P<value>\+?\d[\d \-/().]{5,18}\d)",
+            ),
+            (Identity, "address", true, "Adresse ist {}", 0.9, r"\bmeine (?:adresse|anschrift|wohnadresse) (?:ist|lautet) {V}{E}"),
         ],
     )
 });
 
-static FRENCH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+static FRENCH: LazyLock<LanguageRules> = LazyLock::new(|| {
     build(
         "et|mais|parce|car|donc|puisque",
         &[
@@ -431,11 +498,29 @@ static FRENCH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             ),
             (Fact, "former_home", false, "Habitait à {}", 0.8, r"\b(?:j'habitais|j’habitais|je vivais) (?:à|a|en|au) {V}{E}"),
             (Fact, "life_event", false, "Est né à {}", 0.85, r"\bje suis née? (?:à|a|en|au) {V}{E}"),
+            // Contact details: written only under `--extract-pii keep` (see `is_personal_slot`).
+            (
+                Identity,
+                "email",
+                true,
+                "E-mail : {}",
+                0.9,
+                r"\bmon (?:adresse )?(?:e-?mail|courriel|mail) est (?P<value>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)",
+            ),
+            (
+                Identity,
+                "phone",
+                true,
+                "Numéro de téléphone : {}",
+                0.9,
+                r"\bmon (?:numéro(?: de téléphone| de portable)?|téléphone|portable) est (?:le )?(?P<value>\+?\d[\d \-/().]{5,18}\d)",
+            ),
+            (Identity, "address", true, "Adresse : {}", 0.9, r"\bmon adresse (?:postale )?est {V}{E}"),
         ],
     )
 });
 
-static SPANISH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+static SPANISH: LazyLock<LanguageRules> = LazyLock::new(|| {
     build(
         "y|pero|porque|pues|ya que",
         &[
@@ -509,11 +594,29 @@ static SPANISH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             ),
             (Fact, "former_home", false, "Vivía en {}", 0.8, r"\b(?:vivía|viví) en {V}{E}"),
             (Fact, "life_event", false, "Nació en {}", 0.85, r"\bnací en {V}{E}"),
+            // Contact details: written only under `--extract-pii keep` (see `is_personal_slot`).
+            (
+                Identity,
+                "email",
+                true,
+                "Correo electrónico: {}",
+                0.9,
+                r"\bmi (?:correo(?: electrónico)?|e-?mail|email) es (?P<value>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)",
+            ),
+            (
+                Identity,
+                "phone",
+                true,
+                "Teléfono: {}",
+                0.9,
+                r"\bmi (?:número de teléfono|teléfono|móvil|celular|número) es (?:el )?(?P<value>\+?\d[\d \-/().]{5,18}\d)",
+            ),
+            (Identity, "address", true, "Dirección: {}", 0.9, r"\bmi dirección (?:postal )?es {V}{E}"),
         ],
     )
 });
 
-static CZECH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+static CZECH: LazyLock<LanguageRules> = LazyLock::new(|| {
     build(
         "a|ale|protože|takže|když",
         &[
@@ -592,12 +695,38 @@ static CZECH: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             ),
             (Fact, "former_home", false, "Dříve bydlel v {}", 0.8, r"\b(?:dříve jsem bydlel(?:a)?|bydlel(?:a)? jsem dřív) (?:v|ve) {V}{E}"),
             (Fact, "life_event", false, "Narodil se v {}", 0.85, r"\bnarodil(?:a)? jsem se (?:v|ve) {V}{E}"),
+            // Contact details: written only under `--extract-pii keep` (see `is_personal_slot`).
+            (Identity, "email", true, "E-mail: {}", 0.9, r"\b(?:můj )?e-?mail je (?P<value>[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)"),
+            (
+                Identity,
+                "phone",
+                true,
+                "Telefon: {}",
+                0.9,
+                r"\b(?:moje )?(?:telefonní číslo|číslo na mě|telefon) je (?P<value>\+?\d[\d \-/().]{5,18}\d)",
+            ),
+            (Identity, "address", true, "Adresa: {}", 0.9, r"\bmoje adresa je {V}{E}"),
         ],
     )
 });
 
+/// Whether a slot holds a contact detail (e-mail, phone, street address): personal data that
+/// is written only when the user asks (`--extract-pii keep`), and marked not exportable.
+pub fn is_personal_slot(slot: &str) -> bool {
+    matches!(slot, "email" | "phone" | "address")
+}
+
 /// The rules of `language`.
 pub fn of(language: Language) -> &'static [Rule] {
+    &rules_of(language).rules
+}
+
+/// The gate in front of `language`'s rules.
+pub fn gate(language: Language) -> &'static RuleGate {
+    &rules_of(language).gate
+}
+
+fn rules_of(language: Language) -> &'static LanguageRules {
     match language {
         Language::English => &ENGLISH,
         Language::German => &GERMAN,
@@ -615,6 +744,9 @@ mod tests {
     fn every_languages_rules_build_and_cover_the_same_core_slots() {
         for language in Language::ALL {
             let rules = of(language);
+            for rule in rules {
+                let _ = rule.pattern();
+            }
             for slot in [
                 "name",
                 "age",

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// What kind of secret a span holds; its name is the placeholder's (`[secret:api_key]`).
+/// What kind of secret a span holds; its name is the placeholder's (`[REDACTED:api_key]`, MIF's convention).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SecretKind {
     /// A provider API key or access token with a known prefix, or a JSON Web Token.
@@ -157,24 +157,39 @@ pub fn contains_secret(text: &str) -> bool {
     !find(text).is_empty()
 }
 
-/// `text` with every secret replaced by a typed placeholder (`[secret:password]`), and how many
-/// were replaced.
+/// `text` with every secret replaced by a typed placeholder (`[REDACTED:password]`, the form
+/// MIF's privacy convention uses), and how many were replaced.
 pub fn redact(text: &str) -> (String, usize) {
+    let mut replaced = 0;
+    match redact_counting(text, |_| replaced += 1) {
+        Some(redacted) => (redacted, replaced),
+        None => (text.to_owned(), 0),
+    }
+}
+
+/// `text` with every secret replaced by its placeholder, calling `counted` with each secret's
+/// kind; `None` (and no allocation) when `text` holds no secret.
+pub fn redact_counting(text: &str, mut counted: impl FnMut(SecretKind)) -> Option<String> {
     let secrets = find(text);
     if secrets.is_empty() {
-        return (text.to_owned(), 0);
+        return None;
     }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for secret in &secrets {
+        // Overlapping finds (a token inside a named password) are one secret.
+        if secret.start < at {
+            continue;
+        }
         out.push_str(&text[at..secret.start]);
-        out.push_str("[secret:");
+        out.push_str("[REDACTED:");
         out.push_str(secret.kind.as_str());
         out.push(']');
         at = secret.end;
+        counted(secret.kind);
     }
     out.push_str(&text[at..]);
-    (out, secrets.len())
+    Some(out)
 }
 
 /// Whether a value named as a password or token looks like one rather than a word ("the token
@@ -279,7 +294,7 @@ mod tests {
     #[test]
     fn redaction_puts_a_typed_placeholder_where_each_secret_was() {
         let (redacted, count) = redact("key sk-abcdefghijklmnopqrstuvwxyz and password: s3cr3t!!");
-        assert_eq!(redacted, "key [secret:api_key] and password: [secret:password]");
+        assert_eq!(redacted, "key [REDACTED:api_key] and password: [REDACTED:password]");
         assert_eq!(count, 2);
     }
 }

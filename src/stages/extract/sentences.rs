@@ -71,6 +71,11 @@ fn is_quoted(line: &str) -> bool {
 /// The header line of a quoted e-mail: `On … wrote:`, `Am … schrieb …:`, `Le … a écrit :`,
 /// `El … escribió:`, `Dne … napsal(a):`, or `From:`/`Von:`/`De:`/`Od:` headers.
 fn is_reply_header(line: &str) -> bool {
+    // Every form ends its opening with a colon (or names `napsal`): most lines have none, and
+    // skip the lowercasing.
+    if !line.contains(':') && !line.contains("napsal") {
+        return false;
+    }
     let lower = line.to_lowercase();
     let reply_line = lower.ends_with(':')
         && (lower.starts_with("on ") || lower.starts_with("am ") || lower.starts_with("le ") || lower.starts_with("el "));

@@ -1,8 +1,39 @@
 //! Extraction end to end on single messages: every type in every language, negation, hedging,
 //! tense, what must yield nothing, secrets, and consolidation.
 
-use super::consolidate::Consolidator;
+use super::consolidate::{ConsolidateOptions, Consolidator, MemoryCounts};
 use super::*;
+use crate::model::extracted::Extracted;
+use crate::model::{MemoryRecord, Provider};
+
+/// Consolidates `(conversation, text, time)` messages said in that order: the memories written
+/// (statement and what extraction knows) and the counts.
+fn consolidate_with(messages: &[(&str, &str, i64)], options: ConsolidateOptions) -> (Vec<(MemoryRecord, Extracted)>, MemoryCounts) {
+    let mut consolidator = Consolidator::new().expect("a temporary file");
+    for (conversation, text, time) in messages {
+        let mut extraction = Extraction::default();
+        extract_message(text, "m", *time, &mut extraction);
+        consolidator.count_secret(extraction.dropped_secret);
+        consolidator.add(Provider::ChatGpt, conversation, extraction.candidates).expect("spool");
+    }
+    let mut consolidated = consolidator.finish(options, &Default::default()).expect("spool");
+    let memories = consolidated
+        .next_batch(usize::MAX)
+        .expect("spool")
+        .into_iter()
+        .map(|(_, mut memory)| {
+            let extracted = *memory.extracted.take().expect("an extracted memory");
+            (memory, extracted)
+        })
+        .collect();
+    (memories, consolidated.counts().clone())
+}
+
+fn consolidate(messages: &[(&str, &str, i64)]) -> Vec<(MemoryRecord, Extracted)> {
+    let (memories, counts) = consolidate_with(messages, ConsolidateOptions::default());
+    assert!(counts.balances(), "{counts:?}");
+    memories
+}
 
 /// `(type, statement)` of every candidate in `text`.
 fn extracted(text: &str) -> Vec<(MemoryType, String)> {
@@ -23,6 +54,7 @@ fn assert_yields(text: &str, memory_type: MemoryType, statement: &str) {
 fn english_yields_every_type() {
     assert_yields("I'm a nurse in Leeds.", MemoryType::Identity, "Works as a nurse");
     assert_yields("I live in Leeds.", MemoryType::Identity, "Lives in Leeds");
+    assert_yields("I moved to Brno last year.", MemoryType::Identity, "Lives in Brno");
     assert_yields("My name is Ema Novak.", MemoryType::Identity, "Name is Ema Novak");
     assert_yields("I prefer metric units.", MemoryType::Preference, "Prefers metric units");
     assert_yields("My daughter Ema is 7.", MemoryType::Relationship, "Has a daughter named Ema");
@@ -124,44 +156,51 @@ fn a_sentence_with_a_secret_is_dropped_and_counted() {
 
 #[test]
 fn the_same_fact_said_again_is_one_memory_with_more_evidence() {
-    let mut consolidator = Consolidator::default();
-    for (conversation, time) in [("c1", 10), ("c2", 20), ("c3", 30)] {
-        let mut extraction = Extraction::default();
-        extract_message("I live in Leeds.", "m", time, &mut extraction);
-        consolidator.add(conversation, extraction.candidates);
-    }
-    let memories = consolidator.finish();
+    let memories = consolidate(&[("c1", "I live in Leeds.", 10), ("c2", "I live in Leeds.", 20), ("c3", "I live in Leeds.", 30)]);
     assert_eq!(memories.len(), 1);
-    assert_eq!(memories[0].evidence.len(), 3);
-    assert_eq!((memories[0].first_seen, memories[0].last_seen), (10, 30));
-    assert!(memories[0].confidence > 0.99, "{}", memories[0].confidence);
+    let (_, extracted) = &memories[0];
+    assert_eq!(extracted.evidence.len(), 3);
+    let conversations: Vec<&str> = extracted.evidence.iter().map(|evidence| evidence.conversation_id.as_str()).collect();
+    assert_eq!(conversations, ["c1", "c2", "c3"], "evidence in the order it was said");
+    assert_eq!((extracted.first_seen, extracted.last_seen), (10, 30));
+    assert!(extracted.confidence > 0.99, "{}", extracted.confidence);
 }
 
 #[test]
 fn a_new_home_supersedes_the_old_one_which_stays() {
-    let mut consolidator = Consolidator::default();
-    for (conversation, text) in [("c1", "I live in Lyon."), ("c2", "I moved to Berlin.")] {
-        let mut extraction = Extraction::default();
-        extract_message(text, "m", 0, &mut extraction);
-        consolidator.add(conversation, extraction.candidates);
-    }
-    let memories = consolidator.finish();
-    let statements: Vec<&str> = memories.iter().map(|memory| memory.statement.as_str()).collect();
+    let memories = consolidate(&[("c1", "I live in Lyon.", 10), ("c2", "I moved to Berlin.", 20)]);
+    let statements: Vec<&str> = memories.iter().map(|(memory, _)| memory.text.as_str()).collect();
     assert_eq!(statements, ["Lives in Lyon", "Lives in Berlin"]);
-    assert_eq!(memories[1].supersedes.as_deref(), Some(memories[0].id.as_str()));
+    assert_eq!(memories[1].1.supersedes.as_deref(), Some(memories[0].0.id.as_str()));
+    assert_eq!(memories[0].1.superseded_by.as_deref(), Some(memories[1].0.id.as_str()));
+}
+
+#[test]
+fn supersession_follows_time_not_input_order() {
+    // Next month's export read before last month's: the later statement is still current.
+    let memories = consolidate(&[("c2", "I moved to Berlin.", 20), ("c1", "I live in Lyon.", 10)]);
+    assert_eq!(memories[0].0.text, "Lives in Berlin");
+    assert_eq!(memories[0].1.supersedes.as_deref(), Some(memories[1].0.id.as_str()));
+    assert_eq!(memories[1].1.supersedes, None);
 }
 
 #[test]
 fn memory_ids_come_from_the_content() {
-    let run = || {
-        let mut consolidator = Consolidator::default();
-        let mut extraction = Extraction::default();
-        extract_message("I live in Leeds. I prefer tea.", "m", 5, &mut extraction);
-        consolidator.add("c", extraction.candidates);
-        consolidator.finish().into_iter().map(|memory| memory.id).collect::<Vec<_>>()
-    };
+    let run = || consolidate(&[("c", "I live in Leeds. I prefer tea.", 5)]).into_iter().map(|(memory, _)| memory.id).collect::<Vec<_>>();
     assert_eq!(run(), run());
     assert_eq!(run().len(), 2);
+}
+
+#[test]
+fn low_confidence_and_contact_details_are_dropped_and_counted() {
+    let messages = [("c", "Maybe I want to learn Rust.", 5), ("c", "My email is jo@example.org.", 6), ("c", "I prefer tea.", 7)];
+    let (memories, counts) = consolidate_with(&messages, ConsolidateOptions { min_confidence: 0.5, keep_personal: false });
+    assert!(counts.balances(), "{counts:?}");
+    assert_eq!(memories.iter().map(|(memory, _)| memory.text.as_str()).collect::<Vec<_>>(), ["Prefers tea"]);
+    assert_eq!((counts.dropped_low_confidence, counts.dropped_personal), (1, 1), "{counts:?}");
+    let (kept, counts) = consolidate_with(&messages, ConsolidateOptions { min_confidence: 0.0, keep_personal: true });
+    assert!(counts.balances() && counts.written == 3, "{counts:?}");
+    assert!(kept.iter().any(|(_, extracted)| extracted.personal && extracted.slot == "email"));
 }
 
 #[test]
@@ -202,15 +241,11 @@ fn wishes_curly_apostrophes_and_mail_words_do_not_hide_statements() {
 }
 
 #[test]
-fn a_value_said_again_after_another_supersedes_nothing() {
-    let mut consolidator = Consolidator::default();
-    for (conversation, text) in [("c1", "I live in Lyon."), ("c2", "I live in Berlin."), ("c3", "I live in Lyon.")] {
-        let mut extraction = Extraction::default();
-        extract_message(text, "m", 0, &mut extraction);
-        consolidator.add(conversation, extraction.candidates);
-    }
-    let memories = consolidator.finish();
+fn a_value_said_again_after_another_is_current_again_without_a_cycle() {
+    let memories = consolidate(&[("c1", "I live in Lyon.", 10), ("c2", "I live in Berlin.", 20), ("c3", "I live in Lyon.", 30)]);
     assert_eq!(memories.len(), 2);
-    assert_eq!(memories[0].supersedes, None, "no cycle");
-    assert_eq!(memories[1].supersedes.as_deref(), Some(memories[0].id.as_str()));
+    let (lyon, berlin) = (&memories[0], &memories[1]);
+    assert_eq!(lyon.1.supersedes.as_deref(), Some(berlin.0.id.as_str()), "Lyon, said last, is current");
+    assert_eq!(berlin.1.supersedes, None, "no cycle");
+    assert_eq!(lyon.1.superseded_by, None);
 }

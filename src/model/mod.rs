@@ -4,6 +4,8 @@
 //! parent links) plus a memory record for what a provider already stores as memory. Sources fill
 //! it; stages only change a message's [`Disposition`]; sinks never see provider JSON.
 
+pub mod extracted;
+
 use std::sync::Arc;
 
 use crate::hash::ContentKey;
@@ -347,6 +349,9 @@ pub struct MemoryRecord {
     /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
     /// `embeddings`): memport computes none, and never re-embeds.
     pub embedding: Option<Box<Embedding>>,
+    /// What extraction knows about it (type, evidence, supersession, entities) when memport
+    /// extracted it from what the user said; `None` for a memory the provider kept.
+    pub extracted: Option<Box<extracted::Extracted>>,
 }
 
 /// A memory's embedding as another system computed it.
@@ -377,7 +382,7 @@ impl MemoryRecord {
         keyed.extend_from_slice(text.as_bytes());
         let mut id = format!("{}.mem.", provider.as_str());
         crate::hash::push_hex(&mut id, &crate::hash::sha256(&keyed)[..16]);
-        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false, exportable: true, embedding: None }
+        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false, exportable: true, embedding: None, extracted: None }
     }
 
     /// The type another system gave this memory in `format` (`mif-type`, `pam-type`,

@@ -1,0 +1,172 @@
+//! Extraction in a conversion: what runs on the worker pool (finding candidates in the user's
+//! sentences, masking secrets in transcripts) and what runs in the collector, in input order
+//! (keeping the candidates of written messages and consolidating them). The consolidated
+//! memories are written after the last conversation, in batches, as memories-only records.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io;
+
+use crate::model::{Conversation, MemoryRecord, Origin, Part, Provider};
+use crate::sinks::written_tree::is_written;
+use crate::sources::DecodeOptions;
+use crate::stages::extract::consolidate::{ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, MemoryCounts};
+use crate::stages::extract::secrets::{SecretKind, redact_counting};
+use crate::stages::extract::{Extraction, extract_conversation};
+
+/// Memories per memories-only record sent to the sinks.
+pub const MEMORIES_PER_RECORD: usize = 512;
+/// The id of the memories-only records that carry extracted memories.
+pub const EXTRACTED_RECORD_ID: &str = "extracted-memories";
+
+/// What a run extracts and masks.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ExtractionSettings {
+    /// Extract memories (`--extract rules`), with these consolidation options; `None` for
+    /// `--extract off`.
+    pub extract: Option<ConsolidateOptions>,
+    /// Mask secrets in the transcripts written (`--redact secrets`).
+    pub redact_secrets: bool,
+}
+
+/// What the worker found in one conversation.
+#[derive(Debug, Default)]
+pub struct WorkerFindings {
+    /// The candidates, when extraction is on.
+    pub extraction: Option<Extraction>,
+    /// Secrets masked, by kind.
+    pub redacted: BTreeMap<&'static str, u64>,
+}
+
+/// Runs on the worker pool after decoding: extracts candidates from the user's sentences as
+/// written, then masks secrets in every message and provider memory. A message whose text
+/// changes gets its content key again, so dedup and content hashes are over the redacted text.
+pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings, decode: &DecodeOptions) -> WorkerFindings {
+    let mut findings = WorkerFindings::default();
+    if settings.extract.is_some() {
+        findings.extraction = Some(extract_conversation(conversation));
+    }
+    if settings.redact_secrets {
+        let mut count = |kind: SecretKind| *findings.redacted.entry(kind.as_str()).or_insert(0) += 1;
+        for message in &mut conversation.messages {
+            let mut changed = false;
+            if let Some(redacted) = redact_counting(&message.text, &mut count) {
+                message.text = redacted;
+                changed = true;
+            }
+            for part in &mut message.parts {
+                let text = match part {
+                    Part::Text(text) | Part::Thinking(text) | Part::Code { text, .. } => text,
+                    Part::Asset(_) | Part::Raw { .. } => continue,
+                };
+                // The text was counted above; parts hold the same words.
+                if let Some(redacted) = redact_counting(text, |_| {}) {
+                    *text = redacted;
+                    changed = true;
+                }
+            }
+            if changed {
+                message.content_key = decode.content_key(&message.text);
+            }
+        }
+        for memory in &mut conversation.memories {
+            if let Some(redacted) = redact_counting(&memory.text, &mut count) {
+                memory.text = redacted;
+            }
+        }
+        if let Some(extraction) = &mut findings.extraction {
+            // Evidence spans point into the text as written out: find each sentence again in
+            // the redacted message (it holds no secret, or it would not be a candidate).
+            for candidate in &mut extraction.candidates {
+                if let Some(message) = conversation.messages.get(candidate.message_index)
+                    && let Some(start) = message.text.find(&candidate.evidence)
+                {
+                    candidate.span = (start, start + candidate.evidence.len());
+                }
+            }
+        }
+    }
+    findings
+}
+
+/// The collector's side: consolidation in input order.
+pub struct Collector {
+    consolidator: Consolidator,
+    options: ConsolidateOptions,
+    /// Ids of written input memories that look like extracted ones (`mem-…`): memport's own
+    /// output read again. Few: only such inputs have any.
+    extracted_in_input: HashSet<String>,
+}
+
+impl Collector {
+    /// A collector that consolidates with `options`.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be made.
+    pub fn new(options: ConsolidateOptions) -> io::Result<Self> {
+        Ok(Collector { consolidator: Consolidator::new()?, options, extracted_in_input: HashSet::new() })
+    }
+
+    /// Takes the candidates of one conversation after the stages ran: those of messages that
+    /// are written become evidence under the message's final id; the others are counted.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be written.
+    pub fn add(&mut self, conversation: &Conversation, extraction: Extraction) -> io::Result<()> {
+        for memory in conversation.memories.iter().filter(|memory| memory.is_written() && memory.id.starts_with(EXTRACTED_ID_PREFIX)) {
+            self.extracted_in_input.insert(memory.id.clone());
+        }
+        self.consolidator.count_secret(extraction.dropped_secret);
+        let mut kept = Vec::with_capacity(extraction.candidates.len());
+        let mut unwritten = 0;
+        for mut candidate in extraction.candidates {
+            match conversation.messages.get(candidate.message_index) {
+                Some(message) if is_written(message) => {
+                    // The stages may have renamed the message (unique ids).
+                    if candidate.message_id != message.id {
+                        candidate.message_id.clone_from(&message.id);
+                    }
+                    kept.push(candidate);
+                }
+                _ => unwritten += 1,
+            }
+        }
+        self.consolidator.count_unwritten(unwritten);
+        self.consolidator.add(conversation.provider, &conversation.id, kept)
+    }
+
+    /// Consolidates what was added.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be read.
+    pub fn finish(self) -> io::Result<Consolidated> {
+        self.consolidator.finish(self.options, &self.extracted_in_input)
+    }
+}
+
+/// The next memories-only records of `consolidated` (one per provider, in the order of each
+/// provider's first memory), or an empty list when all were sent.
+///
+/// # Errors
+/// When the evidence spool cannot be read.
+pub fn next_records(consolidated: &mut Consolidated, batch_index: u64) -> io::Result<Vec<Conversation>> {
+    let memories = consolidated.next_batch(MEMORIES_PER_RECORD)?;
+    let mut records: Vec<(Provider, Vec<MemoryRecord>)> = Vec::new();
+    for (provider, memory) in memories {
+        match records.iter_mut().find(|(known, _)| *known == provider) {
+            Some((_, list)) => list.push(memory),
+            None => records.push((provider, vec![memory])),
+        }
+    }
+    Ok(records
+        .into_iter()
+        .map(|(provider, memories)| {
+            let origin = Origin { file: "extraction".into(), offset: 0, index: batch_index };
+            Conversation::memories_only(provider, EXTRACTED_RECORD_ID.to_owned(), origin, memories)
+        })
+        .collect())
+}
+
+/// The report's memory counts of a run that extracted.
+pub fn counts_of(consolidated: &Consolidated) -> MemoryCounts {
+    consolidated.counts().clone()
+}

@@ -1,0 +1,99 @@
+//! The entities memories name: the people and animals of relationships (by name), the places of
+//! homes and origins, employers, the tools of an environment and the fields of skills and
+//! learning. Each entity is known once per run by its normalized name and kind, and is written
+//! with the first memory that names it.
+
+use std::collections::HashSet;
+
+use crate::hash::sha256;
+use crate::model::Micros;
+use crate::model::extracted::{EntityKind, EntityRef, MemoryType};
+
+/// Most words an entity name may have: longer values are descriptions, not names.
+const MAX_NAME_WORDS: usize = 4;
+
+/// Words that open a value without being part of the name ("a MacBook", "mein Hund").
+const LEADING_WORDS: [&str; 34] = [
+    "a", "an", "the", "my", "our", "ein", "eine", "einen", "der", "die", "das", "mein", "meine", "unser", "un", "une", "le", "la", "les",
+    "mon", "ma", "mes", "notre", "el", "los", "las", "mi", "mis", "nuestro", "nuestra", "můj", "moje", "můjho", "naše",
+];
+
+/// Words in a relationship statement that say it names an animal, in the five languages.
+const ANIMAL_WORDS: [&str; 16] = [
+    "dog", "cat", "puppy", "kitten", "horse", "hund", "katze", "chien", "chat", "chatte", "perro", "perra", "gato", "gata", "pes", "kočka",
+];
+
+/// The entity a memory names, if its slot names one: `(kind, name)`.
+pub fn entity_of(memory_type: MemoryType, slot: &str, value: &str, statement: &str) -> Option<(EntityKind, String)> {
+    let kind = match (memory_type, slot) {
+        (MemoryType::Relationship, "relation") => {
+            let statement = statement.to_lowercase();
+            let names_animal = statement.split(|c: char| !c.is_alphanumeric()).any(|word| ANIMAL_WORDS.contains(&word));
+            if names_animal { EntityKind::Animal } else { EntityKind::Person }
+        }
+        (MemoryType::Identity, "name") => EntityKind::Person,
+        (MemoryType::Identity, "home" | "origin") | (MemoryType::Fact, "former_home") => EntityKind::Place,
+        (MemoryType::Identity, "employer") => EntityKind::Organization,
+        (MemoryType::Environment, _) => EntityKind::Technology,
+        (MemoryType::Skill, _) | (MemoryType::Goal, "learning") => EntityKind::Concept,
+        _ => return None,
+    };
+    let mut words: Vec<&str> = value.split_whitespace().collect();
+    while words.first().is_some_and(|word| LEADING_WORDS.contains(&word.to_lowercase().as_str())) {
+        words.remove(0);
+    }
+    if words.is_empty() || words.len() > MAX_NAME_WORDS {
+        return None;
+    }
+    Some((kind, words.join(" ")))
+}
+
+/// The entities named so far in a run.
+#[derive(Debug, Default)]
+pub struct EntityIndex {
+    seen: HashSet<String>,
+}
+
+impl EntityIndex {
+    /// The reference to entity `(kind, name)`; marked as the first mention the first time the
+    /// run names it.
+    pub fn mention(&mut self, kind: EntityKind, name: String, first_seen: Micros) -> EntityRef {
+        let key = format!("{}\u{1f}{}", kind.as_str(), name.to_lowercase());
+        let mut id = String::from("ent-");
+        crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
+        let first_mention = self.seen.insert(key);
+        EntityRef { id, name, kind, first_seen, first_mention }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_name_entities_of_their_kind_without_articles() {
+        assert_eq!(
+            entity_of(MemoryType::Relationship, "relation", "Ema", "Has a daughter named Ema"),
+            Some((EntityKind::Person, "Ema".into()))
+        );
+        assert_eq!(entity_of(MemoryType::Relationship, "relation", "Rex", "Hund: Rex"), Some((EntityKind::Animal, "Rex".into())));
+        assert_eq!(
+            entity_of(MemoryType::Environment, "environment", "a MacBook Pro", ""),
+            Some((EntityKind::Technology, "MacBook Pro".into()))
+        );
+        assert_eq!(entity_of(MemoryType::Identity, "home", "Leeds", ""), Some((EntityKind::Place, "Leeds".into())));
+        assert_eq!(entity_of(MemoryType::Preference, "likes", "tea", ""), None);
+        assert_eq!(entity_of(MemoryType::Skill, "skill", "a very long description of many things", ""), None);
+    }
+
+    #[test]
+    fn an_entity_is_first_mentioned_once_whatever_its_case() {
+        let mut index = EntityIndex::default();
+        let first = index.mention(EntityKind::Place, "Berlin".into(), 5);
+        let again = index.mention(EntityKind::Place, "berlin".into(), 9);
+        let other_kind = index.mention(EntityKind::Organization, "Berlin".into(), 9);
+        assert!(first.first_mention && !again.first_mention && other_kind.first_mention);
+        assert_eq!(first.id, again.id);
+        assert_ne!(first.id, other_kind.id);
+    }
+}
