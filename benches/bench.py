@@ -313,6 +313,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1,
                     help="run every command this many times, in rounds, and report the run with the median "
                          "wall time (default 1); every run's MB/s goes to results.json")
+    ap.add_argument("--extract", default="",
+                    help="comma-separated --extract modes, one raw-input row per format and mode, in the same run "
+                         "(e.g. off,rules to measure what extraction costs; default: memport's default only)")
     ap.add_argument("--formats", default="aimem-ndjson",
                     help="comma-separated output formats, one memport row each (default aimem-ndjson; e.g. aimem-ndjson,pam); the ChatGPT zip row uses the first")
     args = ap.parse_args(argv)
@@ -420,12 +423,15 @@ def main() -> int:
             def suffix(fmt: str) -> str:
                 return "" if formats == ["aimem-ndjson"] else f" → {fmt}"
 
+            extract_modes = [mode.strip() for mode in args.extract.split(",") if mode.strip()] or [None]
             if provider == "chatgpt":
                 commands.append(("unzip -p (zip)", ["unzip", "-p", zip_path, "conversations.json"], False))
                 for fmt in formats:
-                    commands.append((f"memport convert (raw){suffix(fmt)}",
-                                     [binary, "convert", raw, "--to", fmt, "-o", out_for(fmt),
-                                      "--report", report] + memport_opts, True))
+                    for mode in extract_modes:
+                        extract = [] if mode is None else ["--extract", mode]
+                        commands.append((f"memport convert (raw){suffix(fmt)}" + ("" if mode is None else f", --extract {mode}"),
+                                         [binary, "convert", raw, "--to", fmt, "-o", out_for(fmt),
+                                          "--report", report] + extract + memport_opts, True))
                 commands.append((f"memport convert (zip){suffix(formats[0])}",
                                  [binary, "convert", zip_path, "--to", formats[0], "-o", out_for(formats[0])]
                                  + memport_opts, True))

@@ -3,7 +3,7 @@
 precision, recall and F1 per memory type and per language, for memport's rules and for the
 baseline (every first-person sentence of the user taken as a memory).
 
-A prediction is one piece of evidence of a memory from ``memport inspect --memories --json``
+A prediction is one piece of evidence of a memory from ``memport inspect --memories --dedup off --json``
 (message, type, statement). It matches an expected memory of the same message when the types
 agree and the expected value appears in the statement (case-insensitive). The untyped score
 ignores the type; the baseline can only be scored untyped.
@@ -75,7 +75,9 @@ def main():
     expected = json.load(open(os.path.join(args.set, "gold.json"), encoding="utf-8"))
     conversations = json.load(open(os.path.join(args.set, "conversations.json"), encoding="utf-8"))
     language_of = {item["conversation_id"]: item["language"] for item in expected}
-    output = subprocess.run([args.binary, "inspect", "--memories", "--json", os.path.join(args.set, "conversations.json")], check=True, capture_output=True, text=True)
+    # The gold labels are per message and the set repeats messages: every copy is read.
+    command = [args.binary, "inspect", "--memories", "--dedup", "off", "--json", os.path.join(args.set, "conversations.json")]
+    output = subprocess.run(command, check=True, capture_output=True, text=True)
     preview = json.loads(output.stdout)
     predicted = [
         {"conversation_id": evidence["conversation_id"], "message_id": evidence["message_id"], "type": memory["type"], "statement": memory["statement"]}

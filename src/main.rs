@@ -91,6 +91,10 @@ enum Command {
         /// Preview the extracted memories instead of counting records.
         #[arg(long)]
         memories: bool,
+        /// With --memories: content (as a conversion reads: a repeated message is evidence
+        /// once) or off (every copy is evidence).
+        #[arg(long, default_value = "content", value_name = "content|off")]
+        dedup: String,
     },
     /// Check AIMEM (bundle or NDJSON), PAM (a store folder, or one memory-store, conversation or
     /// embeddings file), MIF, UMP (JSON, NDJSON, a .ump.md file or a folder of them) and AIME
@@ -176,7 +180,8 @@ struct ConvertArgs {
     #[arg(long, default_value = "rules", value_name = "rules|off")]
     extract: String,
     /// Extracted memories less sure than this (0 to 1) are dropped and counted; a statement
-    /// said again grows surer. 0.5 keeps every plain statement and drops a single hedged one.
+    /// said again grows surer. 0.5 keeps every plain statement and drops a hedged one
+    /// ("maybe", "I think") said once, unless its rule is very sure.
     #[arg(long, default_value_t = memport::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE, value_name = "0..1")]
     min_confidence: f32,
     /// drop: leave out extracted contact details (e-mail, phone, street address); keep: write
@@ -236,8 +241,8 @@ fn run(cli: Cli) -> Result<u8> {
             let report = memport::run(&options)?;
             finish_run(&report, json)
         }
-        Command::Inspect { inputs, json, memories: true } => inspect_memories(inputs, json),
-        Command::Inspect { inputs, json, memories: false } => inspect(inputs, json),
+        Command::Inspect { inputs, json, memories: true, dedup } => inspect_memories(inputs, json, parse_dedup(&dedup)?),
+        Command::Inspect { inputs, json, memories: false, .. } => inspect(inputs, json),
         Command::Validate { files, json } => validate(files, json),
     }
 }
@@ -406,13 +411,13 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
     Ok(0)
 }
 
-fn inspect_memories(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
+fn inspect_memories(inputs: Vec<PathBuf>, json: bool, dedup: memport::pipeline::DedupPolicy) -> Result<u8> {
     let preview = memport::pipeline::memories_preview::preview_memories(
         &inputs,
         &memport::sources::SourceOptions::default(),
         memport::stages::extract::consolidate::ConsolidateOptions::default(),
+        dedup,
         default_threads(),
-        0,
     )?;
     if json {
         let memories: Vec<_> = preview

@@ -107,16 +107,19 @@ fn inputs_of_every_provider() -> Vec<PathBuf> {
 fn extracted_memories_read_back_are_not_extracted_twice() {
     for input in inputs_of_every_provider() {
         let direct = tempfile::tempdir().unwrap();
-        let report = convert_all_branches(std::slice::from_ref(&input), direct.path(), &[OutputFormat::Pam], 2);
+        let formats = [OutputFormat::Pam, OutputFormat::AimemNdjson, OutputFormat::Mif, OutputFormat::Ump, OutputFormat::Aime];
+        let report = convert_all_branches(std::slice::from_ref(&input), direct.path(), &formats, 2);
         let extracted = report.memories_extracted.as_ref().unwrap();
-        let via = tempfile::tempdir().unwrap();
-        let again = convert_all_branches(&[direct.path().join("pam")], via.path(), &[OutputFormat::Pam, OutputFormat::UmpMd], 2);
-        let label = input.display();
-        assert_eq!(crate::util::memories_in_output(&again), crate::util::memories_in_output(&report), "{label}");
-        let again_extracted = again.memories_extracted.as_ref().unwrap();
-        assert_eq!(again_extracted.written + again_extracted.superseded_kept, 0, "{label}: {again_extracted:?}");
-        if extracted.written > 0 {
-            assert!(again_extracted.already_in_input > 0, "{label}: {again_extracted:?}");
+        for source in formats.map(|format| format.default_file_name()) {
+            let via = tempfile::tempdir().unwrap();
+            let again = convert_all_branches(&[direct.path().join(source)], via.path(), &[OutputFormat::Pam, OutputFormat::UmpMd], 2);
+            let label = format!("{} via {source}", input.display());
+            assert_eq!(crate::util::memories_in_output(&again), crate::util::memories_in_output(&report), "{label}");
+            let again_extracted = again.memories_extracted.as_ref().unwrap();
+            assert_eq!(again_extracted.written + again_extracted.superseded_kept, 0, "{label}: {again_extracted:?}");
+            if extracted.written > 0 {
+                assert!(again_extracted.already_in_input > 0, "{label}: {again_extracted:?}");
+            }
         }
     }
 }

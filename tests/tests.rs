@@ -14,6 +14,7 @@ mod cli;
 mod contract;
 mod copilot;
 mod engine;
+mod extraction;
 mod format_inputs;
 mod gemini;
 mod grok;

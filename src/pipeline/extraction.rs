@@ -54,12 +54,15 @@ pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings,
                 changed = true;
             }
             for part in &mut message.parts {
-                let text = match part {
-                    Part::Text(text) | Part::Thinking(text) | Part::Code { text, .. } => text,
+                // Text and code parts hold the words of the text, counted above; thinking is
+                // not in the text, and counted here.
+                let (text, counted) = match part {
+                    Part::Text(text) | Part::Code { text, .. } => (text, false),
+                    Part::Thinking(text) => (text, true),
                     Part::Asset(_) | Part::Raw { .. } => continue,
                 };
-                // The text was counted above; parts hold the same words.
-                if let Some(redacted) = redact_counting(text, |_| {}) {
+                let redacted = if counted { redact_counting(text, &mut count) } else { redact_counting(text, |_| {}) };
+                if let Some(redacted) = redacted {
                     *text = redacted;
                     changed = true;
                 }

@@ -1,13 +1,14 @@
 //! `memport inspect --memories`: what extraction finds in inputs, written nowhere. The inputs
-//! are read exactly as a conversion reads them (worker pool, dedup, active branch), with no
-//! sink: the consolidated memories come back instead of being written.
+//! are read exactly as a conversion reads them (worker pool, dedup unless turned off, active
+//! branch), with no sink: the consolidated memories come back instead of being written.
 
 use std::path::PathBuf;
 
 use indicatif::ProgressBar;
 
 use crate::error::RunError;
-use crate::model::{MemoryRecord, Micros};
+use crate::model::MemoryRecord;
+use crate::pipeline::DedupPolicy;
 use crate::pipeline::engine;
 use crate::pipeline::extraction::ExtractionSettings;
 use crate::pipeline::rejects::RejectsWriter;
@@ -37,16 +38,21 @@ pub fn preview_memories(
     inputs: &[PathBuf],
     source: &SourceOptions,
     options: ConsolidateOptions,
+    dedup: DedupPolicy,
     threads: usize,
-    exported_at: Micros,
 ) -> Result<MemoriesPreview, RunError> {
     let mut plans = Vec::with_capacity(inputs.len());
     for input in inputs {
         plans.push(sources::plan_input(input, source)?);
     }
+    let dedup_keys = dedup == DedupPolicy::Content;
+    // Nothing is written, so no export time is.
     let decode_options =
-        DecodeOptions { branches: BranchPolicy::Active, exported_at, keep_provider_fields: false, dedup_keys: true, pam_digests: false };
-    let stages: Vec<Box<dyn Stage>> = vec![Box::new(UniqueIds::default()), Box::new(Dedup::default())];
+        DecodeOptions { branches: BranchPolicy::Active, exported_at: 0, keep_provider_fields: false, dedup_keys, pam_digests: false };
+    let mut stages: Vec<Box<dyn Stage>> = vec![Box::new(UniqueIds::default())];
+    if dedup_keys {
+        stages.push(Box::new(Dedup::default()));
+    }
     let settings = ExtractionSettings { extract: Some(options), redact_secrets: false };
     let result =
         engine::execute(plans, decode_options, threads, settings, stages, Vec::new(), RejectsWriter::create(None)?, ProgressBar::hidden())?;

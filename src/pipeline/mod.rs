@@ -208,7 +208,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
             exported_at: format_rfc3339(options.exported_at),
             producer: options.producer.clone(),
             extract: if options.extraction.extract.is_some() { "rules" } else { "off" },
-            min_confidence: options.extraction.extract.map(|extract| f64::from(extract.min_confidence)),
+            min_confidence: options.extraction.extract.map(|extract| (f64::from(extract.min_confidence) * 1000.0).round() / 1000.0),
             extract_pii: match options.extraction.extract {
                 Some(extract) if extract.keep_personal => "keep",
                 _ => "drop",

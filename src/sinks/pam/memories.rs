@@ -91,6 +91,11 @@ pub fn encode_memory(
     Some(CanonicalMemory { id: memory.id.clone(), bytes: to_canonical_vec(&object), embedding, relation: None, derived_from: None })
 }
 
+/// The `provenance.conversation_ref` of a memory object.
+fn provenance_conversation(object: &Value) -> Option<String> {
+    object["provenance"]["conversation_ref"].as_str().map(str::to_owned)
+}
+
 /// The memory object of a memory memport extracted from what the user said.
 ///
 /// The first evidence is the provenance; every evidence, the first included, is listed in
@@ -98,11 +103,6 @@ pub fn encode_memory(
 /// to memories only (`from`/`to` are memory ids, checked as such), so a message cannot be a
 /// relation's target. Supersession is the schema's own: `status: superseded` with
 /// `temporal.superseded_by` on the old memory, and a `supersedes` relation from the new one.
-/// The `provenance.conversation_ref` of a memory object.
-fn provenance_conversation(object: &Value) -> Option<String> {
-    object["provenance"]["conversation_ref"].as_str().map(str::to_owned)
-}
-
 fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Provider, extracted_at: Micros) -> CanonicalMemory {
     let first = extracted.evidence.first();
     let mut provenance = json!({

@@ -348,7 +348,16 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
             let memory_type = first["memory_type"].as_str().unwrap_or("fact");
             let (kind, mut labels) = MemoryKind::from_foreign_type(memory_type, "aimem-type");
             labels.extend(tags.iter().filter(|tag| !is_part_tag(tag)).map(|tag| (*tag).to_owned()));
-            Ok(MemoryRecord::new(memory_provider(first, producer), kind, text, created_at, labels))
+            let mut memory = MemoryRecord::new(memory_provider(first, producer), kind, text, created_at, labels);
+            // memport's extracted memories keep their id (`mem-…`), so reading them again with
+            // extraction on does not extract them a second time.
+            let local = id.strip_prefix("urn:aimem:").and_then(|rest| rest.split_once(':')).map(|(_, local)| local);
+            if tags.contains(&"extracted")
+                && let Some(local) = local.filter(|local| local.starts_with("mem-"))
+            {
+                memory.id = local.to_owned();
+            }
+            Ok(memory)
         }
     }
 }

@@ -92,6 +92,10 @@ pub fn extract_conversation(conversation: &Conversation) -> Extraction {
 
 /// Extracts candidates from one user message's text.
 pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &mut Extraction) {
+    // Most messages hold no rule's opening words anywhere: one pass over the text says so.
+    if !rules::gate().may_match_in(text) {
+        return;
+    }
     let sentences = sentences::own_sentences(text);
     // The language is told from the user's own sentences, not from pasted code or documents.
     let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
@@ -103,16 +107,20 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
         // sentence as written.
         let normalized = if as_written.contains('’') { Cow::Owned(as_written.replace('’', "'")) } else { Cow::Borrowed(as_written) };
         let lowercase = normalized.to_lowercase();
+        // Only the rules whose opening words the sentence holds are run (most sentences hold
+        // none of any rule's).
+        if !rules::gate().rules_to_try(&lowercase, &mut wanted) {
+            continue;
+        }
         // Where the message's words leave several languages possible, each is tried in turn
         // until one finds something.
         for language in &languages {
-            // Only the rules whose opening words the sentence holds are run (most sentences
-            // hold none of any rule's).
-            if !rules::gate(*language).rules_to_try(&lowercase, &mut wanted) {
+            let wanted = &wanted[rules::gate_range(*language)];
+            if !wanted.contains(&true) {
                 continue;
             }
             let before = extraction.candidates.len() + extraction.dropped_secret as usize;
-            let read = SentenceRead { as_written, normalized: &normalized, span: sentence, language: *language, wanted: &wanted };
+            let read = SentenceRead { as_written, normalized: &normalized, span: sentence, language: *language, wanted };
             extract_sentence(&read, message_id, time, extraction);
             if extraction.candidates.len() + extraction.dropped_secret as usize > before {
                 break;

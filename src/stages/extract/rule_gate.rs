@@ -14,7 +14,7 @@
 use aho_corasick::AhoCorasick;
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
-/// Which of a language's rules can match a sentence.
+/// Which of a set of rules can match a sentence.
 #[derive(Debug)]
 pub struct RuleGate {
     /// The prefixes of every gated rule; `None` when no rule has one.
@@ -25,6 +25,9 @@ pub struct RuleGate {
     always: Vec<usize>,
     /// How many rules there are.
     rule_count: usize,
+    /// The same literals matched ASCII-case-insensitively, with a capitalized and a
+    /// typographic-apostrophe form of each, for [`RuleGate::may_match_in`].
+    whole_text: Option<AhoCorasick>,
 }
 
 impl RuleGate {
@@ -62,7 +65,30 @@ impl RuleGate {
         if searcher.is_none() {
             always = (0..patterns.len()).collect();
         }
-        RuleGate { searcher, rule_of_prefix, always, rule_count: patterns.len() }
+        let mut variants: Vec<String> = Vec::with_capacity(prefixes.len() * 2);
+        for prefix in &prefixes {
+            let mut characters = prefix.chars();
+            let capitalized: String = characters.next().map(|first| first.to_uppercase().chain(characters).collect()).unwrap_or_default();
+            for variant in [prefix.clone(), capitalized] {
+                if variant.contains('\'') {
+                    variants.push(variant.replace('\'', "’"));
+                }
+                variants.push(variant);
+            }
+        }
+        let whole_text = if always.is_empty() { AhoCorasick::builder().ascii_case_insensitive(true).build(&variants).ok() } else { None };
+        RuleGate { searcher, rule_of_prefix, always, rule_count: patterns.len(), whole_text }
+    }
+
+    /// Whether any rule may match anywhere in `text` (a whole message, as written): one pass,
+    /// before the message is split into sentences, so a message without any rule's words
+    /// costs only that pass. Letters outside ASCII match in lower case or, at a literal's
+    /// start, capitalized.
+    pub fn may_match_in(&self, text: &str) -> bool {
+        match &self.whole_text {
+            Some(searcher) => searcher.is_match(text),
+            None => true,
+        }
     }
 
     /// Marks in `wanted` (one flag per rule) the rules that may match `lowercase_sentence`;
@@ -167,6 +193,14 @@ mod tests {
         assert!(!gate.rules_to_try("dummy name is x", &mut wanted), "a prefix inside a word is no match of a rule that starts at a word");
         gate.rules_to_try("the cache did not work", &mut wanted);
         assert_eq!(wanted, [false, false, true]);
+    }
+
+    #[test]
+    fn a_message_without_any_rules_words_is_passed_over_whole() {
+        let gate = RuleGate::new(&[r"\bich wohne in (?P<value>\w+)".to_owned(), r"\bučím se (?P<value>\w+)".to_owned()]);
+        assert!(!gate.may_match_in("How do I flatten a list?\n\nfn main() {}"));
+        assert!(gate.may_match_in("Hallo! ICH WOHNE IN Graz."));
+        assert!(gate.may_match_in("Učím se Rust."), "a capitalized first letter outside ASCII");
     }
 
     #[test]

@@ -56,12 +56,10 @@ const END: &str = r"(?:\s*(?:[,.;:!?)]|$)|\s(?:{C})\s)";
 /// A capitalized name of one to three words (case-sensitive inside the case-insensitive rule).
 const NAME: &str = r"(?P<value>(?-i:\p{Lu}[\p{L}'’\-]+(?:\s\p{Lu}[\p{L}'’\-]+){0,2}))";
 
-/// A language's rules and the gate that says which of them can match a sentence.
+/// A language's rules.
 pub struct LanguageRules {
     /// The rules, from specific to general.
     pub rules: Vec<Rule>,
-    /// Which rules a sentence's words allow ([`RuleGate`]).
-    pub gate: RuleGate,
 }
 
 /// Builds the rules of one language from `(type, slot, single-valued, template, confidence,
@@ -83,7 +81,7 @@ fn build(connectors: &str, rows: &[(MemoryType, &'static str, bool, &'static str
             compiled: OnceLock::new(),
         })
         .collect();
-    LanguageRules { rules, gate: RuleGate::new(&expanded) }
+    LanguageRules { rules }
 }
 
 use MemoryType::{Decision, Environment, Fact, Goal, Identity, Pitfall, Preference, Procedure, Project, Relationship, Skill};
@@ -721,10 +719,27 @@ pub fn of(language: Language) -> &'static [Rule] {
     &rules_of(language).rules
 }
 
-/// The gate in front of `language`'s rules.
-pub fn gate(language: Language) -> &'static RuleGate {
-    &rules_of(language).gate
+/// The gate in front of every language's rules: one pass over a sentence tells which rules of
+/// which language can match it. Rules are numbered one language after the other, in
+/// [`Language::ALL`] order; [`gate_range`] gives a language's numbers.
+pub fn gate() -> &'static RuleGate {
+    &GATE.0
 }
+
+/// The gate's numbers of `language`'s rules.
+pub fn gate_range(language: Language) -> std::ops::Range<usize> {
+    GATE.1[language as usize].clone()
+}
+
+static GATE: LazyLock<(RuleGate, [std::ops::Range<usize>; 5])> = LazyLock::new(|| {
+    let mut patterns = Vec::new();
+    let ranges = Language::ALL.map(|language| {
+        let start = patterns.len();
+        patterns.extend(rules_of(language).rules.iter().map(|rule| rule.source.clone()));
+        start..patterns.len()
+    });
+    (RuleGate::new(&patterns), ranges)
+});
 
 fn rules_of(language: Language) -> &'static LanguageRules {
     match language {
@@ -739,6 +754,14 @@ fn rules_of(language: Language) -> &'static LanguageRules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gate_numbers_each_languages_rules_in_order() {
+        for (index, language) in Language::ALL.into_iter().enumerate() {
+            assert_eq!(language as usize, index, "gate_range indexes by the enum's order");
+            assert_eq!(gate_range(language).len(), of(language).len());
+        }
+    }
 
     #[test]
     fn every_languages_rules_build_and_cover_the_same_core_slots() {

@@ -126,7 +126,11 @@ fn ends_with_abbreviation(text: &str) -> bool {
     let word = text.rsplit([' ', '(']).next().unwrap_or("").to_lowercase();
     const SHORT_FORMS: [&str; 16] =
         ["mr", "mrs", "ms", "dr", "prof", "vs", "etc", "approx", "usw", "bzw", "ca", "nr", "str", "p.ex", "cf", "atd"];
-    word.chars().count() == 1 || word.contains('.') || SHORT_FORMS.contains(&word.as_str())
+    // "e.g", "i.e", "z.B", "p.ex": short letter groups between dots. An address or a file name
+    // ("jo@example.org", "notes.txt") ends its sentence.
+    let dotted_short_form = word.contains('.')
+        && word.split('.').all(|group| group.chars().count() <= 3 && group.chars().all(char::is_alphabetic));
+    word.chars().count() == 1 || dotted_short_form || SHORT_FORMS.contains(&word.as_str())
 }
 
 fn push_sentence(message: &str, start: usize, end: usize, out: &mut Vec<Sentence>) {
@@ -152,6 +156,7 @@ mod tests {
         let message = "I'm a nurse in Leeds. I prefer metric units! Can you help?";
         assert_eq!(texts(message), ["I'm a nurse in Leeds.", "I prefer metric units!", "Can you help?"]);
         assert_eq!(texts("e.g. 3.5 kg is fine"), ["e.g. 3.5 kg is fine"]);
+        assert_eq!(texts("My email is jo@example.org. Why?"), ["My email is jo@example.org.", "Why?"]);
     }
 
     #[test]
