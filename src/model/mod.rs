@@ -398,6 +398,30 @@ impl MemoryRecord {
     }
 }
 
+impl Message {
+    /// A kept user message with plain text, for tests of what is written from messages.
+    #[cfg(test)]
+    pub fn user_for_tests(id: &str, parent: Option<&str>, text: &str, created_at: Micros) -> Message {
+        Message {
+            id: id.to_owned(),
+            parent_id: parent.map(str::to_owned),
+            role: Role::User,
+            author_name: None,
+            created_at,
+            time_known: true,
+            parts: Vec::new(),
+            text: text.to_owned(),
+            is_thought: false,
+            provider_fields: None,
+            model: None,
+            status: None,
+            on_active_branch: true,
+            content_key: ContentKey::default(),
+            disposition: Disposition::Keep,
+        }
+    }
+}
+
 /// Where a record came from: enough to find it again in the input.
 #[derive(Debug, Clone)]
 pub struct Origin {

@@ -189,19 +189,7 @@ pub fn execute(
             if batch.is_empty() {
                 continue;
             }
-            let batch = Arc::new(batch);
-            for (encoder, sender) in &sink_senders {
-                // Encode on the pool; the slot keeps the sink's input order.
-                let (slot_sender, slot) = oneshot::channel();
-                let encoder = encoder.clone();
-                let batch = batch.clone();
-                pool.spawn(move || {
-                    let _ = slot_sender.send(encoder.encode(&batch));
-                });
-                if sender.send(ToSink::Batch(slot)).await.is_err() {
-                    sink_closed = true;
-                }
-            }
+            sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
             if sink_closed || collector_error.is_some() {
                 break;
             }
@@ -238,18 +226,7 @@ pub fn execute(
                             previewed.extend(batch.into_iter().flat_map(|record| record.memories));
                             continue;
                         }
-                        let batch = Arc::new(batch);
-                        for (encoder, sender) in &sink_senders {
-                            let (slot_sender, slot) = oneshot::channel();
-                            let encoder = encoder.clone();
-                            let batch = batch.clone();
-                            pool.spawn(move || {
-                                let _ = slot_sender.send(encoder.encode(&batch));
-                            });
-                            if sender.send(ToSink::Batch(slot)).await.is_err() {
-                                sink_closed = true;
-                            }
-                        }
+                        sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
                         if sink_closed {
                             break;
                         }
@@ -296,6 +273,29 @@ pub fn execute(
         rejects.finish()?;
         Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes, memories, redacted, previewed })
     })
+}
+
+/// Hands `batch` to every sink: encoded on the pool, each sink's slot keeps its input order.
+/// Returns whether a sink has stopped taking batches.
+async fn send_to_sinks(
+    batch: Vec<crate::model::Conversation>,
+    sink_senders: &[(Arc<dyn crate::sinks::Encoder>, mpsc::Sender<ToSink>)],
+    pool: &Arc<rayon::ThreadPool>,
+) -> bool {
+    let batch = Arc::new(batch);
+    let mut closed = false;
+    for (encoder, sender) in sink_senders {
+        let (slot_sender, slot) = oneshot::channel();
+        let encoder = encoder.clone();
+        let batch = batch.clone();
+        pool.spawn(move || {
+            let _ = slot_sender.send(encoder.encode(&batch));
+        });
+        if sender.send(ToSink::Batch(slot)).await.is_err() {
+            closed = true;
+        }
+    }
+    closed
 }
 
 /// Runs the stages on one decoded element (or records its reject) and counts it.

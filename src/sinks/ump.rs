@@ -114,6 +114,19 @@ fn message_record_id(provider: &str, conversation_id: &str, message_id: &str) ->
     record_id(&format!("{provider}:{conversation_id}:{message_id}"))
 }
 
+/// Closes a memory record's body and writes its `scope` (private to `owner`, agent
+/// `provider`) and the opening of its `time` (`created`, `observed`).
+fn write_memory_scope_and_time(out: &mut Vec<u8>, owner: &str, provider: &str, created: &str, observed: &str) {
+    out.extend_from_slice(b"}},\"scope\":{\"owner\":");
+    write_string(out, owner);
+    out.extend_from_slice(b",\"agent\":");
+    write_string(out, provider);
+    out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
+    write_string(out, created);
+    out.extend_from_slice(b",\"observed\":");
+    write_string(out, observed);
+}
+
 fn map_conversation(conversation: &Conversation, owner: &str, emit: &mut impl FnMut(String, Vec<u8>)) {
     let provider = conversation.provider.as_str();
     for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
@@ -218,14 +231,7 @@ fn memory_record(memory: &MemoryRecord, id: &str, provider: &str, owner: &str) -
         out.extend_from_slice(b",\"labels\":");
         write_string_array(&mut out, memory.labels.iter().map(String::as_str));
     }
-    out.extend_from_slice(b"}},\"scope\":{\"owner\":");
-    write_string(&mut out, owner);
-    out.extend_from_slice(b",\"agent\":");
-    write_string(&mut out, provider);
-    out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
-    write_string(&mut out, &time);
-    out.extend_from_slice(b",\"observed\":");
-    write_string(&mut out, &time);
+    write_memory_scope_and_time(&mut out, owner, provider, &time, &time);
     // What the provider kept as memory is likelier to hold than a single turn (the reference
     // importer gives curated CLAUDE.md/AGENTS.md sections 0.75).
     out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"candidate\",\"confidence\":0.75}");
@@ -288,14 +294,7 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
         }
         out.push(b']');
     }
-    out.extend_from_slice(b"}},\"scope\":{\"owner\":");
-    write_string(&mut out, owner);
-    out.extend_from_slice(b",\"agent\":");
-    write_string(&mut out, provider);
-    out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
-    write_string(&mut out, &first_seen);
-    out.extend_from_slice(b",\"observed\":");
-    write_string(&mut out, &last_seen);
+    write_memory_scope_and_time(&mut out, owner, provider, &first_seen, &last_seen);
     // Extracted from the user's own words and consolidated: held, unlike an imported turn.
     out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"active\",\"confidence\":");
     out.extend_from_slice(confidence.as_bytes());
@@ -525,9 +524,8 @@ impl Sink for UmpSink {
 /// request.
 #[cfg(test)]
 pub(crate) mod extracted_fixture {
-    use crate::hash::ContentKey;
     use crate::model::extracted::{EntityKind, EntityRef, Evidence, Extracted, MemoryType};
-    use crate::model::{Conversation, Disposition, MemoryKind, MemoryRecord, Message, Micros, Origin, Provider, Role};
+    use crate::model::{Conversation, MemoryKind, MemoryRecord, Message, Micros, Origin, Provider};
 
     /// When the first message was written.
     pub const FIRST: Micros = 1_700_000_000_000_000;
@@ -542,26 +540,6 @@ pub(crate) mod extracted_fixture {
 
     fn origin() -> Origin {
         Origin { file: "fixture.json".into(), offset: 0, index: 0 }
-    }
-
-    fn message(id: &str, parent: Option<&str>, text: &str, created_at: Micros) -> Message {
-        Message {
-            id: id.to_owned(),
-            parent_id: parent.map(str::to_owned),
-            role: Role::User,
-            author_name: None,
-            created_at,
-            time_known: true,
-            parts: Vec::new(),
-            text: text.to_owned(),
-            is_thought: false,
-            provider_fields: None,
-            model: None,
-            status: None,
-            on_active_branch: true,
-            content_key: ContentKey::default(),
-            disposition: Disposition::Keep,
-        }
     }
 
     fn evidence(message_id: &str, span: (usize, usize), text: &str, time: Micros) -> Evidence {
@@ -622,8 +600,8 @@ pub(crate) mod extracted_fixture {
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".to_owned(), origin());
         conversation.title = Some("Moving".to_owned());
         conversation.messages = vec![
-            message("m1", None, "I live in Leeds. My email is ada@example.org.", FIRST),
-            message("m2", Some("m1"), "I moved to York. York is lovely, I live in York now.", SECOND),
+            Message::user_for_tests("m1", None, "I live in Leeds. My email is ada@example.org.", FIRST),
+            Message::user_for_tests("m2", Some("m1"), "I moved to York. York is lovely, I live in York now.", SECOND),
         ];
         conversation.memories = vec![MemoryRecord::new(Provider::ChatGpt, MemoryKind::Fact, "Likes tea".to_owned(), FIRST, Vec::new())];
         let mut old_home = home("Leeds", 0.8, vec![evidence("m1", (0, 16), "I live in Leeds.", FIRST)], FIRST);

@@ -497,37 +497,21 @@ mod tests {
 
     use super::memory_records::tests::{FIRST_SEEN, entity, extracted_memory, origin};
     use super::*;
-    use crate::hash::ContentKey;
     use crate::model::extracted::{EntityKind, EntityRef, MemoryType};
-    use crate::model::{Disposition, Message, Provider, Role};
-
-    fn message(id: &str, parent: Option<&str>, text: String) -> Message {
-        Message {
-            id: id.to_owned(),
-            parent_id: parent.map(str::to_owned),
-            role: Role::User,
-            author_name: None,
-            created_at: FIRST_SEEN,
-            time_known: true,
-            parts: Vec::new(),
-            text,
-            is_thought: false,
-            provider_fields: None,
-            model: None,
-            status: None,
-            on_active_branch: true,
-            content_key: ContentKey::default(),
-            disposition: Disposition::Keep,
-        }
-    }
+    use crate::model::{Message, Provider};
 
     /// A conversation whose second message is split into two chunks.
     fn conversation() -> Conversation {
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".to_owned(), origin());
         conversation.messages = vec![
-            message("m0", None, "I live in York.".to_owned()),
-            message("m1", Some("m0"), format!("I moved to Leeds. {}", "x".repeat(records::MAX_CHUNK_CODE_POINTS))),
-            message("m2", Some("m1"), "My dog Rex loves Leeds.".to_owned()),
+            Message::user_for_tests("m0", None, "I live in York.", FIRST_SEEN),
+            Message::user_for_tests(
+                "m1",
+                Some("m0"),
+                &format!("I moved to Leeds. {}", "x".repeat(records::MAX_CHUNK_CODE_POINTS)),
+                FIRST_SEEN,
+            ),
+            Message::user_for_tests("m2", Some("m1"), "My dog Rex loves Leeds.", FIRST_SEEN),
         ];
         conversation
     }

@@ -412,29 +412,8 @@ impl Drop for Staging {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::ContentKey;
-    use crate::model::{Disposition, Message, Origin, Provider, Role};
+    use crate::model::{Message, Origin, Provider};
     use crate::sinks::pam::memories::tests::{SAID_FIRST, SAID_LATER, superseding_pair};
-
-    fn message(id: &str, text: &str, created_at: Micros) -> Message {
-        Message {
-            id: id.to_owned(),
-            parent_id: None,
-            role: Role::User,
-            author_name: None,
-            created_at,
-            time_known: true,
-            parts: Vec::new(),
-            text: text.to_owned(),
-            is_thought: false,
-            provider_fields: None,
-            model: None,
-            status: None,
-            on_active_branch: true,
-            content_key: ContentKey::default(),
-            disposition: Disposition::Keep,
-        }
-    }
 
     #[test]
     fn a_store_with_extracted_memories_validates_and_relates_them() {
@@ -444,9 +423,9 @@ mod tests {
         let mut sink = PamSink::create(&target, settings).unwrap();
         let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin.clone());
-        let mut reply = message("m2", "I moved to Leeds.", SAID_LATER);
+        let mut reply = Message::user_for_tests("m2", None, "I moved to Leeds.", SAID_LATER);
         reply.parent_id = Some("m1".into());
-        conversation.messages = vec![message("m1", "I live in Paris.", SAID_FIRST), reply];
+        conversation.messages = vec![Message::user_for_tests("m1", None, "I live in Paris.", SAID_FIRST), reply];
         let (older, newer) = superseding_pair();
         let extracted = Conversation::memories_only(Provider::ChatGpt, "extracted-memories".into(), origin, vec![older, newer]);
         let encoder = sink.encoder();

@@ -128,8 +128,8 @@ fn ends_with_abbreviation(text: &str) -> bool {
         ["mr", "mrs", "ms", "dr", "prof", "vs", "etc", "approx", "usw", "bzw", "ca", "nr", "str", "p.ex", "cf", "atd"];
     // "e.g", "i.e", "z.B", "p.ex": short letter groups between dots. An address or a file name
     // ("jo@example.org", "notes.txt") ends its sentence.
-    let dotted_short_form = word.contains('.')
-        && word.split('.').all(|group| group.chars().count() <= 3 && group.chars().all(char::is_alphabetic));
+    let dotted_short_form =
+        word.contains('.') && word.split('.').all(|group| group.chars().count() <= 3 && group.chars().all(char::is_alphabetic));
     word.chars().count() == 1 || dotted_short_form || SHORT_FORMS.contains(&word.as_str())
 }
 
