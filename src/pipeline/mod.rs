@@ -156,7 +156,12 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|stream| stream.entry.size).sum();
     let progress = make_progress(options.progress, total_bytes);
     let settings = SinkSettings {
-        aimem: AimemSettings { producer: options.producer.clone(), tenant_id: options.tenant_id.clone(), exported_at: options.exported_at },
+        aimem: AimemSettings {
+            producer: options.producer.clone(),
+            tenant_id: options.tenant_id.clone(),
+            exported_at: options.exported_at,
+            links_expected: options.extraction.extract.is_some(),
+        },
         partition_by_provider: options.partition_by_provider,
         owner_id: options.owner_id.clone(),
         sign_key: options.sign_key.clone(),

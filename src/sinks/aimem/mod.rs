@@ -17,7 +17,9 @@
 //! when there are any, the output is hashed a second time at the end, read back in canonical
 //! order after the links, and the bundle's leading empty `"chunk_entities":[],` is blanked
 //! with spaces and the links written before the checksum instead (member order does not
-//! matter to consumers; whitespace between members is JSON). Runs without them pay nothing.
+//! matter to consumers; whitespace between members is JSON). A run that extracts expects links
+//! and hashes only that once, at the end (reading ahead of the hashing); a run that does not
+//! extract hashes while it writes and pays nothing more.
 
 mod memory_records;
 pub mod records;
@@ -50,6 +52,9 @@ pub struct AimemSettings {
     pub tenant_id: String,
     /// The export time written in the envelope.
     pub exported_at: Micros,
+    /// The run extracts memories, so entity links (which come first in canonical order) are
+    /// likely: the output is hashed once at the end instead of also while it is written.
+    pub links_expected: bool,
 }
 
 /// How the records are laid out in the file.
@@ -151,7 +156,9 @@ impl AimemSink {
             buffers: BufferPool::default(),
         };
         let opening = [b"{".as_slice(), EMPTY_CHUNK_ENTITIES, b"\"chunks\":[".as_slice()].concat();
-        sink.checksum.update(&opening);
+        if !sink.settings.links_expected {
+            sink.checksum.update(&opening);
+        }
         let first_bytes = match framing {
             Framing::Bundle => opening,
             // The envelope line comes first but its checksum is known only at the end: write it
@@ -184,7 +191,9 @@ impl AimemSink {
                 // `,`-separated canonical records: written and hashed as they are, except the
                 // comma before the very first chunk of the array.
                 let bytes = if self.chunks == 0 { &batch.chunks[1..] } else { &batch.chunks[..] };
-                self.checksum.update(bytes);
+                if !self.settings.links_expected {
+                    self.checksum.update(bytes);
+                }
                 self.output.write_all(bytes)?;
                 self.written += bytes.len() as u64;
             }
@@ -192,7 +201,8 @@ impl AimemSink {
                 // The hash covers each line's canonical record: `{` + members (the line without
                 // its `"_kind"` member and newline), comma-separated.
                 let mut start = 0;
-                for (position, &end) in batch.chunk_ends.iter().enumerate() {
+                let ends = if self.settings.links_expected { &[][..] } else { &batch.chunk_ends[..] };
+                for (position, &end) in ends.iter().enumerate() {
                     let line = &batch.chunks[start..end];
                     start = end;
                     if self.chunks > 0 || position > 0 {
@@ -278,8 +288,6 @@ fn copy_edges(spool: &File, skip: u64, output: &mut DirectWriter) -> io::Result<
 /// opening `prefix` (`{` and the `"_kind"` member) and newline, get `{` back and are joined
 /// with `,`.
 fn hash_records(file: &File, start: u64, until: u64, framing: Framing, prefix: &[u8], mut checksum: Sha256) -> io::Result<Sha256> {
-    let mut block = vec![0u8; BUFFER];
-    let mut offset = start;
     let mut partial_line = Vec::new();
     let mut first = true;
     let mut hash_line = |line: &[u8], checksum: &mut Sha256| {
@@ -290,25 +298,15 @@ fn hash_records(file: &File, start: u64, until: u64, framing: Framing, prefix: &
         checksum.update(b"{");
         checksum.update(line.get(prefix.len()..line.len().saturating_sub(1)).unwrap_or_default());
     };
-    loop {
-        let wanted = usize::try_from(until.saturating_sub(offset)).unwrap_or(usize::MAX).min(block.len());
-        if wanted == 0 {
-            break;
-        }
-        let read = file.read_at(&mut block[..wanted], offset)?;
-        if read == 0 {
-            break;
-        }
-        offset += read as u64;
-        let mut data = &block[..read];
+    for_each_block(file, start, until, |mut data| {
         if framing == Framing::Bundle {
             checksum.update(data);
-            continue;
+            return;
         }
         if !partial_line.is_empty() {
             let Some(end) = memchr::memchr(b'\n', data) else {
                 partial_line.extend_from_slice(data);
-                continue;
+                return;
             };
             partial_line.extend_from_slice(&data[..=end]);
             hash_line(&partial_line, &mut checksum);
@@ -320,11 +318,61 @@ fn hash_records(file: &File, start: u64, until: u64, framing: Framing, prefix: &
             data = &data[end + 1..];
         }
         partial_line.extend_from_slice(data);
-    }
+    })?;
     if !partial_line.is_empty() {
         return Err(io::Error::other("the AIMEM records end inside a line"));
     }
     Ok(checksum)
+}
+
+/// Blocks read ahead of the hashing: a second hash pass reads the whole output back, and the
+/// reads overlap the hashing instead of alternating with it.
+const READ_AHEAD_BLOCKS: usize = 3;
+/// Bytes per block read back.
+const READ_BLOCK: usize = 4 << 20;
+
+/// Calls `visit` with bytes `start..until` of `file` (to its end when shorter), in order, in
+/// blocks read by a second thread.
+fn for_each_block(file: &File, start: u64, until: u64, mut visit: impl FnMut(&[u8])) -> io::Result<()> {
+    std::thread::scope(|scope| {
+        let (full_sender, full) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(READ_AHEAD_BLOCKS);
+        let (empty_sender, empty) = std::sync::mpsc::channel::<Vec<u8>>();
+        for _ in 0..=READ_AHEAD_BLOCKS {
+            // The receiver is alive until the reader ends, which needs these blocks first.
+            let _ = empty_sender.send(Vec::with_capacity(READ_BLOCK));
+        }
+        scope.spawn(move || {
+            let mut offset = start;
+            // Ends when the hashing side hangs up (its blocks stop coming back) or at the end.
+            while let Ok(mut block) = empty.recv() {
+                let wanted = usize::try_from(until.saturating_sub(offset)).unwrap_or(usize::MAX).min(READ_BLOCK);
+                if wanted == 0 {
+                    break;
+                }
+                block.resize(wanted, 0);
+                match file.read_at(&mut block, offset) {
+                    Ok(0) => break,
+                    Ok(read) => {
+                        block.truncate(read);
+                        offset += read as u64;
+                        if full_sender.send(Ok(block)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        let _ = full_sender.send(Err(error));
+                        break;
+                    }
+                }
+            }
+        });
+        for block in full {
+            let block = block?;
+            visit(&block);
+            let _ = empty_sender.send(block);
+        }
+        Ok(())
+    })
 }
 
 /// Where the output holds what `rehash` reads back: chunk records from `chunks_start` to
@@ -368,6 +416,9 @@ impl AimemSink {
         // Links come before the chunks in canonical order: with any, the output is hashed
         // again once it is complete (see the module docs).
         let chunk_entities = (!self.chunk_entities.is_empty()).then(|| joined(&self.chunk_entities));
+        // Hashed once at the end: with links, or when the run expected them and so did not hash
+        // while writing.
+        let hash_at_end = chunk_entities.is_some() || self.settings.links_expected;
         let chunks_end = self.written;
         self.checksum.update(b"],\"edges\":[");
         if framing == Framing::Bundle {
@@ -377,7 +428,7 @@ impl AimemSink {
         // Bundle edges are spooled as `,` + record: the first one's comma is not written.
         let skip = u64::from(framing == Framing::Bundle && self.edges > 0);
         let output = &mut self.output;
-        let copied = if chunk_entities.is_some() {
+        let copied = if hash_at_end {
             copy_edges(&spool, skip, output)?
         } else {
             // The spool already holds the edges as the output frames them, so one thread copies
@@ -395,7 +446,7 @@ impl AimemSink {
         };
         self.written += copied;
         let edges_end = self.written;
-        let checksum_label = if chunk_entities.is_some() {
+        let checksum_label = if hash_at_end {
             CHECKSUM_PLACEHOLDER.to_owned()
         } else {
             self.checksum.update(b"],");
@@ -438,18 +489,19 @@ impl AimemSink {
         self.output.write_all(&end)?;
         let temporary = self.output.into_temporary()?;
         let file = temporary.as_file();
-        let checksum_label = match &chunk_entities {
-            Some(links) => {
-                let regions = Regions { chunks_start: self.chunks_start, chunks_end, edges_end };
-                let label = rehash(file, framing, &regions, links, &tail)?;
-                if framing == Framing::Bundle {
+        let checksum_label = if hash_at_end {
+            let regions = Regions { chunks_start: self.chunks_start, chunks_end, edges_end };
+            let label = rehash(file, framing, &regions, chunk_entities.as_deref().unwrap_or_default(), &tail)?;
+            if framing == Framing::Bundle {
+                if chunk_entities.is_some() {
                     // The links are written before the checksum instead of in the opening.
                     file.write_all_at(&[b' '; EMPTY_CHUNK_ENTITIES.len()], 1)?;
-                    file.write_all_at(label.as_bytes(), checksum_at)?;
                 }
-                label
+                file.write_all_at(label.as_bytes(), checksum_at)?;
             }
-            None => checksum_label,
+            label
+        } else {
+            checksum_label
         };
         if framing == Framing::Ndjson {
             file.write_all_at(&envelope_line(&rest, &checksum_label), 0)?;
@@ -541,7 +593,12 @@ mod tests {
     fn written(framing: Framing, batches: &[Vec<Conversation>]) -> (Vec<u8>, crate::validate::Validation) {
         let folder = tempfile::tempdir().unwrap();
         let target = folder.path().join("out.aimem");
-        let settings = AimemSettings { producer: "memport".to_owned(), tenant_id: "tenant".to_owned(), exported_at: FIRST_SEEN };
+        let settings = AimemSettings {
+            producer: "memport".to_owned(),
+            tenant_id: "tenant".to_owned(),
+            exported_at: FIRST_SEEN,
+            links_expected: false,
+        };
         let mut sink = AimemSink::create(&target, framing, settings).unwrap();
         let encoder = sink.encoder();
         for batch in batches {
