@@ -269,19 +269,24 @@ impl Consolidated {
     }
 
     /// The next (up to) `most` memories to write, in the order they were first said, with the
-    /// provider of their first evidence; empty when all were read.
+    /// provider of their first evidence; fewer when their evidence is plentiful; empty when all
+    /// were read.
     ///
     /// # Errors
     /// When the evidence spool cannot be read.
     pub fn next_batch(&mut self, most: usize) -> io::Result<Vec<(Provider, MemoryRecord)>> {
         let mut batch = Vec::new();
-        while batch.len() < most && self.next < self.memories.len() {
+        // Evidence is read back into memory with its memory: a batch stops once it holds this
+        // many pieces, so memories said thousands of times go out a few at a time.
+        let mut pieces = 0;
+        while batch.len() < most && pieces < EVIDENCE_PER_BATCH && self.next < self.memories.len() {
             let index = self.next;
             self.next += 1;
             if !self.written[index] {
                 continue;
             }
             let memory = &self.memories[index];
+            pieces += memory.evidence_count;
             let evidence = self.spool.chain(memory.last_piece)?;
             let entities = entity_of(memory.memory_type, memory.slot, &memory.value, &memory.statement)
                 .map(|(kind, name)| self.entities.mention(kind, name, memory.first_seen))
@@ -328,6 +333,10 @@ fn memory_kind(memory_type: MemoryType) -> MemoryKind {
         _ => MemoryKind::Fact,
     }
 }
+
+/// Most pieces of evidence a batch of memories read back holds (more only when one memory
+/// alone has more).
+const EVIDENCE_PER_BATCH: u64 = 4096;
 
 /// How every extracted memory's id starts.
 pub const EXTRACTED_ID_PREFIX: &str = "mem-";
