@@ -23,6 +23,7 @@ use crate::model::extracted::confidence_decimal;
 use crate::model::extracted::{EXTRACTOR, Extracted};
 use crate::model::{Conversation, Micros, Role};
 use crate::sinks::direct_writer::DirectWriter;
+use crate::sinks::entity_refs::write_entities_member;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
@@ -105,22 +106,7 @@ fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
         out.extend_from_slice(b",\"supersededBy\":");
         write_string(out, superseded_by);
     }
-    if !extracted.entities.is_empty() {
-        out.extend_from_slice(b",\"entities\":[");
-        for (index, entity) in extracted.entities.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"id\":");
-            write_string(out, &entity.id);
-            out.extend_from_slice(b",\"name\":");
-            write_string(out, &entity.name);
-            out.extend_from_slice(b",\"kind\":");
-            write_string(out, entity.kind.as_str());
-            out.push(b'}');
-        }
-        out.push(b']');
-    }
+    write_entities_member(out, &extracted.entities);
     let personal = if extracted.personal { "true" } else { "false" };
     out.extend_from_slice(format!(",\"personal\":{personal}").as_bytes());
     out.extend_from_slice(b",\"extractor\":");

@@ -14,6 +14,7 @@ pub mod aime;
 pub mod aimem;
 pub mod created_folders;
 pub mod direct_writer;
+pub mod entity_refs;
 pub mod mif;
 pub mod output_file;
 pub mod pam;

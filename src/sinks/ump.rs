@@ -25,6 +25,7 @@ use crate::model::extracted::{EXTRACTOR, Extracted, confidence_decimal};
 use crate::model::{Conversation, MemoryKind, MemoryRecord};
 use crate::signing::SignKey;
 use crate::sinks::direct_writer::DirectWriter;
+use crate::sinks::entity_refs::write_entities_member;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::spec::ump::record_id;
@@ -278,22 +279,7 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
     if extracted.personal {
         out.extend_from_slice(b",\"personal\":true");
     }
-    if !extracted.entities.is_empty() {
-        out.extend_from_slice(b",\"entities\":[");
-        for (index, entity) in extracted.entities.iter().enumerate() {
-            if index > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"id\":");
-            write_string(&mut out, &entity.id);
-            out.extend_from_slice(b",\"name\":");
-            write_string(&mut out, &entity.name);
-            out.extend_from_slice(b",\"kind\":");
-            write_string(&mut out, entity.kind.as_str());
-            out.push(b'}');
-        }
-        out.push(b']');
-    }
+    write_entities_member(&mut out, &extracted.entities);
     write_memory_scope_and_time(&mut out, owner, provider, &first_seen, &last_seen);
     // Extracted from the user's own words and consolidated: held, unlike an imported turn.
     out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"active\",\"confidence\":");
