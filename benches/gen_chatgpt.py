@@ -1039,6 +1039,29 @@ class Generator:
         c = Conv(self, 1695000000.0, "gpt-4", "aaa1" + self.uuid()[4:])
         leaf = self.deep_thread(c, c.root_id, (deep_levels + 1) // 2, counting=True)
         convs.append(c.finish("Counting game", leaf))
+
+        # 14. What the user says about themselves, among questions: the extraction stage's
+        #     input (identity, relationship, preference, procedure, decision; the questions
+        #     and the pasted command yield nothing).
+        c = Conv(self, 1747000000.0, "gpt-4o", "client-created-root")
+        cur = c.system_hidden(c.root_id)
+        cur = c.user_text(cur, "Some context first: I'm a nurse and I live in Leeds. My daughter Ema is 7.")
+        cur = c.assistant_text(cur, "Thanks, that helps. What would you like to plan?")
+        cur = c.user_text(cur, "I don't eat meat, so keep the recipes vegetarian. Always use metric units.")
+        cur = c.assistant_text(cur, "Noted: vegetarian recipes in grams and millilitres.")
+        cur = c.user_text(cur, "For the rota app I'm building we decided to go with Postgres. "
+                               "Never suggest npm, we use pnpm. Why does `pnpm install --frozen-lockfile` fail in CI?")
+        cur = c.assistant_text(cur, "The lockfile no longer matches `package.json`; run `pnpm install` "
+                                    "locally and commit the updated `pnpm-lock.yaml`.")
+        convs.append(c.finish("Weekly meal plan", cur))
+
+        # 15. Later, a changed value of the same slot: the new home supersedes Leeds.
+        c = Conv(self, 1760000000.0, "gpt-4o", "client-created-root")
+        cur = c.system_hidden(c.root_id)
+        cur = c.user_text(cur, "I moved to York last month. Which bus goes from the station to the hospital?")
+        cur = c.assistant_text(cur, "Several routes stop at York Hospital; check the operator's journey planner "
+                                    "for the current timetable.")
+        convs.append(c.finish("Bus to York Hospital", cur))
         return convs
 
 
