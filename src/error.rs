@@ -30,6 +30,12 @@ pub enum ConfigError {
         /// What is wrong with the value and what would work.
         reason: String,
     },
+    /// The options of a run do not fit together; each problem names its options.
+    #[error("{}", problems.join("; "))]
+    Options {
+        /// Each problem, with what would work instead.
+        problems: Vec<String>,
+    },
     /// A pipeline file could not be parsed or checked.
     #[error("pipeline {path}: {reason}")]
     Pipeline {
@@ -73,6 +79,25 @@ pub enum RunError {
         /// What the zip reader said.
         reason: String,
     },
+    /// Another run holds the lock of an output, report or rejects file of this run.
+    #[error("another memport run is writing {target} (lock file {lock}); wait for it to finish")]
+    Busy {
+        /// The output, as given.
+        target: String,
+        /// The lock file the other run holds.
+        lock: String,
+    },
+    /// Writing a temporary file failed: most often the temporary folder is full.
+    #[error("writing a temporary file for {purpose} in {folder}: {source}; free space there, or set TMPDIR to a folder with room")]
+    Temporary {
+        /// What the temporary file holds, for example `regrouping`.
+        purpose: String,
+        /// The folder temporary files go in (`TMPDIR`, else `/tmp`).
+        folder: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A worker thread ended without delivering its result (a bug, never bad input).
     #[error("internal: {0}")]
     Internal(String),
@@ -87,5 +112,36 @@ impl RunError {
     /// Wraps an I/O error that happened while reading `path`.
     pub fn read(path: impl Into<String>, source: std::io::Error) -> Self {
         RunError::Read { path: path.into(), source }
+    }
+
+    /// Wraps an I/O error that happened while writing a temporary file (made by
+    /// `tempfile::tempfile()`, in `TMPDIR`) that holds `purpose`. The message names the
+    /// temporary folder, never an input or output: a full `/tmp` must not read as a problem
+    /// with the user's files.
+    pub fn temporary(purpose: impl Into<String>, source: std::io::Error) -> Self {
+        RunError::Temporary { purpose: purpose.into(), folder: std::env::temp_dir().display().to_string(), source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_temporary_file_error_names_the_temporary_folder_not_an_input() {
+        let error = RunError::temporary("regrouping", std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let message = error.to_string();
+        let folder = std::env::temp_dir().display().to_string();
+        assert!(message.starts_with(&format!("writing a temporary file for regrouping in {folder}: ")), "{message}");
+        assert!(message.contains("TMPDIR"), "{message}");
+    }
+
+    #[test]
+    fn a_busy_output_says_who_holds_it_and_what_to_do() {
+        let error = RunError::Busy { target: "out/brain.aimem.json".into(), lock: "out/.memport-brain.aimem.json.lock".into() };
+        assert_eq!(
+            error.to_string(),
+            "another memport run is writing out/brain.aimem.json (lock file out/.memport-brain.aimem.json.lock); wait for it to finish"
+        );
     }
 }

@@ -41,6 +41,16 @@ const EXIT_PROBLEMS: u8 = 1;
 /// Exit code: bad arguments, configuration or I/O; nothing usable was written.
 const EXIT_FAILED: u8 = 2;
 
+/// Most decode workers `--threads` gets per core. The workers are CPU-bound (parse, normalize,
+/// hash, encode), so more than a few per core only take turns; and each one lets the reader
+/// queue three more batches of about 1 MiB, so a count far past the cores costs memory for
+/// nothing (`--threads 10000` asked for 30,000 batches in flight). Four per core leaves room
+/// for a worker waiting on a spilled dedup run without another idling.
+const THREADS_PER_CORE: usize = 4;
+/// Most decode workers on any machine (about 770 batches in flight, under 1 GiB), unless it
+/// has more cores than that: then one per core, as without `--threads`.
+const MAX_THREADS: usize = 256;
+
 #[derive(Parser)]
 #[command(
     name = "memport",
@@ -134,8 +144,9 @@ struct ConvertArgs {
     /// Write rejected records here as NDJSON (file, byte offset, conversation id, reason).
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
-    /// Decode threads [default: every core]. Output is identical at any count.
-    #[arg(long)]
+    /// Decode threads, at least 1 [default: every core]; more than 4 per core (at most 256) are
+    /// lowered to that. Output is identical at any count.
+    #[arg(long, value_parser = parse_threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Export time written to outputs (RFC 3339); default SOURCE_DATE_EPOCH, else now.
     #[arg(long, value_name = "TIME")]
@@ -154,11 +165,14 @@ struct ConvertArgs {
     branches: String,
     /// Gemini and Copilot exports have no conversation ids: records further apart than this
     /// start a new conversation (Gemini records with a conversation URL are grouped by it).
-    #[arg(long, default_value_t = config::DEFAULT_GAP_MINUTES, value_name = "MINUTES")]
+    #[arg(long, default_value_t = config::DEFAULT_GAP_MINUTES, value_name = "MINUTES", allow_negative_numbers = true)]
     gap_minutes: u64,
     /// Zone of times written without one (Copilot CSVs): UTC or a fixed offset like +02:00.
     /// Outputs tag such messages with the zone assumed.
-    #[arg(long, default_value = "UTC", value_name = "OFFSET")]
+    // A fixed offset west of UTC starts with `-` (`--timezone -05:00`): without this clap takes
+    // it for an option and refuses it. The value is checked as an offset, so a flag taken by
+    // mistake (`--timezone --quiet`) is refused there.
+    #[arg(long, default_value = "UTC", value_name = "OFFSET", allow_hyphen_values = true)]
     timezone: String,
     /// Parquet only: `provider` writes Hive-style folders (messages/provider=claude/…) that
     /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
@@ -182,7 +196,12 @@ struct ConvertArgs {
     /// Extracted memories less sure than this (0 to 1) are dropped and counted; a statement
     /// said again grows surer. 0.5 keeps every plain statement and drops a hedged one
     /// ("maybe", "I think") said once, unless its rule is very sure.
-    #[arg(long, default_value_t = memport::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE, value_name = "0..1")]
+    #[arg(
+        long,
+        default_value_t = memport::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE,
+        value_name = "0..1",
+        allow_negative_numbers = true
+    )]
     min_confidence: f32,
     /// drop: leave out extracted contact details (e-mail, phone, street address); keep: write
     /// them, marked not exportable where the format can say so (PAM, UMP).
@@ -237,28 +256,72 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Convert(args) => convert(*args),
         Command::Run { pipeline, exported_at, json } => {
-            let options = config::load(&pipeline, resolve_exported_at(exported_at.as_deref())?)?;
+            let mut options = config::load(&pipeline, resolve_exported_at(exported_at.as_deref())?)?;
+            check_inputs(&options.inputs)?;
+            // The pipeline file's `threads` was checked (at least 1) as it was loaded.
+            options.threads = capped_threads(options.threads, "threads");
             let report = memport::run(&options)?;
             finish_run(&report, json)
         }
-        Command::Inspect { inputs, json, memories: true, dedup } => inspect_memories(inputs, json, parse_dedup(&dedup)?),
-        Command::Inspect { inputs, json, memories: false, .. } => inspect(inputs, json),
+        Command::Inspect { inputs, json, memories: true, dedup } => {
+            check_inputs(&inputs)?;
+            inspect_memories(inputs, json, parse_dedup(&dedup)?)
+        }
+        Command::Inspect { inputs, json, memories: false, .. } => {
+            check_inputs(&inputs)?;
+            inspect(inputs, json)
+        }
         Command::Validate { files, json } => validate(files, json),
     }
 }
 
+/// Refuses inputs that are not regular files or folders before anything opens them: a device
+/// is read forever and a named pipe blocks until something writes to it.
+fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
+    for input in inputs {
+        memport::sources::detect::check_regular_input(input)?;
+    }
+    Ok(())
+}
+
+/// `--threads` as given: a whole number, at least 1.
+fn parse_threads(text: &str) -> std::result::Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("memport needs at least 1 worker thread; leave --threads out to use every core".to_owned()),
+        Ok(threads) => Ok(threads),
+        Err(_) => Err(format!("`{text}` is not a number of worker threads (1 or more)")),
+    }
+}
+
+/// The most workers worth running on `cores` cores (see [`THREADS_PER_CORE`]).
+fn max_threads(cores: usize) -> usize {
+    cores.saturating_mul(THREADS_PER_CORE).min(MAX_THREADS).max(cores)
+}
+
+/// `requested` workers, lowered to [`max_threads`] of this machine with a note on stderr
+/// naming `option`.
+fn capped_threads(requested: usize, option: &str) -> usize {
+    let cores = default_threads();
+    let most = max_threads(cores);
+    if requested > most {
+        eprintln!(
+            "memport: {option} {requested} is more workers than this machine can use; using {most} ({THREADS_PER_CORE} per core on {cores} cores, at most {MAX_THREADS})"
+        );
+        return most;
+    }
+    requested
+}
+
 fn convert(args: ConvertArgs) -> Result<u8> {
+    check_inputs(&args.inputs)?;
     let mut formats = Vec::with_capacity(args.formats.len());
     for name in &args.formats {
         formats.push(OutputFormat::parse(name)?);
     }
-    if formats.len() > 1 {
-        std::fs::create_dir_all(&args.output).with_context(|| format!("creating output folder {}", args.output.display()))?;
-    }
     let options = Options {
         inputs: args.inputs,
         outputs: output_paths(&formats, &args.output)?,
-        threads: args.threads.unwrap_or_else(default_threads),
+        threads: args.threads.map_or_else(default_threads, |threads| capped_threads(threads, "--threads")),
         report: args.report,
         rejects: args.rejects,
         exported_at: resolve_exported_at(args.exported_at.as_deref())?,
@@ -501,6 +564,11 @@ fn validate(files: Vec<PathBuf>, json: bool) -> Result<u8> {
         for result in &results {
             if result.is_valid() {
                 println!("{}: valid {} ({} records)", result.path, result.format, result.records);
+            } else if result.format == memport::validate::UNKNOWN_FORMAT {
+                // No format to name: the one problem says what the file is instead.
+                for problem in &result.problems {
+                    println!("{}: invalid: {}", result.path, problem.message);
+                }
             } else {
                 println!("{}: invalid {} ({}; {} problems)", result.path, result.format, result.status(), result.problems.len());
                 for problem in &result.problems {
@@ -517,6 +585,56 @@ fn validate(files: Vec<PathBuf>, json: bool) -> Result<u8> {
 
 #[cfg(test)]
 mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::{Cli, Command, MAX_THREADS, max_threads};
+
+    /// `memport convert in --to aimem -o out` followed by `extra`.
+    fn convert_with(extra: &[&str]) -> Result<super::ConvertArgs, clap::Error> {
+        let mut args = vec!["memport", "convert", "in", "--to", "aimem", "-o", "out"];
+        args.extend_from_slice(extra);
+        match Cli::try_parse_from(args)?.command {
+            Command::Convert(args) => Ok(*args),
+            _ => panic!("parsed as another command"),
+        }
+    }
+
+    /// Guards the clap attributes: a debug build checks them only when they are used.
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Guards `--timezone -05:00` as the docs write it: a value that starts with `-` is the
+    /// option's value, not another option.
+    #[test]
+    fn a_negative_offset_is_a_timezone_value_in_either_form() {
+        for extra in [&["--timezone", "-05:00"][..], &["--timezone=-05:00"][..]] {
+            assert_eq!(convert_with(extra).map(|args| args.timezone).ok().as_deref(), Some("-05:00"), "{extra:?}");
+        }
+        // Negative numbers reach the checks that say what is wrong with them.
+        assert_eq!(convert_with(&["--min-confidence", "-0.5"]).map(|args| args.min_confidence).ok(), Some(-0.5));
+        let error = convert_with(&["--gap-minutes", "-5"]).err().map(|error| error.kind());
+        assert_eq!(error, Some(clap::error::ErrorKind::ValueValidation));
+    }
+
+    /// Guards `--threads`: 0 is refused with a reason, a count is kept, and the cap is at least
+    /// one per core, at most four per core and 256.
+    #[test]
+    fn threads_are_at_least_one_and_capped() {
+        let error = convert_with(&["--threads", "0"]).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("at least 1 worker thread"), "{error}");
+        let error = convert_with(&["--threads", "-3"]).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("not a number of worker threads"), "{error}");
+        assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.threads).ok(), Some(Some(3)));
+        assert_eq!(max_threads(1), 4);
+        assert_eq!(max_threads(2), 8);
+        assert_eq!(max_threads(64), MAX_THREADS);
+        assert_eq!(max_threads(1024), 1024);
+        assert_eq!(super::capped_threads(1, "--threads"), 1);
+        assert_eq!(super::capped_threads(usize::MAX, "--threads"), max_threads(memport::pipeline::default_threads()));
+    }
+
     /// Guards `MI_OPTION_PURGE_DELAY`: option 15 must be the purge delay, whose default in the
     /// mimalloc built here is 1000 ms (no option next to it has that default).
     #[test]

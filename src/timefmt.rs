@@ -1,6 +1,79 @@
 //! RFC 3339 UTC formatting and parsing of timestamps, without a calendar crate.
+//!
+//! Every time parsed here lies in years 0001–9999 in UTC: the four-digit RFC 3339 year cannot
+//! say any other, so a time outside them (a late-9999 time read at a negative offset) is refused
+//! rather than written with a wrapped year.
 
 use crate::model::Micros;
+
+/// 0001-01-01T00:00:00Z, the first time an RFC 3339 year can say.
+pub const MIN_MICROS: Micros = -62_135_596_800_000_000;
+/// 9999-12-31T23:59:59.999999Z, the last time an RFC 3339 year can say.
+pub const MAX_MICROS: Micros = 253_402_300_799_999_999;
+
+/// Why a date-time text cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeError {
+    /// Not a date-time in a form memport reads.
+    Unreadable,
+    /// A day its month does not have (`2026-02-30`), which a calendar computation would
+    /// otherwise roll over into the next month.
+    NoSuchDay {
+        /// The year as written.
+        year: i64,
+        /// The month, 1–12.
+        month: i64,
+        /// The day as written, 1–31.
+        day: i64,
+    },
+    /// Outside years 0001–9999 once converted to UTC.
+    OutOfRange,
+}
+
+impl std::fmt::Display for TimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            TimeError::Unreadable => f.write_str("not a date-time memport reads"),
+            TimeError::NoSuchDay { year, month, day } => {
+                let name = MONTH_NAMES.get((month - 1).clamp(0, 11) as usize).copied().unwrap_or("that month");
+                write!(f, "{year:04}-{month:02}-{day:02} is not a date: {name} {year:04} has {} days", days_in_month(year, month))
+            }
+            TimeError::OutOfRange => f.write_str("outside years 0001-9999 once converted to UTC"),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {}
+
+/// English month names, for [`TimeError::NoSuchDay`].
+const MONTH_NAMES: [&str; 12] =
+    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/// Days in `month` (1–12) of `year`, proleptic Gregorian.
+pub fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year.rem_euclid(4) == 0 && (year.rem_euclid(100) != 0 || year.rem_euclid(400) == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Refuses a day its month does not have; the caller has checked month 1–12 and day 1–31.
+///
+/// # Errors
+/// [`TimeError::NoSuchDay`].
+pub fn check_day(year: i64, month: i64, day: i64) -> Result<(), TimeError> {
+    if day > days_in_month(year, month) { Err(TimeError::NoSuchDay { year, month, day }) } else { Ok(()) }
+}
+
+/// `micros` when it lies in years 0001–9999 ([`MIN_MICROS`]..=[`MAX_MICROS`]).
+///
+/// # Errors
+/// [`TimeError::OutOfRange`] otherwise.
+pub fn check_range(micros: Micros) -> Result<Micros, TimeError> {
+    if (MIN_MICROS..=MAX_MICROS).contains(&micros) { Ok(micros) } else { Err(TimeError::OutOfRange) }
+}
 
 /// Converts float epoch seconds (ChatGPT's `create_time`) to microseconds, rounding to the
 /// nearest microsecond. Returns `None` for NaN, infinities and values outside years 1–9999.
@@ -87,28 +160,42 @@ fn put_pair(bytes: &mut [u8; 27], at: usize, value: usize) {
     bytes[at + 1] = PAIRS[value * 2 + 1];
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into UTC microseconds.
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into UTC microseconds; `None` when it
+/// cannot be read, names a day its month does not have, or lies outside years 0001–9999 in UTC
+/// (see [`read_rfc3339`] for which).
 pub fn parse_rfc3339(text: &str) -> Option<Micros> {
+    read_rfc3339(text).ok()
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` into UTC microseconds.
+///
+/// # Errors
+/// [`TimeError::NoSuchDay`] for a day its month does not have (`2026-02-30`),
+/// [`TimeError::OutOfRange`] for a time outside years 0001–9999 once in UTC
+/// (`9999-12-31T23:00:00-05:00`), [`TimeError::Unreadable`] for anything else that is not such
+/// a time.
+pub fn read_rfc3339(text: &str) -> Result<Micros, TimeError> {
+    use TimeError::Unreadable;
     let bytes = text.as_bytes();
     if bytes.len() < 20 {
-        return None;
+        return Err(Unreadable);
     }
-    let number = |range: std::ops::Range<usize>| -> Option<i64> {
-        let digits = text.get(range)?;
+    let number = |range: std::ops::Range<usize>| -> Result<i64, TimeError> {
+        let digits = text.get(range).ok_or(Unreadable)?;
         if !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+            return Err(Unreadable);
         }
-        digits.parse().ok()
+        digits.parse().map_err(|_| Unreadable)
     };
     let separators_ok =
         bytes[4] == b'-' && bytes[7] == b'-' && matches!(bytes[10], b'T' | b't' | b' ') && bytes[13] == b':' && bytes[16] == b':';
     if !separators_ok {
-        return None;
+        return Err(Unreadable);
     }
     let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
     let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
+        return Err(Unreadable);
     }
     let mut position = 19;
     let mut fraction_micros = 0i64;
@@ -119,12 +206,12 @@ pub fn parse_rfc3339(text: &str) -> Option<Micros> {
             position += 1;
         }
         if position == start {
-            return None;
+            return Err(Unreadable);
         }
         let digits = &text[start..position.min(start + 6)];
-        fraction_micros = digits.parse::<i64>().ok()? * 10i64.pow(6 - digits.len() as u32);
+        fraction_micros = digits.parse::<i64>().map_err(|_| Unreadable)? * 10i64.pow(6 - digits.len() as u32);
     }
-    let offset_seconds = match bytes.get(position)? {
+    let offset_seconds = match bytes.get(position).ok_or(Unreadable)? {
         b'Z' | b'z' if position + 1 == bytes.len() => 0,
         sign @ (b'+' | b'-') if position + 6 == bytes.len() && bytes[position + 3] == b':' => {
             let hours = number(position + 1..position + 3)?;
@@ -132,11 +219,14 @@ pub fn parse_rfc3339(text: &str) -> Option<Micros> {
             let magnitude = hours * 3600 + minutes * 60;
             if *sign == b'+' { magnitude } else { -magnitude }
         }
-        _ => return None,
+        _ => return Err(Unreadable),
     };
+    // Checked once the whole text is known to be a time, so a malformed text is unreadable
+    // rather than a wrong date.
+    check_day(year, month, day)?;
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
-    Some(seconds * 1_000_000 + fraction_micros)
+    check_range(seconds * 1_000_000 + fraction_micros)
 }
 
 /// A wall-clock time that may or may not say its zone.
@@ -150,47 +240,72 @@ pub struct WallTime {
 
 impl WallTime {
     /// UTC microseconds, reading a zoneless time at `assumed_offset_seconds`.
-    pub fn to_utc(self, assumed_offset_seconds: i64) -> Micros {
-        self.naive - self.offset_seconds.unwrap_or(assumed_offset_seconds) * 1_000_000
+    ///
+    /// # Errors
+    /// [`TimeError::OutOfRange`] when the offset moves the time outside years 0001–9999
+    /// (`9999-12-31T23:00:00` read at `-05:00`).
+    pub fn to_utc(self, assumed_offset_seconds: i64) -> Result<Micros, TimeError> {
+        check_range(self.naive - self.offset_seconds.unwrap_or(assumed_offset_seconds) * 1_000_000)
     }
 }
 
 /// Parses the date-times of CSV exports: RFC 3339 with or without a zone
-/// (`2026-07-06T15:38:42`), and US style `M/D/YYYY H:MM:SS [AM|PM] [±HH:MM]`.
+/// (`2026-07-06T15:38:42`), and US style `M/D/YYYY H:MM:SS [AM|PM] [±HH:MM]`; `None` when it
+/// cannot (see [`read_wall_time`] for why).
 pub fn parse_wall_time(text: &str) -> Option<WallTime> {
+    read_wall_time(text).ok()
+}
+
+/// Parses the date-times of CSV exports, as [`parse_wall_time`].
+///
+/// # Errors
+/// [`TimeError::NoSuchDay`] for a day its month does not have, [`TimeError::OutOfRange`] for a
+/// time with a zone outside years 0001–9999 in UTC, [`TimeError::Unreadable`] otherwise.
+pub fn read_wall_time(text: &str) -> Result<WallTime, TimeError> {
+    use TimeError::Unreadable;
     let text = text.trim();
-    if let Some(utc) = parse_rfc3339(text) {
-        // parse_rfc3339 applied the zone already: the result is a UTC reading.
-        return Some(WallTime { naive: utc, offset_seconds: Some(0) });
+    match read_rfc3339(text) {
+        // read_rfc3339 applied the zone already: the result is a UTC reading.
+        Ok(utc) => return Ok(WallTime { naive: utc, offset_seconds: Some(0) }),
+        Err(Unreadable) => {}
+        Err(error) => return Err(error),
     }
     if text.len() >= 19 && text.as_bytes()[4] == b'-' {
-        let naive = parse_rfc3339(&format!("{}Z", &text[..text.len().min(26)]))?;
-        return Some(WallTime { naive, offset_seconds: None });
+        let zoneless = text.get(..text.len().min(26)).ok_or(Unreadable)?;
+        let naive = read_rfc3339(&format!("{zoneless}Z"))?;
+        return Ok(WallTime { naive, offset_seconds: None });
     }
-    let (date, rest) = text.split_once(' ')?;
+    let (date, rest) = text.split_once(' ').ok_or(Unreadable)?;
     let mut date_parts = date.split('/');
-    let month: i64 = date_parts.next()?.parse().ok()?;
-    let day: i64 = date_parts.next()?.parse().ok()?;
-    let year: i64 = date_parts.next()?.parse().ok()?;
+    let mut part = || -> Result<i64, TimeError> { date_parts.next().ok_or(Unreadable)?.parse().map_err(|_| Unreadable) };
+    let (month, day, year) = (part()?, part()?, part()?);
     let mut words = rest.split_whitespace();
-    let mut clock = words.next()?.split(':');
-    let mut hour: i64 = clock.next()?.parse().ok()?;
-    let minute: i64 = clock.next()?.parse().ok()?;
-    let second: i64 = clock.next().map_or(Some(0), |second| second.parse().ok())?;
+    let mut clock = words.next().ok_or(Unreadable)?.split(':');
+    let mut clock_part =
+        || -> Result<Option<i64>, TimeError> { clock.next().map(|piece| piece.parse().map_err(|_| Unreadable)).transpose() };
+    let mut hour = clock_part()?.ok_or(Unreadable)?;
+    let minute = clock_part()?.ok_or(Unreadable)?;
+    let second = clock_part()?.unwrap_or(0);
     let mut offset_seconds = None;
     for word in words {
         match word.to_ascii_uppercase().as_str() {
             "AM" if hour == 12 => hour = 0,
             "PM" if hour < 12 => hour += 12,
             "AM" | "PM" => {}
-            zone => offset_seconds = Some(parse_offset(zone)?),
+            zone => offset_seconds = Some(parse_offset(zone).ok_or(Unreadable)?),
         }
     }
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
+        return Err(Unreadable);
+    }
+    check_day(year, month, day)?;
+    // The year may be any number here: keep the arithmetic in range before the caller checks
+    // the UTC result.
+    if !(1..=9999).contains(&year) {
+        return Err(TimeError::OutOfRange);
     }
     let naive = (days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000;
-    Some(WallTime { naive, offset_seconds })
+    Ok(WallTime { naive, offset_seconds })
 }
 
 /// Parses `±HH:MM`, `±HHMM`, `UTC`/`Z` (and `UTC±HH:MM`, `GMT±HH:MM`) into seconds east of UTC.
@@ -268,10 +383,10 @@ mod tests {
     fn parses_csv_wall_times() {
         let naive = parse_wall_time("2026-07-06T15:38:42").unwrap();
         assert_eq!(naive.offset_seconds, None);
-        assert_eq!(naive.to_utc(2 * 3600), parse_rfc3339("2026-07-06T13:38:42Z").unwrap());
+        assert_eq!(naive.to_utc(2 * 3600), Ok(parse_rfc3339("2026-07-06T13:38:42Z").unwrap()));
         let us = parse_wall_time("1/2/2026 3:04:05 PM +01:00").unwrap();
-        assert_eq!(us.to_utc(0), parse_rfc3339("2026-01-02T14:04:05Z").unwrap());
-        assert_eq!(parse_wall_time("2026-01-01T10:00:00Z").unwrap().to_utc(3600), parse_rfc3339("2026-01-01T10:00:00Z").unwrap());
+        assert_eq!(us.to_utc(0), Ok(parse_rfc3339("2026-01-02T14:04:05Z").unwrap()));
+        assert_eq!(parse_wall_time("2026-01-01T10:00:00Z").unwrap().to_utc(3600), Ok(parse_rfc3339("2026-01-01T10:00:00Z").unwrap()));
         assert_eq!(parse_offset("-05:30"), Some(-(5 * 3600 + 30 * 60)));
         assert_eq!(parse_offset("Europe/Berlin"), None);
         assert_eq!(parse_wall_time("yesterday"), None);
@@ -281,5 +396,44 @@ mod tests {
     fn rejects_non_finite_and_out_of_range() {
         assert_eq!(micros_from_epoch_seconds(f64::NAN), None);
         assert_eq!(micros_from_epoch_seconds(1e20), None);
+    }
+
+    /// Guards the calendar check: days_from_civil rolls 2026-02-30 over to 2026-03-02, so a day
+    /// its month does not have must be refused before it gets there, with the reason.
+    #[test]
+    fn a_day_the_month_does_not_have_is_refused_not_rolled_over() {
+        let no_such_day = TimeError::NoSuchDay { year: 2026, month: 2, day: 30 };
+        assert_eq!(read_rfc3339("2026-02-30T10:00:00Z"), Err(no_such_day));
+        assert_eq!(read_wall_time("2026-02-30T10:03:00"), Err(no_such_day));
+        assert_eq!(read_wall_time("2/30/2026 10:03:00 AM"), Err(no_such_day));
+        assert_eq!(parse_wall_time("2026-02-30T10:03:00"), None);
+        assert_eq!(no_such_day.to_string(), "2026-02-30 is not a date: February 2026 has 28 days");
+        assert_eq!(read_rfc3339("2026-04-31T00:00:00+02:00"), Err(TimeError::NoSuchDay { year: 2026, month: 4, day: 31 }));
+        // Leap years: every 4th, not every 100th, but every 400th.
+        assert!(parse_rfc3339("2024-02-29T00:00:00Z").is_some());
+        assert!(parse_rfc3339("2000-02-29T00:00:00Z").is_some());
+        assert_eq!(read_rfc3339("2100-02-29T00:00:00Z"), Err(TimeError::NoSuchDay { year: 2100, month: 2, day: 29 }));
+        assert_eq!(read_rfc3339("2026-02-30"), Err(TimeError::Unreadable));
+        assert_eq!(read_rfc3339("2026-02-31T00:00:00 garbage"), Err(TimeError::Unreadable));
+    }
+
+    /// Guards the year range: RFC 3339 has four-digit years, and the formatter would write a
+    /// time past 9999 in UTC as year 0000.
+    #[test]
+    fn times_outside_years_1_to_9999_in_utc_are_refused_not_wrapped() {
+        assert_eq!(read_rfc3339("9999-12-31T23:00:00-05:00"), Err(TimeError::OutOfRange));
+        assert_eq!(read_rfc3339("0001-01-01T00:30:00+01:00"), Err(TimeError::OutOfRange));
+        assert_eq!(read_rfc3339("0000-06-01T00:00:00Z"), Err(TimeError::OutOfRange));
+        let last = read_rfc3339("9999-12-31T23:59:59.999999Z");
+        assert_eq!(last, Ok(MAX_MICROS));
+        assert_eq!(format_rfc3339(MAX_MICROS), "9999-12-31T23:59:59.999999Z");
+        assert_eq!(read_rfc3339("0001-01-01T00:00:00Z"), Ok(MIN_MICROS));
+        assert_eq!(format_rfc3339(MIN_MICROS), "0001-01-01T00:00:00Z");
+        let late = parse_wall_time("9999-12-31T23:00:00").unwrap();
+        assert_eq!(late.to_utc(-5 * 3600), Err(TimeError::OutOfRange));
+        assert!(late.to_utc(5 * 3600).is_ok());
+        assert_eq!(read_wall_time("12/31/9999 11:00:00 PM -05:00"), Ok(WallTime { naive: late.naive, offset_seconds: Some(-5 * 3600) }));
+        assert_eq!(read_wall_time("12/31/9999 11:00:00 PM -05:00").unwrap().to_utc(0), Err(TimeError::OutOfRange));
+        assert_eq!(read_wall_time("1/1/10000 0:00:00"), Err(TimeError::OutOfRange));
     }
 }

@@ -264,12 +264,13 @@ fn shards_are_found_by_pattern_and_read_in_order() {
     shard(2, "second");
     shard(0, "first");
     std::fs::write(folder.path().join("export_manifest.json"), r#"{"export_files":[{"path":"conversations-000.json","size_bytes":1},{"path":"conversations-002.json","size_bytes":1},{"path":"conversations-003.json","size_bytes":1}]}"#).unwrap();
-    let mut options = options(&[folder.path().to_owned()], folder.path(), &[OutputFormat::AimemNdjson]);
+    let out = tempfile::tempdir().unwrap();
+    let mut options = options(&[folder.path().to_owned()], out.path(), &[OutputFormat::AimemNdjson]);
     options.rejects = None;
     let report = memport::run(&options).unwrap();
     assert_eq!(report.inputs[0].files, ["conversations-000.json", "conversations-002.json", "conversations-010.json"]);
     assert_eq!(report.warnings.get("manifest_shard_missing"), Some(&1));
     assert_eq!(report.warnings.get("shard_not_in_manifest"), Some(&1));
-    let contents: Vec<String> = chunks_of(folder.path()).iter().map(|chunk| chunk["content"].as_str().unwrap().to_owned()).collect();
+    let contents: Vec<String> = chunks_of(out.path()).iter().map(|chunk| chunk["content"].as_str().unwrap().to_owned()).collect();
     assert_eq!(contents, ["first", "second", "third"]);
 }

@@ -265,12 +265,11 @@ fn a_rerun_replaces_the_dataset_and_leaves_no_stale_parts() {
         let mut options = options(&examples(), out.path(), &[OutputFormat::Parquet]);
         options.outputs = vec![(OutputFormat::Parquet, dataset.clone())];
         options.partition_by_provider = partition;
-        memport::run(&options).unwrap()
+        memport::run(&options)
     };
-    run(true);
-    std::fs::write(dataset.join("messages").join("part-00007.parquet"), b"stale").unwrap();
+    run(true).unwrap();
     std::fs::write(dataset.join("notes.txt"), b"the user's own file").unwrap();
-    let report = run(false);
+    let report = run(false).unwrap();
     let mut files = Vec::new();
     collect_parts(&dataset, &mut files);
     let mut names: Vec<String> = files.iter().map(|file| file.strip_prefix(&dataset).unwrap().display().to_string()).collect();
@@ -289,6 +288,11 @@ fn a_rerun_replaces_the_dataset_and_leaves_no_stale_parts() {
     );
     assert!(dataset.join("notes.txt").exists(), "files memport did not write are left alone");
     assert_eq!(row_count(&read_table(&dataset, Table::Messages)) as u64, report.counts.messages_read - report.counts.messages_rejected);
+    // A part memport did not write is the user's: the run stops and leaves it, never deletes it.
+    std::fs::write(dataset.join("messages").join("part-00007.parquet"), b"the user's").unwrap();
+    let error = run(false).unwrap_err().to_string();
+    assert!(error.contains("messages/part-00007.parquet is not a part memport wrote here"), "{error}");
+    assert_eq!(std::fs::read(dataset.join("messages").join("part-00007.parquet")).unwrap(), b"the user's");
 }
 
 /// The Python interpreter with DuckDB and pyarrow: `MEMPORT_TEST_PYTHON` (set by

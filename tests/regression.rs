@@ -160,3 +160,54 @@ fn damaged_exports_never_panic_and_counts_balance() {
         }
     }
 }
+
+/// A value nested 100,000 levels deep in a conversation (in a message's metadata, in its parts,
+/// or as a whole element) used to overflow a decode thread's stack and abort the run. Now that
+/// conversation alone is rejected, with the depth, and the others are written.
+#[test]
+fn a_conversation_nested_too_deep_is_rejected_alone_and_the_run_goes_on() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let kept = conversation("kept", vec![text_node("a", Some("root"), "user", "kept", 1.0e9)], Some("a"));
+    let in_metadata = conversation("meta", vec![text_node("b", Some("root"), "user", "lost", 1.0e9)], Some("b"));
+    let mut in_parts = conversation("parts", vec![text_node("c", Some("root"), "user", "lost", 1.0e9)], Some("c"));
+    in_parts["mapping"]["c"]["message"]["content"]["parts"] = serde_json::json!(["@PARTS@"]);
+    let mut in_metadata = in_metadata;
+    in_metadata["mapping"]["b"]["message"]["metadata"]["x"] = serde_json::json!("@META@");
+    let text = serde_json::to_string(&vec![in_metadata, kept.clone(), in_parts]).unwrap();
+    let text = text.replace("\"@META@\"", &deep).replace("\"@PARTS@\"", &deep);
+    let text = format!("[{deep},{}", &text[1..]);
+    let folder = tempfile::tempdir().unwrap();
+    let input = folder.path().join("conversations.json");
+    std::fs::write(&input, text).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut options = crate::util::options(std::slice::from_ref(&input), out.path(), &[memport::sinks::OutputFormat::Aimem]);
+    options.rejects = Some(out.path().join("rejects.ndjson"));
+    let report = memport::run(&options).unwrap();
+    assert!(report.counts.balances(), "{:?}", report.counts);
+    assert_eq!((report.counts.conversations_rejected, report.counts.messages_written), (3, 1));
+    let rejects = crate::util::ndjson(&out.path().join("rejects.ndjson"));
+    let reasons: Vec<&str> = rejects.iter().map(|reject| reject["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons.len(), 3);
+    assert!(reasons.iter().all(|reason| reason.contains("more than 512 levels deep")), "{reasons:?}");
+}
+
+/// `cat a.json b.json` makes one file holding two arrays; the second used to be dropped
+/// without a word. Now it is reported as an input problem with where it starts.
+#[test]
+fn a_second_array_appended_to_an_export_is_reported_not_dropped() {
+    let folder = tempfile::tempdir().unwrap();
+    let one = serde_json::to_string(&[conversation("c1", vec![text_node("a", Some("root"), "user", "one", 1.0e9)], Some("a"))]).unwrap();
+    let two = serde_json::to_string(&[conversation("c2", vec![text_node("b", Some("root"), "user", "two", 1.0e9)], Some("b"))]).unwrap();
+    let input = folder.path().join("conversations.json");
+    std::fs::write(&input, format!("{one}\n{two}")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = crate::util::options(std::slice::from_ref(&input), out.path(), &[memport::sinks::OutputFormat::Aimem]);
+    let report = memport::run(&options).unwrap();
+    assert_eq!(report.counts.messages_written, 1);
+    assert_eq!(report.warnings.get("input_ended_early"), Some(&1));
+    assert!(
+        report.notes.iter().any(|note| note.contains(&format!("byte {}: more data follows the array", one.len() + 1))),
+        "{:?}",
+        report.notes
+    );
+}

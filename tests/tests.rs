@@ -18,6 +18,7 @@ mod extraction;
 mod format_inputs;
 mod gemini;
 mod grok;
+mod malformed;
 mod mif;
 mod pam;
 mod parquet_dataset;

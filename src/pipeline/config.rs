@@ -276,3 +276,29 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
     }
     if problems.is_empty() { Ok(options) } else { Err(pipeline_error(problems.join("\n  "))) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pipeline_whose_output_is_its_own_input_is_refused_before_anything_is_written() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join("chatgpt.json"), b"[]").unwrap();
+        let pipeline = folder.path().join("pipeline.toml");
+        std::fs::write(
+            &pipeline,
+            "version = 1\ninputs = [\"chatgpt.json\"]\nreport = \"chatgpt.json\"\n\n[[outputs]]\nformat = \"aimem\"\npath = \"chatgpt.json\"\n",
+        )
+        .unwrap();
+        let error = load(&pipeline, 0).unwrap_err().to_string();
+        let input = folder.path().join("chatgpt.json");
+        assert!(error.contains(&format!("-o names the input {}; give the output another path", input.display())), "{error}");
+        assert!(error.contains(&format!("--report names the input {}; give the report another path", input.display())), "{error}");
+        assert_eq!(std::fs::read(&input).unwrap(), b"[]", "the input is untouched");
+        let mut left: Vec<_> =
+            std::fs::read_dir(folder.path()).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        assert_eq!(left, ["chatgpt.json", "pipeline.toml"], "nothing was created");
+    }
+}

@@ -150,10 +150,7 @@ pub fn execute(
 
         let mut counts = Counts::new();
         let mut memory_collector = match extraction_settings.extract {
-            Some(options) => Some(
-                extraction::Collector::new(options)
-                    .map_err(|error| RunError::Internal(format!("cannot make a temporary file for extraction evidence: {error}")))?,
-            ),
+            Some(options) => Some(extraction::Collector::new(options).map_err(|error| RunError::temporary("extraction evidence", error))?),
             None => None,
         };
         let mut redacted: BTreeMap<&'static str, u64> = BTreeMap::new();
@@ -339,7 +336,7 @@ fn collect_outcome(
             warnings.merge(&element_warnings);
             batch.push(conversation);
             if let Err(error) = extraction_result {
-                collector_error.get_or_insert(RunError::Internal(format!("writing extraction evidence to a temporary file: {error}")));
+                collector_error.get_or_insert(RunError::temporary("extraction evidence", error));
             }
         }
         Outcome::Rejected(reject) => {
@@ -388,6 +385,26 @@ fn read_inputs(
                     Ok(None) => break,
                     Err(crate::sources::json_array::FrameError::Io(error)) => {
                         return Err(RunError::read(display.to_string(), error));
+                    }
+                    Err(error) if error.is_element_only() => {
+                        // One element too large or too deep to decode: rejected on its own, after
+                        // the elements before it (input order), and framing goes on.
+                        batch.buffer.truncate(element_start);
+                        let complete = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
+                        dispatch(complete, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
+                        let reject = RecordReject {
+                            file: display.clone(),
+                            offset: error.offset(),
+                            index: error.element_index().unwrap_or_default(),
+                            conversation_id: None,
+                            message_id: None,
+                            reason: error.to_string(),
+                        };
+                        let (sender, receiver) = oneshot::channel();
+                        let _ = sender.send(vec![Outcome::Rejected(reject)]);
+                        if pending.blocking_send(receiver).is_err() {
+                            return Ok(());
+                        }
                     }
                     Err(error) => {
                         // Drop the partial element; the complete ones before it are decoded.

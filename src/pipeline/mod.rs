@@ -1,15 +1,19 @@
-//! Runs a conversion: checks options, plans inputs, builds stages and sinks, executes the graph
-//! and assembles the run report.
+//! Runs a conversion: checks options, locks what it writes, plans inputs, builds stages and
+//! sinks, executes the graph, assembles the run report, and only then puts the outputs, the
+//! rejects file and the report in place.
 
 pub mod config;
 pub mod engine;
 pub mod extraction;
 pub mod memories_preview;
+pub mod output_guard;
+pub mod output_paths;
+pub mod publish;
 pub mod rejects;
 pub mod report;
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -17,12 +21,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::error::{ConfigError, RunError};
 use crate::model::{Micros, Warnings};
 use crate::sinks::aimem::AimemSettings;
-use crate::sinks::{self, OutputFormat, SinkSettings};
+use crate::sinks::{OutputFormat, SinkSettings};
 use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
 use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
+use output_guard::{Layout, OutputGuard, Placement};
+use publish::StagedOutput;
 use rejects::RejectsWriter;
 use report::{InputSummary, OptionsSummary, OutputSummary, RunReport};
+use tempfile::TempPath;
 
 /// Whether duplicate messages are dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,7 +93,7 @@ impl Options {
     /// Checks everything that can be checked before reading, and reports every problem at once.
     ///
     /// # Errors
-    /// [`ConfigError::Option`] listing each problem.
+    /// [`ConfigError::Options`] listing each problem.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut problems = Vec::new();
         if self.inputs.is_empty() {
@@ -110,13 +117,10 @@ impl Options {
         if self.tenant_id.trim().is_empty() {
             problems.push("--tenant must not be empty".to_owned());
         }
-        let mut seen = std::collections::BTreeSet::new();
-        for (_, path) in &self.outputs {
-            if !seen.insert(path) {
-                problems.push(format!("two formats would write to {}", path.display()));
-            }
-        }
-        if problems.is_empty() { Ok(()) } else { Err(ConfigError::Option { option: "convert".into(), reason: problems.join("; ") }) }
+        // No output, report or rejects file may be an input, be inside an input folder or hold
+        // an input, or be another of them: checked before anything is opened for writing.
+        problems.extend(output_paths::problems(&self.inputs, &self.outputs, self.report.as_deref(), self.rejects.as_deref()));
+        if problems.is_empty() { Ok(()) } else { Err(ConfigError::Options { problems }) }
     }
 }
 
@@ -128,6 +132,23 @@ impl Options {
 pub fn run(options: &Options) -> Result<RunReport, RunError> {
     let started = Instant::now();
     options.validate()?;
+    // An output memport may not replace stops the run before any work; checked again, under
+    // the lock, when the output is published.
+    for (format, path) in &options.outputs {
+        publish::check_target(*format, path)?;
+    }
+    // Declared before everything it guards, so it drops last: the staged outputs and temporary
+    // files are gone by the time it removes its lock files and the folders the run created.
+    let mut guard = OutputGuard::default();
+    let mut layouts = Vec::with_capacity(options.outputs.len());
+    for (format, path) in &options.outputs {
+        let layout = Layout::of(path, publish::placement(*format))?;
+        guard.hold(&layout)?;
+        layouts.push(layout);
+    }
+    for path in options.report.iter().chain(options.rejects.iter()) {
+        guard.hold(&Layout::of(path, Placement::Beside)?)?;
+    }
     let mut plans = Vec::with_capacity(options.inputs.len());
     for input in &options.inputs {
         plans.push(sources::plan_input(input, &options.source)?);
@@ -153,6 +174,7 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         warnings.merge(&plan.warnings);
         notes.extend(plan.notes.iter().cloned());
     }
+    notes.extend(guard.notes().iter().cloned());
     let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|stream| stream.entry.size).sum();
     let progress = make_progress(options.progress, total_bytes);
     let settings = SinkSettings {
@@ -167,15 +189,26 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         sign_key: options.sign_key.clone(),
         mif_vendor_extensions: carried_vendor_extensions(&plans),
     };
+    // Each sink builds its output in a staging folder; the outputs are published only after
+    // the report is written (see `publish_run`).
+    let mut staged = Vec::with_capacity(options.outputs.len());
     let mut sinks = Vec::with_capacity(options.outputs.len());
-    for (format, path) in &options.outputs {
-        sinks.push(sinks::build(*format, path, &settings)?);
+    for ((format, _), layout) in options.outputs.iter().zip(&layouts) {
+        let (output, sink) = StagedOutput::build(*format, layout, &settings)?;
+        staged.push(output);
+        sinks.push(sink);
     }
     let mut stages: Vec<Box<dyn Stage>> = vec![Box::new(UniqueIds::default())];
     if options.dedup == DedupPolicy::Content {
         stages.push(Box::new(Dedup::default()));
     }
-    let rejects = RejectsWriter::create(options.rejects.as_deref())?;
+    let (rejects, rejects_file) = match options.rejects.as_deref() {
+        Some(path) => {
+            let (writer, file) = RejectsWriter::create_staged(path)?;
+            (writer, Some(file))
+        }
+        None => (RejectsWriter::create(None)?, None),
+    };
     let decode_options = DecodeOptions {
         branches: options.branches,
         exported_at: options.exported_at,
@@ -228,12 +261,38 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
     debug_assert!(report.memories_extracted.as_ref().is_none_or(|counts| counts.balances()), "memory counts must balance");
     report.set_warnings(&warnings);
     report.elapsed_seconds = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    if let Some(path) = &options.report {
-        let mut text = serde_json::to_vec_pretty(&report).map_err(|error| RunError::write(path.display().to_string(), error.into()))?;
-        text.push(b'\n');
-        std::fs::write(path, text).map_err(|error| RunError::write(path.display().to_string(), error))?;
-    }
+    let rejects_file = rejects_file.zip(options.rejects.as_deref());
+    publish_run(&report, options.report.as_deref(), staged, rejects_file)?;
+    // Published: the folders the run created hold its outputs now.
+    guard.keep_folders();
     Ok(report)
+}
+
+/// Puts a finished run's files in place, in the order that keeps a failure from leaving new
+/// outputs beside no report: the report is written (to a temporary file) first, and a report
+/// that cannot be written stops the run with no output replaced; then the outputs are
+/// published; then the rejects file and the report are renamed into place, the report last,
+/// so a report in place says its outputs are.
+///
+/// # Errors
+/// I/O errors writing the report, publishing an output or renaming the report or rejects file.
+fn publish_run(
+    report: &RunReport,
+    report_path: Option<&Path>,
+    staged: Vec<StagedOutput>,
+    rejects_file: Option<(TempPath, &Path)>,
+) -> Result<(), RunError> {
+    let report_file = report_path.map(|path| report.write_staged(path).map(|file| (file, path))).transpose()?;
+    for output in staged {
+        output.publish()?;
+    }
+    if let Some((file, path)) = rejects_file {
+        file.persist(path).map_err(|error| RunError::write(path.display().to_string(), error.error))?;
+    }
+    if let Some((file, path)) = report_file {
+        file.persist(path).map_err(|error| RunError::write(path.display().to_string(), error.error))?;
+    }
+    Ok(())
 }
 
 /// Other systems' MIF `vendor_extensions` of every input; the first input that names a system
@@ -259,4 +318,157 @@ fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names_in(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(folder).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    fn example_options(out: &Path) -> Options {
+        Options {
+            inputs: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join("chatgpt-small")],
+            outputs: vec![(OutputFormat::AimemNdjson, out.join("memory.aimem.ndjson"))],
+            threads: 1,
+            report: Some(out.join("run.json")),
+            rejects: Some(out.join("rejects.ndjson")),
+            exported_at: 0,
+            producer: "memport".into(),
+            tenant_id: default_tenant_id("memport"),
+            dedup: DedupPolicy::Content,
+            branches: BranchPolicy::Active,
+            source: SourceOptions::default(),
+            partition_by_provider: false,
+            owner_id: "local-user".into(),
+            sign_key: None,
+            progress: false,
+            extraction: extraction::ExtractionSettings::default(),
+        }
+    }
+
+    fn sink_settings() -> SinkSettings {
+        SinkSettings {
+            aimem: AimemSettings {
+                producer: "memport".into(),
+                tenant_id: default_tenant_id("memport"),
+                exported_at: 0,
+                links_expected: false,
+            },
+            partition_by_provider: false,
+            owner_id: "local-user".into(),
+            sign_key: None,
+            mif_vendor_extensions: Vec::new(),
+        }
+    }
+
+    fn empty_report() -> RunReport {
+        RunReport {
+            memport_version: env!("CARGO_PKG_VERSION"),
+            inputs: Vec::new(),
+            counts: report::Counts::new(),
+            outputs: Vec::new(),
+            warnings: Default::default(),
+            notes: Vec::new(),
+            options: OptionsSummary {
+                branches: "active",
+                dedup: "content",
+                threads: 1,
+                exported_at: format_rfc3339(0),
+                producer: "memport".into(),
+                extract: "off",
+                min_confidence: None,
+                extract_pii: "drop",
+                redact: "none",
+            },
+            rejects: 0,
+            memories_extracted: None,
+            secrets_redacted: Default::default(),
+            elapsed_seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_report_that_cannot_be_written_leaves_no_new_output_in_place() {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("memory.mif.json");
+        std::fs::write(&target, b"the previous run's").unwrap();
+        let layout = Layout::of(&target, publish::placement(OutputFormat::Mif)).unwrap();
+        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &sink_settings()).unwrap();
+        sink.finish().unwrap();
+        // A file where the report's folder would be: the report cannot be written.
+        std::fs::write(folder.path().join("blocked"), b"").unwrap();
+        let report_path = folder.path().join("blocked").join("run.json");
+        let error = publish_run(&empty_report(), Some(&report_path), vec![staged], None).unwrap_err();
+        assert!(error.to_string().contains("run.json"), "{error}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"the previous run's", "the old output stays");
+        assert_eq!(names_in(folder.path()), ["blocked", "memory.mif.json"], "the staged output is gone");
+    }
+
+    #[test]
+    fn publishing_puts_outputs_then_rejects_and_report_in_place() {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("memory.mif.json");
+        let layout = Layout::of(&target, publish::placement(OutputFormat::Mif)).unwrap();
+        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &sink_settings()).unwrap();
+        sink.finish().unwrap();
+        let rejects_path = folder.path().join("rejects.ndjson");
+        let (writer, rejects_file) = RejectsWriter::create_staged(&rejects_path).unwrap();
+        writer.finish().unwrap();
+        let report_path = folder.path().join("run.json");
+        publish_run(&empty_report(), Some(&report_path), vec![staged], Some((rejects_file, &rejects_path))).unwrap();
+        assert_eq!(names_in(folder.path()), ["memory.mif.json", "rejects.ndjson", "run.json"]);
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+        assert_eq!(report["rejects"], 0);
+    }
+
+    #[test]
+    fn a_run_on_an_output_another_run_holds_stops_at_once() {
+        let out = tempfile::tempdir().unwrap();
+        let options = example_options(out.path());
+        let mut other_run = OutputGuard::default();
+        other_run.hold(&Layout::of(&options.outputs[0].1, Placement::Beside).unwrap()).unwrap();
+        let error = run(&options).unwrap_err();
+        assert!(matches!(error, RunError::Busy { .. }), "{error}");
+        assert_eq!(names_in(out.path()), [".memport-memory.aimem.ndjson.lock"], "only the other run's lock file");
+        drop(other_run);
+        run(&options).unwrap();
+        assert_eq!(
+            names_in(out.path()),
+            ["memory.aimem.ndjson", "rejects.ndjson", "run.json"],
+            "no lock, staging or temporary file is left"
+        );
+    }
+
+    #[test]
+    fn a_failed_run_removes_the_folders_it_created() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut options = example_options(&folder.path().join("new").join("out"));
+        options.inputs = vec![folder.path().join("missing.json")];
+        assert!(run(&options).is_err(), "a missing input stops the run");
+        assert!(names_in(folder.path()).is_empty(), "{:?}", names_in(folder.path()));
+    }
+
+    #[test]
+    fn a_report_naming_the_input_stops_the_run_before_anything_is_written() {
+        let out = tempfile::tempdir().unwrap();
+        let input = out.path().join("chatgpt.json");
+        std::fs::write(&input, b"[]").unwrap();
+        let mut options = example_options(out.path());
+        options.inputs = vec![input.clone()];
+        options.report = Some(input.clone());
+        let error = run(&options).unwrap_err();
+        assert!(matches!(error, RunError::Config(ConfigError::Options { .. })), "{error}");
+        assert!(
+            error.to_string().contains(&format!("--report names the input {}; give the report another path", input.display())),
+            "{error}"
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), b"[]");
+        assert_eq!(names_in(out.path()), ["chatgpt.json"]);
+    }
 }

@@ -4,10 +4,16 @@
 //! Σ messages_skipped + messages_rejected`.
 
 use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use serde::Serialize;
+use tempfile::TempPath;
 
+use crate::error::RunError;
 use crate::model::{Conversation, Disposition, SkipReason, Warnings};
+use crate::sinks::output_file;
 
 /// One input as the report lists it.
 #[derive(Debug, Clone, Serialize)]
@@ -161,5 +167,24 @@ impl RunReport {
     /// Warnings as collected during the run.
     pub fn set_warnings(&mut self, warnings: &Warnings) {
         self.warnings = warnings.0.clone();
+    }
+
+    /// Writes the report (pretty JSON) to a temporary file beside `path` and returns it, for the
+    /// caller to rename onto `path` ([`TempPath::persist`]) once the outputs are in place;
+    /// dropped instead, the file is removed. Writing first and renaming last keeps a report
+    /// that cannot be written from leaving new outputs in place, and a failed run from
+    /// leaving a half-written report.
+    ///
+    /// # Errors
+    /// I/O errors writing the temporary file.
+    pub fn write_staged(&self, path: &Path) -> Result<TempPath, RunError> {
+        let write_error = |error: std::io::Error| RunError::write(path.display().to_string(), error);
+        let mut text = serde_json::to_vec_pretty(self).map_err(|error| write_error(error.into()))?;
+        text.push(b'\n');
+        let mut temporary = output_file::create_partial(path).map_err(write_error)?;
+        temporary.write_all(&text).map_err(write_error)?;
+        // Temporary files are private (0600); the report is an ordinary file.
+        temporary.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(write_error)?;
+        Ok(temporary.into_temp_path())
     }
 }

@@ -8,7 +8,10 @@
 //! Serializing in parallel and writing in order is what keeps output identical at any thread
 //! count while the work scales with cores. Output goes to a temporary name beside the target and is
 //! renamed on success, so a killed run never leaves a file that looks complete. After an error
-//! the sink is dropped and its temporary files are removed.
+//! the sink is dropped and its temporary files are removed. A run (`crate::pipeline`) points each
+//! sink at a staging folder and moves the finished output into place itself, after the run
+//! report is written ([`pam::publish`], [`parquet::publish`]); folder outputs keep a manifest of
+//! what memport wrote in them ([`output_file::Manifest`]), so a rerun replaces only that.
 
 pub mod aime;
 pub mod aimem;
@@ -205,7 +208,8 @@ pub trait Sink: Send {
     /// I/O errors writing the output or its spill files.
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError>;
 
-    /// Completes the output (checksums, closing brackets), renames it into place and reports.
+    /// Completes the output (checksums, closing brackets), renames it into place (the path the
+    /// sink was created with, which a run makes a staging path) and reports.
     ///
     /// # Errors
     /// I/O errors.

@@ -1,16 +1,24 @@
 //! Opens what the user named: a zip archive, an unzipped folder or a single file, lists its
 //! entries and opens each entry as a byte stream.
 //!
-//! Zip entries are inflated on a thread of their own, so decompression overlaps with framing.
+//! Zip entries are inflated on a thread of their own, so decompression overlaps with framing,
+//! and streamed in bounded chunks: no entry is read into memory whole, whatever size it
+//! declares or inflates to (side files read whole go through [`Entry::read_small`]'s limit). A
+//! zip is refused when it lists more than [`MAX_ZIP_ENTRIES`] entries, or two files of one name
+//! (the zip reader keeps only the last, so the other would go unread, silently). Inputs that
+//! are not regular files or folders, and UTF-16 files, are refused before they are read.
 
+use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
 use crate::error::{ConfigError, RunError};
+use crate::sources::detect::{check_regular_input, utf16_problem};
+use crate::validate::input_file::UTF16_SAMPLE;
 
 /// Bytes handed from the inflating thread to the framer at a time.
 const INFLATE_CHUNK: usize = 1 << 20;
@@ -18,6 +26,16 @@ const INFLATE_CHUNK: usize = 1 << 20;
 const INFLATE_QUEUE: usize = 8;
 /// How deep folders are searched for export files.
 const MAX_FOLDER_DEPTH: usize = 10;
+/// Most entries read from one zip. A zip's whole listing is held while its input is planned
+/// (the zip reader's index and an [`Entry`] per file, a few hundred bytes each), so a zip of
+/// millions of tiny entries would take gigabytes before a byte of it is read. The largest
+/// exports (ChatGPT's, with every image) hold tens of thousands of files.
+pub const MAX_ZIP_ENTRIES: usize = 1_000_000;
+/// How a zip starts.
+const ZIP_MAGIC: &[u8; 4] = b"PK\x03\x04";
+/// How a zip's central directory header starts, and its fixed part's length (APPNOTE 4.3.12).
+const CENTRAL_HEADER_MAGIC: &[u8; 4] = b"PK\x01\x02";
+const CENTRAL_HEADER_BYTES: usize = 46;
 
 /// What an input path is.
 #[derive(Debug, Clone)]
@@ -52,18 +70,29 @@ impl Container {
     /// Works out what `path` is.
     ///
     /// # Errors
-    /// [`ConfigError::Input`] when it does not exist or cannot be read.
+    /// [`ConfigError::Input`] when it does not exist, cannot be read, or is neither a regular
+    /// file nor a folder (a device, a named pipe); [`ConfigError::NotAnExport`] for a UTF-16
+    /// file.
     pub fn open(path: &Path) -> Result<Container, ConfigError> {
         let metadata = std::fs::metadata(path)
             .map_err(|error| ConfigError::Input { path: path.to_owned(), reason: format!("{error}; check the path") })?;
         if metadata.is_dir() {
             return Ok(Container::Folder(path.to_owned()));
         }
-        let mut magic = [0u8; 4];
+        // Before it is opened: opening a named pipe blocks, and a device is never read to its end.
+        check_regular_input(path)?;
+        let mut head = [0u8; UTF16_SAMPLE];
         let read = File::open(path)
-            .and_then(|mut file| read_up_to(&mut file, &mut magic))
+            .and_then(|mut file| read_up_to(&mut file, &mut head))
             .map_err(|error| ConfigError::Input { path: path.to_owned(), reason: error.to_string() })?;
-        if read == 4 && &magic == b"PK\x03\x04" { Ok(Container::Zip(path.to_owned())) } else { Ok(Container::File(path.to_owned())) }
+        let head = &head[..read];
+        if head.starts_with(ZIP_MAGIC) {
+            return Ok(Container::Zip(path.to_owned()));
+        }
+        if let Some(problem) = utf16_problem(head) {
+            return Err(ConfigError::NotAnExport { path: path.to_owned(), reason: problem.to_owned() });
+        }
+        Ok(Container::File(path.to_owned()))
     }
 
     /// The path the user gave.
@@ -110,13 +139,40 @@ impl Container {
 /// Whether `path` starts with the zip magic.
 fn is_zip_file(path: &Path) -> bool {
     let mut magic = [0u8; 4];
-    File::open(path).and_then(|mut file| read_up_to(&mut file, &mut magic)).is_ok_and(|read| read == 4 && &magic == b"PK\x03\x04")
+    File::open(path).and_then(|mut file| read_up_to(&mut file, &mut magic)).is_ok_and(|read| read == 4 && &magic == ZIP_MAGIC)
 }
 
 /// Lists the files in the zip at `archive_path`; names are prefixed with `prefix/` when the
 /// zip sits inside a folder input.
 fn zip_entries(archive_path: &Path, prefix: Option<&str>) -> Result<Vec<Entry>, RunError> {
+    list_zip(archive_path, prefix, MAX_ZIP_ENTRIES)
+}
+
+/// [`zip_entries`] with the entry limit as a parameter.
+fn list_zip(archive_path: &Path, prefix: Option<&str>, max_entries: usize) -> Result<Vec<Entry>, RunError> {
     let mut archive = open_archive(archive_path)?;
+    let refuse = |reason: String| RunError::from(ConfigError::NotAnExport { path: archive_path.to_owned(), reason });
+    if archive.len() > max_entries {
+        return Err(refuse(format!(
+            "the zip holds {} entries, more than the {max_entries} memport reads from one zip; an export holds far fewer \
+             (if this one does, unzip it and give the folder)",
+            archive.len()
+        )));
+    }
+    if archive.has_duplicate_names() {
+        let repeated = repeated_name(archive_path, archive.central_directory_start(), max_entries)
+            .map_err(|error| RunError::read(archive_path.display().to_string(), error))?;
+        match repeated {
+            Repeated::File(name) => {
+                return Err(refuse(format!("the zip holds two entries named {name}; memport cannot tell which is the export")));
+            }
+            // Folder entries hold nothing to read.
+            Repeated::FoldersOnly => {}
+            Repeated::NotFound => {
+                return Err(refuse("the zip holds two entries of the same name; memport cannot tell which is the export".to_owned()));
+            }
+        }
+    }
     let mut found = Vec::with_capacity(archive.len());
     for index in 0..archive.len() {
         let file = archive
@@ -137,6 +193,52 @@ fn zip_entries(archive_path: &Path, prefix: Option<&str>) -> Result<Vec<Entry>, 
         });
     }
     Ok(found)
+}
+
+/// What a zip's central directory lists twice (the zip reader keeps one entry per name and
+/// says only that some name came twice).
+#[derive(Debug, PartialEq, Eq)]
+enum Repeated {
+    /// A file name, the first one listed twice.
+    File(String),
+    /// Only folder names (`name/`), which hold nothing.
+    FoldersOnly,
+    /// No name read here repeats: the reader compared names after applying a Unicode path
+    /// field, which this walk does not read.
+    NotFound,
+}
+
+/// Walks the central directory of the zip at `path` from `directory_start` (where the zip
+/// reader found it) for a name listed twice. Bounded like the listing: at most twice
+/// `max_entries` headers, and the names of the files seen so far.
+///
+/// # Errors
+/// I/O errors reading the archive.
+fn repeated_name(path: &Path, directory_start: u64, max_entries: usize) -> io::Result<Repeated> {
+    let mut reader = BufReader::new(File::open(path)?);
+    reader.seek(SeekFrom::Start(directory_start))?;
+    let mut files = HashSet::new();
+    let mut folders = HashSet::new();
+    let mut folder_repeated = false;
+    let mut header = [0u8; CENTRAL_HEADER_BYTES];
+    for _ in 0..max_entries.saturating_mul(2) {
+        if read_up_to(&mut reader, &mut header)? < CENTRAL_HEADER_BYTES || !header.starts_with(CENTRAL_HEADER_MAGIC) {
+            break;
+        }
+        let field = |at: usize| u16::from_le_bytes([header[at], header[at + 1]]);
+        let (name_length, extra_length, comment_length) = (field(28), field(30), field(32));
+        let mut name = vec![0u8; usize::from(name_length)];
+        reader.read_exact(&mut name)?;
+        reader.seek_relative(i64::from(extra_length) + i64::from(comment_length))?;
+        if matches!(name.last(), Some(b'/' | b'\\')) {
+            folder_repeated |= !folders.insert(name);
+        } else if files.contains(&name) {
+            return Ok(Repeated::File(String::from_utf8_lossy(&name).into_owned()));
+        } else {
+            files.insert(name);
+        }
+    }
+    Ok(if folder_repeated { Repeated::FoldersOnly } else { Repeated::NotFound })
 }
 
 impl Entry {
@@ -299,5 +401,94 @@ impl Read for InflatingReader {
         buffer[..count].copy_from_slice(&self.current[self.position..self.position + count]);
         self.position += count;
         Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A stored zip of `folders` and `files` (name, content), with each `(from, to)` of
+    /// `renames` then applied to its bytes: the zip writer refuses two entries of one name, so
+    /// a repeated name is made by renaming the second of two names of the same length.
+    fn zip_with(folder: &Path, folders: &[&str], files: &[(&str, &str)], renames: &[(&str, &str)]) -> PathBuf {
+        let mut writer = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        for name in folders {
+            writer.add_directory(*name, stored).unwrap();
+        }
+        for (name, content) in files {
+            writer.start_file(*name, stored).unwrap();
+            writer.write_all(content.as_bytes()).unwrap();
+        }
+        let mut bytes = writer.finish().unwrap().into_inner();
+        for (from, to) in renames {
+            assert_eq!(from.len(), to.len());
+            let mut at = 0;
+            while let Some(found) = memchr::memmem::find(&bytes[at..], from.as_bytes()) {
+                let start = at + found;
+                bytes[start..start + from.len()].copy_from_slice(to.as_bytes());
+                at = start + from.len();
+            }
+        }
+        let path = folder.join("export.zip");
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn entries_error(path: &Path) -> String {
+        Container::open(path).unwrap().entries().err().map(|error| error.to_string()).unwrap_or_default()
+    }
+
+    /// Guards repeated names: the zip reader keeps only the last of two entries of one name, so
+    /// the first was never read and nothing said so.
+    #[test]
+    fn two_entries_of_one_name_refuse_the_zip_naming_the_entry() {
+        let folder = tempfile::tempdir().unwrap();
+        let files = [("conversations.json", "[]"), ("conversationX.json", "[1]")];
+        let path = zip_with(folder.path(), &[], &files, &[("conversationX.json", "conversations.json")]);
+        let error = entries_error(&path);
+        assert!(error.ends_with("the zip holds two entries named conversations.json; memport cannot tell which is the export"), "{error}");
+    }
+
+    /// Guards the other side of it: a folder listed twice holds nothing to lose.
+    #[test]
+    fn a_folder_listed_twice_is_no_problem() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = zip_with(folder.path(), &["dir_one/", "dir_two/"], &[("conversations.json", "[]")], &[("dir_two/", "dir_one/")]);
+        let entries = Container::open(&path).unwrap().entries().unwrap();
+        assert_eq!(entries.iter().map(|entry| entry.name.as_str()).collect::<Vec<_>>(), ["conversations.json"]);
+    }
+
+    /// Guards the entry limit.
+    #[test]
+    fn a_zip_of_more_entries_than_the_limit_is_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = zip_with(folder.path(), &[], &[("a.json", "[]"), ("b.json", "[]"), ("c.json", "[]")], &[]);
+        let error = list_zip(&path, None, 2).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("the zip holds 3 entries, more than the 2 memport reads from one zip"), "{error}");
+        assert_eq!(list_zip(&path, None, 3).map(|entries| entries.len()).ok(), Some(3));
+    }
+
+    /// Guards what is refused before it is read: a UTF-16 file (with what to do about it) and
+    /// a device, which would be read forever.
+    #[test]
+    fn utf16_files_and_devices_are_refused_when_opened() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("copilot-activity-history.csv");
+        let utf16: Vec<u8> = "\u{feff}Conversation,Time,Author,Message\r\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        std::fs::write(&path, utf16).unwrap();
+        match Container::open(&path) {
+            Err(ConfigError::NotAnExport { reason, .. }) => assert_eq!(reason, crate::validate::input_file::UTF16_ADVICE),
+            other => panic!("{other:?}"),
+        }
+        match Container::open(Path::new("/dev/zero")) {
+            Err(ConfigError::Input { reason, .. }) => assert!(reason.contains("a character device"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(&path, b"Conversation,Time,Author,Message\r\n").unwrap();
+        assert!(matches!(Container::open(&path), Ok(Container::File(_))));
     }
 }

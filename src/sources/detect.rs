@@ -1,11 +1,51 @@
 //! Tells what a file holds from its first bytes, by structure and never by name: ChatGPT,
 //! Claude and DeepSeek all ship a `conversations.json`, and a Takeout archive holds a
 //! `MyActivity.json` for every Google product.
+//!
+//! Before that, an input must be something to read at all: [`check_regular_input`] refuses
+//! devices, named pipes and sockets, and [`utf16_problem`] says when a file is UTF-16 (the
+//! checks themselves are `validate::input_file`'s, shared with `memport validate`).
+
+use std::io::Read;
+use std::path::Path;
 
 use serde_json::Value;
 
+use crate::error::ConfigError;
+use crate::sources::container::Entry;
 use crate::sources::copilot::CsvLayout;
 use crate::sources::json_array::ArrayFramer;
+use crate::validate::input_file::{UTF16_ADVICE, UTF16_SAMPLE, special_file_kind, utf16_encoding};
+
+/// Refuses an input that is neither a regular file nor a folder: a character device
+/// (`/dev/zero`) would be read forever, a named pipe blocks until something writes to it, and
+/// neither is an export. Call it before anything opens the path.
+///
+/// # Errors
+/// [`ConfigError::Input`] naming what the path is.
+pub fn check_regular_input(path: &Path) -> Result<(), ConfigError> {
+    match special_file_kind(path) {
+        Some(kind) => Err(ConfigError::Input {
+            path: path.to_owned(),
+            reason: format!("is {kind}, not a regular file or folder; memport reads exports from files"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What to tell the user when `prefix` (a file's first bytes) is UTF-16 text, which no export
+/// memport reads is in; `None` otherwise.
+pub fn utf16_problem(prefix: &[u8]) -> Option<&'static str> {
+    utf16_encoding(prefix).map(|_| UTF16_ADVICE)
+}
+
+/// Whether `entry` (a file of a zip or folder that sniffed as nothing memport reads) starts as
+/// UTF-16 text, so the "no export found" error can say so; false when it cannot be read.
+pub fn entry_is_utf16(entry: &Entry) -> bool {
+    let mut head = Vec::with_capacity(UTF16_SAMPLE);
+    let read = entry.open().is_ok_and(|reader| reader.take(UTF16_SAMPLE as u64).read_to_end(&mut head).is_ok());
+    read && utf16_problem(&head).is_some()
+}
 
 /// Product headers and product names that mark Gemini activity records (the header is
 /// localized in some accounts; older records say Bard).
@@ -53,11 +93,15 @@ pub fn sniff(prefix: &[u8]) -> Sniffed {
 
 fn sniff_array(text: &[u8]) -> Sniffed {
     let mut framer = ArrayFramer::new(text);
-    let first = match framer.next_element() {
-        Ok(Some(element)) => element.bytes,
-        Ok(None) => return Sniffed::EmptyArray,
-        // The first element is longer than the prefix: look for telling keys instead.
-        Err(_) => return sniff_array_keys(text),
+    let first = loop {
+        match framer.next_element() {
+            Ok(Some(element)) => break element.bytes,
+            Ok(None) => return Sniffed::EmptyArray,
+            // Too deep to read (rejected later on its own): the next element tells.
+            Err(error) if error.is_element_only() => {}
+            // The first element is longer than the prefix: look for telling keys instead.
+            Err(_) => return sniff_array_keys(text),
+        }
     };
     // A damaged first element (a lone surrogate escape, a stray byte) is the decoder's business
     // to reject; the keys still say whose export it is.
@@ -187,5 +231,33 @@ mod tests {
         assert_eq!(sniff(youtube), Sniffed::Other);
         let chrome = br#"[{"header":"Chrome","title":"Visited Gemini","titleUrl":"https://gemini.google.com/app/x","time":"2026-01-01T00:00:00.000Z"}]"#;
         assert_eq!(sniff(chrome), Sniffed::Other);
+    }
+
+    /// Guards detection of UTF-16 exports (a Copilot CSV saved as "Unicode text"): they get
+    /// the conversion to run, not "no export found".
+    #[test]
+    fn a_utf16_file_is_named_as_such() {
+        let csv: Vec<u8> = "\u{feff}Conversation,Time,Author,Message\r\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert_eq!(sniff(&csv), Sniffed::Other);
+        assert_eq!(utf16_problem(&csv), Some(UTF16_ADVICE));
+        let without_mark: Vec<u8> = "[{\"mapping\": {}}]".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(utf16_problem(&without_mark), Some(UTF16_ADVICE));
+        assert_eq!(utf16_problem(b"\xEF\xBB\xBFConversation,Time,Author,Message\r\n"), None);
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("copilot-activity-history.csv");
+        std::fs::write(&path, &csv).unwrap();
+        let entries = crate::sources::container::Container::File(path.clone()).entries().unwrap();
+        assert!(entries.iter().all(entry_is_utf16));
+        std::fs::write(&path, b"Conversation,Time,Author,Message\r\n").unwrap();
+        assert!(!entries.iter().any(entry_is_utf16));
+    }
+
+    /// Guards the up-front refusal of inputs that are not files or folders.
+    #[test]
+    fn devices_are_refused_before_they_are_read() {
+        let error = check_regular_input(Path::new("/dev/zero")).err().map(|error| error.to_string()).unwrap_or_default();
+        assert_eq!(error, "input /dev/zero: is a character device, not a regular file or folder; memport reads exports from files");
+        assert!(check_regular_input(Path::new(".")).is_ok());
+        assert!(check_regular_input(Path::new("no such input")).is_ok(), "a missing path is reported where it is opened");
     }
 }

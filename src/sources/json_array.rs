@@ -17,8 +17,14 @@ use crate::sources::read_ahead::ReadAhead;
 /// How many bytes are read from the input at a time.
 const READ_SIZE: usize = 1 << 20;
 /// Largest element framed. A broken file (a stray quote, unbalanced brackets) would otherwise
-/// pull the rest of the input into one element.
+/// pull the rest of the input into one element. A larger element is walked to its end without
+/// keeping its bytes and rejected on its own.
 pub const MAX_ELEMENT_BYTES: usize = 1 << 30;
+/// Deepest nesting of arrays and objects in one element. The decoders' parsers recurse once a
+/// level, and a 100,000-deep element overflowed a decode thread's stack; real exports nest about
+/// 20 levels. A deeper element is walked to its end without keeping its bytes and rejected on
+/// its own, before any parser sees it.
+pub const MAX_DEPTH: u64 = 512;
 
 /// One element of the array, as bytes, with where it was.
 #[derive(Debug)]
@@ -71,13 +77,53 @@ pub enum FrameError {
         /// Index of the next element that never came.
         last_index: u64,
     },
-    /// An element grew past [`MAX_ELEMENT_BYTES`].
-    #[error("byte {element_offset}: element {index} is larger than {MAX_ELEMENT_BYTES} bytes; the file is probably broken from here on")]
+    /// An element grew past [`MAX_ELEMENT_BYTES`]; it was skipped and framing goes on.
+    #[error("byte {element_offset}: element {index} is larger than the limit of {limit} bytes ({length} bytes); it was skipped")]
     ElementTooLarge {
         /// The element.
         index: u64,
         /// Where it starts.
         element_offset: u64,
+        /// Its length in bytes.
+        length: u64,
+        /// The limit it broke.
+        limit: u64,
+    },
+    /// An element nests arrays and objects deeper than [`MAX_DEPTH`]; it was skipped and
+    /// framing goes on.
+    #[error(
+        "byte {element_offset}: element {index} nests arrays and objects more than {MAX_DEPTH} levels deep ({depth} levels); it was skipped"
+    )]
+    ElementTooDeep {
+        /// The element.
+        index: u64,
+        /// Where it starts.
+        element_offset: u64,
+        /// Its deepest nesting.
+        depth: u64,
+    },
+    /// An element that starts like a number or a literal but is neither (`x"`, `tru`); it was
+    /// skipped and framing goes on. Without this check such bytes reached whoever splices
+    /// elements into an array of their own, which then no longer framed.
+    #[error("byte {element_offset}: element {index} is not a JSON value (it starts with {found}); it was skipped")]
+    NotAValue {
+        /// The element.
+        index: u64,
+        /// Where it starts.
+        element_offset: u64,
+        /// What it starts with.
+        found: String,
+    },
+    /// Something other than whitespace follows the array's closing `]` (two files joined
+    /// with `cat`, say).
+    #[error(
+        "byte {offset}: more data follows the array that ended before it ({found}); it was not read — was a second file appended to this one?"
+    )]
+    TrailingData {
+        /// Where the data starts.
+        offset: u64,
+        /// What was found.
+        found: String,
     },
     /// Reading failed.
     #[error(transparent)]
@@ -89,9 +135,49 @@ impl FrameError {
     pub fn offset(&self) -> u64 {
         match self {
             FrameError::NotAnArray { offset, .. } | FrameError::BadSeparator { offset, .. } => *offset,
-            FrameError::TruncatedInElement { element_offset, .. } | FrameError::ElementTooLarge { element_offset, .. } => *element_offset,
+            FrameError::TruncatedInElement { element_offset, .. }
+            | FrameError::ElementTooLarge { element_offset, .. }
+            | FrameError::ElementTooDeep { element_offset, .. }
+            | FrameError::NotAValue { element_offset, .. } => *element_offset,
             FrameError::TruncatedBetweenElements { end, .. } => *end,
+            FrameError::TrailingData { offset, .. } => *offset,
             FrameError::Io(_) => 0,
+        }
+    }
+
+    /// The index of the element the problem is in, where it is in one.
+    pub fn element_index(&self) -> Option<u64> {
+        match self {
+            FrameError::TruncatedInElement { index, .. }
+            | FrameError::ElementTooLarge { index, .. }
+            | FrameError::ElementTooDeep { index, .. }
+            | FrameError::NotAValue { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// Whether only the one element is lost: it was walked to its end and framing goes on
+    /// with the next one (the caller rejects it and asks for more).
+    pub fn is_element_only(&self) -> bool {
+        matches!(self, FrameError::ElementTooLarge { .. } | FrameError::ElementTooDeep { .. } | FrameError::NotAValue { .. })
+    }
+}
+
+/// Why the element being framed is skipped, found while it is walked.
+#[derive(Debug, Clone, Copy)]
+enum Oversized {
+    /// Longer than [`MAX_ELEMENT_BYTES`].
+    Large,
+    /// Nested deeper than [`MAX_DEPTH`]; the deepest level seen so far.
+    Deep(u64),
+}
+
+impl Oversized {
+    /// The error for element `index` at `offset`, `length` bytes long.
+    fn error(self, index: u64, offset: u64, length: u64) -> FrameError {
+        match self {
+            Oversized::Large => FrameError::ElementTooLarge { index, element_offset: offset, length, limit: MAX_ELEMENT_BYTES as u64 },
+            Oversized::Deep(depth) => FrameError::ElementTooDeep { index, element_offset: offset, depth },
         }
     }
 }
@@ -224,8 +310,10 @@ impl<R: Read> ArrayFramer<R> {
     /// As [`ArrayFramer::next_element`]; `out` may then hold a partial element past its old end.
     pub fn next_element_into(&mut self, out: &mut Vec<u8>) -> Result<Option<(u64, u64)>, FrameError> {
         let result = self.advance(out);
-        if result.is_err() {
-            self.state = State::Done;
+        if let Err(error) = &result {
+            // An oversized array element was walked to its end: the next one can be framed.
+            // Anything else leaves the framer lost.
+            self.state = if error.is_element_only() && self.state == State::ExpectElement { State::ExpectSeparator } else { State::Done };
         }
         result
     }
@@ -277,6 +365,7 @@ impl<R: Read> ArrayFramer<R> {
                         b']' => {
                             self.position += 1;
                             self.state = State::Done;
+                            self.check_nothing_follows()?;
                             return Ok(None);
                         }
                         other => {
@@ -296,6 +385,7 @@ impl<R: Read> ArrayFramer<R> {
                         // `[]`, or a trailing comma before `]` (not JSON, but harmless).
                         self.position += 1;
                         self.state = State::Done;
+                        self.check_nothing_follows()?;
                         return Ok(None);
                     }
                     let element = if self.kept_members.is_empty() { self.take_value(out)? } else { self.take_members(out)? };
@@ -350,6 +440,20 @@ impl<R: Read> ArrayFramer<R> {
                 self.next_index = 0;
                 return Ok(true);
             }
+            if is_wanted && is_last && value_start != b'n' {
+                // Present but not an array (`null` reads as no elements): without this it would
+                // be skipped like any other member, and the run would find nothing, silently.
+                let name = String::from_utf8_lossy(&scratch).into_owned();
+                let found = match value_start {
+                    b'{' => "an object".to_owned(),
+                    b'"' => "a string".to_owned(),
+                    other => describe(other),
+                };
+                return Err(FrameError::NotAnArray {
+                    offset: self.bytes_consumed(),
+                    found: format!("{found} as member {name} where an array should be"),
+                });
+            }
             if is_wanted && !is_last && value_start == b'{' {
                 // Down into the nested object; members after it at this level are never reached.
                 self.position += 1;
@@ -362,7 +466,13 @@ impl<R: Read> ArrayFramer<R> {
             self.discarding = true;
             let skipped = self.take_value(&mut scratch);
             self.discarding = false;
-            skipped?;
+            match skipped {
+                // Too large or too deep, but not wanted: walked to its end all the same.
+                Err(error) if error.is_element_only() => {}
+                other => {
+                    other?;
+                }
+            }
             match expect(self, "`,` or `}`")? {
                 b',' => self.position += 1,
                 b'}' => return Ok(false),
@@ -425,15 +535,18 @@ impl<R: Read> ArrayFramer<R> {
         let mut segment_start = self.position;
         let first = self.buffer[self.position];
         let is_scalar = !matches!(first, b'{' | b'[' | b'"');
+        // Set once the element is too large or too deep: from then on it is only walked.
+        let mut oversized: Option<Oversized> = None;
         loop {
             if self.position >= self.filled {
-                if self.discarding {
+                if self.discarding || oversized.is_some() {
                     bytes.truncate(element_start);
                 } else {
                     bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
                 }
-                if bytes.len() - element_start > MAX_ELEMENT_BYTES {
-                    return Err(FrameError::ElementTooLarge { index, element_offset: offset });
+                if oversized.is_none() && self.bytes_consumed() - offset > MAX_ELEMENT_BYTES as u64 {
+                    oversized = Some(Oversized::Large);
+                    bytes.truncate(element_start);
                 }
                 if !self.fill()? {
                     if is_scalar && bytes.len() > element_start {
@@ -447,8 +560,14 @@ impl<R: Read> ArrayFramer<R> {
             if is_scalar {
                 let byte = self.buffer[self.position];
                 if matches!(byte, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
-                    bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                    return Ok((offset, index));
+                    let framed = self.end_value(bytes, element_start, segment_start, oversized, (offset, index))?;
+                    if !self.discarding && !is_json_scalar(&bytes[element_start..]) {
+                        // Empty when a separator comes where a value should be (`[,1]`).
+                        let found = describe(bytes.get(element_start).copied().unwrap_or(byte));
+                        bytes.truncate(element_start);
+                        return Err(FrameError::NotAValue { index, element_offset: offset, found });
+                    }
+                    return Ok(framed);
                 }
                 self.position += 1;
                 continue;
@@ -457,8 +576,7 @@ impl<R: Read> ArrayFramer<R> {
                 if self.cross_string(&mut escaped) {
                     in_string = false;
                     if depth == 0 {
-                        bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                        return Ok((offset, index));
+                        return self.end_value(bytes, element_start, segment_start, oversized, (offset, index));
                     }
                 }
                 continue;
@@ -479,16 +597,62 @@ impl<R: Read> ArrayFramer<R> {
                 }
                 if class == OPEN {
                     depth += 1;
+                    if depth > MAX_DEPTH {
+                        match &mut oversized {
+                            Some(Oversized::Deep(deepest)) => *deepest = (*deepest).max(depth),
+                            Some(Oversized::Large) => {}
+                            None => oversized = Some(Oversized::Deep(depth)),
+                        }
+                    }
                     continue;
                 }
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     self.position += distance + 1;
-                    bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
-                    return Ok((offset, index));
+                    return self.end_value(bytes, element_start, segment_start, oversized, (offset, index));
                 }
             }
             self.position += advanced;
+        }
+    }
+
+    /// Ends the element framed from `element_start` of `bytes`: appends its last segment (the
+    /// buffer from `segment_start` to the current position), or, when it was `oversized`,
+    /// drops what was kept of it and reports why.
+    fn end_value(
+        &mut self,
+        bytes: &mut Vec<u8>,
+        element_start: usize,
+        segment_start: usize,
+        oversized: Option<Oversized>,
+        (offset, index): (u64, u64),
+    ) -> Result<(u64, u64), FrameError> {
+        match oversized {
+            None => {
+                if self.discarding {
+                    bytes.truncate(element_start);
+                } else {
+                    bytes.extend_from_slice(&self.buffer[segment_start..self.position]);
+                }
+                Ok((offset, index))
+            }
+            Some(reason) => {
+                bytes.truncate(element_start);
+                Err(reason.error(index, offset, self.bytes_consumed() - offset))
+            }
+        }
+    }
+
+    /// After the closing `]` of a top-level array: only whitespace may follow. Data after it
+    /// (a second array appended with `cat`) would otherwise be dropped without a word.
+    fn check_nothing_follows(&mut self) -> Result<(), FrameError> {
+        if !self.member.is_empty() {
+            // The rest of the enclosing object is not this framer's business.
+            return Ok(());
+        }
+        match self.skip_whitespace()? {
+            None => Ok(()),
+            Some(byte) => Err(FrameError::TrailingData { offset: self.bytes_consumed(), found: describe(byte) }),
         }
     }
 }
@@ -581,6 +745,36 @@ fn read_some(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
 /// How many backslashes `bytes` ends with.
 pub(crate) fn trailing_backslashes(bytes: &[u8]) -> usize {
     bytes.iter().rev().take_while(|&&byte| byte == b'\\').count()
+}
+
+/// Whether `bytes` is a JSON number, `true`, `false` or `null`.
+fn is_json_scalar(bytes: &[u8]) -> bool {
+    if matches!(bytes, b"true" | b"false" | b"null") {
+        return true;
+    }
+    let digits = |bytes: &[u8]| bytes.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    let mut rest = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    let whole = digits(rest);
+    if whole == 0 || (whole > 1 && rest[0] == b'0') {
+        return false;
+    }
+    rest = &rest[whole..];
+    if let Some(fraction) = rest.strip_prefix(b".") {
+        let count = digits(fraction);
+        if count == 0 {
+            return false;
+        }
+        rest = &fraction[count..];
+    }
+    if let Some(exponent) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+        let exponent = exponent.strip_prefix(b"+").or_else(|| exponent.strip_prefix(b"-")).unwrap_or(exponent);
+        let count = digits(exponent);
+        if count == 0 {
+            return false;
+        }
+        rest = &exponent[count..];
+    }
+    rest.is_empty()
 }
 
 fn describe(byte: u8) -> String {
@@ -735,5 +929,92 @@ mod tests {
         assert_eq!(error, None);
         assert_eq!(elements.len(), 2);
         assert_eq!(elements[0].1.len(), big.len() + 10);
+    }
+
+    /// Guards the stack: a 100,000-deep element used to overflow a decode thread's stack.
+    #[test]
+    fn an_element_nested_too_deep_is_skipped_and_the_next_one_is_framed() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let input = format!(r#"[{{"a":1}},{{"m":{deep}}},{{"b":2}}]"#);
+        let mut framer = ArrayFramer::new(input.as_bytes());
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"a":1}"#);
+        let error = framer.next_element().unwrap_err();
+        assert!(error.is_element_only());
+        assert_eq!(error.element_index(), Some(1));
+        assert!(error.to_string().contains("more than 512 levels deep (100001 levels)"), "{error}");
+        let next = framer.next_element().unwrap().unwrap();
+        assert_eq!((next.index, next.bytes.as_slice()), (2, &br#"{"b":2}"#[..]));
+        assert!(framer.next_element().unwrap().is_none());
+        // Exactly at the limit is still framed.
+        let at_limit = format!("[{}{}]", "[".repeat(MAX_DEPTH as usize), "]".repeat(MAX_DEPTH as usize));
+        let (elements, error) = frame_all(at_limit.as_bytes());
+        assert_eq!((elements.len(), error), (1, None));
+    }
+
+    #[test]
+    fn an_element_nested_too_deep_keeps_none_of_its_members() {
+        let deep = format!("{}{}", "{\"x\":".repeat(600), "1".to_owned() + &"}".repeat(600));
+        let input = format!(r#"[{{"time":"t","d":{deep}}},{{"time":"u"}}]"#);
+        let mut framer = ArrayFramer::new(input.as_bytes()).keeping_members(&[b"\"time\""]);
+        let mut kept = Vec::new();
+        let error = framer.next_element_into(&mut kept).unwrap_err();
+        assert!(matches!(error, FrameError::ElementTooDeep { depth: 601, .. }), "{error}");
+        assert!(kept.is_empty());
+        framer.next_element_into(&mut kept).unwrap().unwrap();
+        assert_eq!(kept, br#"{"time":"u"}"#);
+    }
+
+    /// Guards against silent loss: `cat a.json b.json` used to read only the first array.
+    #[test]
+    fn data_after_the_closing_bracket_is_reported() {
+        let (elements, error) = frame_all(b"[1,2]\n[3]");
+        assert_eq!(elements.len(), 2);
+        let error = error.unwrap();
+        assert!(error.contains("byte 6: more data follows the array"), "{error}");
+        let (_, clean) = frame_all(b"[1,2] \n\t");
+        assert_eq!(clean, None);
+    }
+
+    /// Guards against silent loss: Grok's `conversations` as an object used to frame nothing.
+    #[test]
+    fn a_wanted_member_that_is_not_an_array_is_reported() {
+        let mut framer = ArrayFramer::member_array(&br#"{"conversations":{"a":[1]}}"#[..], "conversations");
+        let error = framer.next_element().unwrap_err().to_string();
+        assert!(error.contains(r#"an object as member "conversations" where an array should be"#), "{error}");
+        let mut null = ArrayFramer::member_array(&br#"{"conversations":null}"#[..], "conversations");
+        assert!(null.next_element().unwrap().is_none());
+    }
+
+    /// Found by fuzzing: `[x", {…}]` framed `x"` as an element, and an array spliced from the
+    /// elements no longer framed.
+    #[test]
+    fn an_element_that_is_no_json_value_is_skipped_and_the_next_one_is_framed() {
+        let mut framer = ArrayFramer::new(&br#"[x", {"a":1}, -1.5e3, tru]"#[..]);
+        let error = framer.next_element().unwrap_err();
+        assert!(error.is_element_only() && error.to_string().contains("is not a JSON value (it starts with `x`)"), "{error}");
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"a":1}"#);
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"-1.5e3");
+        assert!(framer.next_element().unwrap_err().is_element_only());
+        assert!(framer.next_element().unwrap().is_none());
+        let (elements, error) = frame_all(b"[,1]");
+        assert_eq!((elements.len(), error.unwrap().contains("starts with `,`")), (0, true));
+        for scalar in [&b"0"[..], b"-0.5", b"12E+3", b"true", b"null"] {
+            assert!(is_json_scalar(scalar), "{scalar:?}");
+        }
+        for not_scalar in [&b"01"[..], b"1.", b"-", b"1e", b"nul", b"x"] {
+            assert!(!is_json_scalar(not_scalar), "{not_scalar:?}");
+        }
+    }
+
+    /// Found by fuzzing: a too-deep member before the wanted array stopped framing, and every
+    /// conversation after it was lost.
+    #[test]
+    fn a_member_nested_too_deep_before_the_wanted_array_is_passed_over() {
+        let deep = format!("{}{}", "[".repeat(600), "]".repeat(600));
+        let input = format!(r#"{{"aaa":{deep},"conversations":[{{"a":1}},{{"b":2}}]}}"#);
+        let mut framer = ArrayFramer::member_array(input.as_bytes(), "conversations");
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"a":1}"#);
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"b":2}"#);
+        assert!(framer.next_element().unwrap().is_none());
     }
 }

@@ -50,6 +50,8 @@ fn provider_of(sniffed: Sniffed) -> Option<Provider> {
 /// # Errors
 /// [`ConfigError`] when the path cannot be opened or holds no supported export; I/O errors.
 pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, RunError> {
+    // A device or a pipe would be read forever (or block) by the first sniff below.
+    crate::sources::detect::check_regular_input(path)?;
     if let Some(plan) = formats::pam::plan_store(path)? {
         return Ok(plan);
     }
@@ -97,9 +99,15 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
     }
     let mut found: Vec<(Sniffed, Entry)> = Vec::new();
     let mut not_exports = Vec::new();
+    let mut utf16_files = Vec::new();
     for entry in entries.iter().filter(|entry| matches!(container, Container::File(_)) || is_candidate(entry)) {
         match sniff_entry(entry)? {
-            Sniffed::Other => not_exports.push(entry.display.to_string()),
+            Sniffed::Other => {
+                if crate::sources::detect::entry_is_utf16(entry) {
+                    utf16_files.push(entry.display.to_string());
+                }
+                not_exports.push(entry.display.to_string());
+            }
             sniffed => found.push((sniffed, entry.clone())),
         }
     }
@@ -133,6 +141,13 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
                         "this looks like {format}, but memport found no records it can read in it (check it with `memport validate {}`)",
                         path.display()
                     ),
+                }
+                .into());
+            }
+            if let Some(file) = utf16_files.first() {
+                return Err(ConfigError::NotAnExport {
+                    path: path.to_owned(),
+                    reason: format!("{file}: {}", crate::validate::input_file::UTF16_ADVICE),
                 }
                 .into());
             }

@@ -78,7 +78,7 @@ impl Checker {
     fn new(display: &str) -> Result<Self, RunError> {
         let mut spools = Vec::with_capacity(4);
         for _ in ARRAY_KEYS {
-            spools.push((tempfile::tempfile().map_err(|error| RunError::write("temporary file", error))?, 0));
+            spools.push((tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?, 0));
         }
         Ok(Checker {
             display: display.to_owned(),
@@ -91,7 +91,7 @@ impl Checker {
             notices: Vec::new(),
             chunk_ids: KeySet::default(),
             entity_ids: KeySet::default(),
-            deferred: BufWriter::new(tempfile::tempfile().map_err(|error| RunError::write("temporary file", error))?),
+            deferred: BufWriter::new(tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?),
             spool_failed: None,
             any_embedding: None,
             embedding_lengths: Vec::new(),
@@ -208,7 +208,7 @@ impl Checker {
             canonical.push(b',');
         }
         write_canonical(&mut canonical, &value);
-        spool.write_all(&canonical).map_err(|error| RunError::write("temporary file", error))?;
+        spool.write_all(&canonical).map_err(|error| RunError::temporary("validation", error))?;
         *count += 1;
         match position {
             1 => self.check_chunk(&value, &location),
@@ -218,7 +218,7 @@ impl Checker {
                 serde_json::to_writer(&mut self.deferred, &line)
                     .map_err(std::io::Error::from)
                     .and_then(|()| self.deferred.write_all(b"\n"))
-                    .map_err(|error| RunError::write("temporary file", error))?;
+                    .map_err(|error| RunError::temporary("validation", error))?;
             }
         }
         Ok(())

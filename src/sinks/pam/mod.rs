@@ -9,6 +9,13 @@
 //! when its conversations are. The checksum covers exactly the canonical bytes written, with no
 //! null members (the SDK's form, which the spec repo's validator computes the same way).
 //! Relations (one per extracted memory that superseded another) are few and kept in memory.
+//!
+//! The store folder's manifest ([`Manifest`], `.memport-output.json`) records what memport
+//! wrote: `memory-store.json`, `embeddings.json`, and the listing of `conversations/` (a count
+//! and an order-free digest of the names, so a million conversation files cost no memory). A
+//! rerun replaces exactly that and leaves every other file alone; a store memport did not
+//! write, or a `conversations/` folder with files added, removed or renamed since, is refused
+//! before the run starts, because replacing it would delete files memport did not write.
 
 pub mod conversation;
 pub mod memories;
@@ -25,6 +32,7 @@ use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::{Conversation, Micros};
 use crate::sinks::created_folders::CreatedFolders;
+use crate::sinks::output_file::{FolderListing, MANIFEST_FILE, Manifest};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
 use crate::timefmt::format_rfc3339;
@@ -34,6 +42,13 @@ use memories::{CanonicalMemory, CanonicalRelation, MemorySorter};
 
 /// Where a run builds the store before moving it into place.
 const STAGING_FOLDER: &str = ".memport-pam.partial";
+
+/// The format name the store's manifest carries.
+const FORMAT: &str = "pam";
+
+/// Where the old `conversations/` folder waits, inside the folder the new store was built in,
+/// between the moment the new one takes its name and its removal.
+const REPLACED_CONVERSATIONS: &str = ".memport-replaced-conversations";
 
 /// Settings of the PAM sink.
 #[derive(Debug, Clone)]
@@ -144,19 +159,10 @@ impl PamSink {
     /// Creates the sink; the store at `target` changes only in [`Sink::finish`].
     ///
     /// # Errors
-    /// I/O errors, and a `target` that is a file or holds a `conversations/` folder but no
-    /// store (memport replaces only a store it can recognise).
+    /// I/O errors, and a `target` memport may not replace (see [`check_replaceable`]).
     pub fn create(target: &Path, settings: PamSettings) -> Result<PamSink, RunError> {
+        check_replaceable(target)?;
         let display = target.display().to_string();
-        let refuse = |reason: &str| RunError::write(&display, io::Error::other(reason.to_owned()));
-        if target.is_file() {
-            return Err(refuse("a PAM store is a folder (memory-store.json + conversations/), and this is a file; name a folder with -o"));
-        }
-        if target.join(CONVERSATIONS_FOLDER).exists() && !target.join(STORE_FILE).is_file() {
-            return Err(refuse(
-                "this folder has a conversations/ folder but no memory-store.json, so it is not a PAM store memport may replace; name a new or empty folder with -o",
-            ));
-        }
         let staging = target.join(STAGING_FOLDER);
         let io_error = |error: io::Error| RunError::write(&display, error);
         if staging.exists() {
@@ -320,26 +326,7 @@ impl PamSink {
         let store_bytes = store_file.metadata()?.len();
         drop(store_file);
         let embeddings_bytes = Self::write_embeddings(&staging_folder, embeddings_spool, embeddings)?;
-
-        // Replace the previous store: its index first, so no moment shows an index whose
-        // conversation files are missing.
-        let final_store = target.join(STORE_FILE);
-        if final_store.exists() {
-            std::fs::remove_file(&final_store)?;
-            let embeddings = target.join(EMBEDDINGS_FILE);
-            if embeddings.exists() {
-                std::fs::remove_file(embeddings)?;
-            }
-        }
-        let final_conversations = target.join(CONVERSATIONS_FOLDER);
-        if final_conversations.exists() {
-            std::fs::remove_dir_all(&final_conversations)?;
-        }
-        std::fs::rename(staging_folder.join(CONVERSATIONS_FOLDER), &final_conversations)?;
-        if embeddings_bytes.is_some() {
-            std::fs::rename(staging_folder.join(EMBEDDINGS_FILE), target.join(EMBEDDINGS_FILE))?;
-        }
-        std::fs::rename(&store_path, &final_store)?;
+        replace_store(&staging_folder, &target)?;
         std::fs::remove_dir_all(&staging_folder)?;
         let mut staging = staging;
         staging.created.keep();
@@ -372,6 +359,135 @@ impl Sink for PamSink {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
     }
+}
+
+/// Refuses a folder memport may not put a store in: a file, a folder whose manifest is another
+/// format's, or one holding a store (or a `conversations/` folder, or an `embeddings.json`)
+/// that memport did not write there, as its manifest tells. Files memport never writes do not
+/// matter: they are left alone.
+///
+/// # Errors
+/// [`RunError::Write`] naming `target` and saying what to do.
+pub fn check_replaceable(target: &Path) -> Result<(), RunError> {
+    check_store_folder(target).map(|_| ()).map_err(|error| RunError::write(target.display().to_string(), error))
+}
+
+/// [`check_replaceable`], returning the folder's manifest when it has one.
+fn check_store_folder(target: &Path) -> io::Result<Option<Manifest>> {
+    if target.is_file() {
+        return Err(io::Error::other(
+            "a PAM store is a folder (memory-store.json + conversations/), and this is a file; name a folder with -o",
+        ));
+    }
+    let conversations = target.join(CONVERSATIONS_FOLDER);
+    let has_store = target.join(STORE_FILE).exists();
+    let has_conversations = conversations.exists();
+    let has_embeddings = target.join(EMBEDDINGS_FILE).exists();
+    let Some(manifest) = Manifest::read(target)? else {
+        if has_conversations && !has_store {
+            return Err(io::Error::other(
+                "this folder has a conversations/ folder but no memory-store.json, so it is not a PAM store memport may replace; name a new or empty folder with -o",
+            ));
+        }
+        if has_store || has_conversations || has_embeddings {
+            return Err(io::Error::other(format!(
+                "this folder holds a store memport did not write (no {MANIFEST_FILE} lists its files), so it is not a PAM store memport may replace; move the store away, or name a new or empty folder with -o"
+            )));
+        }
+        return Ok(None);
+    };
+    if manifest.format != FORMAT {
+        return Err(io::Error::other(format!(
+            "this folder holds memport's {} output, not a PAM store; name another folder with -o",
+            manifest.format
+        )));
+    }
+    for (file, present) in [(STORE_FILE, has_store), (EMBEDDINGS_FILE, has_embeddings)] {
+        if present && !manifest.files.contains(file) {
+            return Err(io::Error::other(format!(
+                "{file} here was not written by memport (the folder's {MANIFEST_FILE} does not list it), so memport will not replace it; move it away, or name a new or empty folder with -o"
+            )));
+        }
+    }
+    if has_conversations {
+        let listing = FolderListing::of(&conversations, |_| false)?;
+        if !manifest.lists_folder(CONVERSATIONS_FOLDER, &listing) {
+            return Err(io::Error::other(format!(
+                "conversations/ holds files memport did not write there ({} entries, not the ones memport left), so memport will not replace it; move the files you added away, or name a new or empty folder with -o",
+                listing.entries
+            )));
+        }
+    }
+    Ok(Some(manifest))
+}
+
+/// Removes `path` if it is there.
+fn remove_if_present(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
+}
+
+/// Moves the store built in `built` (`memory-store.json`, `conversations/`, maybe
+/// `embeddings.json`; a folder inside `target`, so every move is a rename on one file system)
+/// into `target`, replacing what memport wrote there before and nothing else, and writes the
+/// manifest. The manifest lists the old and the new store together until the swap is done, so
+/// a run killed in the middle leaves nothing memport wrote unlisted.
+fn replace_store(built: &Path, target: &Path) -> io::Result<()> {
+    let old = check_store_folder(target)?;
+    let mut new = Manifest::new(FORMAT);
+    new.files.insert(STORE_FILE.to_owned());
+    let has_embeddings = built.join(EMBEDDINGS_FILE).is_file();
+    if has_embeddings {
+        new.files.insert(EMBEDDINGS_FILE.to_owned());
+    }
+    let built_conversations = built.join(CONVERSATIONS_FOLDER);
+    new.folders.insert(CONVERSATIONS_FOLDER.to_owned(), vec![FolderListing::of(&built_conversations, |_| false)?]);
+    match &old {
+        Some(previous) => previous.merged_with(&new).write(target)?,
+        None => new.write(target)?,
+    }
+    // The index first, so no moment shows an index whose conversation files are missing.
+    remove_if_present(&target.join(STORE_FILE))?;
+    remove_if_present(&target.join(EMBEDDINGS_FILE))?;
+    let final_conversations = target.join(CONVERSATIONS_FOLDER);
+    let replaced = built.join(REPLACED_CONVERSATIONS);
+    let had_conversations = final_conversations.exists();
+    if had_conversations {
+        // Moved aside whole and removed at the end: one rename instead of a file-by-file
+        // removal before the new folder can take the name.
+        std::fs::rename(&final_conversations, &replaced)?;
+    }
+    std::fs::rename(&built_conversations, &final_conversations)?;
+    if has_embeddings {
+        std::fs::rename(built.join(EMBEDDINGS_FILE), target.join(EMBEDDINGS_FILE))?;
+    }
+    std::fs::rename(built.join(STORE_FILE), target.join(STORE_FILE))?;
+    new.write(target)?;
+    if had_conversations {
+        // Inside the folder the store was built in, which goes next; a failure here leaves it
+        // to that removal (or to the next run's removal of a killed run's staging folder).
+        let _ = std::fs::remove_dir_all(&replaced);
+    }
+    Ok(())
+}
+
+/// Moves a store built (and finished) in the folder `built`, inside `target`, into `target`:
+/// the run's publish step, after its report is written. Replaces what memport wrote in
+/// `target` before and nothing else, as [`Sink::finish`] does.
+///
+/// # Errors
+/// [`RunError::Write`] naming `target`: I/O errors, or a `target` memport may not replace.
+pub fn publish(built: &Path, target: &Path) -> Result<(), RunError> {
+    let write_error = |error: io::Error| RunError::write(target.display().to_string(), error);
+    // A killed run of a memport that built its store here directly; the run holds the
+    // store's lock, so no live run is building in it.
+    let legacy_staging = target.join(STAGING_FOLDER);
+    if legacy_staging.exists() {
+        std::fs::remove_dir_all(&legacy_staging).map_err(write_error)?;
+    }
+    replace_store(built, target).map_err(write_error)
 }
 
 /// PAM §18: `export_id` (required on a signed store; a UUID derived from the checksum, so a
@@ -414,6 +530,84 @@ mod tests {
     use super::*;
     use crate::model::{Message, Origin, Provider};
     use crate::sinks::pam::memories::tests::{SAID_FIRST, SAID_LATER, superseding_pair};
+
+    /// Writes a store of one conversation (`c<id>`) at `target`.
+    fn write_store(target: &Path, id: &str) -> Result<SinkSummary, RunError> {
+        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None };
+        let mut sink = PamSink::create(target, settings)?;
+        let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, format!("c{id}"), origin);
+        conversation.messages = vec![Message::user_for_tests("m1", None, "I live in Paris.", SAID_FIRST)];
+        let encoder = sink.encoder();
+        sink.write_batch(encoder.encode(&[conversation]))?;
+        Box::new(sink).finish()
+    }
+
+    fn conversation_files(store: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(store.join(CONVERSATIONS_FOLDER))
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_rerun_replaces_what_memport_wrote_and_leaves_other_files_alone() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = folder.path().join("store");
+        write_store(&store, "1").unwrap();
+        assert_eq!(conversation_files(&store), ["chatgpt-c1.json"]);
+        std::fs::write(store.join("notes.txt"), b"the user's").unwrap();
+        write_store(&store, "2").unwrap();
+        assert_eq!(conversation_files(&store), ["chatgpt-c2.json"]);
+        assert!(store.join("notes.txt").exists());
+        let manifest = Manifest::read(&store).unwrap().unwrap();
+        assert_eq!(manifest.files.iter().map(String::as_str).collect::<Vec<_>>(), [STORE_FILE]);
+        assert_eq!(manifest.folders[CONVERSATIONS_FOLDER].len(), 1, "only the new listing once the swap is done");
+        let validation = crate::validate::pam::validate_folder(&store).unwrap();
+        assert!(validation.problems.is_empty(), "{:?}", validation.problems);
+    }
+
+    #[test]
+    fn a_conversation_file_memport_did_not_write_stops_the_rerun_and_stays() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = folder.path().join("store");
+        write_store(&store, "1").unwrap();
+        std::fs::write(store.join(CONVERSATIONS_FOLDER).join("mine.json"), b"{}").unwrap();
+        let error = write_store(&store, "2").err().unwrap().to_string();
+        assert!(error.contains("conversations/ holds files memport did not write"), "{error}");
+        assert_eq!(conversation_files(&store), ["chatgpt-c1.json", "mine.json"]);
+    }
+
+    #[test]
+    fn a_store_memport_did_not_write_is_not_replaced() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = folder.path().join("theirs");
+        std::fs::create_dir_all(store.join(CONVERSATIONS_FOLDER)).unwrap();
+        std::fs::write(store.join(STORE_FILE), b"{}").unwrap();
+        std::fs::write(store.join(CONVERSATIONS_FOLDER).join("keep.json"), b"{}").unwrap();
+        let error = write_store(&store, "1").err().unwrap().to_string();
+        assert!(error.contains("not a PAM store memport may replace"), "{error}");
+        assert_eq!(std::fs::read(store.join(STORE_FILE)).unwrap(), b"{}");
+        assert_eq!(conversation_files(&store), ["keep.json"]);
+        assert!(!store.join(STAGING_FOLDER).exists() && !store.join(MANIFEST_FILE).exists(), "nothing of memport's is left");
+    }
+
+    #[test]
+    fn a_store_built_inside_the_target_is_published_over_the_old_one() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = folder.path().join("store");
+        write_store(&store, "1").unwrap();
+        let built = store.join(".memport-staging").join("store");
+        write_store(&built, "2").unwrap();
+        publish(&built, &store).unwrap();
+        assert_eq!(conversation_files(&store), ["chatgpt-c2.json"]);
+        assert!(!built.join(CONVERSATIONS_FOLDER).exists(), "moved, not copied");
+        let validation = crate::validate::pam::validate_folder(&store).unwrap();
+        assert!(validation.problems.is_empty(), "{:?}", validation.problems);
+    }
 
     #[test]
     fn a_store_with_extracted_memories_validates_and_relates_them() {

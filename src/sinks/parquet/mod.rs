@@ -8,14 +8,26 @@
 //! encoded size passes [`ROW_GROUP_BYTES`] or it holds [`schema::ROW_GROUP_ROWS`] rows, so
 //! memory stays bounded. A part is closed and the next one started past [`PART_BYTES`]. Every
 //! part is written under a hidden `.partial` name and renamed only when the whole run
-//! succeeded; parts of an earlier run that this one did not write again are then removed, so
-//! the folder always holds exactly one run's dataset.
+//! succeeded.
+//!
+//! The dataset folder's manifest ([`output_file::Manifest`], `.memport-output.json`) lists the
+//! parts memport wrote there. A rerun removes the parts of the earlier run it did not write
+//! again, and only those: memport never deletes a file it did not write. A Parquet file in a
+//! table folder that the manifest does not list (the user's own, or one written by a memport
+//! without manifests) makes the run stop before it starts, because every reader that globs
+//! `messages/*.parquet` would read it as part of the dataset, and a part this run writes could
+//! have its name. Why a manifest rather than a marker in each part's footer: the manifest says
+//! which files this dataset's run wrote, not just that memport wrote a file like it (a part
+//! copied in from another dataset carries the same footer), it is read without parsing files
+//! memport did not write, and listing old and new parts together while they are swapped keeps
+//! a run killed halfway from leaving parts that the next run would take for the user's.
 
 pub mod columns;
 mod extracted_columns;
 pub mod schema;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,8 +39,12 @@ use crate::error::RunError;
 use crate::model::{Conversation, Provider};
 use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::direct_writer::DirectWriter;
+use crate::sinks::output_file::{MANIFEST_FILE, Manifest};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use schema::Table;
+
+/// The format name the dataset's manifest carries.
+const FORMAT: &str = "parquet";
 
 /// A row group is closed when its encoded size passes this.
 pub const ROW_GROUP_BYTES: usize = 32 << 20;
@@ -152,14 +168,10 @@ impl ParquetSink {
     /// [`Sink::finish`].
     ///
     /// # Errors
-    /// I/O errors creating the folder.
+    /// I/O errors creating the folder, and a `root` memport may not write a dataset into (see
+    /// [`check_replaceable`]).
     pub fn create(root: &Path, layout: ParquetLayout) -> Result<ParquetSink, RunError> {
-        if root.is_file() {
-            return Err(RunError::write(
-                root.display().to_string(),
-                std::io::Error::other("parquet output is a folder of tables, and this is a file; name a folder with -o"),
-            ));
-        }
+        check_replaceable(root)?;
         let mut created = CreatedFolders::default();
         created.create(root)?;
         Ok(ParquetSink { root: root.to_owned(), layout, writers: BTreeMap::new(), written: Vec::new(), rows: 0, created })
@@ -171,39 +183,6 @@ impl ParquetSink {
             Some(provider) => folder.join(format!("provider={}", provider.as_str())),
             None => folder,
         }
-    }
-
-    /// Removes part files of an earlier run that this run did not write, and leftovers of
-    /// killed runs, in this dataset's table folders only.
-    fn remove_stale_parts(&self, keep: &BTreeSet<PathBuf>) -> Result<(), RunError> {
-        for table in Table::ALL {
-            let folder = self.root.join(table.name());
-            let mut folders = vec![folder.clone()];
-            if let Ok(entries) = std::fs::read_dir(&folder) {
-                for entry in entries.flatten() {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    if name.starts_with("provider=") && entry.path().is_dir() {
-                        folders.push(entry.path());
-                    }
-                }
-            }
-            for folder in folders {
-                let Ok(entries) = std::fs::read_dir(&folder) else { continue };
-                for entry in entries.flatten() {
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    let ours = (name.starts_with("part-") && name.ends_with(".parquet"))
-                        || (name.starts_with(".part-") && name.ends_with(".parquet.partial"));
-                    if ours && !keep.contains(&entry.path()) {
-                        std::fs::remove_file(entry.path()).map_err(|error| RunError::write(entry.path().display().to_string(), error))?;
-                    }
-                }
-                if folder != self.root.join(table.name()) {
-                    // Only succeeds when empty: a partition no longer in the data.
-                    let _ = std::fs::remove_dir(&folder);
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -256,18 +235,153 @@ impl Sink for ParquetSink {
         }
         self.written = written;
         let mut bytes = 0;
-        let mut finals = BTreeSet::new();
+        let mut parts = Vec::with_capacity(self.written.len());
         for (partial, target) in &self.written {
             bytes += std::fs::metadata(partial).map(|meta| meta.len()).unwrap_or(0);
-            std::fs::rename(partial, target).map_err(|error| RunError::write(target.display().to_string(), error))?;
-            finals.insert(target.clone());
+            parts.push((partial.clone(), relative_name(&self.root, target)));
         }
+        publish_parts(&self.root, &parts).map_err(|error| RunError::write(self.root.display().to_string(), error))?;
         self.written.clear();
         // Published: the folders are the dataset's now.
         self.created.keep();
-        self.remove_stale_parts(&finals)?;
         Ok(SinkSummary { format: "parquet", path: self.root.display().to_string(), records: self.rows, bytes })
     }
+}
+
+/// Refuses a folder memport may not write a dataset into: a file, a folder whose manifest
+/// is another format's, or one whose table folders hold a Parquet file memport did not write
+/// there (see the module docs). Other files in the folder do not matter: they are left alone.
+///
+/// # Errors
+/// [`RunError::Write`] naming `root` and saying what to do.
+pub fn check_replaceable(root: &Path) -> Result<(), RunError> {
+    check_dataset_folder(root).map(|_| ()).map_err(|error| RunError::write(root.display().to_string(), error))
+}
+
+/// [`check_replaceable`], returning the folder's manifest when it has one.
+fn check_dataset_folder(root: &Path) -> io::Result<Option<Manifest>> {
+    if root.is_file() {
+        return Err(io::Error::other("parquet output is a folder of tables, and this is a file; name a folder with -o"));
+    }
+    let manifest = Manifest::read(root)?;
+    if let Some(other) = manifest.as_ref().filter(|found| found.format != FORMAT) {
+        return Err(io::Error::other(format!(
+            "this folder holds memport's {} output, not a Parquet dataset; name another folder with -o",
+            other.format
+        )));
+    }
+    for relative in parquet_files(root)? {
+        if !manifest.as_ref().is_some_and(|found| found.files.contains(&relative)) {
+            return Err(io::Error::other(format!(
+                "{relative} is not a part memport wrote here (the folder's {MANIFEST_FILE} does not list it), so memport will neither replace it nor add parts beside it; move it out of the folder, or name another folder with -o"
+            )));
+        }
+    }
+    Ok(manifest)
+}
+
+/// Each table folder of the dataset at `root` and its `provider=` folders, that exist.
+fn table_folders(root: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut folders = Vec::new();
+    for table in Table::ALL {
+        let folder = root.join(table.name());
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(error) if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => continue,
+            Err(error) => return Err(error),
+        };
+        for entry in entries {
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with("provider=") && entry.file_type()?.is_dir() {
+                folders.push(entry.path());
+            }
+        }
+        folders.push(folder);
+    }
+    Ok(folders)
+}
+
+/// The Parquet files in the table folders of `root` (what a reader of the dataset reads), by
+/// relative path.
+fn parquet_files(root: &Path) -> io::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for folder in table_folders(root)? {
+        for entry in std::fs::read_dir(&folder)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Folders too: Spark writes a dataset as a folder named `*.parquet`.
+            if name.ends_with(".parquet") && !name.starts_with('.') {
+                found.push(relative_name(root, &entry.path()));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// `path` relative to `root`, `/`-separated, as manifests name files.
+fn relative_name(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    relative.components().map(|part| part.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// Moves the finished `parts` (each a file and its path relative to `root`) into the dataset at
+/// `root`, removes the parts memport wrote there before that are not among them, and writes
+/// the manifest. The manifest lists old and new parts together until the swap is done, so a
+/// run killed in the middle leaves every part memport wrote listed.
+fn publish_parts(root: &Path, parts: &[(PathBuf, String)]) -> io::Result<()> {
+    let old = check_dataset_folder(root)?.unwrap_or_else(|| Manifest::new(FORMAT));
+    let mut new = Manifest::new(FORMAT);
+    new.files = parts.iter().map(|(_, relative)| relative.clone()).collect();
+    old.merged_with(&new).write(root)?;
+    for (part, relative) in parts {
+        let target = root.join(relative);
+        if let Some(folder) = target.parent() {
+            std::fs::create_dir_all(folder)?;
+        }
+        std::fs::rename(part, &target)?;
+    }
+    for relative in old.files.difference(&new.files) {
+        let stale = root.join(relative);
+        match std::fs::remove_file(&stale) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        if let Some(folder) = stale.parent()
+            && folder.file_name().is_some_and(|name| name.to_string_lossy().starts_with("provider="))
+        {
+            // Only succeeds when empty: a partition no longer in the data.
+            let _ = std::fs::remove_dir(folder);
+        }
+    }
+    // Hidden `.part-NNNNN.parquet.partial` files are memport's own temporary names; any left
+    // now are a killed run's (this run's are renamed, and the run holds the dataset's lock).
+    for folder in table_folders(root)? {
+        for entry in std::fs::read_dir(&folder)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(".part-") && name.ends_with(".parquet.partial") && entry.file_type()?.is_file() {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+    }
+    new.write(root)
+}
+
+/// Moves a dataset built (and finished) in the folder `built` into `root`: the run's publish
+/// step, after its report is written. Replaces what memport wrote in `root` before and nothing
+/// else, as [`Sink::finish`] does.
+///
+/// # Errors
+/// [`RunError::Write`] naming `root`: I/O errors, or a `root` memport may not write into.
+pub fn publish(built: &Path, root: &Path) -> Result<(), RunError> {
+    let write_error = |error: io::Error| RunError::write(root.display().to_string(), error);
+    let Some(manifest) = Manifest::read(built).map_err(write_error)? else {
+        return Err(RunError::Internal(format!("the dataset built in {} has no manifest", built.display())));
+    };
+    let parts: Vec<(PathBuf, String)> = manifest.files.iter().map(|relative| (built.join(relative), relative.clone())).collect();
+    std::fs::create_dir_all(root).map_err(write_error)?;
+    publish_parts(root, &parts).map_err(write_error)
 }
 
 impl Drop for ParquetSink {
@@ -385,6 +499,70 @@ mod tests {
         for table in Table::ALL {
             assert_eq!(file_names(&folder.path().join(table.name())), ["part-00000.parquet"], "{}", table.name());
         }
+    }
+
+    /// A finished dataset at `root` whose assets table has `batches` batches of 2000 rows, in
+    /// parts of 16 KiB (so several parts).
+    fn dataset_with_assets(root: &Path, batches: usize) {
+        let layout = ParquetLayout { partition_by_provider: false, row_group_bytes: 4096, part_bytes: 16 * 1024 };
+        let mut sink = Box::new(ParquetSink::create(root, layout).unwrap());
+        let mut writer = PartWriter {
+            folder: sink.table_folder(Table::Assets, None),
+            table: Table::Assets,
+            with_provider: true,
+            next_part: 0,
+            open: None,
+        };
+        for _ in 0..batches {
+            writer.write(&asset_rows(2000), &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
+        }
+        sink.writers.insert((Table::Assets, None), writer);
+        sink.finish().unwrap();
+    }
+
+    #[test]
+    fn a_rerun_removes_only_the_parts_memport_wrote_and_leaves_other_files_alone() {
+        let folder = tempfile::tempdir().unwrap();
+        dataset_with_assets(folder.path(), 4);
+        let first = file_names(&folder.path().join("assets"));
+        assert!(first.len() >= 2, "{first:?}");
+        std::fs::write(folder.path().join("notes.txt"), b"the user's").unwrap();
+        std::fs::write(folder.path().join("assets").join("README.md"), b"the user's too").unwrap();
+        dataset_with_assets(folder.path(), 1);
+        assert_eq!(file_names(&folder.path().join("assets")), ["README.md", "part-00000.parquet"]);
+        assert!(folder.path().join("notes.txt").exists());
+        let manifest = Manifest::read(folder.path()).unwrap().unwrap();
+        assert_eq!(manifest.files.len(), Table::ALL.len(), "one part per table: {:?}", manifest.files);
+        assert!(manifest.files.contains("assets/part-00000.parquet"));
+    }
+
+    #[test]
+    fn a_parquet_file_memport_did_not_write_stops_the_run_and_is_left_alone() {
+        let folder = tempfile::tempdir().unwrap();
+        let messages = folder.path().join("messages");
+        std::fs::create_dir_all(&messages).unwrap();
+        std::fs::write(messages.join("part-00001.parquet"), b"the user's own part").unwrap();
+        let error = ParquetSink::create(folder.path(), ParquetLayout::default()).err().unwrap().to_string();
+        assert!(error.contains("messages/part-00001.parquet is not a part memport wrote here"), "{error}");
+        assert_eq!(std::fs::read(messages.join("part-00001.parquet")).unwrap(), b"the user's own part");
+        // Also after a dataset of memport's is there: a part added to it is not memport's.
+        let dataset = tempfile::tempdir().unwrap();
+        dataset_with_assets(dataset.path(), 1);
+        std::fs::write(dataset.path().join("assets").join("part-00009.parquet"), b"added").unwrap();
+        let error = ParquetSink::create(dataset.path(), ParquetLayout::default()).err().unwrap().to_string();
+        assert!(error.contains("assets/part-00009.parquet"), "{error}");
+        assert!(dataset.path().join("assets").join("part-00009.parquet").exists());
+    }
+
+    #[test]
+    fn a_dataset_built_elsewhere_is_published_over_the_old_one() {
+        let (built, target) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        dataset_with_assets(target.path(), 4);
+        dataset_with_assets(built.path(), 1);
+        publish(built.path(), target.path()).unwrap();
+        assert_eq!(file_names(&target.path().join("assets")), ["part-00000.parquet"]);
+        assert_eq!(Manifest::read(target.path()).unwrap(), Manifest::read(built.path()).unwrap());
+        assert!(file_names(&built.path().join("assets")).is_empty(), "the parts were moved, not copied");
     }
 
     #[test]

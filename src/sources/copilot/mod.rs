@@ -102,7 +102,8 @@ pub fn regroup(
         let title = cell_of(columns[0]).map(|title| String::from_utf8_lossy(&title).into_owned()).unwrap_or_default();
         let time = cell_of(columns[1])
             .and_then(|time| parse_wall_time(&String::from_utf8_lossy(&time)))
-            .map(|time| time.to_utc(options.time_zone.offset_seconds));
+            // A time out of range is rejected with its row by the decoder; here it only groups.
+            .and_then(|time| time.to_utc(options.time_zone.offset_seconds).ok());
         let key = GroupKey::Title(title);
         if regrouper.reads_back() {
             regrouper.push_input_record(&key, time, (row.offset, row.line), row.bytes.len())?;

@@ -181,6 +181,12 @@ impl<R: Read + Send> RecordSource for ArrayRecords<R> {
         let start = out.len();
         match self.framer.next_element_into(out) {
             Ok(found) => Ok(found.map(|(offset, _)| offset)),
+            Err(error) if error.is_element_only() => {
+                // Too large or too deep to read: rejected on its own, and the file goes on.
+                out.truncate(start);
+                record_error(out, &format!("{}: {error}", self.display));
+                Ok(Some(error.offset()))
+            }
             Err(error) => {
                 out.truncate(start);
                 Err(SourceProblem { offset: error.offset(), message: format!("{}: {error}", self.display) })

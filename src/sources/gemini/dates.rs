@@ -7,7 +7,7 @@
 //! lookup for the event's date would be an hour off half the year).
 
 use crate::model::Micros;
-use crate::timefmt::{days_from_civil, parse_offset};
+use crate::timefmt::{check_day, check_range, days_from_civil, parse_offset};
 
 /// Zone abbreviations seen in Takeout pages (and their common neighbours), in seconds east of UTC.
 const ZONES: [(&str, i64); 41] = [
@@ -202,8 +202,15 @@ pub fn parse_takeout_time(text: &str) -> Option<(Micros, bool)> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
+    // A day its month does not have would roll over into the next month, and a year past 9999
+    // would be written wrapped; both make the record's date unreadable instead.
+    check_day(year, month, day).ok()?;
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
     let local = (days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000;
-    Some((local - offset.unwrap_or(0) * 1_000_000, offset.is_some()))
+    let utc = check_range(local - offset.unwrap_or(0) * 1_000_000).ok()?;
+    Some((utc, offset.is_some()))
 }
 
 #[cfg(test)]
@@ -236,5 +243,16 @@ mod tests {
         assert_eq!(parse_takeout_time("Jun 23, 2015, 2:43:45 PM"), Some((utc("2015-06-23T14:43:45Z"), false)));
         assert_eq!(parse_takeout_time("image_1.png"), None);
         assert_eq!(parse_takeout_time("Prompted hello"), None);
+    }
+
+    /// Guards the calendar and range checks: `Feb 30` must not roll over to March, and a late
+    /// 9999 time in a zone west of UTC must not wrap to year 0000.
+    #[test]
+    fn impossible_and_out_of_range_dates_are_unreadable() {
+        assert_eq!(parse_takeout_time("Feb 30, 2026, 10:00:00 AM UTC"), None);
+        assert_eq!(parse_takeout_time("31.04.2026, 10:00:00 MESZ"), None);
+        assert_eq!(parse_takeout_time("Feb 29, 2024, 10:00:00 AM UTC"), Some((utc("2024-02-29T10:00:00Z"), true)));
+        assert_eq!(parse_takeout_time("Dec 31, 9999, 11:00:00 PM PST"), None);
+        assert_eq!(parse_takeout_time("Dec 31, 9999, 11:00:00 PM UTC"), Some((utc("9999-12-31T23:00:00Z"), true)));
     }
 }

@@ -7,6 +7,9 @@
 //! zone abbreviation><br><answer HTML>`; the verb, the date format and the zone are localized,
 //! so the date line is found by parsing, not by position, and the caption is searched for the
 //! conversation URL rather than read by its (localized) labels.
+//!
+//! A page cut short (an interrupted download or copy) ends inside its last record: that record
+//! is rejected as truncated instead of being written as if its answer were complete.
 
 use std::io::Read;
 
@@ -26,6 +29,8 @@ const RECORD_MARKER: &[u8] = b"<div class=\"outer-cell";
 const MAX_RECORD_BYTES: usize = 64 << 20;
 /// Bytes read at a time.
 const READ_SIZE: usize = 1 << 20;
+/// Why the last record of a page that ends inside it is rejected.
+const TRUNCATED_RECORD: &str = "the page ends inside this answer; the file looks truncated";
 
 /// Pulls `div.outer-cell` records out of a page, one at a time.
 struct RecordFramer<R> {
@@ -37,6 +42,12 @@ struct RecordFramer<R> {
 }
 
 impl<R: Read> RecordFramer<R> {
+    /// Whether the page has been read to its end and nothing of it is left: the record last
+    /// returned was the page's last, and runs to the end of the file.
+    fn drained(&self) -> bool {
+        self.at_end && self.buffer.is_empty()
+    }
+
     /// The next record's bytes and offset, or `None` at the end of the page.
     fn next_record(&mut self) -> std::io::Result<Option<(u64, Vec<u8>)>> {
         loop {
@@ -97,8 +108,16 @@ pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOpti
     let mut index = 0u64;
     let mut row = Vec::new();
     while let Some((offset, bytes)) = framer.next_record().map_err(|error| RunError::read(display, error))? {
-        let html = String::from_utf8_lossy(&bytes);
         row.clear();
+        // Only the last record runs to the end of the file; the others end where the next
+        // record's marker starts, so the page's end cannot cut them.
+        if framer.drained() && ends_inside_record(&bytes) {
+            push_problem_row(&mut row, offset, index, TRUNCATED_RECORD);
+            regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
+            index += 1;
+            continue;
+        }
+        let html = String::from_utf8_lossy(&bytes);
         let (record, time, conversation) = match parse_record(&html) {
             Some(parsed) => parsed,
             None => {
@@ -117,6 +136,19 @@ pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOpti
         index += 1;
     }
     regrouper.finish()
+}
+
+/// Whether `record` (from its `outer-cell` marker to the end of the page) ends before its
+/// `div`s are closed: a complete record closes every `div` it opens, and the page's own closing
+/// tags follow it, so more opened than closed means the file stops inside the record.
+fn ends_inside_record(record: &[u8]) -> bool {
+    let ends_tag_name = |byte: &u8| matches!(byte, b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r');
+    // `<div>` or `<div class…>`, not `<divider>`; an opening tag cut by the end of the file
+    // counts as opened.
+    let opened = memchr::memmem::find_iter(record, b"<div").filter(|&at| record.get(at + 4).is_none_or(ends_tag_name)).count();
+    // A closing tag cut by the end of the file (`</div` with nothing after it) closes nothing.
+    let closed = memchr::memmem::find_iter(record, b"</div").filter(|&at| record.get(at + 5).is_some_and(ends_tag_name)).count();
+    opened > closed
 }
 
 /// The content of the first element whose opening tag contains `class_fragment`, up to the
@@ -259,5 +291,51 @@ mod tests {
         let (record, _, _) = parse_record(&String::from_utf8(second).unwrap()).unwrap();
         assert_eq!(record["title"], "Used Gemini Apps");
         assert!(framer.next_record().unwrap().is_none());
+    }
+
+    const RECORD: &str = "<div class=\"outer-cell mdl-cell\"><div class=\"content-cell mdl-cell mdl-typography--body-1\">\
+        Prompted hi<br>Jan 2, 2026, 9:00:00 AM UTC<br><p>Hello <b>there</b></p></div></div>";
+
+    /// Each record of `page` as (whether it was the page's last, whether it ends inside itself).
+    fn framed(page: &str) -> Vec<(bool, bool)> {
+        let mut framer = RecordFramer { reader: page.as_bytes(), buffer: Vec::new(), buffer_offset: 0, at_end: false };
+        let mut records = Vec::new();
+        while let Some((_, record)) = framer.next_record().unwrap() {
+            records.push((framer.drained(), ends_inside_record(&record)));
+        }
+        records
+    }
+
+    /// Guards the truncation check: a page cut inside its last answer must not be read as if
+    /// the answer were complete, and a whole page must not be taken for a cut one.
+    #[test]
+    fn a_page_cut_inside_its_last_answer_is_rejected_as_truncated() {
+        let page = format!("<html><body><div class=\"mdl-grid\">{RECORD}{RECORD}</div></body></html>");
+        assert_eq!(framed(&page), [(false, false), (true, false)]);
+        // Cut inside the answer, inside a closing tag, and before the record's last `>`.
+        let inside_answer = &page[..page.rfind("<b>there").unwrap() + 5];
+        let inside_tag = &page[..page.rfind("</p></div></div>").unwrap() + 12];
+        let before_last_bracket = &page[..page.rfind("</p></div></div>").unwrap() + 15];
+        for cut in [inside_answer, inside_tag, before_last_bracket] {
+            assert_eq!(framed(cut), [(false, false), (true, true)], "{cut}");
+        }
+        // A `<divider>` is no `div`.
+        assert!(!ends_inside_record(b"<div class=\"outer-cell\"><divider></div>"));
+
+        let reader = Box::new(std::io::Cursor::new(inside_answer.as_bytes().to_vec()));
+        let mut elements = regroup(reader, "MyActivity.html", &SourceOptions::default()).unwrap();
+        let mut problems = Vec::new();
+        let mut records = 0;
+        let mut element = Vec::new();
+        while elements.next_element_into(&mut element).unwrap().is_some() {
+            for row in crate::sources::regroup::BinaryRows::new(&element) {
+                match crate::sources::regroup::read_binary_row(row) {
+                    (_, _, crate::sources::regroup::BinaryRow::Problem(problem)) => problems.push(problem),
+                    (_, _, crate::sources::regroup::BinaryRow::Record(_)) => records += 1,
+                }
+            }
+            element.clear();
+        }
+        assert_eq!((records, problems), (1, vec![TRUNCATED_RECORD.to_owned()]));
     }
 }

@@ -113,6 +113,8 @@ pub fn regroup(
     let mut batch = FramedRecords::new(members_only);
     let mut row = Vec::new();
     let mut broken = None;
+    // Records too large or too deep to read, skipped by the framer: rejected at the end.
+    let mut skipped = Vec::new();
     loop {
         let start = batch.bytes.len();
         match framer.next_element_into(&mut batch.bytes) {
@@ -123,6 +125,10 @@ pub fn regroup(
             }
             Ok(None) => break,
             Err(FrameError::Io(error)) => return Err(RunError::read(display, error)),
+            Err(error) if error.is_element_only() => {
+                batch.bytes.truncate(start);
+                skipped.push(error);
+            }
             Err(error) => {
                 batch.bytes.truncate(start);
                 broken = Some(error);
@@ -142,6 +148,12 @@ pub fn regroup(
     in_flight.push_back(read_keys_on(pool, batch));
     while let Some(receiver) = in_flight.pop_front() {
         index_batch(&mut regrouper, receiver, &mut row, &mut spare)?;
+    }
+    for error in skipped {
+        // Carried to the decoder as a row it rejects on its own, like a broken file's end.
+        row.clear();
+        push_problem_row(&mut row, error.offset(), error.element_index().unwrap_or_default(), &error.to_string());
+        regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
     }
     if let Some(error) = broken {
         // Carried to the decoder as a row it rejects, with where the file broke.

@@ -14,6 +14,11 @@ use crate::model::Origin;
 use crate::sources::container::Entry;
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 
+/// The member of the backend file that holds the conversations, as an array. Any other value
+/// there (an object, a string) is an input problem the framer reports, never an export with no
+/// conversations.
+const CONVERSATIONS_MEMBER: &str = "conversations";
+
 /// Plans a Grok export: the `conversations` member of each backend file, with the export's
 /// uploaded files indexed for the decoder.
 pub fn plan(plan: &mut InputPlan, container_kind: &str, entries: &[Entry], backend_files: Vec<Entry>) {
@@ -21,7 +26,7 @@ pub fn plan(plan: &mut InputPlan, container_kind: &str, entries: &[Entry], backe
     plan.asset_count = assets.len();
     let decoder = Arc::new(GrokDecoder { assets }) as Arc<dyn Decoder>;
     plan.layout = format!("{container_kind}, Grok prod-grok-backend.json");
-    plan.streams.extend(backend_files.into_iter().map(|entry| Stream::new(entry, Framing::Member("conversations"), decoder.clone())));
+    plan.streams.extend(backend_files.into_iter().map(|entry| Stream::new(entry, Framing::Member(CONVERSATIONS_MEMBER), decoder.clone())));
 }
 
 /// Uploaded files the export carries: `prod-mc-asset-server/<asset id>/content`.
@@ -74,5 +79,27 @@ impl Decoder for GrokDecoder {
             crate::sources::provider_fields::attach(&mut decoded.conversation, crate::sources::provider_fields::grok(bytes));
         }
         Ok(decoded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CONVERSATIONS_MEMBER;
+    use crate::sources::json_array::{ArrayFramer, FrameError};
+
+    /// Guards Grok framing (`Framing::Member`): a `conversations` member that is an object, not
+    /// the array of conversations, must stop the input with a problem that says so, not read as
+    /// an export without conversations (0 conversations, exit 0, no warning).
+    #[test]
+    fn a_conversations_object_is_an_input_problem_not_an_empty_export() {
+        let backend: &[u8] = br#"{"conversations": {"c1": {"conversation": {"id": "c1"}, "responses": []}}, "projects": []}"#;
+        let mut framer = ArrayFramer::member_array(backend, CONVERSATIONS_MEMBER);
+        let error = framer.next_element().err();
+        assert!(matches!(error, Some(FrameError::NotAnArray { .. })), "{error:?}");
+        let message = error.map(|error| error.to_string()).unwrap_or_default();
+        assert!(message.contains("an object") && message.contains("conversations"), "{message}");
+        // The array it expects still frames.
+        let backend: &[u8] = br#"{"conversations": [{"conversation": {"id": "c1"}, "responses": []}]}"#;
+        assert!(ArrayFramer::member_array(backend, CONVERSATIONS_MEMBER).next_element().is_ok_and(|element| element.is_some()));
     }
 }

@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::model::Micros;
 use crate::sources::lenient::{self, List, Object, Text};
-use crate::timefmt::parse_rfc3339;
+use crate::timefmt::{check_range, parse_rfc3339};
 
 /// `{"conversation": {…}, "responses": [{"response": {…}}]}`.
 #[derive(Debug, Deserialize)]
@@ -124,8 +124,11 @@ impl<'de> Deserialize<'de> for GrokTime {
 
 struct TimeVisitor;
 
+/// Epoch milliseconds as microseconds, when they fall in years 0001–9999 (a time past them
+/// would be written with a wrapped year).
 fn from_millis(millis: f64) -> Option<Micros> {
-    (millis.is_finite() && millis.abs() < 1e16).then(|| (millis * 1000.0).round() as Micros)
+    // The cast saturates far outside the range, which `check_range` then refuses.
+    (millis.is_finite() && millis.abs() < 1e16).then(|| (millis * 1000.0).round() as Micros).and_then(|micros| check_range(micros).ok())
 }
 
 impl<'de> Visitor<'de> for TimeVisitor {
@@ -186,5 +189,15 @@ mod tests {
         assert_eq!(parse(r#"{"$date":1788092650033}"#), expected);
         assert_eq!(parse("null"), None);
         assert_eq!(parse(r#"{"other":1}"#), None);
+    }
+
+    /// Guards the year range of epoch times: 10^15 ms is past year 9999 and would be written
+    /// with a wrapped year.
+    #[test]
+    fn epoch_times_outside_years_1_to_9999_are_unread() {
+        let parse = |json: &str| serde_json::from_str::<GrokTime>(json).unwrap().0;
+        assert_eq!(parse(r#"{"$date":{"$numberLong":"1000000000000000"}}"#), None);
+        assert_eq!(parse("-100000000000000"), None);
+        assert_eq!(parse("253402300799000"), parse_rfc3339("9999-12-31T23:59:59Z"));
     }
 }

@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use super::{ArrayFramer, FrameError, MAX_ELEMENT_BYTES, OPEN, OTHER, QUOTE};
+use super::{ArrayFramer, FrameError, MAX_DEPTH, MAX_ELEMENT_BYTES, OPEN, OTHER, Oversized, QUOTE};
 
 /// `,`, which ends a member of the element (other classes as in [`super::STRUCTURE`]).
 const COMMA: u8 = 4;
@@ -61,13 +61,16 @@ impl<R: Read> ArrayFramer<R> {
         let mut kept_from: Option<usize> = None;
         let mut key_from = 0;
         let mut segment_start = self.position;
+        // Set once the element is too large or too deep: from then on nothing more is kept.
+        let mut oversized: Option<Oversized> = None;
         loop {
             if self.position >= self.filled {
                 if kept_from.is_some() {
                     out.extend_from_slice(&self.buffer[segment_start..self.filled]);
                 }
-                if self.bytes_consumed() - offset > MAX_ELEMENT_BYTES as u64 {
-                    return Err(FrameError::ElementTooLarge { index, element_offset: offset });
+                if oversized.is_none() && self.bytes_consumed() - offset > MAX_ELEMENT_BYTES as u64 {
+                    oversized = Some(Oversized::Large);
+                    kept_from = None;
                 }
                 if !self.fill()? {
                     return Err(FrameError::TruncatedInElement { end: self.bytes_consumed(), index, element_offset: offset });
@@ -99,7 +102,7 @@ impl<R: Read> ArrayFramer<R> {
                     continue;
                 }
                 if class == QUOTE {
-                    if depth == 1 && expect_key {
+                    if depth == 1 && expect_key && oversized.is_none() {
                         // A member's key: kept from here until it turns out not to be wanted.
                         expect_key = false;
                         in_key = true;
@@ -126,10 +129,25 @@ impl<R: Read> ArrayFramer<R> {
                 if class == OPEN {
                     depth += 1;
                     expect_key = depth == 1;
+                    if depth > MAX_DEPTH {
+                        match &mut oversized {
+                            Some(Oversized::Deep(deepest)) => *deepest = (*deepest).max(depth),
+                            Some(Oversized::Large) => {}
+                            None => {
+                                oversized = Some(Oversized::Deep(depth));
+                                kept_from = None;
+                            }
+                        }
+                    }
                     continue;
                 }
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
+                    if let Some(reason) = oversized {
+                        self.position += distance + 1;
+                        out.truncate(object_start);
+                        return Err(reason.error(index, offset, self.bytes_consumed() - offset));
+                    }
                     if kept_from.take().is_some() {
                         out.extend_from_slice(&self.buffer[segment_start..self.position + distance]);
                     }

@@ -83,7 +83,7 @@ impl Regrouper {
     /// # Errors
     /// When no temporary file can be created.
     pub fn new(display: &str, gap: Micros) -> Result<Self, RunError> {
-        let temporary = || tempfile::tempfile().map_err(|error| RunError::write("a temporary file for regrouping", error));
+        let temporary = || tempfile::tempfile().map_err(|error| RunError::temporary(format!("regrouping {display}"), error));
         Ok(Regrouper {
             spill: BufWriter::with_capacity(1 << 20, temporary()?),
             input: None,
@@ -132,7 +132,7 @@ impl Regrouper {
     pub fn push(&mut self, key: &GroupKey, time: Option<Micros>, row: &[u8]) -> Result<(), RunError> {
         let length = u32::try_from(row.len()).map_err(|_| RunError::Internal("a single activity record over 4 GiB".into()))?;
         let offset = self.spilled;
-        self.spill.write_all(row).map_err(|error| RunError::write(&self.display, error))?;
+        self.spill.write_all(row).map_err(|error| RunError::temporary(format!("regrouping {}", self.display), error))?;
         self.spilled += u64::from(length);
         self.add_entry(key, time, offset, length, Source::Spill, 0)
     }
@@ -167,7 +167,7 @@ impl Regrouper {
             GroupKey::Title(title) => (false, title.as_str()),
         };
         let entry = IndexEntry { offset, length, explicit, source, time, key: key_hash(key_text), index };
-        self.index.write_all(&entry.encode()).map_err(|error| RunError::write(&self.display, error))?;
+        self.index.write_all(&entry.encode()).map_err(|error| RunError::temporary(format!("regrouping {}", self.display), error))?;
         self.records += 1;
         if let Some(time) = time {
             self.first_time.get_or_insert(time);
@@ -182,7 +182,7 @@ impl Regrouper {
     /// When the spill files cannot be flushed.
     pub fn finish(self) -> Result<GroupedElements, RunError> {
         let display = self.display.clone();
-        let io_error = |error: io::Error| RunError::write(&display, error);
+        let io_error = |error: io::Error| RunError::temporary(format!("regrouping {display}"), error);
         let spill = self.spill.into_inner().map_err(|error| io_error(error.into_error()))?;
         let index = self.index.into_inner().map_err(|error| io_error(error.into_error()))?;
         // Newest first when the first timed record is later than the last one. Exports that

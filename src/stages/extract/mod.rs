@@ -171,7 +171,9 @@ fn extract_sentence(read: &SentenceRead<'_>, message_id: &str, time: Micros, ext
             continue;
         }
         taken.push((rule.memory_type, value_span));
-        if secrets::contains_secret(sentence_text) {
+        // Both forms: the evidence keeps the sentence as written, where a typographic
+        // apostrophe inside a password ("ab’cd1") does not cut it short as the plain one does.
+        if secrets::contains_secret(sentence_text) || secrets::contains_secret(as_written) {
             extraction.dropped_secret += 1;
             continue;
         }

@@ -154,6 +154,16 @@ fn a_sentence_with_a_secret_is_dropped_and_counted() {
     assert_eq!(extraction.dropped_secret, 2);
 }
 
+/// Found by fuzzing: the rules read the sentence with `’` made plain, where the password
+/// pattern stops at `'` and saw too short a value, so the sentence (the evidence) kept it.
+#[test]
+fn a_secret_with_a_typographic_apostrophe_never_reaches_the_evidence() {
+    let mut extraction = Extraction::default();
+    extract_message("I work as a nurse, password: ab’cdef2.", "m1", 0, &mut extraction);
+    assert!(extraction.candidates.is_empty(), "{:?}", extraction.candidates);
+    assert_eq!(extraction.dropped_secret, 1);
+}
+
 #[test]
 fn the_same_fact_said_again_is_one_memory_with_more_evidence() {
     let memories = consolidate(&[("c1", "I live in Leeds.", 10), ("c2", "I live in Leeds.", 20), ("c3", "I live in Leeds.", 30)]);

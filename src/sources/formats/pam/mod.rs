@@ -117,7 +117,7 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     }
     // The travelling memories wait in a temporary file, each conversation keeping where its
     // own are: memory grows by a few bytes per memory, not by its text.
-    let spool_error = |error: std::io::Error| RunError::write("temporary file", error);
+    let spool_error = |error: std::io::Error| RunError::temporary("the store's memories", error);
     let mut spool = std::io::BufWriter::new(tempfile::tempfile().map_err(spool_error)?);
     let mut spooled = 0u64;
     let mut attached: FxHashMap<String, Vec<Place>> = FxHashMap::default();
