@@ -320,6 +320,7 @@ fn convert(args: ConvertArgs) -> Result<u8> {
     }
     let options = Options {
         inputs: args.inputs,
+        also_read: Vec::new(),
         outputs: output_paths(&formats, &args.output)?,
         threads: args.threads.map_or_else(default_threads, |threads| capped_threads(threads, "--threads")),
         report: args.report,
@@ -425,6 +426,7 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
         let scratch = tempfile::tempdir().context("creating a scratch folder")?;
         let options = Options {
             inputs: vec![input],
+            also_read: Vec::new(),
             outputs: vec![(OutputFormat::AimemNdjson, scratch.path().join("inspect.aimem.ndjson"))],
             threads: default_threads(),
             report: None,

@@ -862,7 +862,9 @@ fn memory_format_cases() -> Vec<Case> {
         ("mif", "\"metadata\":{", "\"deep\":"),
         ("ump", "\"structured\":{", "\"deep\":"),
         ("ump-ndjson", "\"structured\":{", "\"deep\":"),
-        ("aime", "\"metadata\":{", "\"deep\":"),
+        // The last `"metadata":{` of an AIME document is its own, which memport does not read:
+        // the nesting goes into the last message instead.
+        ("aime", "\"relationships\":[", ""),
     ];
     for (format, anchor, key) in anchors {
         // AIMEM is checked whole before it is read, and refused whole (docs/formats/aimem.md).

@@ -40,6 +40,7 @@ pub fn schema(relative: &str) -> jsonschema::Validator {
 pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> Options {
     Options {
         inputs: inputs.to_vec(),
+        also_read: Vec::new(),
         outputs: formats.iter().map(|format| (*format, out_dir.join(format.default_file_name()))).collect(),
         threads: 2,
         report: Some(out_dir.join("report.json")),

@@ -22,6 +22,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::error::ConfigError;
 use crate::pipeline::extraction::ExtractionSettings;
@@ -29,6 +30,7 @@ use crate::pipeline::{DedupPolicy, Options, default_tenant_id, default_threads};
 use crate::sinks::OutputFormat;
 use crate::sources::{BranchPolicy, SourceOptions, TimeZone};
 use crate::stages::extract::consolidate::{ConsolidateOptions, DEFAULT_MIN_CONFIDENCE};
+use crate::validate::input_file::{UTF16_ADVICE, special_file_kind, utf16_encoding};
 
 /// Default pause, in minutes, that starts a new conversation in exports without ids.
 pub const DEFAULT_GAP_MINUTES: u64 = 60;
@@ -51,9 +53,10 @@ pub fn parse_source_options(gap_minutes: u64, timezone: &str) -> Result<SourceOp
     Ok(SourceOptions { gap: gap_minutes as i64 * 60 * 1_000_000, time_zone })
 }
 
-/// A pipeline file as written.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A pipeline file as written: the settings that are there and of the right type. It is read
+/// key by key ([`load`]), so that an unknown key or a value of the wrong type is one problem
+/// among the others, not the only one reported.
+#[derive(Debug, Clone)]
 pub struct PipelineFile {
     /// Format version of the pipeline file; only 1 exists.
     pub version: u32,
@@ -95,15 +98,42 @@ pub struct PipelineFile {
     pub redact: Option<String>,
 }
 
+/// The keys of a pipeline file, in the order the documentation gives them.
+const PIPELINE_KEYS: [&str; 19] = [
+    "version",
+    "inputs",
+    "outputs",
+    "branches",
+    "dedup",
+    "producer",
+    "tenant",
+    "report",
+    "rejects",
+    "threads",
+    "gap_minutes",
+    "timezone",
+    "partition_by",
+    "owner_id",
+    "sign_key",
+    "extract",
+    "min_confidence",
+    "extract_pii",
+    "redact",
+];
+
 /// One `[[outputs]]` table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct OutputEntry {
+    /// Where the table is among the file's `[[outputs]]`, from 0 (problems name it).
+    pub position: usize,
     /// Format name as for `--to`.
     pub format: String,
     /// Output file.
     pub path: PathBuf,
 }
+
+/// The keys of an `[[outputs]]` table.
+const OUTPUT_KEYS: [&str; 2] = ["format", "path"];
 
 /// Builds the extraction settings from `--extract`, `--min-confidence`, `--extract-pii` and
 /// `--redact`.
@@ -181,28 +211,26 @@ pub fn parse_partition_by(value: &str) -> Result<bool, ConfigError> {
 /// Loads and checks a pipeline file.
 ///
 /// # Errors
-/// [`ConfigError::Pipeline`] with every problem found, each naming its key.
+/// [`ConfigError::Pipeline`] with every problem found, each naming its key: unknown keys,
+/// values of the wrong type and values that cannot be used, all at once. A file that cannot be
+/// read as TOML at all (not a regular file, empty, UTF-16, not UTF-8, a syntax error) is that
+/// one problem.
 pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
     let pipeline_error = |reason: String| ConfigError::Pipeline { path: path.to_owned(), reason };
-    let text = std::fs::read_to_string(path).map_err(|error| pipeline_error(format!("{error}; check the path")))?;
-    let file: PipelineFile = toml::from_str(&text).map_err(|error| pipeline_error(error.to_string()))?;
+    let text = read_text(path).map_err(pipeline_error)?;
+    let table: toml::Table = toml::from_str(&text).map_err(|error| pipeline_error(error.to_string()))?;
+    let mut problems = Vec::new();
+    let file = read_settings(table, &mut problems);
     let base = path.parent().unwrap_or(Path::new("."));
     let resolve = |relative: &Path| if relative.is_absolute() { relative.to_owned() } else { base.join(relative) };
-    let mut problems = Vec::new();
     if file.version != 1 {
         problems.push(format!("version: {} is not supported (use 1)", file.version));
     }
-    if file.inputs.is_empty() {
-        problems.push("inputs: name at least one export".to_owned());
-    }
-    if file.outputs.is_empty() {
-        problems.push("outputs: add at least one [[outputs]] table".to_owned());
-    }
     let mut outputs = Vec::new();
-    for (position, output) in file.outputs.iter().enumerate() {
+    for output in &file.outputs {
         match OutputFormat::parse(&output.format) {
             Ok(format) => outputs.push((format, resolve(&output.path))),
-            Err(error) => problems.push(format!("outputs[{position}].format: {error}")),
+            Err(error) => problems.push(format!("outputs[{}].format: {error}", output.position)),
         }
     }
     let branches = match file.branches.as_deref().map(parse_branches).transpose() {
@@ -255,6 +283,8 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
     };
     let options = Options {
         inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
+        // The pipeline file is read too: no output, report or rejects file may replace it.
+        also_read: vec![path.to_owned()],
         outputs,
         threads: file.threads.unwrap_or_else(default_threads),
         report: file.report.as_deref().map(resolve),
@@ -277,9 +307,181 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
     if problems.is_empty() { Ok(options) } else { Err(pipeline_error(problems.join("\n  "))) }
 }
 
+/// The text of a pipeline file, or why it cannot be had: a device or a named pipe is refused
+/// before it is opened (`/dev/zero` was read forever, a named pipe blocked the run), and a
+/// UTF-16 file is named as such rather than as "not valid UTF-8".
+fn read_text(path: &Path) -> Result<String, String> {
+    if let Some(kind) = special_file_kind(path) {
+        return Err(format!("is {kind}, not a regular file; a pipeline is a TOML file"));
+    }
+    let bytes = std::fs::read(path).map_err(|error| format!("{error}; check the path"))?;
+    if utf16_encoding(&bytes).is_some() {
+        return Err(UTF16_ADVICE.to_owned());
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|error| format!("byte {} is not UTF-8; a pipeline file is UTF-8 text", error.utf8_error().valid_up_to()))?;
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
+        return Err("is empty: a pipeline file holds `version = 1`, its `inputs` and at least one [[outputs]] table".to_owned());
+    }
+    // TOML allows no byte-order mark; an editor may still write one.
+    Ok(text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text))
+}
+
+/// Reads the settings of a parsed pipeline file key by key, adding a problem for each key it
+/// does not know, each value of the wrong type (read as absent) and each setting that must be
+/// there and is not. Reading the file into [`PipelineFile`] in one go stopped at the first
+/// such problem, so the others (an unknown output format, say) went unreported.
+fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> PipelineFile {
+    for key in table.keys().filter(|key| !PIPELINE_KEYS.contains(&key.as_str())) {
+        problems.push(format!("{key}: not a pipeline setting (the settings are {})", PIPELINE_KEYS.join(", ")));
+    }
+    if !table.contains_key("version") {
+        problems.push("version: missing; the file starts with `version = 1`".to_owned());
+    }
+    // Missing or of the wrong type, it was said; 1 keeps it from being said again.
+    let version = take(&mut table, "version", problems).unwrap_or(1);
+    let inputs_given = table.contains_key("inputs");
+    let inputs: Option<Vec<PathBuf>> = take(&mut table, "inputs", problems);
+    if inputs.as_ref().map_or(!inputs_given, Vec::is_empty) {
+        problems.push("inputs: name at least one export".to_owned());
+    }
+    let outputs: Vec<OutputEntry> = match table.remove("outputs") {
+        Some(toml::Value::Array(tables)) if !tables.is_empty() => {
+            tables.into_iter().enumerate().filter_map(|(position, output)| read_output(position, output, problems)).collect()
+        }
+        None | Some(toml::Value::Array(_)) => {
+            problems.push("outputs: add at least one [[outputs]] table".to_owned());
+            Vec::new()
+        }
+        Some(other) => {
+            problems.push(format!("outputs: found {}, where [[outputs]] tables belong", other.type_str()));
+            Vec::new()
+        }
+    };
+    PipelineFile {
+        version,
+        inputs: inputs.unwrap_or_default(),
+        outputs,
+        branches: take(&mut table, "branches", problems),
+        dedup: take(&mut table, "dedup", problems),
+        producer: take(&mut table, "producer", problems),
+        tenant: take(&mut table, "tenant", problems),
+        report: take(&mut table, "report", problems),
+        rejects: take(&mut table, "rejects", problems),
+        threads: take(&mut table, "threads", problems),
+        gap_minutes: take(&mut table, "gap_minutes", problems),
+        timezone: take(&mut table, "timezone", problems),
+        partition_by: take(&mut table, "partition_by", problems),
+        owner_id: take(&mut table, "owner_id", problems),
+        sign_key: take(&mut table, "sign_key", problems),
+        extract: take(&mut table, "extract", problems),
+        min_confidence: take(&mut table, "min_confidence", problems),
+        extract_pii: take(&mut table, "extract_pii", problems),
+        redact: take(&mut table, "redact", problems),
+    }
+}
+
+/// One `[[outputs]]` table, `None` (with its problems) when it lacks a usable `format` or
+/// `path`.
+fn read_output(position: usize, output: toml::Value, problems: &mut Vec<String>) -> Option<OutputEntry> {
+    let mut table = match output {
+        toml::Value::Table(table) => table,
+        other => {
+            problems.push(format!("outputs[{position}]: found {}, where a table with `format` and `path` belongs", other.type_str()));
+            return None;
+        }
+    };
+    for key in table.keys().filter(|key| !OUTPUT_KEYS.contains(&key.as_str())) {
+        problems.push(format!("outputs[{position}].{key}: not an output setting (an output has `format` and `path`)"));
+    }
+    let mut required = |key: &str, what: &str| -> Option<toml::Value> {
+        let value = table.remove(key);
+        if value.is_none() {
+            problems.push(format!("outputs[{position}].{key}: missing; give {what}"));
+        }
+        value
+    };
+    let format = required("format", "the format, as for --to");
+    let path = required("path", "the file or folder to write");
+    let format: Option<String> = format.and_then(|value| typed(value, &format!("outputs[{position}].format"), problems));
+    let path: Option<PathBuf> = path.and_then(|value| typed(value, &format!("outputs[{position}].path"), problems));
+    Some(OutputEntry { position, format: format?, path: path? })
+}
+
+/// Takes `key` out of `table` as a `T`: `None` when it is absent, or when it has another type
+/// (a problem naming the key).
+fn take<T: DeserializeOwned>(table: &mut toml::Table, key: &str, problems: &mut Vec<String>) -> Option<T> {
+    typed(table.remove(key)?, key, problems)
+}
+
+/// `value` as a `T`, or `None` and a problem naming it as `name`.
+fn typed<T: DeserializeOwned>(value: toml::Value, name: &str, problems: &mut Vec<String>) -> Option<T> {
+    match <T as Deserialize>::deserialize(value) {
+        Ok(typed) => Some(typed),
+        Err(error) => {
+            problems.push(format!("{name}: {}", error.message()));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes `text` as `pipeline.toml` in a new folder and loads it; returns the error.
+    fn load_error(text: &[u8]) -> String {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("pipeline.toml");
+        std::fs::write(&path, text).unwrap();
+        load(&path, 0).err().map(|error| error.to_string()).unwrap_or_default()
+    }
+
+    const VALID: &str = "version = 1\ninputs = [\"export.zip\"]\n\n[[outputs]]\nformat = \"aimem\"\npath = \"out.aimem.json\"\n";
+
+    /// Guards "every problem at once" for unknown keys and values of the wrong type: the file
+    /// was read in one go, which stopped at the first such problem, so an unknown output
+    /// format in the same file went unreported.
+    #[test]
+    fn unknown_keys_and_wrong_types_are_reported_with_every_other_problem() {
+        let text = VALID.replace("version = 1\n", "version = 1\ncolour = \"blue\"\nthreads = \"many\"\n").replace("\"aimem\"", "\"docx\"");
+        let error = load_error(text.as_bytes());
+        for needle in [
+            "colour: not a pipeline setting (the settings are version, inputs, outputs,",
+            "threads: invalid type: string \"many\", expected usize",
+            "outputs[0].format: option --to: unknown format `docx`",
+        ] {
+            assert!(error.contains(needle), "{needle} in {error}");
+        }
+        let text = format!("{VALID}\n[[outputs]]\nformat = 7\ncolor = 1\n\n[[outputs]]\nformat = \"docx\"\npath = \"x\"\n");
+        let error = load_error(text.as_bytes());
+        for needle in [
+            "outputs[1].color: not an output setting",
+            "outputs[1].path: missing",
+            "outputs[1].format: invalid type: integer `7`, expected a string",
+            "outputs[2].format: option --to: unknown format `docx`",
+        ] {
+            assert!(error.contains(needle), "{needle} in {error}");
+        }
+        assert!(load_error(b"inputs = [\"x\"]\n").contains("version: missing"));
+    }
+
+    /// Guards the pipeline file's own reading: a UTF-16 file was "not valid UTF-8", an empty
+    /// one a missing `version`, and `/dev/zero` or a named pipe were read forever or blocked.
+    #[test]
+    fn a_pipeline_file_that_is_no_text_file_says_what_it_is() {
+        let utf16: Vec<u8> = format!("\u{feff}{VALID}").encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert!(load_error(&utf16).ends_with(&format!("pipeline.toml: {UTF16_ADVICE}")));
+        assert!(load_error(b" \n").contains("pipeline.toml: is empty"));
+        let error = load(Path::new("/dev/zero"), 0).err().map(|error| error.to_string()).unwrap_or_default();
+        assert_eq!(error, "pipeline /dev/zero: is a character device, not a regular file; a pipeline is a TOML file");
+        let folder = tempfile::tempdir().unwrap();
+        let pipe = folder.path().join("pipe.toml");
+        if std::process::Command::new("mkfifo").arg(&pipe).status().is_ok_and(|status| status.success()) {
+            let error = load(&pipe, 0).err().map(|error| error.to_string()).unwrap_or_default();
+            assert!(error.ends_with("pipe.toml: is a named pipe (FIFO), not a regular file; a pipeline is a TOML file"), "{error}");
+        }
+    }
 
     #[test]
     fn a_pipeline_whose_output_is_its_own_input_is_refused_before_anything_is_written() {

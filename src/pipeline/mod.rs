@@ -46,6 +46,8 @@ pub enum DedupPolicy {
 pub struct Options {
     /// Inputs in the order they are read.
     pub inputs: Vec<PathBuf>,
+    /// Other files the run reads and must never write (the pipeline file it came from).
+    pub also_read: Vec<PathBuf>,
     /// Each format with its output path.
     pub outputs: Vec<(OutputFormat, PathBuf)>,
     /// Decode threads.
@@ -119,7 +121,8 @@ impl Options {
         }
         // No output, report or rejects file may be an input, be inside an input folder or hold
         // an input, or be another of them: checked before anything is opened for writing.
-        problems.extend(output_paths::problems(&self.inputs, &self.outputs, self.report.as_deref(), self.rejects.as_deref()));
+        let read: Vec<PathBuf> = self.inputs.iter().chain(&self.also_read).cloned().collect();
+        problems.extend(output_paths::problems(&read, &self.outputs, self.report.as_deref(), self.rejects.as_deref()));
         if problems.is_empty() { Ok(()) } else { Err(ConfigError::Options { problems }) }
     }
 }
@@ -334,6 +337,7 @@ mod tests {
     fn example_options(out: &Path) -> Options {
         Options {
             inputs: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join("chatgpt-small")],
+            also_read: Vec::new(),
             outputs: vec![(OutputFormat::AimemNdjson, out.join("memory.aimem.ndjson"))],
             threads: 1,
             report: Some(out.join("run.json")),

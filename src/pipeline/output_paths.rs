@@ -133,10 +133,17 @@ pub fn problems(inputs: &[PathBuf], outputs: &[(OutputFormat, PathBuf)], report:
     });
     let input_places: Vec<Place<'_>> = inputs.iter().map(|input| Place::of(input)).collect();
     for target in &targets {
+        let before = problems.len();
         for input in &input_places {
             if let Some(problem) = against_input(target, input) {
                 problems.push(problem);
             }
+        }
+        // What is there already matters only for a target that names no input (said once).
+        if problems.len() == before
+            && let Some(problem) = against_what_is_there(target)
+        {
+            problems.push(problem);
         }
     }
     for (position, target) in targets.iter().enumerate() {
@@ -147,6 +154,51 @@ pub fn problems(inputs: &[PathBuf], outputs: &[(OutputFormat, PathBuf)], report:
         }
     }
     problems
+}
+
+/// What is wrong with replacing what is at `target` already, if anything: memport replaces only
+/// what it could have written itself. A folder output is checked by its manifest when it is
+/// published ([`crate::pipeline::publish::check_target`]); a file output, a report or a
+/// rejects file must be a regular file of its kind, or empty.
+fn against_what_is_there(target: &Target) -> Option<String> {
+    let (label, noun, given) = (&target.label, &target.noun, target.place.given.display());
+    let metadata = std::fs::symlink_metadata(target.place.given).ok()?;
+    let file_type = metadata.file_type();
+    if file_type.is_symlink() {
+        return Some(format!(
+            "{label} {given} is a symbolic link, and memport refuses to replace a link with a file; give the {noun} the path the link points to, or another path"
+        ));
+    }
+    let folder_output = target.format.is_some_and(OutputFormat::is_folder);
+    if folder_output {
+        return (!file_type.is_dir()).then(|| format!("{label} {given} is a file, and the {noun} is a folder; name a folder with -o"));
+    }
+    if !file_type.is_file() {
+        let what = if file_type.is_dir() { "a folder" } else { "not a regular file" };
+        return Some(format!("{label} {given} is {what}; give the {noun} the path of a file"));
+    }
+    if metadata.len() == 0 || written_by_memport(target) {
+        return None;
+    }
+    Some(format!(
+        "{label} {given} exists and is not a {noun} memport wrote; memport replaces only files it wrote: give the {noun} another path, or move the file away"
+    ))
+}
+
+/// Whether the regular file at `target` is one memport could have written as that target: a
+/// memory format file for an output, a run report, a rejects file.
+fn written_by_memport(target: &Target) -> bool {
+    let path = target.place.given;
+    if target.format.is_some() {
+        return crate::spec::detect::memory_format_of(path).is_some();
+    }
+    let head = crate::spec::detect::file_head(path);
+    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head).trim_ascii_start();
+    if target.noun == "report" {
+        text.starts_with(b"{") && memchr::memmem::find(text, b"\"memport_version\"").is_some()
+    } else {
+        text.starts_with(b"{\"level\":")
+    }
 }
 
 /// What is wrong with writing `target` when `input` is read, if anything.

@@ -14,6 +14,22 @@ use crate::error::RunError;
 use crate::sinks::output_file;
 use crate::sources::RecordReject;
 
+/// Longest reason written, in bytes. A parser's message can quote the whole value it choked
+/// on: a 16 MB string element made a 16 MB rejects line.
+pub const MAX_REASON_BYTES: usize = 2048;
+
+/// `reason`, cut at a character boundary to at most [`MAX_REASON_BYTES`] (and `…` added).
+fn shortened(reason: &str) -> std::borrow::Cow<'_, str> {
+    if reason.len() <= MAX_REASON_BYTES {
+        return reason.into();
+    }
+    let mut end = MAX_REASON_BYTES;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &reason[..end], reason.len()).into()
+}
+
 /// What a reject line refers to.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,7 +50,7 @@ struct RejectLine<'a> {
     index: u64,
     conversation_id: Option<&'a str>,
     message_id: Option<&'a str>,
-    reason: &'a str,
+    reason: std::borrow::Cow<'a, str>,
 }
 
 /// Writes reject lines when a rejects file was asked for, and counts them either way.
@@ -79,7 +95,7 @@ impl RejectsWriter {
         Ok((writer, temporary))
     }
 
-    /// Records one reject.
+    /// Records one reject (its reason cut to [`MAX_REASON_BYTES`]).
     ///
     /// # Errors
     /// I/O errors writing the line.
@@ -93,7 +109,7 @@ impl RejectsWriter {
             index: reject.index,
             conversation_id: reject.conversation_id.as_deref(),
             message_id: reject.message_id.as_deref(),
-            reason: &reject.reason,
+            reason: shortened(&reject.reason),
         };
         let path = self.path.as_ref().map(|path| path.display().to_string()).unwrap_or_default();
         serde_json::to_writer(&mut *writer, &line).map_err(|error| RunError::write(&path, error.into()))?;
@@ -171,5 +187,16 @@ mod tests {
         assert!(!path.exists(), "a staged rejects file waits for its caller");
         temporary.persist(&path).unwrap();
         assert!(std::fs::read_to_string(&path).unwrap().contains("\"level\":\"input\""));
+    }
+
+    /// Guards the rejects file's size: a parser message quoting a 16 MB value made one line
+    /// of 16 MB.
+    #[test]
+    fn a_long_reason_is_cut_at_a_character_boundary() {
+        let reason = "é".repeat(MAX_REASON_BYTES);
+        let short = shortened(&reason);
+        assert!(short.len() < MAX_REASON_BYTES + 40, "{}", short.len());
+        assert!(short.ends_with(&format!("… ({} bytes in all)", reason.len())));
+        assert_eq!(shortened("short"), "short");
     }
 }

@@ -5,6 +5,11 @@
 
 use crate::ascii_word::{HIGH_BITS, ONES};
 
+/// Deepest indentation of a list item, in levels. Past it items line up: a page nesting lists
+/// thousands deep would otherwise grow the text by the square of the depth (1.8 GB for one
+/// hostile answer), and no reader tells level 40 from level 16 apart anyway.
+pub(crate) const MAX_LIST_INDENT: usize = 16;
+
 /// Converts an HTML fragment to text.
 pub fn html_to_text(html: &str) -> String {
     let mut converter = Converter { out: String::with_capacity(html.len()), in_pre: 0, list_depth: 0, pending_links: Vec::new() };
@@ -135,7 +140,7 @@ impl Converter {
             }
             (LI, false) => {
                 line_break(out);
-                out.push_str(&"  ".repeat(self.list_depth.saturating_sub(1)));
+                out.push_str(&"  ".repeat(self.list_depth.saturating_sub(1).min(MAX_LIST_INDENT)));
                 out.push_str("- ");
             }
             (TD | TH, true) => out.push_str(" | "),

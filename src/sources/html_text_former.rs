@@ -57,7 +57,7 @@ pub(super) fn html_to_text(html: &str) -> String {
             }
             ("li", false) => {
                 line_break(&mut out);
-                out.push_str(&"  ".repeat(list_depth.saturating_sub(1)));
+                out.push_str(&"  ".repeat(list_depth.saturating_sub(1).min(super::MAX_LIST_INDENT)));
                 out.push_str("- ");
             }
             ("td" | "th", true) => out.push_str(" | "),

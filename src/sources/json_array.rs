@@ -778,7 +778,14 @@ fn is_json_scalar(bytes: &[u8]) -> bool {
 }
 
 fn describe(byte: u8) -> String {
-    if byte.is_ascii_graphic() { format!("`{}`", byte as char) } else { format!("byte 0x{byte:02x}") }
+    if byte.is_ascii_graphic() {
+        format!("`{}`", byte as char)
+    } else if byte >= 0x80 {
+        // Outside strings only ASCII belongs; a high byte there is usually broken UTF-8.
+        format!("byte 0x{byte:02x}, which is not UTF-8 text here")
+    } else {
+        format!("byte 0x{byte:02x}")
+    }
 }
 
 #[cfg(test)]

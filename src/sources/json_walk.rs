@@ -6,6 +6,28 @@
 
 use crate::sources::json_array::{find_quote, trailing_backslashes};
 
+/// The deepest nesting of arrays and objects in `bytes`, counted without recursion (strings are
+/// crossed quote to quote). Records that are not framed by the array framer (NDJSON lines,
+/// whole files) are measured with it before anything that recurses reads them.
+pub fn deepest_nesting(bytes: &[u8]) -> u64 {
+    let (mut depth, mut deepest, mut position) = (0u64, 0u64, 0usize);
+    while let Some(distance) = memchr::memchr3(b'"', b'[', b'{', &bytes[position..]) {
+        let at = position + distance;
+        // The closing brackets before the next opening one (or string) lower the depth first.
+        let closes = bytes[position..at].iter().filter(|&&byte| byte == b']' || byte == b'}').count() as u64;
+        depth = depth.saturating_sub(closes);
+        if bytes[at] == b'"' {
+            let Some(end) = string_end(bytes, at) else { return deepest };
+            position = end;
+        } else {
+            depth += 1;
+            deepest = deepest.max(depth);
+            position = at + 1;
+        }
+    }
+    deepest
+}
+
 /// Position of the first non-whitespace byte at or after `pos`.
 pub fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(pos) {
@@ -129,5 +151,14 @@ mod tests {
         assert_eq!(walk_object(br#"{"a":"unterminated"#, 0, |_, start| value_end(br#"{"a":"unterminated"#, start)), None);
         assert_eq!(walk_object(b"[1]", 0, |_, _| None), None);
         assert_eq!(key_text(br#""a\u0041""#).as_deref(), Some("aA"));
+    }
+
+    #[test]
+    fn nesting_is_measured_without_counting_brackets_in_strings() {
+        assert_eq!(deepest_nesting(br#"{"a":[1,{"b":"]]]{{{"}],"c":[[[]]]}"#), 4);
+        assert_eq!(deepest_nesting(b"[][][]"), 1);
+        assert_eq!(deepest_nesting(b"42"), 0);
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(deepest_nesting(deep.as_bytes()), 100_000);
     }
 }

@@ -45,6 +45,22 @@ fn provider_of(sniffed: Sniffed) -> Option<Provider> {
     }
 }
 
+/// The `memories.json` files of a Claude export that did not sniff as memories (cut short, not
+/// JSON, UTF-16), to be read anyway: the framer and the decoder then reject them with what is
+/// wrong, where they were passed over without a word and their memories lost unnoticed. A
+/// UTF-16 one also gets a note saying so, which the framer's "not a JSON value" would not.
+fn unread_claude_memories(unrecognized: &[(Entry, bool)], warnings: &mut Warnings, notes: &mut Vec<String>) -> Vec<Entry> {
+    let mut files = Vec::new();
+    for (entry, is_utf16) in unrecognized.iter().filter(|(entry, _)| entry.base_name().eq_ignore_ascii_case(claude::MEMORIES_FILE)) {
+        if *is_utf16 {
+            warnings.add("claude_memories_utf16");
+            notes.push(format!("{}: {}; its memories cannot be read", entry.display, crate::validate::input_file::UTF16_ADVICE));
+        }
+        files.push(entry.clone());
+    }
+    files
+}
+
 /// Looks at one input and plans how to read it.
 ///
 /// # Errors
@@ -100,13 +116,18 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
     let mut found: Vec<(Sniffed, Entry)> = Vec::new();
     let mut not_exports = Vec::new();
     let mut utf16_files = Vec::new();
+    // Files that sniffed as nothing, and whether each is UTF-16: a provider's side file among
+    // them (a Claude `memories.json` cut short) is still its provider's to report.
+    let mut unrecognized: Vec<(Entry, bool)> = Vec::new();
     for entry in entries.iter().filter(|entry| matches!(container, Container::File(_)) || is_candidate(entry)) {
         match sniff_entry(entry)? {
             Sniffed::Other => {
-                if crate::sources::detect::entry_is_utf16(entry) {
+                let is_utf16 = crate::sources::detect::entry_is_utf16(entry);
+                if is_utf16 {
                     utf16_files.push(entry.display.to_string());
                 }
                 not_exports.push(entry.display.to_string());
+                unrecognized.push((entry.clone(), is_utf16));
             }
             sniffed => found.push((sniffed, entry.clone())),
         }
@@ -195,10 +216,12 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         Provider::Claude => {
             let mut conversation_files = of(|sniffed| sniffed == Sniffed::ClaudeConversations);
             conversation_files.extend(empty_conversation_files);
+            let mut memory_files = of(|sniffed| sniffed == Sniffed::ClaudeMemories);
+            memory_files.extend(unread_claude_memories(&unrecognized, &mut plan.warnings, &mut plan.notes));
             let side_files = claude::SideFiles {
                 project_lists: of(|sniffed| sniffed == Sniffed::ClaudeProjects),
                 project_files: of(|sniffed| sniffed == Sniffed::ClaudeProject),
-                memory_files: of(|sniffed| sniffed == Sniffed::ClaudeMemories),
+                memory_files,
             };
             claude::plan(&mut plan, container_kind, conversation_files, side_files);
         }
@@ -226,4 +249,43 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
         plan.bytes_on_disk = plan.streams.iter().map(|stream| stream.entry.size).sum();
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLAUDE_CONVERSATIONS: &str = r#"[{"uuid":"k1","name":"chat","chat_messages":[{"uuid":"q","sender":"human","text":"hi"}]}]"#;
+
+    fn planned_names(plan: &InputPlan) -> Vec<String> {
+        plan.streams.iter().map(|stream| stream.entry.base_name().to_owned()).collect()
+    }
+
+    /// Guards Claude's memories file: one cut short does not sniff as memories and was passed
+    /// over without a word, its memories lost unnoticed. It is planned, so reading it reports
+    /// what is wrong; a UTF-16 one gets a note that says so.
+    #[test]
+    fn a_broken_claude_memories_file_is_read_and_reported_not_passed_over() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join("conversations.json"), CLAUDE_CONVERSATIONS).unwrap();
+        std::fs::write(folder.path().join("memories.json"), br#"[{"conversations_memory": "abc"#).unwrap();
+        let plan = plan_input(folder.path(), &SourceOptions::default()).unwrap();
+        assert_eq!(plan.provider, Provider::Claude);
+        assert_eq!(planned_names(&plan), ["conversations.json", "memories.json"]);
+        assert!(plan.layout.ends_with("1 conversations file, memories.json"), "{}", plan.layout);
+        assert!(plan.notes.is_empty(), "{:?}", plan.notes);
+
+        let utf16: Vec<u8> = "\u{feff}[{\"conversations_memory\": \"abc\"}]".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        std::fs::write(folder.path().join("memories.json"), utf16).unwrap();
+        let plan = plan_input(folder.path(), &SourceOptions::default()).unwrap();
+        assert_eq!(planned_names(&plan), ["conversations.json", "memories.json"]);
+        assert_eq!(plan.warnings.0.get("claude_memories_utf16"), Some(&1));
+        assert!(plan.notes.iter().any(|note| note.contains("memories.json: this file is UTF-16")), "{:?}", plan.notes);
+
+        // Another file that is not an export stays unread.
+        std::fs::remove_file(folder.path().join("memories.json")).unwrap();
+        std::fs::write(folder.path().join("notes.json"), b"{\"x\":").unwrap();
+        let plan = plan_input(folder.path(), &SourceOptions::default()).unwrap();
+        assert_eq!(planned_names(&plan), ["conversations.json"]);
+    }
 }

@@ -11,6 +11,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::RunError;
+use crate::validate::input_file::special_file_kind;
 use crate::validate::rules::{Findings, is_did, join};
 use crate::validate::{Problem, Validation};
 
@@ -32,6 +33,20 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
     let mut checker = Checker::default();
     for name in &names {
         let path = folder.join(name);
+        // A named pipe blocks whoever opens it and a device never ends: looked at, not opened.
+        if let Some(kind) = special_file_kind(&path) {
+            checker.problems.push(Problem {
+                status: 422,
+                code: "not_a_regular_file",
+                location: name.clone(),
+                message: format!("is {kind}, not a regular file: a record is a file; it was not opened"),
+            });
+            continue;
+        }
+        // A folder named like a record holds none.
+        if path.is_dir() {
+            continue;
+        }
         let text = std::fs::read(&path).map_err(|error| RunError::read(path.display().to_string(), error))?;
         checker.markdown(name, &text);
     }
@@ -352,5 +367,29 @@ fn check_consent(record: &Map<String, Value>, pointer: &str, findings: &mut Find
         if !path.is_string() {
             findings.malformed("wrong_type", &format!("{at}/redact/{index}"), "redact paths are strings");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards `validate` on a folder of records holding a named pipe: opening it blocked the
+    /// run until something wrote to it. It is named as a problem and never opened.
+    #[test]
+    fn a_named_pipe_among_the_records_is_a_problem_not_opened() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join("a.ump.md"), b"---\n{\"ump\":\"0.1\"}\n---\n\nHello\n").unwrap();
+        let pipe = folder.path().join("zzzz.ump.md");
+        if !std::process::Command::new("mkfifo").arg(&pipe).status().is_ok_and(|status| status.success()) {
+            return;
+        }
+        let validation = validate_folder(folder.path()).unwrap();
+        let problem = validation.problems.iter().find(|problem| problem.code == "not_a_regular_file");
+        assert_eq!(problem.map(|problem| problem.location.as_str()), Some("zzzz.ump.md"));
+        assert_eq!(
+            problem.map(|problem| problem.message.as_str()),
+            Some("is a named pipe (FIFO), not a regular file: a record is a file; it was not opened")
+        );
     }
 }

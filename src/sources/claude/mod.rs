@@ -15,6 +15,11 @@ use crate::model::Origin;
 use crate::sources::container::Entry;
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, Framing, InputPlan, RecordReject, Stream};
 
+/// The name of Claude's memories file. Found by content like the others; the name picks out
+/// one that does not read as memories (cut short, UTF-16), to be reported rather than passed
+/// over.
+pub const MEMORIES_FILE: &str = "memories.json";
+
 /// The side files of a Claude export, found by content.
 #[derive(Debug, Default)]
 pub struct SideFiles {
@@ -41,7 +46,7 @@ pub fn plan(plan: &mut InputPlan, container_kind: &str, mut conversation_files: 
         parts.push(if project_files.is_empty() { "projects.json".to_owned() } else { count_label(project_files.len(), "project file") });
     }
     if !memory_files.is_empty() {
-        parts.push("memories.json".to_owned());
+        parts.push(MEMORIES_FILE.to_owned());
     }
     plan.layout = format!("{container_kind}, Claude export: {}", parts.join(", "));
     plan.streams.extend(conversation_files.into_iter().map(|entry| Stream::new(entry, Framing::Array, conversations.clone())));

@@ -7,11 +7,11 @@ use rustc_hash::FxHashMap;
 use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
-use crate::sources::claude::raw::{RawConversation, RawMessage};
+use crate::sources::claude::raw::{ArrayField, RawConversation, RawMessage};
 use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::lenient::Object;
 use crate::sources::tree::Tree;
-use crate::timefmt::parse_rfc3339;
+use crate::timefmt::{TimeError, read_rfc3339};
 
 /// The uuid Claude uses as the parent of a conversation's first message.
 const ROOT_SENTINEL: &str = "00000000-0000-4000-8000-000000000000";
@@ -24,23 +24,36 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
     let Some(id) = raw.uuid.as_deref().filter(|id| !id.is_empty()) else {
         return Err(reject(None, "conversation has no `uuid`".into()));
     };
-    let Some(raw_messages) = raw.chat_messages.as_ref() else {
-        return Err(reject(Some(id), "conversation has no `chat_messages` array".into()));
+    let raw_messages = match raw.chat_messages.as_ref() {
+        Some(ArrayField::Array(messages)) => messages.as_slice(),
+        // Not "a conversation without messages": the export is damaged here, and the messages
+        // it held are lost.
+        Some(ArrayField::Not(found)) => return Err(reject(Some(id), format!("`chat_messages` is {found}, not an array of messages"))),
+        None => return Err(reject(Some(id), "conversation has no `chat_messages` array".into())),
     };
+    // Conversation times date the messages that have none; one that cannot be right would
+    // date them wrongly, so the conversation is rejected with it.
+    let conversation_time = read_time("created_at", raw.created_at.as_deref()).map_err(|reason| reject(Some(id), reason))?;
+    let updated_time = read_time("updated_at", raw.updated_at.as_deref()).map_err(|reason| reject(Some(id), reason))?;
 
-    // Usable messages, in array order; the rest are rejected one by one.
+    // Usable messages, in array order, with their times; the rest are rejected one by one.
     let mut rejected_messages = Vec::new();
-    let mut usable: Vec<(&str, &RawMessage)> = Vec::with_capacity(raw_messages.0.len());
-    let mut position_of: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(raw_messages.0.len(), Default::default());
-    for (index, entry) in raw_messages.0.iter().enumerate() {
+    let mut usable: Vec<(&str, &RawMessage)> = Vec::with_capacity(raw_messages.len());
+    let mut times: Vec<Option<Micros>> = Vec::with_capacity(raw_messages.len());
+    let mut position_of: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(raw_messages.len(), Default::default());
+    for (index, entry) in raw_messages.iter().enumerate() {
         let problem = match entry {
             Object::Present(message) => match (message.uuid.as_deref().filter(|uuid| !uuid.is_empty()), message.sender.as_deref()) {
                 (Some(uuid), Some(_)) if position_of.contains_key(uuid) => Some((Some(uuid), format!("message `{uuid}` appears twice"))),
-                (Some(uuid), Some(_)) => {
-                    position_of.insert(uuid, usable.len());
-                    usable.push((uuid, message));
-                    None
-                }
+                (Some(uuid), Some(_)) => match read_time("created_at", message.created_at.as_deref()) {
+                    Ok(time) => {
+                        position_of.insert(uuid, usable.len());
+                        usable.push((uuid, message));
+                        times.push(time);
+                        None
+                    }
+                    Err(reason) => Some((Some(uuid), reason)),
+                },
                 (uuid, None) => Some((uuid, "message has no `sender`".to_owned())),
                 (None, _) => Some((None, format!("chat_messages[{index}] has no `uuid`"))),
             },
@@ -72,18 +85,16 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
         })
         .collect();
     let tree = Tree::new(parents);
-    let times: Vec<Option<Micros>> = usable.iter().map(|(_, message)| message.created_at.as_deref().and_then(parse_rfc3339)).collect();
     let on_path = tree.path_to(tree.newest_leaf(&times));
     let order = tree.preorder();
 
-    let conversation_time = raw.created_at.as_deref().and_then(parse_rfc3339);
     let fallback_time = conversation_time.unwrap_or(options.exported_at);
     let mut conversation = Conversation {
         provider: Provider::Claude,
         id: id.to_owned(),
         title: raw.name.as_deref().filter(|name| !name.is_empty()).map(str::to_owned),
         created_at: conversation_time,
-        updated_at: raw.updated_at.as_deref().and_then(parse_rfc3339),
+        updated_at: updated_time,
         model: None,
         system_instruction: None,
         is_archived: false,
@@ -145,6 +156,19 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
     Ok(Decoded { conversation, rejected_messages, warnings })
 }
 
+/// The time in the field `field`: `Ok(None)` when it is absent or in a form memport does not
+/// read (the export's habit: the message takes its parent's time and keeps its place), `Err`
+/// with the reason for one that reads but cannot be right (`2026-02-30`, which the calendar
+/// arithmetic would roll over into March, or a time past 9999 once in UTC).
+fn read_time(field: &str, text: Option<&str>) -> Result<Option<Micros>, String> {
+    let Some(text) = text else { return Ok(None) };
+    match read_rfc3339(text) {
+        Ok(time) => Ok(Some(time)),
+        Err(TimeError::Unreadable) => Ok(None),
+        Err(error) => Err(format!("`{field}` `{text}`: {error}")),
+    }
+}
+
 /// `content[]` blocks when present, else the flat `text`; then attachments and files.
 fn render(message: &RawMessage, warnings: &mut Warnings) -> Vec<Part> {
     let mut parts = Vec::new();
@@ -197,4 +221,53 @@ fn render(message: &RawMessage, warnings: &mut Warnings) -> Vec<Part> {
         parts.push(Part::Asset(Asset { kind: AssetKind::File, pointer: name.clone(), resolved: None, name: Some(name) }));
     }
     parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> DecodeOptions {
+        DecodeOptions { branches: BranchPolicy::Active, exported_at: 0, keep_provider_fields: false, dedup_keys: false, pam_digests: false }
+    }
+
+    fn origin() -> Origin {
+        Origin { file: "conversations.json".into(), offset: 0, index: 1 }
+    }
+
+    /// Guards the shape of `chat_messages`: an object there read as an empty list, so the
+    /// conversation was written with 0 messages and nothing said what was lost.
+    #[test]
+    fn a_chat_messages_object_rejects_the_conversation_naming_the_field() {
+        let reject = decode_conversation(br#"{"uuid":"k2","chat_messages":{"a":1}}"#, origin(), &options()).err();
+        assert_eq!(reject.as_ref().map(|reject| reject.reason.as_str()), Some("`chat_messages` is an object, not an array of messages"));
+        assert_eq!(reject.and_then(|reject| reject.conversation_id).as_deref(), Some("k2"));
+        let reject = decode_conversation(br#"{"uuid":"k2","chat_messages":"[]"}"#, origin(), &options()).err();
+        assert_eq!(reject.map(|reject| reject.reason).as_deref(), Some("`chat_messages` is a string, not an array of messages"));
+        let empty = decode_conversation(br#"{"uuid":"k2","chat_messages":[]}"#, origin(), &options()).unwrap();
+        assert!(empty.conversation.messages.is_empty() && empty.rejected_messages.is_empty());
+    }
+
+    /// Guards the calendar check of Claude times: 2026-02-30 was rolled over to 2026-03-02 and
+    /// written as if it were right. A message dated so is rejected with the date; a
+    /// conversation dated so is rejected whole (its time dates the messages without one).
+    #[test]
+    fn a_time_on_a_day_its_month_does_not_have_is_rejected_naming_the_date() {
+        let element = br#"{"uuid":"k2","created_at":"2026-02-01T10:00:00Z","chat_messages":[
+            {"uuid":"q","sender":"human","text":"question","created_at":"2026-02-28T17:33:09Z"},
+            {"uuid":"a","sender":"assistant","text":"answer","created_at":"2026-02-30T17:33:19Z"},
+            {"uuid":"b","sender":"human","text":"later","created_at":"yesterday"}]}"#;
+        let decoded = decode_conversation(element, origin(), &options()).unwrap();
+        let rejected: Vec<(Option<&str>, &str)> =
+            decoded.rejected_messages.iter().map(|reject| (reject.message_id.as_deref(), reject.reason.as_str())).collect();
+        assert_eq!(rejected, [(Some("a"), "`created_at` `2026-02-30T17:33:19Z`: 2026-02-30 is not a date: February 2026 has 28 days")]);
+        let kept: Vec<(&str, bool)> =
+            decoded.conversation.messages.iter().map(|message| (message.id.as_str(), message.time_known)).collect();
+        // A time in no form memport reads is the export's habit, not an error: the message stays.
+        assert_eq!(kept, [("q", true), ("b", false)]);
+
+        let element = br#"{"uuid":"k3","created_at":"9999-12-31T23:30:00-05:00","chat_messages":[]}"#;
+        let reject = decode_conversation(element, origin(), &options()).err().map(|reject| reject.reason);
+        assert_eq!(reject.as_deref(), Some("`created_at` `9999-12-31T23:30:00-05:00`: outside years 0001-9999 once converted to UTC"));
+    }
 }

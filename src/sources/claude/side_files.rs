@@ -27,14 +27,22 @@ impl Decoder for ClaudeMemoriesDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         let value: Value =
             serde_json::from_slice(bytes).map_err(|error| RecordReject::new(&origin, None, format!("invalid JSON: {error}")))?;
-        let objects: Vec<&Map<String, Value>> = match &value {
-            Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
-            Value::Object(object) => vec![object],
+        let items: Vec<&Value> = match &value {
+            Value::Array(items) => items.iter().collect(),
+            Value::Object(_) => vec![&value],
             _ => return Err(RecordReject::new(&origin, None, "memories.json is neither an array nor an object".into())),
         };
         let mut warnings = Warnings::default();
         let mut memories = Vec::new();
-        for object in objects {
+        for item in items {
+            // A memories file that did not sniff as one is read too (registry.rs); what in it
+            // has neither of Claude's members is counted, not passed over.
+            let Some(object) =
+                item.as_object().filter(|object| object.contains_key("conversations_memory") || object.contains_key("project_memories"))
+            else {
+                warnings.add("claude_memory_unrecognized");
+                continue;
+            };
             if let Some(text) = text_of(object, "conversations_memory") {
                 memories.push(MemoryRecord::new(Provider::Claude, MemoryKind::Fact, text.to_owned(), options.exported_at, Vec::new()));
             }
@@ -104,5 +112,31 @@ impl Decoder for ClaudeProjectDecoder {
         let mut conversation = holder(id, origin, memories);
         conversation.title = Some(name.to_owned());
         Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::contract::BranchPolicy;
+
+    /// Guards the memories file read although it did not sniff as one: what holds none of
+    /// Claude's memory members is counted as a warning, not dropped without a word.
+    #[test]
+    fn memories_of_no_known_shape_are_counted_not_dropped() {
+        let options = DecodeOptions {
+            branches: BranchPolicy::Active,
+            exported_at: 0,
+            keep_provider_fields: false,
+            dedup_keys: false,
+            pam_digests: false,
+        };
+        let origin = Origin { file: "memories.json".into(), offset: 0, index: 0 };
+        let element = br#"[{"conversations_memory": "likes tea"}, {"note": "x"}, 7]"#;
+        let decoded = ClaudeMemoriesDecoder.decode(element, origin.clone(), &options).unwrap();
+        assert_eq!(decoded.conversation.memories.len(), 1);
+        assert_eq!(decoded.warnings.0.get("claude_memory_unrecognized"), Some(&2));
+        let truncated = ClaudeMemoriesDecoder.decode(br#"[{"conversations_memory": "abc"#, origin, &options).err();
+        assert!(truncated.is_some_and(|reject| reject.reason.starts_with("invalid JSON: EOF")));
     }
 }

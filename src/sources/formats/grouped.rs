@@ -270,6 +270,10 @@ impl<R: io::BufRead + Send> RecordSource for LineRecords<R> {
                 record_error(out, &format!("{}: byte {offset}: the line is not JSON: {error}", self.display));
                 return Ok(Some(offset));
             }
+            if let Some(problem) = too_deep(text) {
+                record_error(out, &format!("{}: byte {offset}: the line {problem}", self.display));
+                return Ok(Some(offset));
+            }
             if !(self.keep)(text) {
                 continue;
             }
@@ -296,14 +300,29 @@ impl RecordSource for WholeFile {
         let Some(entry) = self.entry.take() else { return Ok(None) };
         let limit = crate::sources::json_array::MAX_ELEMENT_BYTES as u64;
         match entry.read_small(limit) {
-            Ok(bytes) => match serde_json::from_slice::<serde::de::IgnoredAny>(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes)) {
-                Ok(_) => out.extend_from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes).trim_ascii()),
-                Err(error) => record_error(out, &format!("{}: not JSON: {error}", entry.display)),
-            },
+            Ok(bytes) => {
+                let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+                match serde_json::from_slice::<serde::de::IgnoredAny>(text) {
+                    Ok(_) => match too_deep(text) {
+                        None => out.extend_from_slice(text.trim_ascii()),
+                        Some(problem) => record_error(out, &format!("{}: the file {problem}", entry.display)),
+                    },
+                    Err(error) => record_error(out, &format!("{}: not JSON: {error}", entry.display)),
+                }
+            }
             Err(error) => record_error(out, &error.to_string()),
         }
         Ok(Some(0))
     }
+}
+
+/// Why a record is too deep to read, if it is: the readers after this recurse once a level
+/// (`sonic_rs::get` in [`string_at`] overflowed the stack at 100,000 levels), and the framed
+/// records are held to the same limit by the array framer.
+fn too_deep(record: &[u8]) -> Option<String> {
+    let limit = crate::sources::json_array::MAX_DEPTH;
+    let deepest = crate::sources::json_walk::deepest_nesting(record);
+    (deepest > limit).then(|| format!("nests arrays and objects more than {limit} levels deep ({deepest} levels); it was skipped"))
 }
 
 /// The string at `path` of the JSON object `record`, read without parsing the rest.

@@ -131,7 +131,12 @@ impl RecordSource for MarkdownFiles {
 /// last newline are taken off, so the text comes back as it was written (the reference reader
 /// also trims the text's leading blank lines and trailing white space, which loses them).
 fn markdown_record(bytes: &[u8]) -> Result<Value, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())?;
+    // Said before "not UTF-8": a record saved by a Windows editor as "Unicode" is UTF-16, and
+    // the advice converts it.
+    if let Some(advice) = crate::sources::detect::utf16_problem(bytes) {
+        return Err(advice.to_owned());
+    }
+    let text = std::str::from_utf8(bytes).map_err(|error| format!("not UTF-8 text (byte {} is not UTF-8)", error.valid_up_to()))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (front, body) =
         text.strip_prefix("---\n").and_then(|rest| rest.split_once("\n---\n")).ok_or("no JSON front matter between `---` lines")?;
@@ -160,6 +165,15 @@ pub fn plan_markdown_folder(path: &Path) -> Result<InputPlan, RunError> {
         .into_iter()
         .filter(|entry| !entry.name.contains('/') && entry.name.ends_with(".ump.md"))
         .collect();
+    // The folder's entries are its regular files only, so a named pipe or a device among the
+    // records is never opened (it would block the run or never end); it is said, not skipped
+    // without a word.
+    let mut warnings = Warnings::default();
+    let mut notes = Vec::new();
+    for (name, kind) in special_record_files(path) {
+        warnings.add("ump_md_not_a_regular_file");
+        notes.push(format!("{}: is {kind}, not a regular file; it was not read", path.join(name).display()));
+    }
     let bytes_on_disk = files.iter().map(|entry| entry.size).sum();
     let count = files.len();
     let mut streams = Vec::new();
@@ -175,10 +189,24 @@ pub fn plan_markdown_folder(path: &Path) -> Result<InputPlan, RunError> {
         layout: format!("UMP 0.1 records, a folder of {count} .ump.md files"),
         bytes_on_disk,
         streams,
-        warnings: Warnings::default(),
-        notes: Vec::new(),
+        warnings,
+        notes,
         asset_count: 0,
     })
+}
+
+/// The `.ump.md` names in `folder` that are neither regular files nor folders, with what each
+/// is, in name order; looked at without opening them.
+fn special_record_files(folder: &Path) -> Vec<(String, &'static str)> {
+    let Ok(listing) = std::fs::read_dir(folder) else { return Vec::new() };
+    let mut special: Vec<(String, &'static str)> = listing
+        .flatten()
+        .map(|item| item.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".ump.md"))
+        .filter_map(|name| crate::validate::input_file::special_file_kind(&folder.join(&name)).map(|kind| (name, kind)))
+        .collect();
+    special.sort();
+    special
 }
 
 /// Turns of one conversation share a key; other records stand alone.
@@ -371,6 +399,33 @@ mod tests {
         assert_eq!(record["body"]["text"], "\nHello \n");
         assert_eq!(record["body"]["structured"]["a"], 1);
         assert!(markdown_record(b"no front matter").is_err());
+    }
+
+    /// Guards the reason a UTF-16 `.ump.md` record is rejected with: "not UTF-8 text" did not
+    /// say what it is or how to convert it.
+    #[test]
+    fn a_utf16_markdown_record_is_named_as_utf16() {
+        let utf16: Vec<u8> = "\u{feff}---\n{\"ump\":\"0.1\"}\n---\n\nHello\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let reason = markdown_record(&utf16).err().unwrap_or_default();
+        assert!(reason.starts_with("this file is UTF-16; memport reads UTF-8"), "{reason}");
+        assert_eq!(markdown_record(b"---\n{\"a\":\"\xff\"}\n---\n").err().as_deref(), Some("not UTF-8 text (byte 10 is not UTF-8)"));
+    }
+
+    /// Guards a folder of records holding a named pipe: it must be left unopened (opening it
+    /// blocks until something writes to it) and said, not read or skipped without a word.
+    #[test]
+    fn a_named_pipe_among_the_records_is_noted_and_never_opened() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(folder.path().join("a.ump.md"), b"---\n{\"ump\":\"0.1\"}\n---\n\nHello\n").unwrap();
+        let pipe = folder.path().join("zzzz.ump.md");
+        if !std::process::Command::new("mkfifo").arg(&pipe).status().is_ok_and(|status| status.success()) {
+            return;
+        }
+        assert_eq!(special_record_files(folder.path()), [("zzzz.ump.md".to_owned(), "a named pipe (FIFO)")]);
+        let plan = plan_markdown_folder(folder.path()).unwrap();
+        assert_eq!(plan.layout, "UMP 0.1 records, a folder of 1 .ump.md files");
+        assert_eq!(plan.warnings.0.get("ump_md_not_a_regular_file"), Some(&1));
+        assert!(plan.notes[0].ends_with("zzzz.ump.md: is a named pipe (FIFO), not a regular file; it was not read"), "{:?}", plan.notes);
     }
 
     #[test]

@@ -9,7 +9,12 @@
 //! conversation URL rather than read by its (localized) labels.
 //!
 //! A page cut short (an interrupted download or copy) ends inside its last record: that record
-//! is rejected as truncated instead of being written as if its answer were complete.
+//! is rejected as truncated instead of being written as if its answer were complete. A page
+//! cut just after a complete record, inside the opening tag of the next, keeps the complete one
+//! and rejects only the one that was cut.
+//!
+//! Bytes that are not UTF-8 are read as U+FFFD, and the record says so (`notUtf8` in its
+//! answer item, memport's own member) for the decoder to count as a warning.
 
 use std::io::Read;
 
@@ -31,6 +36,8 @@ const MAX_RECORD_BYTES: usize = 64 << 20;
 const READ_SIZE: usize = 1 << 20;
 /// Why the last record of a page that ends inside it is rejected.
 const TRUNCATED_RECORD: &str = "the page ends inside this answer; the file looks truncated";
+/// Why the start of a record the page ends in, after a complete one, is rejected.
+const TRUNCATED_NEXT_RECORD: &str = "the page ends inside the opening tag of this record; the file looks truncated";
 
 /// Pulls `div.outer-cell` records out of a page, one at a time.
 struct RecordFramer<R> {
@@ -108,47 +115,117 @@ pub fn regroup(reader: Box<dyn Read + Send>, display: &str, options: &SourceOpti
     let mut index = 0u64;
     let mut row = Vec::new();
     while let Some((offset, bytes)) = framer.next_record().map_err(|error| RunError::read(display, error))? {
-        row.clear();
         // Only the last record runs to the end of the file; the others end where the next
         // record's marker starts, so the page's end cannot cut them.
-        if framer.drained() && ends_inside_record(&bytes) {
-            push_problem_row(&mut row, offset, index, TRUNCATED_RECORD);
-            regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
+        if !framer.drained() {
+            push_record(&mut regrouper, &mut row, offset, index, &bytes)?;
             index += 1;
             continue;
         }
-        let html = String::from_utf8_lossy(&bytes);
-        let (record, time, conversation) = match parse_record(&html) {
-            Some(parsed) => parsed,
-            None => {
-                push_problem_row(&mut row, offset, index, "an activity record without a readable date line");
-                regrouper.push(&GroupKey::Title(String::new()), None, &row)?;
-                index += 1;
-                continue;
+        match record_end(&bytes) {
+            None => push_problem(&mut regrouper, &mut row, offset, index, TRUNCATED_RECORD)?,
+            Some(end) => {
+                // After the record come the page's closing tags, or, in a page cut just after
+                // it, the start of a record that never came whole: the complete record is read
+                // up to there, and the cut one is rejected on its own.
+                let cut = cut_record_start(&bytes[end..]).map(|start| end + start);
+                push_record(&mut regrouper, &mut row, offset, index, &bytes[..cut.unwrap_or(bytes.len())])?;
+                if let Some(cut) = cut {
+                    index += 1;
+                    push_problem(&mut regrouper, &mut row, offset + cut as u64, index, TRUNCATED_NEXT_RECORD)?;
+                }
             }
-        };
-        push_binary_row(&mut row, offset, index, record.to_string().as_bytes());
-        let key = match conversation {
-            Some(id) => GroupKey::Conversation(id),
-            None => GroupKey::Title(String::new()),
-        };
-        regrouper.push(&key, Some(time), &row)?;
+        }
         index += 1;
     }
     regrouper.finish()
 }
 
-/// Whether `record` (from its `outer-cell` marker to the end of the page) ends before its
-/// `div`s are closed: a complete record closes every `div` it opens, and the page's own closing
-/// tags follow it, so more opened than closed means the file stops inside the record.
-fn ends_inside_record(record: &[u8]) -> bool {
-    let ends_tag_name = |byte: &u8| matches!(byte, b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r');
-    // `<div>` or `<div class…>`, not `<divider>`; an opening tag cut by the end of the file
-    // counts as opened.
-    let opened = memchr::memmem::find_iter(record, b"<div").filter(|&at| record.get(at + 4).is_none_or(ends_tag_name)).count();
-    // A closing tag cut by the end of the file (`</div` with nothing after it) closes nothing.
-    let closed = memchr::memmem::find_iter(record, b"</div").filter(|&at| record.get(at + 5).is_some_and(ends_tag_name)).count();
-    opened > closed
+/// Reads one complete record and hands it to the regrouper; one without a readable date line
+/// becomes a problem row.
+fn push_record(regrouper: &mut Regrouper, row: &mut Vec<u8>, offset: u64, index: u64, bytes: &[u8]) -> Result<(), RunError> {
+    let not_utf8 = std::str::from_utf8(bytes).is_err();
+    let html = String::from_utf8_lossy(bytes);
+    let Some((mut record, time, conversation)) = parse_record(&html) else {
+        return push_problem(regrouper, row, offset, index, "an activity record without a readable date line");
+    };
+    if not_utf8 {
+        mark_not_utf8(&mut record);
+    }
+    row.clear();
+    push_binary_row(row, offset, index, record.to_string().as_bytes());
+    let key = match conversation {
+        Some(id) => GroupKey::Conversation(id),
+        None => GroupKey::Title(String::new()),
+    };
+    regrouper.push(&key, Some(time), row)
+}
+
+/// Hands the regrouper a row that stands for a record that could not be read, saying why.
+fn push_problem(regrouper: &mut Regrouper, row: &mut Vec<u8>, offset: u64, index: u64, problem: &str) -> Result<(), RunError> {
+    row.clear();
+    push_problem_row(row, offset, index, problem);
+    regrouper.push(&GroupKey::Title(String::new()), None, row)
+}
+
+/// Marks a record read with U+FFFD in place of bytes that were not UTF-8: `notUtf8` in its
+/// answer item (one is added when it has no answer), where the decoder reads it. The answer
+/// items are left out of the provider fields a record keeps, so the mark reaches no output.
+fn mark_not_utf8(record: &mut serde_json::Value) {
+    let Some(items) = record["safeHtmlItem"].as_array_mut() else { return };
+    if items.is_empty() {
+        items.push(json!({}));
+    }
+    if let Some(item) = items.first_mut().and_then(serde_json::Value::as_object_mut) {
+        item.insert("notUtf8".into(), json!(true));
+    }
+}
+
+/// Where the record that starts `record` ends: the length up to and including the `>` of the
+/// `</div>` that closes its `outer-cell` div, counting the `div`s opened and closed on the way.
+/// `None` when the file stops first (inside the record): an opening tag cut by the end of the
+/// file counts as opened, and a closing tag cut before its `>` closes nothing.
+fn record_end(record: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'<', &record[at..]) {
+        let tag = at + found;
+        let rest = &record[tag..];
+        if rest.starts_with(b"<div") && rest.get(4).is_none_or(ends_tag_name) {
+            depth += 1;
+        } else if rest.starts_with(b"</div") && rest.get(5).is_some_and(ends_tag_name) {
+            let close = memchr::memchr(b'>', rest)?;
+            // The record starts with its own `<div`, so a `</div>` comes with at least that
+            // one open.
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return Some(tag + close + 1);
+            }
+        }
+        at = tag + 1;
+    }
+    None
+}
+
+/// Whether a byte ends a tag name (`<div>`, `<div class…>`), so `<divider>` is no `div`.
+fn ends_tag_name(byte: &u8) -> bool {
+    matches!(byte, b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Where, in what follows the page's last complete record, a record starts that the end of the
+/// file cut: a `div` opened and never closed (`<div class="outer-cell mdl-c`), or a last tag
+/// that is the start of a record's marker (`<d`, `<div cl`). A complete page has only its own
+/// closing tags there. `None` when nothing was cut (a lone `<` may as well start a closing tag).
+fn cut_record_start(tail: &[u8]) -> Option<usize> {
+    let opened = memchr::memmem::find_iter(tail, b"<div").filter(|&at| tail.get(at + 4).is_none_or(ends_tag_name)).count();
+    let closed = memchr::memmem::find_iter(tail, b"</div").filter(|&at| tail.get(at + 5).is_some_and(ends_tag_name)).count();
+    if opened > closed {
+        return memchr::memmem::find_iter(tail, b"<div").find(|&at| tail.get(at + 4).is_none_or(ends_tag_name));
+    }
+    let last_tag = memchr::memrchr(b'<', tail)?;
+    let unfinished = &tail[last_tag..];
+    let is_marker_start = unfinished.len() >= 2 && !unfinished.contains(&b'>') && RECORD_MARKER.starts_with(unfinished);
+    is_marker_start.then_some(last_tag)
 }
 
 /// The content of the first element whose opening tag contains `class_fragment`, up to the
@@ -301,9 +378,27 @@ mod tests {
         let mut framer = RecordFramer { reader: page.as_bytes(), buffer: Vec::new(), buffer_offset: 0, at_end: false };
         let mut records = Vec::new();
         while let Some((_, record)) = framer.next_record().unwrap() {
-            records.push((framer.drained(), ends_inside_record(&record)));
+            records.push((framer.drained(), record_end(&record).is_none()));
         }
         records
+    }
+
+    /// The records `regroup` reads from `page` (as JSON) and the problems it reports, in order.
+    fn regrouped(page: &[u8]) -> (Vec<serde_json::Value>, Vec<String>) {
+        let reader = Box::new(std::io::Cursor::new(page.to_vec()));
+        let mut elements = regroup(reader, "MyActivity.html", &SourceOptions::default()).unwrap();
+        let (mut records, mut problems) = (Vec::new(), Vec::new());
+        let mut element = Vec::new();
+        while elements.next_element_into(&mut element).unwrap().is_some() {
+            for row in crate::sources::regroup::BinaryRows::new(&element) {
+                match crate::sources::regroup::read_binary_row(row) {
+                    (_, _, crate::sources::regroup::BinaryRow::Problem(problem)) => problems.push(problem),
+                    (_, _, crate::sources::regroup::BinaryRow::Record(bytes)) => records.push(serde_json::from_slice(bytes).unwrap()),
+                }
+            }
+            element.clear();
+        }
+        (records, problems)
     }
 
     /// Guards the truncation check: a page cut inside its last answer must not be read as if
@@ -320,22 +415,51 @@ mod tests {
             assert_eq!(framed(cut), [(false, false), (true, true)], "{cut}");
         }
         // A `<divider>` is no `div`.
-        assert!(!ends_inside_record(b"<div class=\"outer-cell\"><divider></div>"));
+        assert!(record_end(b"<div class=\"outer-cell\"><divider></div>").is_some());
 
-        let reader = Box::new(std::io::Cursor::new(inside_answer.as_bytes().to_vec()));
-        let mut elements = regroup(reader, "MyActivity.html", &SourceOptions::default()).unwrap();
-        let mut problems = Vec::new();
-        let mut records = 0;
-        let mut element = Vec::new();
-        while elements.next_element_into(&mut element).unwrap().is_some() {
-            for row in crate::sources::regroup::BinaryRows::new(&element) {
-                match crate::sources::regroup::read_binary_row(row) {
-                    (_, _, crate::sources::regroup::BinaryRow::Problem(problem)) => problems.push(problem),
-                    (_, _, crate::sources::regroup::BinaryRow::Record(_)) => records += 1,
-                }
-            }
-            element.clear();
+        let (records, problems) = regrouped(inside_answer.as_bytes());
+        assert_eq!((records.len(), problems), (1, vec![TRUNCATED_RECORD.to_owned()]));
+        let (records, problems) = regrouped(page.as_bytes());
+        assert_eq!((records.len(), problems.len()), (2, 0));
+    }
+
+    /// Guards the truncation check against rejecting a complete record: a page cut inside the
+    /// opening tag of a record after the first ran the first to the end of the file, and the
+    /// cut tag counted as a `div` it opened, so the complete record was rejected as truncated.
+    /// Only the record that was cut is.
+    #[test]
+    fn a_page_cut_inside_the_next_records_opening_tag_keeps_the_complete_record() {
+        let page = format!("<html><body><div class=\"mdl-grid\">\n{RECORD}\n{RECORD}</div></body></html>");
+        let second = page.rfind("<div class=\"outer-cell").unwrap();
+        // Cut inside the next record's marker (`<div class="ou`, `<d`).
+        for cut in [&page[..second + 14], &page[..second + 2]] {
+            assert_eq!(framed(cut), [(true, false)], "{cut}");
+            let (records, problems) = regrouped(cut.as_bytes());
+            assert_eq!(records.len(), 1, "{cut}");
+            assert_eq!(records[0]["title"], "Prompted hi");
+            assert_eq!(problems, [TRUNCATED_NEXT_RECORD], "{cut}");
         }
-        assert_eq!((records, problems), (1, vec![TRUNCATED_RECORD.to_owned()]));
+        // Cut in the page's own closing tags: nothing is lost, nothing is reported.
+        let (records, problems) = regrouped(&page.as_bytes()[..page.len() - 9]);
+        assert_eq!((records.len(), problems.len()), (2, 0));
+        let (records, problems) = regrouped(&page.as_bytes()[..second + 1]);
+        assert_eq!((records.len(), problems.len()), (1, 0), "a lone `<` may start a closing tag");
+    }
+
+    /// Guards the reading of bytes that are not UTF-8: they were replaced without a word. The
+    /// record is read and marked for the decoder to count.
+    #[test]
+    fn a_record_with_bytes_that_are_not_utf8_is_read_and_marked() {
+        let page = format!("<html><body>{RECORD}</body></html>").replace("Hello", "H\u{e9}llo").into_bytes();
+        let mut bad = page.clone();
+        let at = bad.iter().position(|&byte| byte == 0xC3).unwrap();
+        bad[at] = 0xFF;
+        let (records, problems) = regrouped(&bad);
+        assert!(problems.is_empty());
+        assert_eq!(records[0]["safeHtmlItem"][0]["notUtf8"], true);
+        let answer = records[0]["safeHtmlItem"][0]["html"].as_str().unwrap_or_default();
+        assert!(answer.starts_with("<p>H\u{fffd}\u{fffd}llo <b>there</b></p>"), "{answer}");
+        let (records, _) = regrouped(&page);
+        assert_eq!(records[0]["safeHtmlItem"][0].get("notUtf8"), None);
     }
 }

@@ -89,6 +89,10 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
                 continue;
             }
         };
+        // Bytes of the page that were not UTF-8 were read as U+FFFD: said, not hidden.
+        if record.safe_html_item.iter().flat_map(|list| list.0.iter()).filter_map(Object::as_ref).any(|item| item.not_utf8 == Some(true)) {
+            warnings.add("gemini_html_not_utf8");
+        }
         // The answers' HTML was turned into text as the record was parsed (`RawHtml`).
         let answers: Vec<String> = record
             .safe_html_item
@@ -248,4 +252,41 @@ fn read_turn(record: &RawRecord, mut answers: Vec<String>, title: &str, warnings
         }
     }
     Turn { prompt, answers, attachments }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::regroup::push_binary_row;
+
+    /// Guards the warning for bytes that were not UTF-8: the HTML reader replaced them without
+    /// a word. A record it marked counts one `gemini_html_not_utf8`; the answer is written.
+    #[test]
+    fn a_record_read_with_bytes_that_were_not_utf8_counts_a_warning() {
+        let options = DecodeOptions {
+            branches: BranchPolicy::Active,
+            exported_at: 0,
+            keep_provider_fields: false,
+            dedup_keys: false,
+            pam_digests: false,
+        };
+        let origin = Origin { file: "MyActivity.html".into(), offset: 0, index: 0 };
+        let record = |answer: &str, mark: bool| {
+            let item = if mark { serde_json::json!({"html": answer, "notUtf8": true}) } else { serde_json::json!({"html": answer}) };
+            serde_json::json!({"header": "Gemini Apps", "title": "Prompted hi", "time": "2026-01-02T09:00:00Z", "safeHtmlItem": [item]})
+        };
+        let mut element = Vec::new();
+        push_binary_row(&mut element, 10, 0, record("<p>The \u{fffd} answer</p>", true).to_string().as_bytes());
+        push_binary_row(&mut element, 20, 1, record("<p>Another</p>", false).to_string().as_bytes());
+        let decoded = decode_conversation(&element, origin, &TakeoutFiles::default(), &options).unwrap();
+        assert_eq!(decoded.warnings.0.get("gemini_html_not_utf8"), Some(&1));
+        let answers: Vec<&str> = decoded
+            .conversation
+            .messages
+            .iter()
+            .filter(|message| message.role == Role::Assistant)
+            .map(|message| message.text.trim())
+            .collect();
+        assert_eq!(answers, ["The \u{fffd} answer", "Another"]);
+    }
 }

@@ -71,6 +71,10 @@ pub struct RawDetail<'a> {
 pub struct RawHtml {
     #[serde(default, rename = "html", deserialize_with = "answer_text")]
     pub text: Option<String>,
+    /// memport's own mark (Takeout writes no such member): the HTML reader read bytes of this
+    /// record that were not UTF-8 as U+FFFD (`html.rs`).
+    #[serde(default, rename = "notUtf8", deserialize_with = "lenient::boolean")]
+    pub not_utf8: Option<bool>,
 }
 
 fn answer_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {

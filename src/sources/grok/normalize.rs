@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
+use crate::sources::claude::raw::ArrayField;
 use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::grok::GrokAssets;
 use crate::sources::grok::raw::{RawElement, RawResponse};
@@ -28,7 +29,20 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
     let Some(id) = meta.id.as_deref().or(meta.conversation_id.as_deref()).filter(|id| !id.is_empty()) else {
         return Err(reject(None, "conversation has no `id` or `conversation_id`".into()));
     };
-    let entries = raw.responses.as_ref().map_or(&[][..], |list| list.0.as_slice());
+    let entries = match raw.responses.as_ref() {
+        Some(ArrayField::Array(entries)) => entries.as_slice(),
+        // The responses are lost, not absent: the conversation is not written as an empty one.
+        Some(ArrayField::Not(found)) => return Err(reject(Some(id), format!("`responses` is {found}, not an array of responses"))),
+        // A conversation the export keeps without responses.
+        None => &[][..],
+    };
+    // The conversation's times date the responses without one; a time that cannot be right
+    // would date them wrongly, so the conversation is rejected with it.
+    for (field, time) in [("create_time", &meta.create_time), ("modify_time", &meta.modify_time)] {
+        if let Some(reason) = time.problem(field) {
+            return Err(reject(Some(id), reason));
+        }
+    }
 
     let mut rejected_messages = Vec::new();
     let mut usable: Vec<(&str, &RawResponse)> = Vec::with_capacity(entries.len());
@@ -40,11 +54,15 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
                 Some(response_id) if position_of.contains_key(response_id) => {
                     Some((Some(response_id), format!("response `{response_id}` appears twice")))
                 }
-                Some(response_id) => {
-                    position_of.insert(response_id, usable.len());
-                    usable.push((response_id, response));
-                    None
-                }
+                Some(response_id) => match response.create_time.problem("create_time") {
+                    // Rejected rather than given its parent's time without a word.
+                    Some(reason) => Some((Some(response_id), reason)),
+                    None => {
+                        position_of.insert(response_id, usable.len());
+                        usable.push((response_id, response));
+                        None
+                    }
+                },
                 None => Some((None, format!("responses[{index}] has no `_id` or `response_id`"))),
             },
             None => Some((None, format!("responses[{index}] has no `response` object"))),
@@ -69,7 +87,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
             found
         })
         .collect();
-    let times: Vec<Option<Micros>> = usable.iter().map(|(_, response)| response.create_time.0).collect();
+    let times: Vec<Option<Micros>> = usable.iter().map(|(_, response)| response.create_time.micros()).collect();
     let mut tree = Tree::new(parents);
     // Siblings in time order (regenerations); document order is not reliable.
     for children in &mut tree.children {
@@ -81,7 +99,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
     }
     let on_path = tree.path_to(named_leaf.or_else(|| tree.newest_leaf(&times)));
 
-    let conversation_time = meta.create_time.0;
+    let conversation_time = meta.create_time.micros();
     let fallback_time = conversation_time.unwrap_or(options.exported_at);
     let mut effective_time = vec![fallback_time; usable.len()];
     let mut messages = Vec::with_capacity(usable.len());
@@ -145,7 +163,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
         id: id.to_owned(),
         title: meta.title.as_deref().map(str::to_owned).filter(|title| !title.is_empty()),
         created_at: conversation_time,
-        updated_at: meta.modify_time.0,
+        updated_at: meta.modify_time.micros(),
         model: conversation_model,
         system_instruction: meta.system_prompt_name.as_deref().map(str::to_owned).filter(|name| !name.is_empty()),
         is_archived: false,
@@ -219,4 +237,66 @@ fn render(response: &RawResponse, assets: &GrokAssets, warnings: &mut Warnings) 
         }
     }
     parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(element: &[u8]) -> Result<Decoded, RecordReject> {
+        let options = DecodeOptions {
+            branches: BranchPolicy::Active,
+            exported_at: 0,
+            keep_provider_fields: false,
+            dedup_keys: false,
+            pam_digests: false,
+        };
+        decode_conversation(
+            element,
+            Origin { file: "prod-grok-backend.json".into(), offset: 0, index: 1 },
+            &GrokAssets::default(),
+            &options,
+        )
+    }
+
+    /// Guards the shape of `responses`: an object there read as an empty list, and the
+    /// conversation was written with 0 messages without a word.
+    #[test]
+    fn a_responses_object_rejects_the_conversation_naming_the_field() {
+        let reject = decode(br#"{"conversation":{"id":"g2"},"responses":{"r":1}}"#).err();
+        assert_eq!(reject.as_ref().map(|reject| reject.reason.as_str()), Some("`responses` is an object, not an array of responses"));
+        assert_eq!(reject.and_then(|reject| reject.conversation_id).as_deref(), Some("g2"));
+        // No `responses` at all is a conversation the export keeps empty.
+        assert!(decode(br#"{"conversation":{"id":"g2"}}"#).is_ok_and(|decoded| decoded.conversation.messages.is_empty()));
+    }
+
+    /// Guards the year range of response times: a time past 9999 was read as no time and the
+    /// response silently took its parent's. It is rejected, saying why; its siblings stay.
+    #[test]
+    fn a_response_time_outside_the_years_rejects_that_response_naming_it() {
+        let element = br#"{"conversation":{"id":"g2","create_time":"2025-10-24T20:50:04Z"},"responses":[
+            {"response":{"_id":"q","sender":"human","message":"question","create_time":{"$date":{"$numberLong":"1761339005114"}}}},
+            {"response":{"_id":"a","sender":"assistant","message":"answer","parent_response_id":"q",
+                "create_time":{"$date":{"$numberLong":"253402300800000"}}}},
+            {"response":{"_id":"b","sender":"assistant","message":"again","parent_response_id":"q",
+                "create_time":"9999-12-31T23:30:00-05:00"}}]}"#;
+        let decoded = decode(element).unwrap();
+        let rejected: Vec<(Option<&str>, &str)> =
+            decoded.rejected_messages.iter().map(|reject| (reject.message_id.as_deref(), reject.reason.as_str())).collect();
+        assert_eq!(
+            rejected,
+            [
+                (Some("a"), "`create_time` 253402300800000 (epoch milliseconds): outside years 0001-9999 once converted to UTC"),
+                (Some("b"), "`create_time` `9999-12-31T23:30:00-05:00`: outside years 0001-9999 once converted to UTC"),
+            ]
+        );
+        let kept: Vec<&str> = decoded.conversation.messages.iter().map(|message| message.id.as_str()).collect();
+        assert_eq!(kept, ["q"]);
+        // The conversation's own time dates the responses without one: it is rejected whole.
+        let reject = decode(br#"{"conversation":{"id":"g3","create_time":9223372036854775807},"responses":[]}"#).err();
+        assert_eq!(
+            reject.map(|reject| reject.reason).as_deref(),
+            Some("`create_time` 9223372036854775807 (epoch milliseconds): outside years 0001-9999 once converted to UTC")
+        );
+    }
 }

@@ -15,6 +15,7 @@ use std::path::{Component, Path};
 use serde_json::Value;
 
 use crate::error::RunError;
+use crate::validate::input_file::special_file_kind;
 use crate::validate::rules::{self, Findings, join};
 use crate::validate::{Problem, Validation};
 
@@ -41,6 +42,12 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
             }
             let path = folder.join(reference);
             listed.insert(path.clone());
+            // A named pipe blocks whoever opens it and a device never ends: looked at, not
+            // opened, and not called missing.
+            if let Some(kind) = special_file_kind(&path) {
+                findings.malformed("not_a_regular_file", &at, format!("`{reference}` is {kind}, not a regular file; it was not opened"));
+                continue;
+            }
             if !path.is_file() {
                 findings.malformed("missing_file", &at, format!("the conversation file `{reference}` does not exist"));
                 continue;
@@ -52,7 +59,9 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
         if let Ok(entries) = std::fs::read_dir(&conversations) {
             let mut unlisted: Vec<_> =
                 entries.flatten().map(|entry| entry.path()).filter(|path| path.extension().is_some_and(|ext| ext == "json")).collect();
-            unlisted.retain(|path| !listed.contains(path));
+            // Files only: a folder named like one holds no conversation, and a named pipe or a
+            // device is never opened (`parse` says what it is).
+            unlisted.retain(|path| !listed.contains(path) && !path.is_dir());
             unlisted.sort();
             for path in unlisted {
                 let name = format!("conversations/{}", path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default());
@@ -110,6 +119,11 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
 }
 
 fn parse(path: &Path, name: &str, problems: &mut Vec<Problem>) -> Result<Option<Value>, RunError> {
+    if let Some(kind) = special_file_kind(path) {
+        let message = format!("{name} is {kind}, not a regular file; it was not opened");
+        problems.push(Problem { status: 422, code: "not_a_regular_file", location: name.to_owned(), message });
+        return Ok(None);
+    }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -215,6 +229,43 @@ fn check_embeddings(root: &Value, findings: &mut Findings<'_>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Guards `validate` on a store folder holding named pipes (a listed conversation file,
+    /// an unlisted one): opening them blocked the run. They are problems, never opened.
+    #[test]
+    fn named_pipes_in_a_store_are_problems_not_opened() {
+        let store = tempfile::tempdir().unwrap();
+        std::fs::create_dir(store.path().join("conversations")).unwrap();
+        let store_file = r#"{"schema":"portable-ai-memory","schema_version":"1.0","memories":[],
+            "conversations_index":[{"id":"c1","storage":{"type":"file","ref":"conversations/c1.json"}}]}"#;
+        std::fs::write(store.path().join("memory-store.json"), store_file).unwrap();
+        for name in ["c1.json", "unlisted.json"] {
+            let pipe = store.path().join("conversations").join(name);
+            if !std::process::Command::new("mkfifo").arg(&pipe).status().is_ok_and(|status| status.success()) {
+                return;
+            }
+        }
+        let validation = validate_folder(store.path()).unwrap();
+        let refused: Vec<(&str, &str)> = validation
+            .problems
+            .iter()
+            .filter(|problem| problem.code == "not_a_regular_file")
+            .map(|problem| (problem.location.as_str(), problem.message.as_str()))
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                (
+                    "memory-store.json#/conversations_index/0/storage/ref",
+                    "`conversations/c1.json` is a named pipe (FIFO), not a regular file; it was not opened"
+                ),
+                (
+                    "conversations/unlisted.json",
+                    "conversations/unlisted.json is a named pipe (FIFO), not a regular file; it was not opened"
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn storage_refs_stay_in_the_store() {

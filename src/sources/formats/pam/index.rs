@@ -108,16 +108,77 @@ impl RecordSource for IndexedConversations {
     }
 }
 
-/// A conversation file's bytes when they are one JSON value, else why not.
+/// A conversation file's bytes when they are one JSON value, else why not, in words that say
+/// what happened to the file (cut short, UTF-16, empty) rather than only where a parser stopped.
 fn read_conversation_file(path: &Path) -> Result<Vec<u8>, String> {
     let too_large = |size: u64| size > crate::sources::json_array::MAX_ELEMENT_BYTES as u64;
     match std::fs::metadata(path) {
         Err(error) => return Err(format!("{}: {error}", path.display())),
+        // A named pipe would block the run and a device never end: neither is opened.
+        Ok(metadata) if !metadata.is_file() => {
+            let kind = crate::validate::input_file::special_file_kind(path).unwrap_or("a folder");
+            return Err(format!("{}: is {kind}, not a regular file; it was not opened", path.display()));
+        }
         Ok(metadata) if too_large(metadata.len()) => return Err(format!("{}: larger than one conversation may be", path.display())),
         Ok(_) => {}
     }
     let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    if let Some(advice) = crate::sources::detect::utf16_problem(&bytes) {
+        return Err(format!("{}: {advice}", path.display()));
+    }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").map(<[u8]>::to_vec).unwrap_or(bytes);
-    serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|error| format!("{}: not JSON: {error}", path.display()))?;
+    if bytes.trim_ascii().is_empty() {
+        return Err(format!("{}: the file is empty", path.display()));
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
+        .map_err(|error| format!("{}: {}", path.display(), json_problem(&error, &bytes)))?;
     Ok(bytes.trim_ascii().to_vec())
+}
+
+/// What a JSON parser's error says about a file: one that ends inside its JSON, or whose error
+/// is at its very last byte (a number cut short reads as an invalid number), was cut short.
+fn json_problem(error: &serde_json::Error, bytes: &[u8]) -> String {
+    let text = bytes.trim_ascii_end();
+    let lines = text.iter().filter(|&&byte| byte == b'\n').count() + 1;
+    let last_line = text.len() - text.iter().rposition(|&byte| byte == b'\n').map_or(0, |newline| newline + 1);
+    let at_the_end = error.line() == lines && error.column() >= last_line;
+    if error.is_eof() || at_the_end {
+        format!("the file ends inside its JSON (line {}, column {}): it looks truncated", error.line(), error.column())
+    } else {
+        format!("not JSON: {error}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards the reasons a store's conversation file is rejected with: a cut file, a UTF-16
+    /// file and an empty one were all "not JSON" with a parser position, which says nothing
+    /// of what happened to them; a named pipe would block the run.
+    #[test]
+    fn a_conversation_file_cut_short_utf16_or_empty_is_named_for_what_it_is() {
+        let folder = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let path = folder.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let whole = br#"{"schema":"portable-ai-memory-conversation","messages":[{"id":"m1"}]}"#;
+        assert_eq!(read_conversation_file(&write("whole.json", whole)).unwrap(), whole);
+        let cut = read_conversation_file(&write("cut.json", &whole[..40])).unwrap_err();
+        assert!(cut.contains("cut.json: the file ends inside its JSON (line 1, column ") && cut.ends_with("it looks truncated"), "{cut}");
+        let utf16: Vec<u8> = "\u{feff}{\"messages\":[]}".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let utf16 = read_conversation_file(&write("utf16.json", &utf16)).unwrap_err();
+        assert!(utf16.contains("utf16.json: this file is UTF-16"), "{utf16}");
+        let empty = read_conversation_file(&write("empty.json", b" \n")).unwrap_err();
+        assert!(empty.ends_with("empty.json: the file is empty"), "{empty}");
+        let garbage = read_conversation_file(&write("garbage.json", b"{\"a\" 1}")).unwrap_err();
+        assert!(garbage.contains("garbage.json: not JSON: expected `:`"), "{garbage}");
+        let pipe = folder.path().join("pipe.json");
+        if std::process::Command::new("mkfifo").arg(&pipe).status().is_ok_and(|status| status.success()) {
+            let refused = read_conversation_file(&pipe).unwrap_err();
+            assert!(refused.ends_with("pipe.json: is a named pipe (FIFO), not a regular file; it was not opened"), "{refused}");
+        }
+    }
 }

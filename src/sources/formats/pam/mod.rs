@@ -34,6 +34,7 @@ use crate::sources::formats::RecordLayout;
 use crate::sources::formats::grouped::string_at;
 use crate::sources::json_array::ArrayFramer;
 use crate::spec::detect::file_head;
+use crate::validate::input_file::{EMPTY_FILE_CODE, unreadable_text};
 use decode::{PamDecoder, Place};
 use embeddings::EmbeddingIndex;
 pub use index::IndexedConversations;
@@ -51,7 +52,21 @@ fn is_store_file(path: &Path) -> bool {
 pub fn plan_store(path: &Path) -> Result<Option<InputPlan>, RunError> {
     let store_path = if path.is_dir() { path.join(crate::spec::pam::STORE_FILE) } else { path.to_owned() };
     let is_named_store = store_path.file_name().is_some_and(|name| name == crate::spec::pam::STORE_FILE);
-    if !is_named_store || !store_path.is_file() || !crate::spec::pam::looks_like_pam(&file_head(&store_path)) {
+    if !is_named_store || !store_path.is_file() {
+        return Ok(None);
+    }
+    // An empty or UTF-16 store file names no format, and the input was refused as one "with no
+    // records memport can read", which says nothing of why.
+    let display = store_path.display().to_string();
+    match unreadable_text(&store_path).map_err(|error| RunError::read(&display, error))? {
+        Some((EMPTY_FILE_CODE, _)) => {
+            let reason = "is empty: a PAM store keeps its memories and its conversation index here, so nothing in it can be read";
+            return Err(crate::sources::formats::refuse(&store_path, reason.to_owned()));
+        }
+        Some((_, advice)) => return Err(crate::sources::formats::refuse(&store_path, advice.to_owned())),
+        None => {}
+    }
+    if !crate::spec::pam::looks_like_pam(&file_head(&store_path)) {
         return Ok(None);
     }
     plan_store_file(&store_path)
@@ -193,4 +208,27 @@ fn folder_size(folder: &Path) -> u64 {
             _ => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards the store file: an empty or UTF-16 `memory-store.json` names no format, and the
+    /// store was refused as one "with no records memport can read", which did not say why.
+    #[test]
+    fn an_empty_or_utf16_store_file_is_refused_saying_so() {
+        let store = tempfile::tempdir().unwrap();
+        let store_file = store.path().join(crate::spec::pam::STORE_FILE);
+        std::fs::write(&store_file, b"").unwrap();
+        let error = plan_store(store.path()).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("memory-store.json: is empty: a PAM store keeps its memories"), "{error}");
+        let utf16: Vec<u8> = "\u{feff}{\"schema\":\"portable-ai-memory\"}".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        std::fs::write(&store_file, utf16).unwrap();
+        let error = plan_store(&store_file).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("memory-store.json: this file is UTF-16"), "{error}");
+        // A folder without a store file is not a store, and says nothing.
+        std::fs::remove_file(&store_file).unwrap();
+        assert!(plan_store(store.path()).is_ok_and(|plan| plan.is_none()));
+    }
 }
