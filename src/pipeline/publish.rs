@@ -235,6 +235,10 @@ fn publish_records_folder(built: &Path, target: &Path, staging: &Path, manifest_
         Some(old) if old.format == RECORDS_FORMAT => old.merged_with(&manifest).write_file(manifest_path)?,
         _ => manifest.write_file(manifest_path)?,
     }
+    // One step where the file system can: the folders are exchanged, and the old one goes.
+    if target.is_dir() && crate::sinks::folder_swap::swap_in(built, target)? {
+        return manifest.write_file(manifest_path);
+    }
     let replaced = staging.join(".memport-replaced");
     let had_target = std::fs::symlink_metadata(target).is_ok();
     if had_target {

@@ -18,6 +18,7 @@ pub mod aimem;
 pub mod created_folders;
 pub mod direct_writer;
 pub mod entity_refs;
+pub mod folder_swap;
 pub mod mif;
 pub mod output_file;
 pub mod pam;

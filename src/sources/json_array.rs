@@ -1024,4 +1024,20 @@ mod tests {
         assert_eq!(framer.next_element().unwrap().unwrap().bytes, br#"{"b":2}"#);
         assert!(framer.next_element().unwrap().is_none());
     }
+
+    /// Found by fuzzing: keeping members framed a broken scalar (`tru`) that the plain array
+    /// skips, so the two disagreed on which elements there were.
+    #[test]
+    fn keeping_members_skips_the_elements_the_plain_array_skips() {
+        let input = br#"[{"time":"t"}, tru, "s", [1], 7]"#;
+        let mut framer = ArrayFramer::new(&input[..]).keeping_members(&[b"\"time\""]);
+        let mut kept = Vec::new();
+        assert_eq!(framer.next_element_into(&mut kept).unwrap(), Some((1, 0)));
+        assert!(framer.next_element_into(&mut kept).unwrap_err().is_element_only());
+        for _ in 0..3 {
+            assert!(framer.next_element_into(&mut kept).unwrap().is_some());
+        }
+        assert!(framer.next_element_into(&mut kept).unwrap().is_none());
+        assert_eq!(kept, br#"{"time":"t"}{}{}{}"#);
+    }
 }

@@ -436,14 +436,9 @@ fn remove_if_present(path: &Path) -> io::Result<()> {
 /// a run killed in the middle leaves nothing memport wrote unlisted.
 fn replace_store(built: &Path, target: &Path) -> io::Result<()> {
     let old = check_store_folder(target)?;
-    let mut new = Manifest::new(FORMAT);
-    new.files.insert(STORE_FILE.to_owned());
+    let new = manifest_of(built)?;
     let has_embeddings = built.join(EMBEDDINGS_FILE).is_file();
-    if has_embeddings {
-        new.files.insert(EMBEDDINGS_FILE.to_owned());
-    }
     let built_conversations = built.join(CONVERSATIONS_FOLDER);
-    new.folders.insert(CONVERSATIONS_FOLDER.to_owned(), vec![FolderListing::of(&built_conversations, |_| false)?]);
     match &old {
         Some(previous) => previous.merged_with(&new).write(target)?,
         None => new.write(target)?,
@@ -487,7 +482,28 @@ pub fn publish(built: &Path, target: &Path) -> Result<(), RunError> {
     if legacy_staging.exists() {
         std::fs::remove_dir_all(&legacy_staging).map_err(write_error)?;
     }
+    // Nothing but memport's files in the store folder: the new store, with its manifest, takes
+    // its place in one step, so no moment (and no kill) shows half of each.
+    check_store_folder(target).map_err(write_error)?;
+    let store_files = |path: &str| path == STORE_FILE || path == EMBEDDINGS_FILE || path.starts_with("conversations/");
+    if crate::sinks::folder_swap::holds_only(target, &store_files).map_err(write_error)? {
+        manifest_of(built).and_then(|manifest| manifest.write(built)).map_err(write_error)?;
+        if crate::sinks::folder_swap::swap_in(built, target).map_err(write_error)? {
+            return Ok(());
+        }
+    }
     replace_store(built, target).map_err(write_error)
+}
+
+/// The manifest of the store built in `built`: its index, embeddings and conversation files.
+fn manifest_of(built: &Path) -> io::Result<Manifest> {
+    let mut manifest = Manifest::new(FORMAT);
+    manifest.files.insert(STORE_FILE.to_owned());
+    if built.join(EMBEDDINGS_FILE).is_file() {
+        manifest.files.insert(EMBEDDINGS_FILE.to_owned());
+    }
+    manifest.folders.insert(CONVERSATIONS_FOLDER.to_owned(), vec![FolderListing::of(&built.join(CONVERSATIONS_FOLDER), |_| false)?]);
+    Ok(manifest)
 }
 
 /// PAM §18: `export_id` (required on a signed store; a UUID derived from the checksum, so a

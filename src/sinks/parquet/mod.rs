@@ -381,6 +381,15 @@ pub fn publish(built: &Path, root: &Path) -> Result<(), RunError> {
     };
     let parts: Vec<(PathBuf, String)> = manifest.files.iter().map(|relative| (built.join(relative), relative.clone())).collect();
     std::fs::create_dir_all(root).map_err(write_error)?;
+    // Nothing but memport's parts in the dataset folder: the new dataset takes its place in
+    // one step, with its manifest.
+    let old = check_dataset_folder(root).map_err(write_error)?;
+    let listed = |path: &str| old.as_ref().is_some_and(|found| found.files.contains(path));
+    if crate::sinks::folder_swap::holds_only(root, &listed).map_err(write_error)?
+        && crate::sinks::folder_swap::swap_in(built, root).map_err(write_error)?
+    {
+        return Ok(());
+    }
     publish_parts(root, &parts).map_err(write_error)
 }
 
@@ -559,10 +568,12 @@ mod tests {
         let (built, target) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         dataset_with_assets(target.path(), 4);
         dataset_with_assets(built.path(), 1);
+        let built_manifest = Manifest::read(built.path()).unwrap();
         publish(built.path(), target.path()).unwrap();
         assert_eq!(file_names(&target.path().join("assets")), ["part-00000.parquet"]);
-        assert_eq!(Manifest::read(target.path()).unwrap(), Manifest::read(built.path()).unwrap());
-        assert!(file_names(&built.path().join("assets")).is_empty(), "the parts were moved, not copied");
+        assert_eq!(Manifest::read(target.path()).unwrap(), built_manifest);
+        // The dataset folder held only memport's parts: the built one took its place whole.
+        assert!(!built.path().exists() || file_names(&built.path().join("assets")).is_empty(), "the parts were moved, not copied");
     }
 
     #[test]

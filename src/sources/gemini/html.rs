@@ -335,7 +335,9 @@ fn find_conversation_url(html: &str) -> Option<String> {
         if gemini::conversation_id_from_url(&url).is_some() {
             return Some(url);
         }
-        rest = &value[1..];
+        // Past this `href="` already; slicing one byte further panicked on an empty or
+        // multi-byte rest (found by fuzzing).
+        rest = value;
     }
     None
 }
@@ -461,5 +463,13 @@ mod tests {
         assert!(answer.starts_with("<p>H\u{fffd}\u{fffd}llo <b>there</b></p>"), "{answer}");
         let (records, _) = regrouped(&page);
         assert_eq!(records[0]["safeHtmlItem"][0].get("notUtf8"), None);
+    }
+
+    /// Found by fuzzing: an `href="` at the very end, or before a multi-byte character,
+    /// panicked while the conversation link was looked for.
+    #[test]
+    fn a_link_cut_at_its_quote_or_before_a_wide_character_finds_nothing() {
+        assert_eq!(find_conversation_url("<a href=\""), None);
+        assert_eq!(find_conversation_url("<a href=\"\u{fffd}\u{fffd}x\">a</a>"), None);
     }
 }

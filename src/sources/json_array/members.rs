@@ -36,12 +36,16 @@ impl<R: Read> ArrayFramer<R> {
     /// to `out` (see [`ArrayFramer::keeping_members`]).
     pub(super) fn take_members(&mut self, out: &mut Vec<u8>) -> Result<(u64, u64), FrameError> {
         if self.buffer[self.position] != b'{' {
-            // No object, so no members: framed as usual without keeping its bytes.
+            // No object, so no members: framed as usual without keeping its bytes, except a
+            // number or literal, kept to be checked as the plain array checks it (so both frame
+            // and skip the same elements).
             let mut scratch = Vec::new();
-            self.discarding = true;
+            self.discarding = matches!(self.buffer[self.position], b'[' | b'"');
             let framed = self.take_value(&mut scratch);
             self.discarding = false;
-            out.extend_from_slice(b"{}");
+            if framed.is_ok() {
+                out.extend_from_slice(b"{}");
+            }
             return framed;
         }
         let offset = self.bytes_consumed();
