@@ -326,13 +326,7 @@ fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn names_in(folder: &Path) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(folder).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
-    }
+    use crate::sinks::output_file::tests::names_in;
 
     fn example_options(out: &Path) -> Options {
         Options {

@@ -226,13 +226,7 @@ fn remove_leftovers(layout: &Layout) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn names_in(folder: &Path) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(folder).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
-    }
+    use crate::sinks::output_file::tests::names_in;
 
     #[test]
     fn a_second_run_on_the_same_output_is_refused_until_the_first_ends() {

@@ -257,6 +257,7 @@ fn publish_records_folder(built: &Path, target: &Path, staging: &Path, manifest_
 mod tests {
     use super::*;
     use crate::sinks::aimem::AimemSettings;
+    use crate::sinks::output_file::tests::names_in;
 
     fn settings() -> SinkSettings {
         SinkSettings {
@@ -271,13 +272,6 @@ mod tests {
             sign_key: None,
             mif_vendor_extensions: Vec::new(),
         }
-    }
-
-    fn names_in(folder: &Path) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(folder).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
     }
 
     #[test]

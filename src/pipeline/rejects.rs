@@ -139,6 +139,7 @@ impl RejectsWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sinks::output_file::tests::names_in;
 
     fn reject() -> RecordReject {
         RecordReject {
@@ -149,13 +150,6 @@ mod tests {
             message_id: None,
             reason: "bad".into(),
         }
-    }
-
-    fn names_in(folder: &Path) -> Vec<String> {
-        let mut names: Vec<String> =
-            std::fs::read_dir(folder).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
     }
 
     #[test]

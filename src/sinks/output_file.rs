@@ -283,10 +283,11 @@ impl Manifest {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn names_in(folder: &Path) -> Vec<String> {
+    /// The names in `folder`, sorted: what a test expects a run to have left there.
+    pub(crate) fn names_in(folder: &Path) -> Vec<String> {
         let mut names: Vec<String> =
             std::fs::read_dir(folder).unwrap().flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
         names.sort();
