@@ -258,14 +258,36 @@ impl<T> Default for List<T> {
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ListVisitor(PhantomData))
+        Ok(match ArrayField::deserialize(deserializer)? {
+            ArrayField::Array(items) => List(items),
+            ArrayField::Not(_) => List(Vec::new()),
+        })
     }
 }
 
-struct ListVisitor<T>(PhantomData<T>);
+/// A field that must hold an array: its elements, each read with `T`, or the kind of JSON
+/// value found instead. [`List`] reads any other value as an empty list, which is right for
+/// lists inside a message but not for the list that holds the messages: a `chat_messages`
+/// object would pass for a conversation without messages (0 messages, no reject), so this
+/// keeps what was there for the decoder to name. Grok's `responses` use it too.
+#[derive(Debug)]
+pub enum ArrayField<T> {
+    /// The elements, in order.
+    Array(Vec<T>),
+    /// What the field held instead, for people: "an object", "a string", ….
+    Not(&'static str),
+}
 
-impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
-    type Value = List<T>;
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ArrayField<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArrayFieldVisitor(PhantomData))
+    }
+}
+
+struct ArrayFieldVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ArrayFieldVisitor<T> {
+    type Value = ArrayField<T>;
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("any JSON value")
     }
@@ -274,29 +296,32 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
         while let Some(item) = seq.next_element::<T>()? {
             items.push(item);
         }
-        Ok(List(items))
+        Ok(ArrayField::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(List(Vec::new()))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(List(Vec::new()))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(List(Vec::new()))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(List(Vec::new()))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(List(Vec::new()))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(List(Vec::new()))
+        Ok(ArrayField::Not("an object"))
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(List(Vec::new()))
+        Ok(ArrayField::Not("a string"))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(ArrayField::Not("a boolean"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(ArrayField::Not("a number"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(ArrayField::Not("a number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(ArrayField::Not("a number"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ArrayField::Not("null"))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ArrayField::Not("null"))
     }
 }
 

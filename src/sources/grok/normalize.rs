@@ -11,10 +11,10 @@ use rustc_hash::FxHashMap;
 use crate::hash::ContentKey;
 use crate::model::{Asset, AssetKind, Conversation, Disposition, Message, Micros, Origin, Part, Provider, Role, SkipReason, Warnings};
 use crate::sources::chatgpt::render::parts_to_text;
-use crate::sources::claude::raw::ArrayField;
 use crate::sources::contract::{BranchPolicy, DecodeOptions, Decoded, RecordReject};
 use crate::sources::grok::GrokAssets;
 use crate::sources::grok::raw::{RawElement, RawResponse};
+use crate::sources::lenient::ArrayField;
 use crate::sources::lenient::{List, Object, Text};
 use crate::sources::tree::Tree;
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::model::Micros;
-use crate::sources::claude::raw::ArrayField;
+use crate::sources::lenient::ArrayField;
 use crate::sources::lenient::{self, List, Object, Text};
 use crate::timefmt::{TimeError, check_range, read_rfc3339};
 
