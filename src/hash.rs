@@ -1,4 +1,5 @@
-//! Content hashes: PAM §6 `content_hash` (the dedup key) and plain SHA-256 helpers.
+//! Content hashes: PAM §6 `content_hash` (the dedup key), plain SHA-256 helpers, and the
+//! fingerprints a sync knows elements by.
 
 use sha2::{Digest, Sha256};
 
@@ -84,6 +85,22 @@ pub fn push_hex(out: &mut String, bytes: &[u8]) {
         out.push(DIGITS[usize::from(byte >> 4)] as char);
         out.push(DIGITS[usize::from(byte & 0x0f)] as char);
     }
+}
+
+/// A fingerprint of an element's bytes as the export holds them: the first 16 bytes of their
+/// BLAKE3 hash. A sync skips an element whose fingerprint an earlier run recorded.
+pub type Fingerprint = [u8; 16];
+
+/// The fingerprint of `bytes`.
+pub fn fingerprint(bytes: &[u8]) -> Fingerprint {
+    fingerprint_of(blake3::Hasher::new().update(bytes))
+}
+
+/// The fingerprint a hasher fed by hand stands for.
+pub fn fingerprint_of(hasher: &blake3::Hasher) -> Fingerprint {
+    let mut fingerprint = [0u8; 16];
+    fingerprint.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    fingerprint
 }
 
 #[cfg(test)]

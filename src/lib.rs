@@ -32,6 +32,7 @@ pub mod sinks;
 pub mod sources;
 pub mod spec;
 pub mod stages;
+pub mod sync;
 pub mod timefmt;
 pub mod validate;
 

@@ -77,6 +77,11 @@ struct Cli {
 enum Command {
     /// Convert exports into one or more formats from a single read.
     Convert(Box<ConvertArgs>),
+    /// Turn this month's full export into a delta against what earlier syncs wrote: only new
+    /// and changed conversations and messages, plus retractions of conversations the user
+    /// deleted, into OUT/runs/<run-id>/. The state file remembers what was written; the first
+    /// sync on a new state writes everything. Run it from cron with each new export.
+    Sync(Box<SyncArgs>),
     /// Run a pipeline file (TOML) such as pipelines/chatgpt-to-aimem.toml.
     Run {
         /// The pipeline file.
@@ -144,6 +149,38 @@ struct ConvertArgs {
     /// Write rejected records here as NDJSON (file, byte offset, conversation id, reason).
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
+    #[command(flatten)]
+    conversion: ConversionArgs,
+}
+
+#[derive(Args)]
+struct SyncArgs {
+    /// This month's export: zips, unzipped folders or files. Conversations missing from a
+    /// whole export (a zip or folder) are retracted; a lone file never retracts anything.
+    #[arg(required_unless_present = "status")]
+    inputs: Vec<PathBuf>,
+    /// The state file (SQLite), made by the first sync: what earlier runs wrote.
+    #[arg(long, value_name = "FILE")]
+    state: PathBuf,
+    /// Print the state's runs and per-provider totals instead of syncing.
+    #[arg(long, conflicts_with_all = ["inputs", "formats", "output"])]
+    status: bool,
+    /// With --status: print JSON.
+    #[arg(long, requires = "status")]
+    json: bool,
+    /// Output formats of each run, comma-separated (as for convert).
+    #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required_unless_present = "status")]
+    formats: Vec<String>,
+    /// The folder that gets runs/<run-id>/ for each sync.
+    #[arg(short, long, value_name = "OUT", required_unless_present = "status")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    conversion: ConversionArgs,
+}
+
+/// How records are read and written: shared by `convert` and `sync`.
+#[derive(Args)]
+struct ConversionArgs {
     /// Decode threads, at least 1 [default: every core]; more than 4 per core (at most 256) are
     /// lowered to that. Output is identical at any count.
     #[arg(long, value_parser = parse_threads, allow_negative_numbers = true)]
@@ -174,6 +211,11 @@ struct ConvertArgs {
     // mistake (`--timezone --quiet`) is refused there.
     #[arg(long, default_value = "UTC", value_name = "OFFSET", allow_hyphen_values = true)]
     timezone: String,
+    /// Largest conversation (or memory-format record) read, like 256M or 2G: a larger one is
+    /// skipped and rejected, and the run goes on. One record is held in memory while it is
+    /// read, so this bounds what a broken or hostile file can take.
+    #[arg(long, default_value = config::DEFAULT_MAX_RECORD_SIZE, value_name = "SIZE")]
+    max_record_size: String,
     /// Parquet only: `provider` writes Hive-style folders (messages/provider=claude/…) that
     /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
     #[arg(long, default_value = "none", value_name = "provider|none")]
@@ -255,6 +297,7 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Convert(args) => convert(*args),
+        Command::Sync(args) => sync(*args),
         Command::Run { pipeline, exported_at, json } => {
             let mut options = config::load(&pipeline, resolve_exported_at(exported_at.as_deref())?)?;
             check_inputs(&options.inputs)?;
@@ -314,31 +357,93 @@ fn capped_threads(requested: usize, option: &str) -> usize {
 
 fn convert(args: ConvertArgs) -> Result<u8> {
     check_inputs(&args.inputs)?;
-    let mut formats = Vec::with_capacity(args.formats.len());
-    for name in &args.formats {
+    let formats = parse_formats(&args.formats)?;
+    let outputs = output_paths(&formats, &args.output)?;
+    let options = conversion_options(args.inputs, outputs, args.report, args.rejects, args.conversion)?;
+    let report = memport::run(&options)?;
+    finish_run(&report, false)
+}
+
+fn sync(args: SyncArgs) -> Result<u8> {
+    if args.status {
+        let status = memport::sync::status::read(&args.state)?;
+        if args.json {
+            let mut stdout = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut stdout, &status)?;
+            writeln!(stdout)?;
+        } else {
+            print!("{}", status.to_text());
+        }
+        return Ok(0);
+    }
+    check_inputs(&args.inputs)?;
+    let formats = parse_formats(&args.formats)?;
+    // Required by clap unless --status, which returned above.
+    let output_root = args.output.context("-o is required")?;
+    let convert = conversion_options(args.inputs, Vec::new(), None, None, args.conversion)?;
+    let options = memport::sync::SyncOptions { convert, formats, state: args.state, output_root };
+    let report = memport::sync::sync(&options)?;
+    let conversations = &report.conversations;
+    match &report.full_because {
+        Some(reason) => eprintln!("memport: sync {}: full run ({reason})", report.run_id),
+        None => eprintln!(
+            "memport: sync {}: delta since {} (run {})",
+            report.run_id,
+            report.since.as_deref().unwrap_or("-"),
+            report.base_run_id.as_deref().unwrap_or("-")
+        ),
+    }
+    eprintln!(
+        "memport: conversations: {} new, {} changed, {} changed with nothing new, {} unchanged, {} retracted",
+        conversations.new, conversations.changed, conversations.changed_nothing_new, conversations.unchanged, conversations.retracted
+    );
+    for reason in &report.no_retractions_because {
+        eprintln!("memport: no retractions for {reason}");
+    }
+    for removed in &report.removed_leftovers {
+        eprintln!("memport: removed {removed}, left by a sync that stopped before it finished");
+    }
+    let code = finish_run(&report.run, false)?;
+    eprintln!("memport: run folder {}", report.run_folder);
+    Ok(code)
+}
+
+fn parse_formats(names: &[String]) -> Result<Vec<OutputFormat>> {
+    let mut formats = Vec::with_capacity(names.len());
+    for name in names {
         formats.push(OutputFormat::parse(name)?);
     }
-    let options = Options {
-        inputs: args.inputs,
+    Ok(formats)
+}
+
+/// The library's options from the command line's.
+fn conversion_options(
+    inputs: Vec<PathBuf>,
+    outputs: Vec<(OutputFormat, PathBuf)>,
+    report: Option<PathBuf>,
+    rejects: Option<PathBuf>,
+    args: ConversionArgs,
+) -> Result<Options> {
+    Ok(Options {
+        inputs,
         also_read: Vec::new(),
-        outputs: output_paths(&formats, &args.output)?,
+        outputs,
         threads: args.threads.map_or_else(default_threads, |threads| capped_threads(threads, "--threads")),
-        report: args.report,
-        rejects: args.rejects,
+        report,
+        rejects,
         exported_at: resolve_exported_at(args.exported_at.as_deref())?,
         tenant_id: args.tenant.unwrap_or_else(|| default_tenant_id(&args.producer)),
         producer: args.producer,
         dedup: parse_dedup(&args.dedup)?,
         branches: parse_branches(&args.branches)?,
-        source: config::parse_source_options(args.gap_minutes, &args.timezone)?,
+        source: config::parse_source_options(args.gap_minutes, &args.timezone, &args.max_record_size)?,
         partition_by_provider: config::parse_partition_by(&args.partition_by)?,
         owner_id: args.owner_id,
         sign_key: args.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
         progress: !args.quiet,
         extraction: config::parse_extraction(&args.extract, args.min_confidence, &args.extract_pii, &args.redact)?,
-    };
-    let report = memport::run(&options)?;
-    finish_run(&report, false)
+        incremental: None,
+    })
 }
 
 /// The export time: `--exported-at`, else `SOURCE_DATE_EPOCH`, else now (whole seconds).
@@ -442,6 +547,7 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             sign_key: None,
             progress: true,
             extraction: memport::pipeline::extraction::ExtractionSettings::default(),
+            incremental: None,
         };
         reports.push(memport::run(&options)?);
     }
@@ -612,10 +718,10 @@ mod tests {
     #[test]
     fn a_negative_offset_is_a_timezone_value_in_either_form() {
         for extra in [&["--timezone", "-05:00"][..], &["--timezone=-05:00"][..]] {
-            assert_eq!(convert_with(extra).map(|args| args.timezone).ok().as_deref(), Some("-05:00"), "{extra:?}");
+            assert_eq!(convert_with(extra).map(|args| args.conversion.timezone).ok().as_deref(), Some("-05:00"), "{extra:?}");
         }
         // Negative numbers reach the checks that say what is wrong with them.
-        assert_eq!(convert_with(&["--min-confidence", "-0.5"]).map(|args| args.min_confidence).ok(), Some(-0.5));
+        assert_eq!(convert_with(&["--min-confidence", "-0.5"]).map(|args| args.conversion.min_confidence).ok(), Some(-0.5));
         let error = convert_with(&["--gap-minutes", "-5"]).err().map(|error| error.kind());
         assert_eq!(error, Some(clap::error::ErrorKind::ValueValidation));
     }
@@ -628,7 +734,7 @@ mod tests {
         assert!(error.contains("at least 1 worker thread"), "{error}");
         let error = convert_with(&["--threads", "-3"]).err().map(|error| error.to_string()).unwrap_or_default();
         assert!(error.contains("not a number of worker threads"), "{error}");
-        assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.threads).ok(), Some(Some(3)));
+        assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.conversion.threads).ok(), Some(Some(3)));
         assert_eq!(max_threads(1), 4);
         assert_eq!(max_threads(2), 8);
         assert_eq!(max_threads(64), MAX_THREADS);

@@ -1078,6 +1078,16 @@ fn invocation_cases() -> Vec<Case> {
         case("convert_threads_hundred_thousand", OK, Says::AnyOf(&["thread"]), CONVERT, two_conversations)
             .plus(&["--threads", "100000"])
             .writes(4),
+        // A conversation over --max-record-size is rejected alone; the one before it is written.
+        case("convert_conversation_over_max_record_size", REJECTS, Says::AnyOf(&["larger than the limit"]), CONVERT, |d| {
+            chatgpt_file(d, chatgpt_second_asking(&"long question ".repeat(10_000)))
+        })
+        .plus(&["--max-record-size", "64K"])
+        .writes(2),
+        case("convert_max_record_size_not_a_size", FAILS, Says::AnyOf(&["max-record-size"]), CONVERT, two_conversations)
+            .plus(&["--max-record-size", "lots"]),
+        case("convert_max_record_size_out_of_range", FAILS, Says::AnyOf(&["max-record-size"]), CONVERT, two_conversations)
+            .plus(&["--max-record-size", "100"]),
         case("convert_gap_minutes_zero", FAILS, Says::AnyOf(&["gap-minutes"]), CONVERT, two_conversations).plus(&["--gap-minutes", "0"]),
         case("convert_gap_minutes_beyond_a_year", FAILS, Says::AnyOf(&["gap-minutes"]), CONVERT, two_conversations)
             .plus(&["--gap-minutes", "525601"]),

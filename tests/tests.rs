@@ -24,4 +24,5 @@ mod pam;
 mod parquet_dataset;
 mod pipelines;
 mod regression;
+mod sync;
 mod ump;

@@ -60,6 +60,7 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
             extract: Some(memport::stages::extract::consolidate::ConsolidateOptions::default()),
             redact_secrets: false,
         },
+        incremental: None,
     }
 }
 

@@ -124,6 +124,8 @@ pub enum SkipReason {
     /// Marked as not for export by its owner (UMP `consent.exportable: false` in a
     /// memory-format input): counted, not written.
     NotExportable,
+    /// A sync emitted it in an earlier run, unchanged: counted, not written again.
+    EmittedBefore,
 }
 
 impl SkipReason {
@@ -135,12 +137,19 @@ impl SkipReason {
             SkipReason::Empty => "empty",
             SkipReason::Activity => "activity",
             SkipReason::NotExportable => "not_exportable",
+            SkipReason::EmittedBefore => "emitted_before",
         }
     }
 
     /// Every reason, in report order.
-    pub const ALL: [SkipReason; 5] =
-        [SkipReason::Hidden, SkipReason::OffBranch, SkipReason::Empty, SkipReason::Activity, SkipReason::NotExportable];
+    pub const ALL: [SkipReason; 6] = [
+        SkipReason::Hidden,
+        SkipReason::OffBranch,
+        SkipReason::Empty,
+        SkipReason::Activity,
+        SkipReason::NotExportable,
+        SkipReason::EmittedBefore,
+    ];
 }
 
 /// What happens to a message. Sources set `Keep` or `Skip`; the dedup stage may set `Duplicate`.

@@ -8,6 +8,7 @@
 //! dedup = "content"          # or "off"
 //! gap_minutes = 60           # Gemini/Copilot: a longer pause starts a new conversation
 //! timezone = "UTC"           # Copilot: the zone of its zoneless times, e.g. "+02:00"
+//! max_record_size = "256M"   # larger conversations are skipped and rejected
 //! extract = "rules"          # or "off": typed memories from what the user said
 //! min_confidence = 0.5       # extracted memories below this are dropped (and counted)
 //! extract_pii = "drop"       # or "keep": contact details, marked not exportable
@@ -38,11 +39,15 @@ pub const DEFAULT_GAP_MINUTES: u64 = 60;
 /// PAM `owner.id` when none is given.
 pub const DEFAULT_OWNER_ID: &str = "local-user";
 
-/// Builds the source options from `--gap-minutes` and `--timezone`.
+/// `--max-record-size` when not given.
+pub const DEFAULT_MAX_RECORD_SIZE: &str = "256M";
+
+/// Builds the source options from `--gap-minutes`, `--timezone` and `--max-record-size`.
 ///
 /// # Errors
-/// [`ConfigError::Option`] for a zero gap or a zone that is not a fixed offset.
-pub fn parse_source_options(gap_minutes: u64, timezone: &str) -> Result<SourceOptions, ConfigError> {
+/// [`ConfigError::Option`] for a zero gap, a zone that is not a fixed offset or a size out of
+/// range.
+pub fn parse_source_options(gap_minutes: u64, timezone: &str, max_record_size: &str) -> Result<SourceOptions, ConfigError> {
     if gap_minutes == 0 || gap_minutes > 525_600 {
         return Err(ConfigError::Option {
             option: "gap-minutes".into(),
@@ -50,7 +55,37 @@ pub fn parse_source_options(gap_minutes: u64, timezone: &str) -> Result<SourceOp
         });
     }
     let time_zone = TimeZone::parse(timezone).map_err(|reason| ConfigError::Option { option: "timezone".into(), reason })?;
-    Ok(SourceOptions { gap: gap_minutes as i64 * 60 * 1_000_000, time_zone })
+    let max_record_bytes =
+        parse_record_size(max_record_size).map_err(|reason| ConfigError::Option { option: "max-record-size".into(), reason })?;
+    Ok(SourceOptions { gap: gap_minutes as i64 * 60 * 1_000_000, time_zone, max_record_bytes })
+}
+
+/// Smallest and largest `--max-record-size`: below 1 KiB not even a short conversation fits;
+/// above 64 GiB the limit no longer protects the machine's memory.
+const RECORD_SIZE_RANGE: std::ops::RangeInclusive<u64> = 1 << 10..=64 << 30;
+
+/// A size such as `256M`, `1G`, `1.5GiB` or `1048576` (bytes): K, M, G, T are powers of 1024,
+/// with or without `iB`/`B`.
+fn parse_record_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits_end = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits_end);
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("`{text}` is not a size; write it like 256M, 2G or 1048576 (bytes)")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size; write it like 256M, 2G or 1048576 (bytes)"))?;
+    let bytes = (value * (1u64 << shift) as f64).round();
+    // A float this large or this small is out of range either way; the cast saturates.
+    let bytes = bytes as u64;
+    if !RECORD_SIZE_RANGE.contains(&bytes) {
+        return Err(format!("`{text}` is out of range; give 1K to 64G"));
+    }
+    Ok(bytes)
 }
 
 /// A pipeline file as written: the settings that are there and of the right type. It is read
@@ -82,6 +117,8 @@ pub struct PipelineFile {
     pub gap_minutes: Option<u64>,
     /// Zone of zoneless times (default UTC).
     pub timezone: Option<String>,
+    /// Largest conversation read, like `256M` (default) or `2G`.
+    pub max_record_size: Option<String>,
     /// Parquet partitioning: `provider` or `none` (default).
     pub partition_by: Option<String>,
     /// PAM store owner id (default `local-user`).
@@ -99,7 +136,7 @@ pub struct PipelineFile {
 }
 
 /// The keys of a pipeline file, in the order the documentation gives them.
-const PIPELINE_KEYS: [&str; 19] = [
+const PIPELINE_KEYS: [&str; 20] = [
     "version",
     "inputs",
     "outputs",
@@ -112,6 +149,7 @@ const PIPELINE_KEYS: [&str; 19] = [
     "threads",
     "gap_minutes",
     "timezone",
+    "max_record_size",
     "partition_by",
     "owner_id",
     "sign_key",
@@ -247,7 +285,11 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
             DedupPolicy::default()
         }
     };
-    let source = match parse_source_options(file.gap_minutes.unwrap_or(DEFAULT_GAP_MINUTES), file.timezone.as_deref().unwrap_or("UTC")) {
+    let source = match parse_source_options(
+        file.gap_minutes.unwrap_or(DEFAULT_GAP_MINUTES),
+        file.timezone.as_deref().unwrap_or("UTC"),
+        file.max_record_size.as_deref().unwrap_or(DEFAULT_MAX_RECORD_SIZE),
+    ) {
         Ok(source) => source,
         Err(error) => {
             problems.push(error.to_string());
@@ -300,6 +342,7 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         sign_key,
         progress: true,
         extraction,
+        incremental: None,
     };
     if let Err(error) = options.validate() {
         problems.push(error.to_string());
@@ -371,6 +414,7 @@ fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> Pipeline
         threads: take(&mut table, "threads", problems),
         gap_minutes: take(&mut table, "gap_minutes", problems),
         timezone: take(&mut table, "timezone", problems),
+        max_record_size: take(&mut table, "max_record_size", problems),
         partition_by: take(&mut table, "partition_by", problems),
         owner_id: take(&mut table, "owner_id", problems),
         sign_key: take(&mut table, "sign_key", problems),
@@ -428,6 +472,22 @@ fn typed<T: DeserializeOwned>(value: toml::Value, name: &str, problems: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_sizes_read_with_binary_units() {
+        assert_eq!(parse_record_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_record_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_record_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_record_size(" 4096 "), Ok(4096));
+        assert_eq!(parse_record_size("64kb"), Ok(64 << 10));
+    }
+
+    #[test]
+    fn record_sizes_out_of_range_or_unreadable_are_refused() {
+        for text in ["0", "100", "65G", "1T", "lots", "5X", "", "-1M", "1e9"] {
+            assert!(parse_record_size(text).is_err(), "{text} was accepted");
+        }
+    }
 
     /// Writes `text` as `pipeline.toml` in a new folder and loads it; returns the error.
     fn load_error(text: &[u8]) -> String {

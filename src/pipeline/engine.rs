@@ -18,7 +18,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::buffers::BufferPool;
 use crate::error::RunError;
-use crate::model::{Origin, Warnings};
+use crate::model::{Origin, Provider, Warnings};
+use crate::pipeline::delta::{DeltaFilter, Fingerprint, UnchangedIndex};
 use crate::pipeline::extraction::{self, ExtractionSettings, WorkerFindings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
 use crate::pipeline::report::Counts;
@@ -60,7 +61,11 @@ enum ToSink {
 
 /// What one framed element became.
 enum Outcome {
-    Decoded(Box<Decoded>, WorkerFindings),
+    /// Decoded, with the fingerprint of its bytes when a sync asked for them.
+    Decoded(Box<Decoded>, WorkerFindings, Option<Fingerprint>),
+    /// Skipped before decoding: an earlier sync read the same bytes, which became this
+    /// conversation.
+    Unchanged(Provider, String, Fingerprint),
     Rejected(RecordReject),
     /// The input stopped early (truncated, not an array): what came before was kept.
     InputProblem(RecordReject),
@@ -99,12 +104,18 @@ pub fn execute(
     plans: Vec<InputPlan>,
     decode_options: DecodeOptions,
     threads: usize,
+    element_limit: u64,
     extraction_settings: ExtractionSettings,
     mut stages: Vec<Box<dyn Stage>>,
     sinks: Vec<Box<dyn Sink>>,
     mut rejects: RejectsWriter,
     progress: ProgressBar,
+    mut delta: Option<(&mut dyn DeltaFilter, UnchangedIndex)>,
 ) -> Result<EngineResult, RunError> {
+    // The workers fingerprint every element when a sync runs: to skip the ones it knows, and
+    // so it can know the others next time.
+    let unchanged = delta.as_mut().map(|(_, index)| Arc::new(std::mem::take(index)));
+    let mut delta = delta.map(|(filter, _)| filter);
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -123,7 +134,7 @@ pub fn execute(
         let reader = tokio::task::spawn_blocking({
             let pool = pool.clone();
             let progress = progress.clone();
-            move || read_inputs(plans, decode_options, extraction_settings, &pool, &pending_sender, &progress)
+            move || read_inputs(plans, decode_options, element_limit, unchanged, extraction_settings, &pool, &pending_sender, &progress)
         });
 
         let mut sink_senders = Vec::with_capacity(sinks.len());
@@ -171,6 +182,7 @@ pub fn execute(
                     collect_outcome(
                         outcome,
                         &mut stages,
+                        delta.as_deref_mut(),
                         memory_collector.as_mut(),
                         &mut redacted,
                         &mut counts,
@@ -297,9 +309,10 @@ async fn send_to_sinks(
 
 /// Runs the stages on one decoded element (or records its reject) and counts it.
 #[allow(clippy::too_many_arguments)]
-fn collect_outcome(
+fn collect_outcome<'filter>(
     outcome: Outcome,
     stages: &mut [Box<dyn Stage>],
+    delta: Option<&mut (dyn DeltaFilter + 'filter)>,
     memory_collector: Option<&mut extraction::Collector>,
     redacted: &mut BTreeMap<&'static str, u64>,
     counts: &mut Counts,
@@ -315,11 +328,15 @@ fn collect_outcome(
         }
     };
     match outcome {
-        Outcome::Decoded(decoded, findings) => {
+        Outcome::Decoded(decoded, findings, fingerprint) => {
             let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
             for stage in stages.iter_mut() {
                 stage.process(&mut conversation);
             }
+            let trimmed = match (delta, fingerprint) {
+                (Some(delta), Some(fingerprint)) => delta.trim(&mut conversation, fingerprint),
+                _ => Ok(()),
+            };
             for (kind, count) in findings.redacted {
                 *redacted.entry(kind).or_insert(0) += count;
             }
@@ -335,8 +352,20 @@ fn collect_outcome(
             }
             warnings.merge(&element_warnings);
             batch.push(conversation);
+            if let Err(error) = trimmed {
+                collector_error.get_or_insert(error);
+            }
             if let Err(error) = extraction_result {
                 collector_error.get_or_insert(RunError::temporary("extraction evidence", error));
+            }
+        }
+        Outcome::Unchanged(provider, conversation_id, fingerprint) => {
+            counts.conversations_read += 1;
+            counts.conversations_unchanged += 1;
+            if let Some(delta) = delta
+                && let Err(error) = delta.unchanged(provider, &conversation_id, fingerprint)
+            {
+                collector_error.get_or_insert(error);
             }
         }
         Outcome::Rejected(reject) => {
@@ -353,19 +382,23 @@ fn collect_outcome(
 }
 
 /// Frames every stream of every input in order, cuts batches and hands them to the pool.
+#[allow(clippy::too_many_arguments)]
 fn read_inputs(
     plans: Vec<InputPlan>,
     options: DecodeOptions,
+    element_limit: u64,
+    unchanged: Option<Arc<UnchangedIndex>>,
     extraction_settings: ExtractionSettings,
     pool: &rayon::ThreadPool,
     pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
     progress: &ProgressBar,
 ) -> Result<(), RunError> {
-    let options = Arc::new(options);
     let buffers = BufferPool::default();
+    let dispatcher = Dispatcher { options: Arc::new(options), extraction_settings, pool, pending, buffers: buffers.clone() };
     for plan in plans {
+        let skip = unchanged.as_ref().map(|index| Skip { provider: plan.provider, index: index.clone() });
         for stream in &plan.streams {
-            let mut framer = stream.elements(pool)?;
+            let mut framer = stream.elements(pool)?.with_element_limit(element_limit);
             let display = &stream.entry.display;
             let mut batch = RawBatch::new(buffers.take());
             let mut reported = 0u64;
@@ -376,7 +409,7 @@ fn read_inputs(
                         batch.elements.push((offset, index, element_start, batch.buffer.len()));
                         if batch.buffer.len() >= BATCH_BYTES || batch.elements.len() >= BATCH_ELEMENTS {
                             let full = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
-                            dispatch(full, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
+                            dispatcher.send(full, display, &stream.decoder, skip.as_ref())?;
                             let consumed = framer.bytes_consumed();
                             progress.inc(consumed - reported);
                             reported = consumed;
@@ -391,7 +424,7 @@ fn read_inputs(
                         // the elements before it (input order), and framing goes on.
                         batch.buffer.truncate(element_start);
                         let complete = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
-                        dispatch(complete, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
+                        dispatcher.send(complete, display, &stream.decoder, skip.as_ref())?;
                         let reject = RecordReject {
                             file: display.clone(),
                             offset: error.offset(),
@@ -410,7 +443,7 @@ fn read_inputs(
                         // Drop the partial element; the complete ones before it are decoded.
                         batch.buffer.truncate(element_start);
                         let complete = std::mem::replace(&mut batch, RawBatch::new(Vec::new()));
-                        dispatch(complete, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
+                        dispatcher.send(complete, display, &stream.decoder, skip.as_ref())?;
                         let problem = RecordReject {
                             file: display.clone(),
                             offset: error.offset(),
@@ -428,55 +461,80 @@ fn read_inputs(
                     }
                 }
             }
-            dispatch(batch, display, &stream.decoder, &options, extraction_settings, pool, pending, &buffers)?;
+            dispatcher.send(batch, display, &stream.decoder, skip.as_ref())?;
             progress.inc(framer.bytes_consumed().saturating_sub(reported));
         }
     }
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn dispatch(
-    batch: RawBatch,
-    file: &Arc<str>,
-    decoder: &Arc<dyn Decoder>,
-    options: &Arc<DecodeOptions>,
+/// What a sync's run needs at the workers: the provider of the input being read and the
+/// elements earlier runs read.
+#[derive(Clone)]
+struct Skip {
+    provider: Provider,
+    index: Arc<UnchangedIndex>,
+}
+
+/// Hands framed batches to the decode workers, each with its result slot queued for the
+/// collector in input order; what does not change from batch to batch.
+struct Dispatcher<'a> {
+    options: Arc<DecodeOptions>,
     extraction_settings: ExtractionSettings,
-    pool: &rayon::ThreadPool,
-    pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
-    buffers: &BufferPool,
-) -> Result<(), RunError> {
-    if batch.elements.is_empty() {
-        buffers.give(batch.buffer);
-        return Ok(());
-    }
-    let (sender, receiver) = oneshot::channel();
-    let decoder = decoder.clone();
-    let options = options.clone();
-    let file = file.clone();
-    let buffers = buffers.clone();
-    pool.spawn(move || {
-        let outcomes = batch
-            .elements
-            .iter()
-            .map(|&(offset, index, start, end)| {
-                let origin = Origin { file: file.clone(), offset, index };
-                match decoder.decode(&batch.buffer[start..end], origin, &options) {
-                    Ok(mut decoded) => {
-                        let findings = extraction::on_worker(&mut decoded.conversation, &extraction_settings, &options);
-                        Outcome::Decoded(Box::new(decoded), findings)
+    pool: &'a rayon::ThreadPool,
+    pending: &'a mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
+    buffers: BufferPool,
+}
+
+impl Dispatcher<'_> {
+    /// Decodes `batch` of `file` with `decoder` on the pool (fingerprinting and skipping the
+    /// elements `skip` knows, when a sync runs).
+    ///
+    /// # Errors
+    /// When the collector stopped before the reader.
+    fn send(&self, batch: RawBatch, file: &Arc<str>, decoder: &Arc<dyn Decoder>, skip: Option<&Skip>) -> Result<(), RunError> {
+        let Dispatcher { options, extraction_settings, pool, pending, buffers } = self;
+        let extraction_settings = *extraction_settings;
+        if batch.elements.is_empty() {
+            buffers.give(batch.buffer);
+            return Ok(());
+        }
+        let (sender, receiver) = oneshot::channel();
+        let decoder = decoder.clone();
+        let options = options.clone();
+        let file = file.clone();
+        let buffers = buffers.clone();
+        let skip = skip.cloned();
+        pool.spawn(move || {
+            let outcomes = batch
+                .elements
+                .iter()
+                .map(|&(offset, index, start, end)| {
+                    let bytes = &batch.buffer[start..end];
+                    let fingerprint = skip.as_ref().map(|_| decoder.fingerprint(bytes));
+                    if let (Some(skip), Some(fingerprint)) = (&skip, &fingerprint)
+                        && let Some(conversation_id) = skip.index.lookup(skip.provider, fingerprint)
+                    {
+                        return Outcome::Unchanged(skip.provider, conversation_id.to_owned(), *fingerprint);
                     }
-                    Err(reject) => Outcome::Rejected(reject),
-                }
-            })
-            .collect();
-        buffers.give(batch.buffer);
-        // The collector hung up only when the run is stopping after an output error.
-        let _ = sender.send(outcomes);
-    });
-    // Blocks when the pipeline is full: that is the backpressure.
-    if pending.blocking_send(receiver).is_err() {
-        return Err(RunError::Internal("the collector stopped before the reader".into()));
+                    let origin = Origin { file: file.clone(), offset, index };
+                    match decoder.decode(bytes, origin, &options) {
+                        Ok(mut decoded) => {
+                            let findings = extraction::on_worker(&mut decoded.conversation, &extraction_settings, &options);
+                            Outcome::Decoded(Box::new(decoded), findings, fingerprint)
+                        }
+                        Err(reject) => Outcome::Rejected(reject),
+                    }
+                })
+                .collect();
+            buffers.give(batch.buffer);
+            // The collector hung up only when the run is stopping after an output error.
+            let _ = sender.send(outcomes);
+        });
+        // Blocks when the pipeline is full: that is the backpressure.
+        if pending.blocking_send(receiver).is_err() {
+            return Err(RunError::Internal("the collector stopped before the reader".into()));
+        }
+        Ok(())
     }
-    Ok(())
 }

@@ -54,8 +54,18 @@ pub fn preview_memories(
         stages.push(Box::new(Dedup::default()));
     }
     let settings = ExtractionSettings { extract: Some(options), redact_secrets: false };
-    let result =
-        engine::execute(plans, decode_options, threads, settings, stages, Vec::new(), RejectsWriter::create(None)?, ProgressBar::hidden())?;
+    let result = engine::execute(
+        plans,
+        decode_options,
+        threads,
+        source.max_record_bytes,
+        settings,
+        stages,
+        Vec::new(),
+        RejectsWriter::create(None)?,
+        ProgressBar::hidden(),
+        None,
+    )?;
     Ok(MemoriesPreview {
         memories: result.previewed,
         counts: result.memories.unwrap_or_default(),

@@ -3,6 +3,7 @@
 //! rejects file and the report in place.
 
 pub mod config;
+pub mod delta;
 pub mod engine;
 pub mod extraction;
 pub mod memories_preview;
@@ -79,6 +80,8 @@ pub struct Options {
     /// Memory extraction and secret masking (`--extract`, `--min-confidence`,
     /// `--extract-pii`, `--redact`).
     pub extraction: extraction::ExtractionSettings,
+    /// Set by a sync: its outputs are part of a series (export ids, a delta's base and since).
+    pub incremental: Option<crate::sinks::Incremental>,
 }
 
 /// Default worker count: every core.
@@ -133,6 +136,15 @@ impl Options {
 /// Config and I/O errors. Bad records never stop a run: they are counted and written to the
 /// rejects file.
 pub fn run(options: &Options) -> Result<RunReport, RunError> {
+    run_with_delta(options, None)
+}
+
+/// [`run`], with a sync's [`DeltaFilter`] deciding what is new: it sees the planned inputs
+/// first, then every conversation read.
+///
+/// # Errors
+/// As [`run`], and the filter's errors (its state cannot be read or written).
+pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilter>) -> Result<RunReport, RunError> {
     let started = Instant::now();
     options.validate()?;
     // An output memport may not replace stops the run before any work; checked again, under
@@ -173,6 +185,13 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
             },
         })
         .collect();
+    let delta = match delta {
+        Some(filter) => {
+            let index = filter.prepare(&plans)?;
+            Some((filter, index))
+        }
+        None => None,
+    };
     for plan in &plans {
         warnings.merge(&plan.warnings);
         notes.extend(plan.notes.iter().cloned());
@@ -186,11 +205,13 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
             tenant_id: options.tenant_id.clone(),
             exported_at: options.exported_at,
             links_expected: options.extraction.extract.is_some(),
+            since: options.incremental.as_ref().and_then(|incremental| incremental.since),
         },
         partition_by_provider: options.partition_by_provider,
         owner_id: options.owner_id.clone(),
         sign_key: options.sign_key.clone(),
         mif_vendor_extensions: carried_vendor_extensions(&plans),
+        incremental: options.incremental.clone(),
     };
     // Each sink builds its output in a staging folder; the outputs are published only after
     // the report is written (see `publish_run`).
@@ -221,7 +242,18 @@ pub fn run(options: &Options) -> Result<RunReport, RunError> {
         // Most outputs hash what they write themselves; the digests are for those that do not.
         pam_digests: options.outputs.iter().any(|(format, _)| format.needs().pam_digests),
     };
-    let result = engine::execute(plans, decode_options, options.threads, options.extraction, stages, sinks, rejects, progress)?;
+    let result = engine::execute(
+        plans,
+        decode_options,
+        options.threads,
+        options.source.max_record_bytes,
+        options.extraction,
+        stages,
+        sinks,
+        rejects,
+        progress,
+        delta,
+    )?;
     warnings.merge(&result.warnings);
     notes.extend(result.notes);
     debug_assert!(result.counts.balances(), "counts must balance: {:?}", result.counts);
@@ -347,6 +379,7 @@ mod tests {
             sign_key: None,
             progress: false,
             extraction: extraction::ExtractionSettings::default(),
+            incremental: None,
         }
     }
 
@@ -357,11 +390,13 @@ mod tests {
                 tenant_id: default_tenant_id("memport"),
                 exported_at: 0,
                 links_expected: false,
+                since: None,
             },
             partition_by_provider: false,
             owner_id: "local-user".into(),
             sign_key: None,
             mif_vendor_extensions: Vec::new(),
+            incremental: None,
         }
     }
 

@@ -266,11 +266,13 @@ mod tests {
                 tenant_id: crate::pipeline::default_tenant_id("memport"),
                 exported_at: 0,
                 links_expected: false,
+                since: None,
             },
             partition_by_provider: false,
             owner_id: "local-user".into(),
             sign_key: None,
             mif_vendor_extensions: Vec::new(),
+            incremental: None,
         }
     }
 

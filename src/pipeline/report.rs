@@ -37,6 +37,10 @@ pub struct Counts {
     pub conversations_read: u64,
     /// Elements that could not be decoded at all.
     pub conversations_rejected: u64,
+    /// Elements a sync skipped unread: an earlier run read them byte for byte alike (only in
+    /// a sync's report).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub conversations_unchanged: u64,
     /// Messages the provider stored (nodes with a message).
     pub messages_read: u64,
     /// Messages written by the sinks.
@@ -58,6 +62,11 @@ pub struct Counts {
     /// Memories their owner marked as not for export (PAM `access.exportable: false`, UMP
     /// `consent.exportable: false`): left out.
     pub memories_not_exportable: u64,
+}
+
+/// For serde: counts that only some runs have are left out of the others' reports.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Counts {

@@ -159,6 +159,20 @@ pub struct SinkSettings {
     pub sign_key: Option<crate::signing::SignKey>,
     /// Other systems' `vendor_extensions` read from MIF inputs, which a MIF output keeps.
     pub mif_vendor_extensions: Vec<(String, serde_json::Value)>,
+    /// A sync's run: PAM writes its export ids, and a delta says what it applies to.
+    pub incremental: Option<Incremental>,
+}
+
+/// What the outputs of a sync's run say about being part of a series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incremental {
+    /// This run's export id (PAM `export_id`), derived from the run id.
+    pub export_id: String,
+    /// The export of the run this delta applies to (PAM `base_export_id`); none for a sync's
+    /// first run, which is a full export.
+    pub base_export_id: Option<String>,
+    /// The base run's export time: AIMEM `scope: "SINCE"` with `since`, PAM `since`.
+    pub since: Option<crate::model::Micros>,
 }
 
 /// What a finished sink wrote.
@@ -255,6 +269,7 @@ pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Resu
         OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
             path,
             pam::PamSettings {
+                incremental: settings.incremental.clone(),
                 owner_id: settings.owner_id.clone(),
                 exported_at: settings.aimem.exported_at,
                 sign_key: settings.sign_key.clone(),

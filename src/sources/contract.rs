@@ -101,6 +101,13 @@ pub struct Decoded {
 pub trait Decoder: Send + Sync {
     /// Decodes one element. `Err` rejects the whole element.
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject>;
+
+    /// What a sync knows the element by: the same in two exports that hold the same record.
+    /// By default all its bytes; regrouped elements leave out where each record was in the
+    /// file, which moves when a later export adds records before it.
+    fn fingerprint(&self, bytes: &[u8]) -> crate::hash::Fingerprint {
+        crate::hash::fingerprint(bytes)
+    }
 }
 
 /// A stream whose elements are not plain JSON array elements: the source finds (and, for
@@ -188,6 +195,16 @@ impl Elements {
         }
     }
 
+    /// Skips framed elements longer than `limit` bytes ([`ArrayFramer::with_element_limit`]).
+    /// Regrouped elements are already cut far smaller than any limit.
+    #[must_use]
+    pub fn with_element_limit(self, limit: u64) -> Self {
+        match self {
+            Elements::Framed(framer) => Elements::Framed(framer.with_element_limit(limit)),
+            grouped @ Elements::Grouped(_) => grouped,
+        }
+    }
+
     /// Bytes read (framed) or assembled (grouped) so far, for progress.
     pub fn bytes_consumed(&self) -> u64 {
         match self {
@@ -238,11 +255,18 @@ pub struct SourceOptions {
     pub gap: Micros,
     /// The zone of zoneless times.
     pub time_zone: TimeZone,
+    /// Largest conversation (or memory-format record) read, in bytes; a larger one is skipped
+    /// and rejected (`--max-record-size`). It bounds the memory one record can take.
+    pub max_record_bytes: u64,
 }
 
 impl Default for SourceOptions {
     fn default() -> Self {
-        SourceOptions { gap: 60 * 60 * 1_000_000, time_zone: TimeZone::utc() }
+        SourceOptions {
+            gap: 60 * 60 * 1_000_000,
+            time_zone: TimeZone::utc(),
+            max_record_bytes: crate::sources::json_array::DEFAULT_ELEMENT_LIMIT,
+        }
     }
 }
 

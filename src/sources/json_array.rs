@@ -16,15 +16,33 @@ use crate::sources::read_ahead::ReadAhead;
 
 /// How many bytes are read from the input at a time.
 const READ_SIZE: usize = 1 << 20;
-/// Largest element framed. A broken file (a stray quote, unbalanced brackets) would otherwise
-/// pull the rest of the input into one element. A larger element is walked to its end without
-/// keeping its bytes and rejected on its own.
+/// Largest file read whole as one record (a PAM conversation file, a small side file); its size
+/// is known before it is read, so nothing is buffered to find out.
 pub const MAX_ELEMENT_BYTES: usize = 1 << 30;
+/// Largest element framed unless the reader says otherwise
+/// ([`ArrayFramer::with_element_limit`], `--max-record-size`). A broken file (a stray quote,
+/// unbalanced brackets) would otherwise pull the rest of the input into one element, and an
+/// element is held in memory until it is found too large: this bounds that memory. A larger
+/// element is walked to its end without keeping its bytes and rejected on its own. Real
+/// conversations are far smaller (the largest seen in public exports is a few MB).
+pub const DEFAULT_ELEMENT_LIMIT: u64 = 256 << 20;
 /// Deepest nesting of arrays and objects in one element. The decoders' parsers recurse once a
 /// level, and a 100,000-deep element overflowed a decode thread's stack; real exports nest about
 /// 20 levels. A deeper element is walked to its end without keeping its bytes and rejected on
 /// its own, before any parser sees it.
 pub const MAX_DEPTH: u64 = 512;
+
+/// Makes room in `bytes` for `more` bytes, doubling as `Vec` does but never past `ceiling`
+/// (unless `more` itself needs it): with a 256 MiB limit, plain doubling let a buffer that
+/// held 257 MiB take 512.
+fn reserve_within(bytes: &mut Vec<u8>, more: usize, ceiling: usize) {
+    let needed = bytes.len().saturating_add(more);
+    if needed <= bytes.capacity() {
+        return;
+    }
+    let target = bytes.capacity().saturating_mul(2).max(needed).min(ceiling.max(needed));
+    bytes.reserve_exact(target - bytes.len());
+}
 
 /// One element of the array, as bytes, with where it was.
 #[derive(Debug)]
@@ -77,8 +95,10 @@ pub enum FrameError {
         /// Index of the next element that never came.
         last_index: u64,
     },
-    /// An element grew past [`MAX_ELEMENT_BYTES`]; it was skipped and framing goes on.
-    #[error("byte {element_offset}: element {index} is larger than the limit of {limit} bytes ({length} bytes); it was skipped")]
+    /// An element grew past the framer's element limit; it was skipped and framing goes on.
+    #[error(
+        "byte {element_offset}: element {index} is larger than the limit of {limit} bytes ({length} bytes); it was skipped (--max-record-size raises the limit)"
+    )]
     ElementTooLarge {
         /// The element.
         index: u64,
@@ -166,8 +186,8 @@ impl FrameError {
 /// Why the element being framed is skipped, found while it is walked.
 #[derive(Debug, Clone, Copy)]
 enum Oversized {
-    /// Longer than [`MAX_ELEMENT_BYTES`].
-    Large,
+    /// Longer than the element limit, which it carries.
+    Large(u64),
     /// Nested deeper than [`MAX_DEPTH`]; the deepest level seen so far.
     Deep(u64),
 }
@@ -176,7 +196,7 @@ impl Oversized {
     /// The error for element `index` at `offset`, `length` bytes long.
     fn error(self, index: u64, offset: u64, length: u64) -> FrameError {
         match self {
-            Oversized::Large => FrameError::ElementTooLarge { index, element_offset: offset, length, limit: MAX_ELEMENT_BYTES as u64 },
+            Oversized::Large(limit) => FrameError::ElementTooLarge { index, element_offset: offset, length, limit },
             Oversized::Deep(depth) => FrameError::ElementTooDeep { index, element_offset: offset, depth },
         }
     }
@@ -222,6 +242,8 @@ pub struct ArrayFramer<R> {
     kept_members: Vec<Vec<u8>>,
     /// For [`ArrayFramer::reading_ahead`]: where blocks come from instead of `reader`.
     ahead: Option<ReadAhead>,
+    /// Largest element kept, in bytes ([`DEFAULT_ELEMENT_LIMIT`] unless set).
+    element_limit: u64,
 }
 
 impl ArrayFramer<io::Empty> {
@@ -254,7 +276,23 @@ impl<R: Read> ArrayFramer<R> {
             discarding: false,
             kept_members: Vec::new(),
             ahead: None,
+            element_limit: DEFAULT_ELEMENT_LIMIT,
         }
+    }
+
+    /// The most `bytes` may need to hold an element that starts at `element_start` and stays
+    /// within the limit: the limit, plus the one read that finds it too large.
+    fn element_ceiling(&self, element_start: usize) -> usize {
+        element_start.saturating_add(usize::try_from(self.element_limit).unwrap_or(usize::MAX)).saturating_add(READ_SIZE)
+    }
+
+    /// Skips (and reports) elements longer than `limit` bytes instead of
+    /// [`DEFAULT_ELEMENT_LIMIT`]. Memory held by one element is bounded by the limit, so it is
+    /// raised only for inputs known to hold such elements.
+    #[must_use]
+    pub fn with_element_limit(mut self, limit: u64) -> Self {
+        self.element_limit = limit;
+        self
     }
 
     /// Frames the elements of the array held by member `name` of the top-level object
@@ -539,14 +577,15 @@ impl<R: Read> ArrayFramer<R> {
         let mut oversized: Option<Oversized> = None;
         loop {
             if self.position >= self.filled {
+                if oversized.is_none() && self.bytes_consumed() - offset > self.element_limit {
+                    oversized = Some(Oversized::Large(self.element_limit));
+                }
                 if self.discarding || oversized.is_some() {
                     bytes.truncate(element_start);
                 } else {
-                    bytes.extend_from_slice(&self.buffer[segment_start..self.filled]);
-                }
-                if oversized.is_none() && self.bytes_consumed() - offset > MAX_ELEMENT_BYTES as u64 {
-                    oversized = Some(Oversized::Large);
-                    bytes.truncate(element_start);
+                    let segment = &self.buffer[segment_start..self.filled];
+                    reserve_within(bytes, segment.len(), self.element_ceiling(element_start));
+                    bytes.extend_from_slice(segment);
                 }
                 if !self.fill()? {
                     if is_scalar && bytes.len() > element_start {
@@ -600,7 +639,7 @@ impl<R: Read> ArrayFramer<R> {
                     if depth > MAX_DEPTH {
                         match &mut oversized {
                             Some(Oversized::Deep(deepest)) => *deepest = (*deepest).max(depth),
-                            Some(Oversized::Large) => {}
+                            Some(Oversized::Large(_)) => {}
                             None => oversized = Some(Oversized::Deep(depth)),
                         }
                     }
@@ -627,6 +666,12 @@ impl<R: Read> ArrayFramer<R> {
         oversized: Option<Oversized>,
         (offset, index): (u64, u64),
     ) -> Result<(u64, u64), FrameError> {
+        // Lengths are checked at each read; an element that ends in the read it started in (or
+        // the one after the last check) is measured here.
+        let oversized = match oversized {
+            None if self.bytes_consumed() - offset > self.element_limit => Some(Oversized::Large(self.element_limit)),
+            other => other,
+        };
         match oversized {
             None => {
                 if self.discarding {
@@ -969,6 +1014,56 @@ mod tests {
         assert!(kept.is_empty());
         framer.next_element_into(&mut kept).unwrap().unwrap();
         assert_eq!(kept, br#"{"time":"u"}"#);
+    }
+
+    /// Guards against unbounded memory: an element over the limit is walked without keeping
+    /// more than the limit of it, rejected alone, and the element after it still frames.
+    #[test]
+    fn an_element_over_the_limit_is_skipped_holding_at_most_the_limit() {
+        let limit = 4u64 << 20;
+        let big = format!(r#"{{"text":"{}"}}"#, "a".repeat(20 << 20));
+        let input = format!(r#"[{{"n":1}},{big},{{"n":3}}]"#);
+        for keeping_members in [false, true] {
+            let mut framer = ArrayFramer::new(input.as_bytes()).with_element_limit(limit);
+            if keeping_members {
+                framer = framer.keeping_members(&[b"\"text\"", b"\"n\""]);
+            }
+            let mut kept = Vec::new();
+            framer.next_element_into(&mut kept).unwrap().unwrap();
+            kept.clear();
+            let error = framer.next_element_into(&mut kept).unwrap_err();
+            assert!(matches!(error, FrameError::ElementTooLarge { index: 1, limit: 4_194_304, .. }), "{error}");
+            assert!(error.to_string().contains("--max-record-size"), "{error}");
+            assert!(kept.is_empty());
+            // Plain framing never grows its buffer past the limit and one read; kept members
+            // are a few small fields in practice and grow as a `Vec` does.
+            let most = if keeping_members { 4 * limit } else { limit + 2 * READ_SIZE as u64 };
+            assert!(kept.capacity() as u64 <= most, "held {} bytes for a {limit}-byte limit", kept.capacity());
+            framer.next_element_into(&mut kept).unwrap().unwrap();
+            assert_eq!(kept, br#"{"n":3}"#);
+            assert!(framer.next_element_into(&mut kept).unwrap().is_none());
+        }
+    }
+
+    /// Guards the limit for elements shorter than one read: they were only measured when they
+    /// crossed from one read into the next.
+    #[test]
+    fn an_element_over_the_limit_within_one_read_is_skipped_too() {
+        let big = format!(r#"{{"text":"{}"}}"#, "a".repeat(5000));
+        let input = format!(r#"[{{"n":1}},{big},{{"n":3}}]"#);
+        for keeping_members in [false, true] {
+            let mut framer = ArrayFramer::new(input.as_bytes()).with_element_limit(4096);
+            if keeping_members {
+                framer = framer.keeping_members(&[b"\"text\"", b"\"n\""]);
+            }
+            let mut kept = Vec::new();
+            framer.next_element_into(&mut kept).unwrap().unwrap();
+            kept.clear();
+            let error = framer.next_element_into(&mut kept).unwrap_err();
+            assert!(matches!(error, FrameError::ElementTooLarge { index: 1, limit: 4096, length: 5011, .. }), "{error}");
+            framer.next_element_into(&mut kept).unwrap().unwrap();
+            assert_eq!(kept, br#"{"n":3}"#);
+        }
     }
 
     /// Guards against silent loss: `cat a.json b.json` used to read only the first array.

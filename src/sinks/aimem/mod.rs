@@ -55,6 +55,8 @@ pub struct AimemSettings {
     /// The run extracts memories, so entity links (which come first in canonical order) are
     /// likely: the output is hashed once at the end instead of also while it is written.
     pub links_expected: bool,
+    /// A delta of a sync: `scope: "SINCE"` with this `since` instead of `scope: "FULL"`.
+    pub since: Option<Micros>,
 }
 
 /// How the records are laid out in the file.
@@ -238,7 +240,14 @@ impl AimemSink {
         write_string(&mut tail, &format_rfc3339(self.settings.exported_at));
         tail.extend_from_slice(b",\"format\":\"aimem-bundle\",\"producer\":");
         write_string(&mut tail, &self.settings.producer);
-        tail.extend_from_slice(b",\"scope\":\"FULL\",\"tenant_id\":");
+        match self.settings.since {
+            None => tail.extend_from_slice(b",\"scope\":\"FULL\""),
+            Some(since) => {
+                tail.extend_from_slice(b",\"scope\":\"SINCE\",\"since\":");
+                write_string(&mut tail, &format_rfc3339(since));
+            }
+        }
+        tail.extend_from_slice(b",\"tenant_id\":");
         write_string(&mut tail, &self.settings.tenant_id);
         tail.extend_from_slice(b",\"version\":\"1\"");
         tail
@@ -598,6 +607,7 @@ mod tests {
             tenant_id: "tenant".to_owned(),
             exported_at: FIRST_SEEN,
             links_expected: false,
+            since: None,
         };
         let mut sink = AimemSink::create(&target, framing, settings).unwrap();
         let encoder = sink.encoder();

@@ -59,6 +59,9 @@ pub struct PamSettings {
     pub exported_at: Micros,
     /// Signs the store (PAM §18) when given.
     pub sign_key: Option<crate::signing::SignKey>,
+    /// A sync's run: `export_id` always, and for a delta `export_type: "incremental"` with
+    /// `base_export_id` and `since` (PAM §16).
+    pub incremental: Option<super::Incremental>,
 }
 
 /// Conversation files and memories of one batch, made on a worker thread.
@@ -264,7 +267,26 @@ impl PamSink {
         write_string(&mut head, conversation::IMPORTER);
         head.extend_from_slice(b",\"export_date\":");
         write_string(&mut head, &format_rfc3339(settings.exported_at));
-        head.extend_from_slice(b",\"export_type\":\"full\",\"owner\":{\"id\":");
+        match settings.incremental.as_ref() {
+            Some(super::Incremental { export_id, base_export_id: Some(base), since }) => {
+                head.extend_from_slice(b",\"export_id\":");
+                write_string(&mut head, export_id);
+                head.extend_from_slice(b",\"export_type\":\"incremental\",\"base_export_id\":");
+                write_string(&mut head, base);
+                head.extend_from_slice(b",\"since\":");
+                match since {
+                    Some(since) => write_string(&mut head, &format_rfc3339(*since)),
+                    None => head.extend_from_slice(b"null"),
+                }
+            }
+            Some(super::Incremental { export_id, base_export_id: None, .. }) => {
+                head.extend_from_slice(b",\"export_id\":");
+                write_string(&mut head, export_id);
+                head.extend_from_slice(b",\"export_type\":\"full\"");
+            }
+            None => head.extend_from_slice(b",\"export_type\":\"full\""),
+        }
+        head.extend_from_slice(b",\"owner\":{\"id\":");
         write_string(&mut head, &settings.owner_id);
         head.extend_from_slice(b"},\n\"conversations_index\":[");
         store.write_all(&head)?;
@@ -510,11 +532,17 @@ fn manifest_of(built: &Path) -> io::Result<Manifest> {
 /// rerun repeats it) and the `signature` block over checksum, export id, export date and owner.
 /// `signed_at` is the export time, which §18 requires it not to precede.
 fn write_signature(out: &mut Vec<u8>, key: &crate::signing::SignKey, checksum: &str, settings: &PamSettings) {
-    let export_id = crate::spec::ids::uuid_v4_shaped(&format!("pam-export:{checksum}"));
+    // A sync's run names its export id in the head (its delta's base refers to it).
+    let export_id = match &settings.incremental {
+        Some(incremental) => incremental.export_id.clone(),
+        None => crate::spec::ids::uuid_v4_shaped(&format!("pam-export:{checksum}")),
+    };
     let export_date = format_rfc3339(settings.exported_at);
     let payload = crate::signing::pam_signature_payload(checksum, &export_id, &export_date, &settings.owner_id);
-    out.extend_from_slice(b",\n\"export_id\":");
-    write_string(out, &export_id);
+    if settings.incremental.is_none() {
+        out.extend_from_slice(b",\n\"export_id\":");
+        write_string(out, &export_id);
+    }
     out.extend_from_slice(b",\n\"signature\":{\"algorithm\":\"Ed25519\",\"public_key\":");
     write_string(out, &key.multibase_public_key());
     out.extend_from_slice(b",\"key_id\":");
@@ -549,7 +577,7 @@ mod tests {
 
     /// Writes a store of one conversation (`c<id>`) at `target`.
     fn write_store(target: &Path, id: &str) -> Result<SinkSummary, RunError> {
-        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None };
+        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None, incremental: None };
         let mut sink = PamSink::create(target, settings)?;
         let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, format!("c{id}"), origin);
@@ -629,7 +657,7 @@ mod tests {
     fn a_store_with_extracted_memories_validates_and_relates_them() {
         let folder = tempfile::tempdir().unwrap();
         let target = folder.path().join("store");
-        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None };
+        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None, incremental: None };
         let mut sink = PamSink::create(&target, settings).unwrap();
         let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin.clone());

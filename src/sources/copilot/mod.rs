@@ -193,4 +193,8 @@ impl Decoder for CopilotDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         normalize::decode_conversation(bytes, origin, self, options)
     }
+
+    fn fingerprint(&self, bytes: &[u8]) -> crate::hash::Fingerprint {
+        crate::sources::regroup::rows_fingerprint(bytes, COLUMNS_BYTES)
+    }
 }

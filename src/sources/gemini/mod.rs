@@ -276,6 +276,10 @@ impl Decoder for GeminiDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
         normalize::decode_conversation(bytes, origin, &self.files, options)
     }
+
+    fn fingerprint(&self, bytes: &[u8]) -> crate::hash::Fingerprint {
+        crate::sources::regroup::rows_fingerprint(bytes, 0)
+    }
 }
 
 #[cfg(test)]

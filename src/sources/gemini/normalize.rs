@@ -80,6 +80,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
     let mut thread_tip: Option<String> = None;
     let mut last_time = None;
     let mut title = None;
+    let mut occurrences: std::collections::HashMap<(String, String), u64> = std::collections::HashMap::new();
     for row in &mut rows {
         let row_origin = Origin { file: origin.file.clone(), offset: row.offset, index: row.index };
         let record = match &mut row.record {
@@ -109,7 +110,12 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         }
         let created_at = time.or(last_time).unwrap_or(options.exported_at);
         last_time = Some(created_at);
-        let record_id = record_id(time_text, record_title, row.index);
+        // Not the record's place in the file: a later Takeout puts newer records first, and
+        // the same record must keep its id. Two records alike in time and title in one
+        // conversation are told apart by their order.
+        let seen_before = occurrences.entry((time_text.to_owned(), record_title.to_owned())).or_insert(0u64);
+        let record_id = record_id(&id, time_text, record_title, *seen_before);
+        *seen_before += 1;
         // Every message of a record carries that record's fields.
         let record_fields: Option<Box<str>> =
             if options.keep_provider_fields { provider_fields::gemini_record(row.bytes).map(String::into_boxed_str) } else { None };
@@ -208,11 +214,13 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
     Ok(Decoded { conversation, rejected_messages, warnings })
 }
 
-/// A record's id: `r` and 16 hex digits of the SHA-256 over its time, title and index in the
-/// file, joined by NUL bytes.
-fn record_id(time: &str, title: &str, index: u64) -> String {
+/// A record's id: `r` and 16 hex digits of the SHA-256 over its conversation's id, its time,
+/// its title and how many records alike in both came before it in the conversation, joined by
+/// NUL bytes. Nothing in it depends on where the record is in the file, so the next Takeout
+/// gives it the same id.
+fn record_id(conversation_id: &str, time: &str, title: &str, occurrence: u64) -> String {
     let mut hasher = Sha256::new();
-    for piece in [time.as_bytes(), b"\0", title.as_bytes(), b"\0", index.to_string().as_bytes()] {
+    for piece in [conversation_id.as_bytes(), b"\0", time.as_bytes(), b"\0", title.as_bytes(), b"\0", occurrence.to_string().as_bytes()] {
         hasher.update(piece);
     }
     let digest: [u8; 32] = hasher.finalize().into();

@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use super::{ArrayFramer, FrameError, MAX_DEPTH, MAX_ELEMENT_BYTES, OPEN, OTHER, Oversized, QUOTE};
+use super::{ArrayFramer, FrameError, MAX_DEPTH, OPEN, OTHER, Oversized, QUOTE};
 
 /// `,`, which ends a member of the element (other classes as in [`super::STRUCTURE`]).
 const COMMA: u8 = 4;
@@ -69,12 +69,12 @@ impl<R: Read> ArrayFramer<R> {
         let mut oversized: Option<Oversized> = None;
         loop {
             if self.position >= self.filled {
+                if oversized.is_none() && self.bytes_consumed() - offset > self.element_limit {
+                    oversized = Some(Oversized::Large(self.element_limit));
+                    kept_from = None;
+                }
                 if kept_from.is_some() {
                     out.extend_from_slice(&self.buffer[segment_start..self.filled]);
-                }
-                if oversized.is_none() && self.bytes_consumed() - offset > MAX_ELEMENT_BYTES as u64 {
-                    oversized = Some(Oversized::Large);
-                    kept_from = None;
                 }
                 if !self.fill()? {
                     return Err(FrameError::TruncatedInElement { end: self.bytes_consumed(), index, element_offset: offset });
@@ -136,7 +136,7 @@ impl<R: Read> ArrayFramer<R> {
                     if depth > MAX_DEPTH {
                         match &mut oversized {
                             Some(Oversized::Deep(deepest)) => *deepest = (*deepest).max(depth),
-                            Some(Oversized::Large) => {}
+                            Some(Oversized::Large(_)) => {}
                             None => {
                                 oversized = Some(Oversized::Deep(depth));
                                 kept_from = None;
@@ -147,6 +147,10 @@ impl<R: Read> ArrayFramer<R> {
                 }
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
+                    // An element that ends in the read it started in is measured here.
+                    if oversized.is_none() && self.bytes_consumed() + distance as u64 + 1 - offset > self.element_limit {
+                        oversized = Some(Oversized::Large(self.element_limit));
+                    }
                     if let Some(reason) = oversized {
                         self.position += distance + 1;
                         out.truncate(object_start);

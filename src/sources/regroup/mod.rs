@@ -42,7 +42,7 @@ use crate::model::Micros;
 use grouper::Grouper;
 use index::{IndexEntry, Source};
 pub use read_back::GroupedElements;
-pub use rows::{BINARY_ROW_HEADER, BinaryRow, BinaryRows, push_binary_row, push_problem_row, read_binary_row};
+pub use rows::{BINARY_ROW_HEADER, BinaryRow, BinaryRows, push_binary_row, push_problem_row, read_binary_row, rows_fingerprint};
 
 /// Most records one regrouped conversation holds.
 pub const MAX_GROUP_RECORDS: usize = 2_000;

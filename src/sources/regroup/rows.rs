@@ -43,6 +43,28 @@ pub fn read_binary_row((offset, index, bytes): (u64, u64, &[u8])) -> (u64, u64, 
     (offset, u64::from_le_bytes(eight), BinaryRow::Problem(String::from_utf8_lossy(problem).into_owned()))
 }
 
+/// The fingerprint of a regrouped element: its first `prefix` bytes and each row's length and
+/// bytes, without the rows' offsets and indexes (where the records were in the file). A
+/// broken element is fingerprinted whole.
+pub fn rows_fingerprint(element: &[u8], prefix: usize) -> crate::hash::Fingerprint {
+    let Some((head, rest)) = element.split_at_checked(prefix) else {
+        return crate::hash::fingerprint(element);
+    };
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(head);
+    let mut rows = BinaryRows::new(rest);
+    for (_, index, bytes) in rows.by_ref() {
+        // A problem row's bytes start with its record's index: that moves too.
+        let bytes = if index == PROBLEM_ROW { bytes.get(8..).unwrap_or_default() } else { bytes };
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    }
+    if !rows.is_done() {
+        return crate::hash::fingerprint(element);
+    }
+    crate::hash::fingerprint_of(&hasher)
+}
+
 /// Appends a binary row's header: the `length` bytes of the row follow it.
 pub(super) fn push_binary_header(out: &mut Vec<u8>, offset: u64, index: u64, length: u32) {
     out.extend_from_slice(&offset.to_le_bytes());

@@ -1,0 +1,63 @@
+//! The hook through which a sync makes a run write only what changed since the previous one:
+//! elements whose raw bytes an earlier run already read are skipped before they are decoded,
+//! and the messages of a changed conversation that were emitted before are marked so no sink
+//! writes them again. `crate::sync` implements it over its state store.
+
+use std::collections::HashMap;
+
+use crate::error::RunError;
+use crate::model::{Conversation, Provider};
+use crate::sources::InputPlan;
+
+pub use crate::hash::Fingerprint;
+
+/// The elements earlier runs read, by provider and fingerprint, with the id of the
+/// conversation each became. Read-only while the run goes; shared by the decode workers.
+#[derive(Debug, Default)]
+pub struct UnchangedIndex {
+    by_provider: HashMap<Provider, HashMap<Fingerprint, String>>,
+}
+
+impl UnchangedIndex {
+    /// Records that an element of `provider` with `fingerprint` became conversation `id`.
+    pub fn insert(&mut self, provider: Provider, fingerprint: Fingerprint, id: String) {
+        self.by_provider.entry(provider).or_default().insert(fingerprint, id);
+    }
+
+    /// The conversation an element of `provider` with `fingerprint` became, when an earlier
+    /// run read it.
+    pub fn lookup(&self, provider: Provider, fingerprint: &Fingerprint) -> Option<&str> {
+        self.by_provider.get(&provider)?.get(fingerprint).map(String::as_str)
+    }
+
+    /// Whether no element is known (a first sync, or a full one): fingerprints are then not
+    /// worth computing before decoding.
+    pub fn is_empty(&self) -> bool {
+        self.by_provider.values().all(HashMap::is_empty)
+    }
+}
+
+/// What a sync tells a run (see the module comment).
+pub trait DeltaFilter: Send {
+    /// Called once the inputs are planned, before anything is read: the elements that can be
+    /// skipped unread.
+    ///
+    /// # Errors
+    /// When the sync's state cannot be read.
+    fn prepare(&mut self, plans: &[InputPlan]) -> Result<UnchangedIndex, RunError>;
+
+    /// An element skipped because an earlier run read it byte for byte alike: conversation
+    /// `conversation_id` of `provider` is still in the export.
+    ///
+    /// # Errors
+    /// When the sync's state cannot be written.
+    fn unchanged(&mut self, provider: Provider, conversation_id: &str, fingerprint: Fingerprint) -> Result<(), RunError>;
+
+    /// A decoded conversation (after the other stages), new or changed: marks the messages an
+    /// earlier run emitted as skipped ([`crate::model::SkipReason::EmittedBefore`]) and
+    /// records what is emitted now.
+    ///
+    /// # Errors
+    /// When the sync's state cannot be read or written.
+    fn trim(&mut self, conversation: &mut Conversation, fingerprint: Fingerprint) -> Result<(), RunError>;
+}

@@ -1,0 +1,64 @@
+//! What a sync records of its inputs: a BLAKE3 checksum of each (over every file of a
+//! folder, by relative path), and whether the input is a whole export, the only kind whose
+//! missing conversations may be retracted.
+
+use std::io;
+use std::path::Path;
+
+use crate::sources::InputPlan;
+
+/// The checksum of the input at `path`: of the file, or of a folder's files in path order.
+///
+/// # Errors
+/// I/O errors reading it.
+pub fn checksum(path: &Path) -> io::Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    if path.is_dir() {
+        let mut files = Vec::new();
+        collect_files(path, path, &mut files)?;
+        files.sort();
+        for relative in files {
+            let mut file_hasher = blake3::Hasher::new();
+            file_hasher.update_reader(std::fs::File::open(path.join(&relative))?)?;
+            hasher.update(relative.as_bytes());
+            hasher.update(&[0]);
+            hasher.update(file_hasher.finalize().as_bytes());
+        }
+    } else {
+        hasher.update_reader(std::fs::File::open(path)?)?;
+    }
+    Ok(format!("blake3:{}", hasher.finalize().to_hex()))
+}
+
+fn collect_files(root: &Path, folder: &Path, files: &mut Vec<String>) -> io::Result<()> {
+    for entry in std::fs::read_dir(folder)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            collect_files(root, &entry.path(), files)?;
+        } else if kind.is_file() {
+            let path = entry.path();
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            files.push(relative.to_string_lossy().into_owned());
+        }
+    }
+    Ok(())
+}
+
+/// Why the conversations missing from `plan` must not be retracted, or `None` when it is a
+/// whole export. Only a zip or a folder is taken for one: a lone conversations file may be one
+/// shard, or one file of several, and memport's own formats are not exports at all.
+pub fn why_partial(plan: &InputPlan) -> Option<String> {
+    if let Some(format) = plan.format {
+        return Some(format!("{}: a {format} file, not a provider's export", plan.path));
+    }
+    let path = Path::new(&plan.path);
+    let is_zip = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("zip"));
+    if !path.is_dir() && !is_zip {
+        return Some(format!("{}: a lone file, which may be one part of an export; give the export's zip or folder", plan.path));
+    }
+    if plan.warnings.0.keys().any(|kind| kind.starts_with("manifest")) {
+        return Some(format!("{}: its manifest lists files that are not there", plan.path));
+    }
+    None
+}

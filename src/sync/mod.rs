@@ -1,0 +1,319 @@
+//! `memport sync`: each new full export becomes a delta against what earlier runs emitted.
+//!
+//! A sync opens its state ([`sqlite::SqliteState`]) and starts one write transaction, reads
+//! the inputs through the usual pipeline with a [`delta::StateDelta`] deciding what is new,
+//! writes the run's outputs into a staging folder under `OUT/runs/`, renames it to
+//! `OUT/runs/<run-id>/`, and only then commits the state. A sync stopped at any point leaves
+//! the state as it was; the next one removes what it left and, given the same inputs and
+//! export time, writes the same outputs byte for byte (`sync.json` differs only in its timing,
+//! thread count and paths).
+
+pub mod delta;
+pub mod inputs;
+pub mod sqlite;
+pub mod state;
+pub mod status;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{ConfigError, RunError};
+use crate::model::Provider;
+use crate::pipeline::report::RunReport;
+use crate::pipeline::{Options, run_with_delta};
+use crate::sinks::OutputFormat;
+use crate::timefmt::format_rfc3339;
+
+use self::delta::{DeltaCounts, StateDelta};
+use self::state::{RunEntry, StateError, StateStore};
+
+/// The folder under `-o` that holds one folder per run.
+pub const RUNS_FOLDER: &str = "runs";
+/// The file in each run folder that describes the run.
+pub const SYNC_REPORT: &str = "sync.json";
+/// The file in each run folder that lists the run's retractions (NDJSON).
+pub const RETRACTIONS_FILE: &str = "retractions.ndjson";
+
+/// What a sync needs.
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    /// The conversion options; their outputs are ignored (each run gets its own folder).
+    pub convert: Options,
+    /// Formats written into each run folder.
+    pub formats: Vec<OutputFormat>,
+    /// The state file (made by the first sync).
+    pub state: PathBuf,
+    /// The folder whose `runs/` gets the run folders.
+    pub output_root: PathBuf,
+}
+
+/// One retraction: a conversation emitted before and absent from a complete export now.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Retraction {
+    /// The provider's name.
+    pub provider: &'static str,
+    /// The conversation's id as earlier runs wrote it.
+    pub conversation_id: String,
+    /// The run that retracted it.
+    pub retracted_by: String,
+}
+
+/// What a sync did: written as `sync.json` in its run folder.
+#[derive(Debug, Serialize)]
+pub struct SyncReport {
+    /// This run's id (its folder's name).
+    pub run_id: String,
+    /// The run this delta applies to; none for the first.
+    pub base_run_id: Option<String>,
+    /// The export time of the base run: the delta holds what changed since then.
+    pub since: Option<String>,
+    /// Whether everything was written (no earlier run, or the options changed), and why.
+    pub full: bool,
+    /// Why the run is full, when it is.
+    pub full_because: Option<String>,
+    /// What became of the conversations.
+    pub conversations: DeltaCounts,
+    /// Why no conversations were retracted for an input, when one was partial.
+    pub no_retractions_because: Vec<String>,
+    /// The run folder.
+    pub run_folder: String,
+    /// Leftovers of stopped syncs that were removed.
+    pub removed_leftovers: Vec<String>,
+    /// The conversion's own report (counts, outputs, warnings).
+    pub run: RunReport,
+}
+
+/// Runs one sync.
+///
+/// # Errors
+/// State errors (busy, corrupt, newer), config errors, and what a conversion can fail with.
+pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
+    let state_error = |error: StateError| RunError::Config(ConfigError::Option { option: "state".into(), reason: error.to_string() });
+    if options.formats.is_empty() {
+        return Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }.into());
+    }
+    // A cron line's first sync names a state in a folder that may not exist yet.
+    if let Some(folder) = options.state.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(|error| RunError::write(folder.display().to_string(), error))?;
+    }
+    let mut store = sqlite::SqliteState::open(&options.state, true).map_err(state_error)?;
+    store.begin().map_err(state_error)?;
+    let runs = store.runs().map_err(state_error)?;
+    let last = runs.last();
+    let options_digest = options_digest(options);
+    let full_because = match last {
+        None => Some("the first sync on this state: everything is written".to_owned()),
+        Some(run) if run.options_digest != options_digest => {
+            Some("the options differ from the previous sync's: everything is written again".to_owned())
+        }
+        Some(_) => None,
+    };
+    let mut input_records = Vec::with_capacity(options.convert.inputs.len());
+    for input in &options.convert.inputs {
+        let checksum = inputs::checksum(input).map_err(|error| RunError::read(input.display().to_string(), error))?;
+        input_records.push(InputRecord { path: input.display().to_string(), checksum });
+    }
+    let run_id = run_id(options.convert.exported_at, last.map(|run| run.run_id.as_str()), &options_digest, &input_records);
+    let runs_folder = options.output_root.join(RUNS_FOLDER);
+    std::fs::create_dir_all(&runs_folder).map_err(|error| RunError::write(runs_folder.display().to_string(), error))?;
+    let committed: Vec<&str> = runs.iter().map(|run| run.run_id.as_str()).collect();
+    let removed_leftovers = remove_leftovers(&runs_folder, &committed)?;
+    let staging = runs_folder.join(format!(".{run_id}.partial"));
+    std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
+    let incremental = crate::sinks::Incremental {
+        export_id: export_id(&run_id),
+        base_export_id: last.filter(|_| full_because.is_none()).map(|run| export_id(&run.run_id)),
+        since: last.filter(|_| full_because.is_none()).and_then(|run| crate::timefmt::parse_rfc3339(&run.exported_at)),
+    };
+    let result = run_into(options, &mut store, &run_id, full_because.is_some(), incremental, &staging);
+    let (mut run, delta_counts, retractions, no_retractions_because) = match result {
+        Ok(done) => done,
+        Err(error) => {
+            store.rollback();
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(error);
+        }
+    };
+    // The outputs are named where they will be once the run folder is in place.
+    let (staged_prefix, final_prefix) = (staging.display().to_string(), runs_folder.join(&run_id).display().to_string());
+    for output in &mut run.outputs {
+        if let Some(rest) = output.path.strip_prefix(&staged_prefix) {
+            output.path = format!("{final_prefix}{rest}");
+        }
+    }
+    let report = SyncReport {
+        run_id: run_id.clone(),
+        base_run_id: last.filter(|_| full_because.is_none()).map(|run| run.run_id.clone()),
+        since: last.filter(|_| full_because.is_none()).map(|run| run.exported_at.clone()),
+        full: full_because.is_some(),
+        full_because,
+        conversations: delta_counts,
+        no_retractions_because,
+        run_folder: runs_folder.join(&run_id).display().to_string(),
+        removed_leftovers,
+        run,
+    };
+    let finish = (|| -> Result<(), RunError> {
+        write_retractions(&staging.join(RETRACTIONS_FILE), &retractions)?;
+        let sync_report = staging.join(SYNC_REPORT);
+        let text = serde_json::to_vec_pretty(&report).map_err(|error| RunError::Internal(error.to_string()))?;
+        std::fs::write(&sync_report, [text.as_slice(), b"\n"].concat())
+            .map_err(|error| RunError::write(sync_report.display().to_string(), error))?;
+        let target = runs_folder.join(&run_id);
+        // The same run id means the same base, inputs, options and export time: a folder of
+        // that name is this run, written by a sync stopped before it committed.
+        if target.join(SYNC_REPORT).is_file() {
+            std::fs::remove_dir_all(&target).map_err(|error| RunError::write(target.display().to_string(), error))?;
+        }
+        std::fs::rename(&staging, &target).map_err(|error| RunError::write(target.display().to_string(), error))?;
+        sync_folder(&runs_folder);
+        Ok(())
+    })();
+    if let Err(error) = finish {
+        store.rollback();
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error);
+    }
+    let entry = RunEntry {
+        run_id: run_id.clone(),
+        sequence: last.map_or(1, |run| run.sequence + 1),
+        exported_at: format_rfc3339(options.convert.exported_at),
+        base_run_id: report.base_run_id.clone(),
+        full: report.full,
+        options_digest,
+        options_json: options_json(options),
+        inputs_json: serde_json::to_string(&input_records).unwrap_or_default(),
+        counts_json: serde_json::to_string(&report.conversations).unwrap_or_default(),
+        outputs_json: serde_json::to_string(&report.run.outputs).unwrap_or_default(),
+    };
+    store.commit(&entry).map_err(state_error)?;
+    Ok(report)
+}
+
+/// The conversion of one run into `staging`, then the retractions.
+fn run_into(
+    options: &SyncOptions,
+    store: &mut sqlite::SqliteState,
+    run_id: &str,
+    full: bool,
+    incremental: crate::sinks::Incremental,
+    staging: &Path,
+) -> Result<(RunReport, DeltaCounts, Vec<Retraction>, Vec<String>), RunError> {
+    let mut convert = options.convert.clone();
+    convert.incremental = Some(incremental);
+    convert.outputs = options.formats.iter().map(|format| (*format, staging.join(format.default_file_name()))).collect();
+    convert.report = None;
+    convert.rejects = Some(staging.join("rejects.ndjson"));
+    let mut plans_seen: Vec<(Provider, Option<String>)> = Vec::new();
+    for input in &convert.inputs {
+        let plan = crate::sources::plan_input(input, &convert.source)?;
+        plans_seen.push((plan.provider, inputs::why_partial(&plan)));
+    }
+    let mut delta = StateDelta::new(store, run_id.to_owned(), full);
+    let report = run_with_delta(&convert, Some(&mut delta))?;
+    let mut complete: Vec<Provider> = plans_seen.iter().filter(|(_, partial)| partial.is_none()).map(|(provider, _)| *provider).collect();
+    complete.sort_by_key(|provider| provider.as_str());
+    complete.dedup();
+    let mut retractions = Vec::new();
+    for provider in complete {
+        let state_error = |error: StateError| RunError::Internal(error.to_string());
+        for conversation_id in delta.retract_unseen(provider).map_err(state_error)? {
+            retractions.push(Retraction { provider: provider.as_str(), conversation_id, retracted_by: run_id.to_owned() });
+        }
+    }
+    let no_retractions_because = plans_seen.into_iter().filter_map(|(_, partial)| partial).collect();
+    Ok((report, delta.counts(), retractions, no_retractions_because))
+}
+
+/// An input as the run log records it.
+#[derive(Debug, Serialize)]
+struct InputRecord {
+    path: String,
+    checksum: String,
+}
+
+/// The run id: the export time, then a digest of everything that decides the run's outputs
+/// (the base run, the options, the inputs' checksums). A rerun of a stopped sync gets the same.
+fn run_id(exported_at: i64, base: Option<&str>, options_digest: &str, inputs: &[InputRecord]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(base.unwrap_or("").as_bytes());
+    hasher.update(&[0]);
+    hasher.update(options_digest.as_bytes());
+    for input in inputs {
+        hasher.update(&[0]);
+        hasher.update(input.checksum.as_bytes());
+    }
+    let time: String = format_rfc3339(exported_at).chars().filter(|character| character.is_ascii_alphanumeric()).collect();
+    format!("{time}-{}", &hasher.finalize().to_hex()[..12])
+}
+
+/// The export id of a run's outputs (PAM `export_id`; a delta's `base_export_id` names its
+/// base's): a UUID derived from the run id.
+pub fn export_id(run_id: &str) -> String {
+    crate::spec::ids::uuid_v4_shaped(&format!("memport-sync-run:{run_id}"))
+}
+
+/// The options that shape what a run writes, as JSON: a sync with other options writes
+/// everything again (a delta would mix two shapes).
+fn options_json(options: &SyncOptions) -> String {
+    let convert = &options.convert;
+    serde_json::json!({
+        "formats": options.formats.iter().map(|format| format.name()).collect::<Vec<_>>(),
+        "branches": format!("{:?}", convert.branches),
+        "dedup": format!("{:?}", convert.dedup),
+        "producer": convert.producer,
+        "tenant": convert.tenant_id,
+        "owner_id": convert.owner_id,
+        "partition_by_provider": convert.partition_by_provider,
+        "gap_minutes": convert.source.gap / 60_000_000,
+        "time_zone": format!("{:?}", convert.source.time_zone),
+        "extraction": format!("{:?}", convert.extraction),
+        "signed": convert.sign_key.is_some(),
+    })
+    .to_string()
+}
+
+fn options_digest(options: &SyncOptions) -> String {
+    blake3::hash(options_json(options).as_bytes()).to_hex()[..16].to_owned()
+}
+
+/// Removes what stopped syncs left in `runs/`: staging folders, and run folders the state
+/// never committed (a sync stopped between renaming its folder and committing). Returns
+/// their names.
+fn remove_leftovers(runs_folder: &Path, committed: &[&str]) -> Result<Vec<String>, RunError> {
+    let mut removed = Vec::new();
+    let entries = std::fs::read_dir(runs_folder).map_err(|error| RunError::read(runs_folder.display().to_string(), error))?;
+    let mut names: Vec<String> = entries.filter_map(Result::ok).map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    for name in names {
+        let path = runs_folder.join(&name);
+        let staging = name.starts_with('.') && name.ends_with(".partial");
+        let uncommitted = !name.starts_with('.') && !committed.contains(&name.as_str()) && path.join(SYNC_REPORT).is_file();
+        if path.is_dir() && (staging || uncommitted) {
+            std::fs::remove_dir_all(&path).map_err(|error| RunError::write(path.display().to_string(), error))?;
+            removed.push(name);
+        }
+    }
+    Ok(removed)
+}
+
+fn write_retractions(path: &Path, retractions: &[Retraction]) -> Result<(), RunError> {
+    let write = || -> std::io::Result<()> {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for retraction in retractions {
+            serde_json::to_writer(&mut file, retraction)?;
+            file.write_all(b"\n")?;
+        }
+        file.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
+    };
+    write().map_err(|error| RunError::write(path.display().to_string(), error))
+}
+
+/// Makes a rename in `folder` durable before the state says the run happened.
+fn sync_folder(folder: &Path) {
+    if let Ok(handle) = std::fs::File::open(folder) {
+        let _ = handle.sync_all();
+    }
+}

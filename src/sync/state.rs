@@ -1,0 +1,191 @@
+//! What a sync remembers between runs, behind a small trait: the embedded SQLite store
+//! ([`super::sqlite::SqliteState`]) today, a shared server for many workers later.
+
+use std::path::PathBuf;
+
+pub use crate::pipeline::delta::Fingerprint;
+
+/// A message as emitted: a 64-bit hash of its id and its text, so an edit that keeps the id is
+/// emitted again.
+pub type MessageKey = u64;
+
+/// Why the state cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// The file is not a memport state (another database, or damaged).
+    #[error(
+        "state {path}: not a memport state file, or damaged ({reason}); nothing was changed. Point --state at another file, or restore this one from a backup"
+    )]
+    Corrupt {
+        /// The state file.
+        path: PathBuf,
+        /// What SQLite or the schema check said.
+        reason: String,
+    },
+    /// A newer memport wrote it.
+    #[error(
+        "state {path}: schema version {found} was written by a newer memport (this one knows up to {known}); nothing was changed. Use that memport, or another --state file"
+    )]
+    Newer {
+        /// The state file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The newest version this build reads.
+        known: u32,
+    },
+    /// Another sync holds the state.
+    #[error("state {path}: another memport sync is using it; wait for it to finish")]
+    Busy {
+        /// The state file.
+        path: PathBuf,
+    },
+    /// Reading or writing the state failed.
+    #[error("state {path}: {reason}")]
+    Io {
+        /// The state file.
+        path: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+}
+
+/// One finished run, as the run log keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEntry {
+    /// The run's id, also its folder's name under `runs/`.
+    pub run_id: String,
+    /// Position in the log, from 1.
+    pub sequence: u64,
+    /// The export time written to its outputs (RFC 3339).
+    pub exported_at: String,
+    /// The run before it, whose outputs this one's delta applies to; none for the first.
+    pub base_run_id: Option<String>,
+    /// Whether it wrote everything (the first run, or options changed) instead of a delta.
+    pub full: bool,
+    /// Digest of the options that shape outputs: a run with other options is a full run.
+    pub options_digest: String,
+    /// Those options, as JSON, for people.
+    pub options_json: String,
+    /// Each input: path, provider, size and BLAKE3 checksum (JSON array).
+    pub inputs_json: String,
+    /// Counts (JSON object: unchanged, changed, new, retracted, messages written, …).
+    pub counts_json: String,
+    /// Outputs written: format and path (JSON array).
+    pub outputs_json: String,
+}
+
+/// What earlier runs emitted of one conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationEntry {
+    /// The provider's name (`chatgpt`, `claude`, …).
+    pub provider: String,
+    /// The conversation's id as memport writes it.
+    pub conversation_id: String,
+    /// Its title as last emitted.
+    pub title: Option<String>,
+    /// Keys of every message emitted, sorted.
+    pub message_keys: Vec<MessageKey>,
+    /// The run that first emitted it.
+    pub first_run: String,
+    /// The run that last emitted or saw it changed.
+    pub last_run: String,
+    /// Whether a run retracted it (the user deleted it); it is new again if it comes back.
+    pub retracted: bool,
+}
+
+/// Per-provider totals, for `sync --status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderTotals {
+    /// The provider's name.
+    pub provider: String,
+    /// Conversations present in the last complete export.
+    pub live: u64,
+    /// Conversations retracted (deleted by the user since they were emitted).
+    pub retracted: u64,
+    /// Messages emitted in all.
+    pub messages: u64,
+    /// The last run that read an export of this provider.
+    pub last_run: Option<String>,
+}
+
+/// The state a sync reads before its run and changes during it. Changes made after
+/// [`StateStore::begin`] become visible to other processes only at [`StateStore::commit`]; a
+/// run that stops before it (an error, a kill) leaves the state as it was.
+pub trait StateStore: Send {
+    /// The finished runs, oldest first.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn runs(&self) -> Result<Vec<RunEntry>, StateError>;
+
+    /// Totals per provider.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn provider_totals(&self) -> Result<Vec<ProviderTotals>, StateError>;
+
+    /// Every fingerprint of `provider` recorded for a live (not retracted) conversation, with
+    /// the conversation's id. A conversation regrouped into several pieces has one per piece.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn fingerprints(&self, provider: &str) -> Result<Vec<(Fingerprint, String)>, StateError>;
+
+    /// Ids of every live conversation of `provider`, sorted.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn live_conversations(&self, provider: &str) -> Result<Vec<String>, StateError>;
+
+    /// What was emitted of one conversation, if anything (retracted ones included: a
+    /// conversation that comes back is new again).
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn conversation(&self, provider: &str, conversation_id: &str) -> Result<Option<ConversationEntry>, StateError>;
+
+    /// Starts the run's changes; only one process may have them started at a time.
+    ///
+    /// # Errors
+    /// [`StateError::Busy`] when another sync has started its changes.
+    fn begin(&mut self) -> Result<(), StateError>;
+
+    /// Records what a conversation is now (inserted or replaced); clears a retraction.
+    ///
+    /// # Errors
+    /// When the state cannot be written.
+    fn put_conversation(&mut self, entry: &ConversationEntry) -> Result<(), StateError>;
+
+    /// Records that an element of `provider` with `fingerprint` was read by run `run_id` and is
+    /// (part of) conversation `conversation_id`.
+    ///
+    /// # Errors
+    /// When the state cannot be written.
+    fn put_fingerprint(&mut self, provider: &str, fingerprint: &Fingerprint, conversation_id: &str, run_id: &str)
+    -> Result<(), StateError>;
+
+    /// Forgets the fingerprints of `provider` that run `run_id` did not read: after a complete
+    /// export, they are of records that changed or went away.
+    ///
+    /// # Errors
+    /// When the state cannot be written.
+    fn forget_unread_fingerprints(&mut self, provider: &str, run_id: &str) -> Result<(), StateError>;
+
+    /// Marks a conversation retracted by run `run_id`.
+    ///
+    /// # Errors
+    /// When the state cannot be written.
+    fn retract(&mut self, provider: &str, conversation_id: &str, run_id: &str) -> Result<(), StateError>;
+
+    /// Adds the run to the log and makes every change since [`StateStore::begin`] durable, in
+    /// one step.
+    ///
+    /// # Errors
+    /// When the state cannot be written; nothing of the run is kept then.
+    fn commit(&mut self, run: &RunEntry) -> Result<(), StateError>;
+
+    /// Drops every change since [`StateStore::begin`].
+    fn rollback(&mut self);
+}

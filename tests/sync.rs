@@ -1,0 +1,900 @@
+//! `memport sync`: each month's export becomes exactly its changes against the earlier runs,
+//! the same run byte for byte however it is made, and a refused, stopped or killed sync leaves
+//! the state as it was.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use memport::sinks::OutputFormat;
+use memport::sources::BranchPolicy;
+use memport::sync::delta::DeltaCounts;
+use memport::sync::sqlite::{SCHEMA_VERSION, SqliteState};
+use memport::sync::state::StateStore;
+use memport::sync::{RETRACTIONS_FILE, RUNS_FOLDER, SYNC_REPORT, SyncOptions, SyncReport};
+use memport::timefmt::{format_rfc3339, parse_rfc3339};
+use serde_json::Value;
+
+use crate::util::{EXPORTED_AT, ndjson, root};
+
+/// A day in memport's microseconds: the time between two syncs of one month's export.
+const DAY: i64 = 86_400_000_000;
+
+/// Two monthly exports of one synthetic account, written by `benches/gen_months.py` into a
+/// temp folder, with its `changes.json`: what changed from the first month to the second.
+struct Months {
+    /// The generator's provider name (`gemini-json`, not memport's `gemini`).
+    provider: &'static str,
+    folder: tempfile::TempDir,
+    changes: Value,
+}
+
+impl Months {
+    /// Generates `conversations` conversations of `provider` in month 1, and month 2.
+    fn generate(provider: &'static str, conversations: usize) -> Months {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let output = Command::new("python3")
+            .arg(root().join("benches").join("gen_months.py"))
+            .arg(provider)
+            .arg("--out")
+            .arg(folder.path())
+            .args(["--conversations", &conversations.to_string(), "--quiet"])
+            .output()
+            .expect("python3 runs (the sync tests generate their exports with benches/gen_months.py)");
+        assert!(
+            output.status.success(),
+            "gen_months.py {provider} writes two months of exports: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let changes = json(&folder.path().join("changes.json"));
+        Months { provider, folder, changes }
+    }
+
+    /// The export folder of month `month` (1 or 2).
+    fn export(&self, month: usize) -> PathBuf {
+        self.folder.path().join(format!("month-{month}"))
+    }
+
+    /// The export time the generator gives month `month`, as written in changes.json.
+    fn exported_at_text(&self, month: usize) -> &str {
+        self.changes["exports"][month - 1]["exported_at"].as_str().expect("changes.json gives each month's exported_at")
+    }
+
+    /// The export time of month `month` in memport's microseconds.
+    fn exported_at(&self, month: usize) -> i64 {
+        let text = self.exported_at_text(month);
+        parse_rfc3339(text).unwrap_or_else(|| panic!("changes.json's exported_at {text} is RFC 3339"))
+    }
+
+    /// What changed in month 2.
+    fn change(&self) -> &Value {
+        &self.changes["months"][0]
+    }
+
+    /// The generator's ids of one kind of change in month 2 (a list, or an object's keys).
+    fn ids(&self, kind: &str) -> Vec<String> {
+        match &self.change()[kind] {
+            Value::Array(ids) => ids.iter().map(|id| id.as_str().expect("ids are strings").to_owned()).collect(),
+            Value::Object(ids) => ids.keys().cloned().collect(),
+            other => panic!("changes.json's month 2 has `{kind}` as a list or an object, not {other}"),
+        }
+    }
+
+    /// The conversations changed so that a reader of the delta sees something new: appended
+    /// to, edited, regenerated or renamed.
+    fn changed(&self) -> BTreeSet<String> {
+        ["appended", "edited", "regenerated", "renamed"].iter().flat_map(|kind| self.ids(kind)).collect()
+    }
+
+    /// The ids of the messages month 2 added to changed conversations (`details[*].new_message_ids`).
+    fn new_message_ids(&self) -> BTreeSet<String> {
+        let details = self.change()["details"].as_object().expect("changes.json's month 2 has details");
+        details
+            .values()
+            .filter_map(|detail| detail["new_message_ids"].as_array())
+            .flatten()
+            .map(|id| id.as_str().expect("message ids are strings").to_owned())
+            .collect()
+    }
+
+    /// memport's name of the provider.
+    fn memport_provider(&self) -> &'static str {
+        if self.provider.starts_with("gemini") { "gemini" } else { self.provider }
+    }
+
+    /// The id memport gives the conversation the generator calls `id`, where it can be told
+    /// from it: ChatGPT, Claude and Grok keep the export's id, Gemini JSON makes `gm-<id>` of a
+    /// conversation URL. Copilot ids and Gemini `time:` ids are memport's own grouping.
+    fn conversation_id(&self, id: &str) -> Option<String> {
+        match self.provider {
+            "chatgpt" | "claude" | "grok" => Some(id.to_owned()),
+            "gemini-json" => id.strip_prefix("https://gemini.google.com/app/").map(|rest| format!("gm-{rest}")),
+            _ => None,
+        }
+    }
+}
+
+/// A sync state and its output folder, as one user's monthly job keeps them, with the options
+/// every sync of it runs with.
+struct Account {
+    folder: tempfile::TempDir,
+    formats: Vec<OutputFormat>,
+    threads: usize,
+    branches: BranchPolicy,
+}
+
+impl Account {
+    /// A fresh state writing `formats`, two threads, the active branch.
+    fn new(formats: &[OutputFormat]) -> Account {
+        Account { folder: tempfile::tempdir().expect("temp dir"), formats: formats.to_vec(), threads: 2, branches: BranchPolicy::Active }
+    }
+
+    /// The state file.
+    fn state(&self) -> PathBuf {
+        self.folder.path().join("state.db")
+    }
+
+    /// The folder that gets `runs/`.
+    fn out(&self) -> PathBuf {
+        self.folder.path().join("out")
+    }
+
+    /// The options of a sync of `export` exported at `exported_at`.
+    fn options(&self, export: &Path, exported_at: i64) -> SyncOptions {
+        let mut convert = crate::util::options(&[export.to_owned()], &self.out(), &[]);
+        convert.exported_at = exported_at;
+        convert.threads = self.threads;
+        convert.branches = self.branches;
+        SyncOptions { convert, formats: self.formats.clone(), state: self.state(), output_root: self.out() }
+    }
+
+    /// Syncs `export`, which must succeed.
+    fn sync(&self, export: &Path, exported_at: i64) -> SyncReport {
+        memport::sync::sync(&self.options(export, exported_at))
+            .unwrap_or_else(|error| panic!("syncing {} succeeds: {error}", export.display()))
+    }
+}
+
+/// A JSON file.
+fn json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|error| panic!("{} is readable: {error}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|error| panic!("{} is JSON: {error}", path.display()))
+}
+
+/// The run folder of a sync.
+fn run_folder(report: &SyncReport) -> PathBuf {
+    PathBuf::from(&report.run_folder)
+}
+
+/// The transcript messages in a run's AIMEM NDJSON output, as (conversation id, message id):
+/// chunk ids are `urn:aimem:memport:<provider>.<conversation>.<message>`. Provider memories
+/// (`<provider>.mem.<hash>`) and extracted memories (`mem-<hash>`) are left out.
+fn written_messages(run: &Path, provider: &str) -> Vec<(String, String)> {
+    let prefix = format!("urn:aimem:memport:{provider}.");
+    ndjson(&run.join(OutputFormat::AimemNdjson.default_file_name()))
+        .iter()
+        .filter(|record| record["_kind"] == "chunk")
+        .filter_map(|record| {
+            let rest = record["id"].as_str()?.strip_prefix(prefix.as_str())?;
+            let (conversation, message) = rest.split_once('.')?;
+            (conversation != "mem").then(|| (conversation.to_owned(), message.to_owned()))
+        })
+        .collect()
+}
+
+/// The retractions a run wrote.
+fn retractions(run: &Path) -> Vec<Value> {
+    ndjson(&run.join(RETRACTIONS_FILE))
+}
+
+/// The ids of the conversations a run retracted.
+fn retracted_ids(run: &Path) -> BTreeSet<String> {
+    retractions(run).iter().map(|retraction| retraction["conversation_id"].as_str().expect("a conversation id").to_owned()).collect()
+}
+
+/// The names of the conversation files in a run's PAM store.
+fn pam_conversations(run: &Path) -> BTreeSet<String> {
+    let folder = run.join(OutputFormat::Pam.default_file_name()).join("conversations");
+    match std::fs::read_dir(&folder) {
+        Ok(entries) => entries.map(|entry| entry.expect("readable entry").file_name().to_string_lossy().into_owned()).collect(),
+        Err(_) => BTreeSet::new(),
+    }
+}
+
+/// The PAM `memory-store.json` of a run.
+fn pam_store(run: &Path) -> Value {
+    json(&run.join(OutputFormat::Pam.default_file_name()).join("memory-store.json"))
+}
+
+/// The envelope (first line) of a run's AIMEM NDJSON output.
+fn aimem_envelope(run: &Path) -> Value {
+    ndjson(&run.join(OutputFormat::AimemNdjson.default_file_name()))
+        .into_iter()
+        .next()
+        .expect("an AIMEM NDJSON output starts with its envelope")
+}
+
+/// The names in `folder`, sorted (none when it does not exist).
+fn names(folder: &Path) -> Vec<String> {
+    let mut names: Vec<String> = match std::fs::read_dir(folder) {
+        Ok(entries) => entries.map(|entry| entry.expect("readable entry").file_name().to_string_lossy().into_owned()).collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    names
+}
+
+/// The run ids of a state's run log, oldest first.
+fn logged_runs(state: &Path) -> Vec<String> {
+    let status = memport::sync::status::read(state).unwrap_or_else(|error| panic!("the state's status reads: {error}"));
+    status.runs.into_iter().map(|run| run.run_id).collect()
+}
+
+/// Asserts every format output of a sync validates (Parquet has no validator).
+fn assert_outputs_validate(report: &SyncReport) {
+    assert!(!report.run.outputs.is_empty(), "run {} lists its outputs", report.run_id);
+    for output in report.run.outputs.iter().filter(|output| output.format != "parquet") {
+        let validation = memport::validate::validate_path(Path::new(&output.path))
+            .unwrap_or_else(|error| panic!("{} ({}) can be validated: {error}", output.path, output.format));
+        assert!(validation.is_valid(), "{} ({}) is valid: {:?}", output.path, output.format, validation.problems);
+    }
+}
+
+/// Every file under `folder`, by path relative to it, with its bytes.
+fn files(folder: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, folder: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(folder).unwrap_or_else(|error| panic!("{} is readable: {error}", folder.display())) {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                walk(root, &path, files);
+            } else {
+                let relative = path.strip_prefix(root).expect("under the root").to_string_lossy().into_owned();
+                files.insert(relative, std::fs::read(&path).expect("readable file"));
+            }
+        }
+    }
+    let mut found = BTreeMap::new();
+    walk(folder, folder, &mut found);
+    found
+}
+
+/// A run's `sync.json` without what may differ between two syncs that wrote the same run:
+/// where the output folder is (`root`, replaced by `OUT`), how long the run took, its thread
+/// count, and the leftovers of stopped syncs it removed first.
+fn comparable_sync_report(path: &Path, root: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("readable sync.json").replace(&root.display().to_string(), "OUT");
+    let mut report: Value = serde_json::from_str(&text).expect("sync.json is JSON");
+    report.as_object_mut().expect("sync.json is an object").remove("removed_leftovers");
+    report["run"].as_object_mut().expect("sync.json has the run's report").remove("elapsed_seconds");
+    report["run"]["options"].as_object_mut().expect("the run's report has its options").remove("threads");
+    report
+}
+
+/// Asserts two run folders hold the same files, byte for byte; `sync.json` is compared as
+/// [`comparable_sync_report`] (`left_root` and `right_root` are their output folders).
+fn assert_same_run(left: &Path, left_root: &Path, right: &Path, right_root: &Path) {
+    let (left_files, right_files) = (files(left), files(right));
+    assert_eq!(
+        left_files.keys().collect::<Vec<_>>(),
+        right_files.keys().collect::<Vec<_>>(),
+        "{} and {} hold the same files",
+        left.display(),
+        right.display()
+    );
+    for (name, bytes) in &left_files {
+        if name == SYNC_REPORT {
+            assert_eq!(
+                comparable_sync_report(&left.join(name), left_root),
+                comparable_sync_report(&right.join(name), right_root),
+                "{name} says the same in {} and {} (but for paths, time taken, threads and leftovers removed)",
+                left.display(),
+                right.display()
+            );
+        } else {
+            assert!(bytes == &right_files[name], "{name} is byte for byte the same in {} and {}", left.display(), right.display());
+        }
+    }
+}
+
+/// The records memport keeps in the state after month 1 that are not conversations the
+/// generator lists: Claude's projects and memories (`project-<uuid>`, `memories`), which it
+/// reads as records of their own and the generator writes unchanged every month. Empty for
+/// providers whose conversation ids cannot be told from the generator's.
+fn account_records(months: &Months, state: &Path) -> Vec<String> {
+    let month_one: Option<BTreeSet<String>> = ["unchanged", "appended", "edited", "regenerated", "renamed", "deleted"]
+        .iter()
+        .flat_map(|kind| months.ids(kind))
+        .map(|id| months.conversation_id(&id))
+        .collect();
+    let Some(month_one) = month_one else {
+        return Vec::new();
+    };
+    let store = SqliteState::open(state, false).unwrap_or_else(|error| panic!("the state opens: {error}"));
+    let live = store.live_conversations(months.memport_provider()).unwrap_or_else(|error| panic!("the state reads: {error}"));
+    live.into_iter().filter(|id| !month_one.contains(id)).collect()
+}
+
+/// Syncs month 1 then month 2 of `provider` and checks the second run against changes.json:
+/// its counts, its retractions, for the providers with message ids the messages it wrote, and
+/// that syncing month 2 again finds nothing new.
+fn assert_months_sync_to_their_changes(provider: &'static str) {
+    let months = Months::generate(provider, 20);
+    let memport_provider = months.memport_provider();
+    let account = Account::new(&[OutputFormat::AimemNdjson, OutputFormat::Pam]);
+    let first = account.sync(&months.export(1), months.exported_at(1));
+    assert!(first.full, "{provider}: the first sync on a state is full");
+    assert_eq!(first.conversations.unchanged, 0, "{provider}: the first sync finds nothing unchanged: {:?}", first.conversations);
+    let extra = account_records(&months, &account.state());
+    assert!(
+        extra.iter().all(|id| id == "memories" || id.starts_with("project-")),
+        "{provider}: the only records memport keeps besides the generated conversations are Claude's memories and projects: {extra:?}"
+    );
+
+    let second = account.sync(&months.export(2), months.exported_at(2));
+    let counts = second.conversations;
+    let (new, changed, deleted, unchanged) = (months.ids("new"), months.changed(), months.ids("deleted"), months.ids("unchanged"));
+    assert!(!second.full, "{provider}: the second sync is a delta, not a full run ({:?})", second.full_because);
+    assert_eq!(counts.new, new.len() as u64, "{provider}: month 2's new conversations {new:?} count as new: {counts:?}");
+    assert_eq!(
+        counts.changed,
+        changed.len() as u64,
+        "{provider}: the conversations appended to, edited, regenerated or renamed {changed:?} count as changed: {counts:?}"
+    );
+    assert_eq!(counts.changed_nothing_new, 0, "{provider}: every changed conversation has something new: {counts:?}");
+    assert_eq!(counts.retracted, deleted.len() as u64, "{provider}: the deleted conversations {deleted:?} are retracted: {counts:?}");
+    assert_eq!(
+        counts.unchanged + counts.changed + counts.changed_nothing_new + counts.retracted,
+        first.conversations.new,
+        "{provider}: each of the {} conversations the first sync emitted is exactly one of unchanged, changed or retracted a month later: {counts:?}",
+        first.conversations.new
+    );
+    if provider.starts_with("gemini") {
+        // memport groups Gemini records without a conversation URL by time, and joins
+        // generated episodes less than the gap apart: several unchanged ids of changes.json can
+        // be one memport conversation.
+        assert!(
+            counts.unchanged <= unchanged.len() as u64,
+            "{provider}: at most the {} unchanged groups of changes.json are unchanged conversations: {counts:?}",
+            unchanged.len()
+        );
+    } else {
+        // Claude's projects and memories are records of their own, written unchanged every
+        // month, which changes.json does not list.
+        assert_eq!(
+            counts.unchanged,
+            (unchanged.len() + extra.len()) as u64,
+            "{provider}: the {} unchanged conversations of changes.json (and the account records {extra:?}) count as unchanged: {counts:?}",
+            unchanged.len()
+        );
+    }
+
+    let run = run_folder(&second);
+    let written = retractions(&run);
+    assert_eq!(
+        written.len(),
+        deleted.len(),
+        "{provider}: retractions.ndjson lists the {} deleted conversations: {written:?}",
+        deleted.len()
+    );
+    for retraction in &written {
+        assert_eq!(retraction["provider"], memport_provider, "{provider}: a retraction names memport's provider: {retraction}");
+        assert_eq!(retraction["retracted_by"], second.run_id.as_str(), "{provider}: a retraction names the run that made it: {retraction}");
+    }
+    let expected: BTreeSet<String> = deleted.iter().filter_map(|id| months.conversation_id(id)).collect();
+    let retracted = retracted_ids(&run);
+    assert!(
+        expected.is_subset(&retracted),
+        "{provider}: retractions.ndjson names the deleted conversations {expected:?}, not only {retracted:?}"
+    );
+
+    let tree_provider = matches!(provider, "chatgpt" | "claude" | "grok");
+    if tree_provider {
+        assert_delta_holds_the_changes(&months, &run);
+    }
+
+    let again = account.sync(&months.export(2), months.exported_at(2) + DAY);
+    let live = counts.unchanged + counts.changed + counts.changed_nothing_new + counts.new;
+    assert!(!again.full, "{provider}: syncing month 2 again is a delta");
+    assert_eq!(
+        again.conversations,
+        DeltaCounts { unchanged: live, ..DeltaCounts::default() },
+        "{provider}: syncing month 2 again finds all {live} conversations unchanged, and nothing to retract"
+    );
+    assert_eq!(again.run.counts.messages_written, 0, "{provider}: syncing month 2 again writes no message: {:?}", again.run.counts);
+    let again_run = run_folder(&again);
+    let rewritten = written_messages(&again_run, memport_provider);
+    assert!(rewritten.is_empty(), "{provider}: syncing month 2 again writes no message to AIMEM: {rewritten:?}");
+    let rewritten = pam_conversations(&again_run);
+    assert!(rewritten.is_empty(), "{provider}: syncing month 2 again writes no PAM conversation: {rewritten:?}");
+    assert!(retractions(&again_run).is_empty(), "{provider}: syncing month 2 again retracts nothing");
+
+    if tree_provider {
+        assert_changed_conversations_write_only_their_new_messages(&months, &run);
+    }
+}
+
+/// Asserts a month-2 delta holds the changes and nothing unchanged: every message month 2
+/// added, every new conversation, the new title of a renamed one, and no message or PAM file
+/// of an unchanged conversation.
+fn assert_delta_holds_the_changes(months: &Months, run: &Path) {
+    let provider = months.memport_provider();
+    let written = written_messages(run, provider);
+    let written_ids: BTreeSet<&str> = written.iter().map(|(_, message)| message.as_str()).collect();
+    let added = months.new_message_ids();
+    assert!(!added.is_empty(), "{provider}: changes.json lists the messages month 2 added");
+    let missing: Vec<&String> = added.iter().filter(|id| !written_ids.contains(id.as_str())).collect();
+    assert!(missing.is_empty(), "{provider}: the delta's AIMEM output holds every message month 2 added; missing {missing:?}");
+    let unchanged: BTreeSet<String> = months.ids("unchanged").into_iter().collect();
+    let leaked: Vec<&(String, String)> = written.iter().filter(|(conversation, _)| unchanged.contains(conversation)).collect();
+    assert!(leaked.is_empty(), "{provider}: no message of an unchanged conversation is written again: {leaked:?}");
+    let conversations: BTreeSet<&str> = written.iter().map(|(conversation, _)| conversation.as_str()).collect();
+    for id in months.ids("new") {
+        assert!(conversations.contains(id.as_str()), "{provider}: the new conversation {id} is written");
+    }
+    let pam = pam_conversations(run);
+    for id in &unchanged {
+        assert!(
+            !pam.contains(&format!("{provider}-{id}.json")),
+            "{provider}: the PAM store holds no file for the unchanged conversation {id}"
+        );
+    }
+    let renamed = months.change()["renamed"].as_object().expect("changes.json lists renamed conversations");
+    for (id, title) in renamed {
+        let conversation = json(&run.join("pam").join("conversations").join(format!("{provider}-{id}.json")));
+        assert_eq!(conversation["title"], *title, "{provider}: the renamed conversation {id} is written with its new title");
+    }
+}
+
+/// Asserts a changed conversation writes only the messages month 2 added (some of them, as
+/// hidden ones are not written): none that was written before, nor one left out before as a
+/// duplicate of an earlier message (the delta would hold a message no full conversion writes).
+fn assert_changed_conversations_write_only_their_new_messages(months: &Months, run: &Path) {
+    let provider = months.memport_provider();
+    let (changed, added) = (months.changed(), months.new_message_ids());
+    let written = written_messages(run, provider);
+    let again: Vec<&(String, String)> =
+        written.iter().filter(|(conversation, message)| changed.contains(conversation) && !added.contains(message)).collect();
+    assert!(again.is_empty(), "{provider}: a changed conversation writes only the messages month 2 added; also written: {again:?}");
+}
+
+#[test]
+fn chatgpt_months_sync_to_exactly_their_changes() {
+    assert_months_sync_to_their_changes("chatgpt");
+}
+
+#[test]
+fn claude_months_sync_to_exactly_their_changes() {
+    assert_months_sync_to_their_changes("claude");
+}
+
+#[test]
+fn grok_months_sync_to_exactly_their_changes() {
+    assert_months_sync_to_their_changes("grok");
+}
+
+#[test]
+fn copilot_months_sync_to_exactly_their_changes() {
+    assert_months_sync_to_their_changes("copilot");
+}
+
+#[test]
+fn gemini_json_months_sync_to_exactly_their_changes() {
+    assert_months_sync_to_their_changes("gemini-json");
+}
+
+#[test]
+fn gemini_html_months_sync_to_exactly_their_changes() {
+    assert_months_sync_to_their_changes("gemini-html");
+}
+
+/// Guards what each run says it is: the first sync on a state is whole, the next names the
+/// run and the time it follows (sync.json, AIMEM scope and since, PAM export ids), and every
+/// output of both validates.
+#[test]
+fn the_first_sync_is_full_and_the_next_a_valid_delta_since_it() {
+    let months = Months::generate("chatgpt", 20);
+    let account = Account::new(&[OutputFormat::AimemNdjson, OutputFormat::Aimem, OutputFormat::Pam, OutputFormat::Mif, OutputFormat::Ump]);
+    let (first_time, second_time) = (months.exported_at(1), months.exported_at(2));
+
+    let first = account.sync(&months.export(1), first_time);
+    assert!(first.full, "the first sync on a state is full");
+    assert!(
+        first.full_because.as_deref().is_some_and(|why| why.contains("first sync")),
+        "the first sync says it is full because it is the first: {:?}",
+        first.full_because
+    );
+    assert_eq!((first.base_run_id.as_deref(), first.since.as_deref()), (None, None), "the first sync follows no run");
+    let run = run_folder(&first);
+    assert_eq!(run, account.out().join(RUNS_FOLDER).join(&first.run_id), "the run folder is runs/<run-id>");
+    let envelope = aimem_envelope(&run);
+    assert_eq!(envelope["scope"], "FULL", "the first AIMEM NDJSON output is FULL: {envelope}");
+    assert!(envelope.get("since").is_none(), "a FULL AIMEM output has no since: {envelope}");
+    assert_eq!(json(&run.join(OutputFormat::Aimem.default_file_name()))["scope"], "FULL", "the first AIMEM bundle is FULL");
+    let store = pam_store(&run);
+    assert_eq!(store["export_type"], "full", "the first PAM store is a full export");
+    assert!(store.get("base_export_id").is_none(), "a full PAM export has no base_export_id: {}", store["base_export_id"]);
+    let first_export_id = store["export_id"].as_str().expect("the PAM store has an export_id").to_owned();
+    assert_eq!(first_export_id, memport::sync::export_id(&first.run_id), "the PAM export_id is derived from the run id");
+    assert_outputs_validate(&first);
+
+    let second = account.sync(&months.export(2), second_time);
+    let since = format_rfc3339(first_time);
+    assert!(!second.full && second.full_because.is_none(), "the second sync is a delta: {:?}", second.full_because);
+    assert_eq!(second.base_run_id.as_deref(), Some(first.run_id.as_str()), "the delta follows the first run");
+    assert_eq!(second.since.as_deref(), Some(since.as_str()), "the delta holds what changed since the first run's export time");
+    let run = run_folder(&second);
+    let envelope = aimem_envelope(&run);
+    assert_eq!(envelope["scope"], "SINCE", "the delta's AIMEM NDJSON output is SINCE: {envelope}");
+    assert_eq!(envelope["since"], since.as_str(), "the delta's AIMEM since is the first run's export time: {envelope}");
+    assert_eq!(envelope["exported_at"], format_rfc3339(second_time).as_str(), "the delta's AIMEM exported_at is its own: {envelope}");
+    let bundle = json(&run.join(OutputFormat::Aimem.default_file_name()));
+    assert_eq!(
+        (&bundle["scope"], &bundle["since"]),
+        (&Value::from("SINCE"), &Value::from(since.as_str())),
+        "the delta's AIMEM bundle is SINCE the first run"
+    );
+    let store = pam_store(&run);
+    assert_eq!(store["export_type"], "incremental", "the delta's PAM store is an incremental export");
+    assert_eq!(store["base_export_id"], first_export_id.as_str(), "the delta's PAM base_export_id is the first run's export_id");
+    assert_eq!(store["since"], since.as_str(), "the delta's PAM since is the first run's export time");
+    assert_eq!(store["export_id"], memport::sync::export_id(&second.run_id).as_str(), "the delta has an export_id of its own");
+    assert_outputs_validate(&second);
+
+    let status = memport::sync::status::read(&account.state()).expect("the state's status reads");
+    let kinds: Vec<(&str, &str, Option<&str>)> =
+        status.runs.iter().map(|run| (run.run_id.as_str(), run.kind, run.base_run_id.as_deref())).collect();
+    assert_eq!(
+        kinds,
+        [(first.run_id.as_str(), "full", None), (second.run_id.as_str(), "delta", Some(first.run_id.as_str()))],
+        "the run log holds the full run, then the delta that follows it"
+    );
+}
+
+/// Guards determinism: two fresh states syncing the same months with the same export times
+/// write the same run folders, byte for byte, with 1 thread and with 4, in every format.
+#[test]
+fn two_states_syncing_the_same_months_write_identical_runs_at_any_thread_count() {
+    let months = Months::generate("chatgpt", 20);
+    let formats = OutputFormat::ALL.map(|(_, format)| format);
+    let mut one = Account::new(&formats);
+    one.threads = 1;
+    let mut four = Account::new(&formats);
+    four.threads = 4;
+    for month in [1, 2] {
+        let (left, right) =
+            (one.sync(&months.export(month), months.exported_at(month)), four.sync(&months.export(month), months.exported_at(month)));
+        assert_eq!(left.run_id, right.run_id, "month {month}: the same inputs, history, options and time give the same run id");
+        assert_eq!(left.conversations, right.conversations, "month {month}: both runs count the same");
+        assert_same_run(&run_folder(&left), &one.out(), &run_folder(&right), &four.out());
+    }
+}
+
+/// Guards retractions against partial inputs: a lone conversations file may be one part of an
+/// export, so what it lacks is not retracted (and the run says why); the next whole export
+/// retracts it.
+#[test]
+fn a_lone_conversations_file_never_retracts_and_says_why() {
+    let months = Months::generate("chatgpt", 20);
+    let account = Account::new(&[OutputFormat::AimemNdjson]);
+    account.sync(&months.export(1), months.exported_at(1));
+    let lone = months.export(2).join("conversations.json");
+    let second = account.sync(&lone, months.exported_at(2));
+    let (new, changed, deleted) = (months.ids("new"), months.changed(), months.ids("deleted"));
+    assert!(!deleted.is_empty(), "month 2 deletes a conversation");
+    assert_eq!(second.conversations.retracted, 0, "a lone file retracts nothing: {:?}", second.conversations);
+    assert!(retractions(&run_folder(&second)).is_empty(), "a lone file's run writes no retraction");
+    assert_eq!(
+        (second.conversations.new, second.conversations.changed),
+        (new.len() as u64, changed.len() as u64),
+        "a lone file's new and changed conversations are written as from the folder"
+    );
+    let why = &second.no_retractions_because;
+    assert!(
+        why.len() == 1 && why[0].contains(&lone.display().to_string()) && why[0].contains("lone file"),
+        "the run says the lone file {} is why nothing was retracted: {why:?}",
+        lone.display()
+    );
+    let status = memport::sync::status::read(&account.state()).expect("the state's status reads");
+    let totals = &status.providers[0];
+    assert_eq!(
+        (totals.live_conversations, totals.retracted_conversations),
+        (20 + new.len() as u64, 0),
+        "the conversations the lone file lacks are still live"
+    );
+
+    let third = account.sync(&months.export(2), months.exported_at(2) + DAY);
+    assert!(third.no_retractions_because.is_empty(), "a whole export needs no excuse: {:?}", third.no_retractions_because);
+    let expected: BTreeSet<String> = deleted.into_iter().collect();
+    assert_eq!(retracted_ids(&run_folder(&third)), expected, "the next whole export retracts what the lone file could not");
+}
+
+/// Guards the option check: a sync with options that change what is written (here every
+/// branch instead of the active one) writes everything again, says why, and is no delta.
+#[test]
+fn changed_options_make_a_full_run_that_says_why() {
+    let months = Months::generate("chatgpt", 20);
+    let mut account = Account::new(&[OutputFormat::AimemNdjson, OutputFormat::Pam]);
+    let first = account.sync(&months.export(1), months.exported_at(1));
+    account.branches = BranchPolicy::All;
+    let second = account.sync(&months.export(2), months.exported_at(2));
+    assert!(second.full, "a sync with other options is full");
+    assert!(
+        second.full_because.as_deref().is_some_and(|why| why.contains("options")),
+        "the full run says the options changed: {:?}",
+        second.full_because
+    );
+    assert_eq!((second.base_run_id.as_deref(), second.since.as_deref()), (None, None), "a full run follows no run");
+    let counts = second.conversations;
+    let in_export = (months.ids("unchanged").len() + months.changed().len() + months.ids("new").len()) as u64;
+    assert_eq!(counts.unchanged, 0, "a full run skips nothing: {counts:?}");
+    assert_eq!(
+        counts.new + counts.changed + counts.changed_nothing_new,
+        in_export,
+        "a full run writes all {in_export} conversations: {counts:?}"
+    );
+    assert!(
+        second.run.counts.messages_written > first.run.counts.messages_written,
+        "every branch of every conversation is written again: {} messages, against {} of the active branches a month before",
+        second.run.counts.messages_written,
+        first.run.counts.messages_written
+    );
+    let run = run_folder(&second);
+    assert_eq!(aimem_envelope(&run)["scope"], "FULL", "the full run's AIMEM output is FULL");
+    let store = pam_store(&run);
+    assert_eq!(store["export_type"], "full", "the full run's PAM store is a full export");
+    assert!(store.get("base_export_id").is_none(), "a full PAM export has no base: {}", store["base_export_id"]);
+
+    let third = account.sync(&months.export(2), months.exported_at(2) + DAY);
+    assert!(!third.full, "the same options again make a delta: {:?}", third.full_because);
+    assert_eq!(third.base_run_id.as_deref(), Some(second.run_id.as_str()), "the delta follows the full run");
+    assert_eq!(
+        (third.conversations.new, third.conversations.changed),
+        (0, 0),
+        "nothing changed since the full run: {:?}",
+        third.conversations
+    );
+}
+
+/// Guards the lock: a sync started while another holds the state is refused at once with a
+/// message that says so, writes nothing, and the state works again once the other is done.
+#[test]
+fn a_sync_is_refused_while_another_holds_the_state() {
+    let export = root().join("examples").join("chatgpt-small");
+    let account = Account::new(&[OutputFormat::AimemNdjson]);
+    let first = account.sync(&export, EXPORTED_AT);
+    let mut holder = SqliteState::open(&account.state(), false).expect("the state opens");
+    holder.begin().expect("the holder starts its changes");
+    let error = memport::sync::sync(&account.options(&export, EXPORTED_AT + DAY)).expect_err("a second sync is refused").to_string();
+    assert!(error.contains("another memport sync"), "the refusal says another sync holds the state: {error}");
+    assert_eq!(names(&account.out().join(RUNS_FOLDER)), [first.run_id.as_str()], "the refused sync writes no run folder");
+    holder.rollback();
+    drop(holder);
+    assert_eq!(logged_runs(&account.state()), [first.run_id.as_str()], "the run log holds the first run only");
+    let second = account.sync(&export, EXPORTED_AT + DAY);
+    assert_eq!(second.base_run_id.as_deref(), Some(first.run_id.as_str()), "once the holder is done, the next sync runs");
+}
+
+/// Asserts a sync with `account`'s state refuses it with a message holding `needle`, leaves it
+/// byte for byte as it was with nothing beside it, and writes no run.
+fn assert_state_refused_untouched(account: &Account, needle: &str) {
+    let state = account.state();
+    let before = std::fs::read(&state).expect("the state file exists");
+    let export = root().join("examples").join("chatgpt-small");
+    let error = memport::sync::sync(&account.options(&export, EXPORTED_AT)).expect_err("the state is refused").to_string();
+    assert!(error.contains(needle), "the refusal of {} says `{needle}`: {error}", state.display());
+    assert!(std::fs::read(&state).expect("the state file is still there") == before, "{} is left byte for byte as it was", state.display());
+    assert_eq!(names(account.folder.path()), ["state.db"], "nothing is written beside the state, and no output");
+}
+
+/// Guards against `--state` naming the wrong file: a text file or another program's SQLite
+/// database is refused, and left as it was.
+#[test]
+fn a_file_that_is_not_a_memport_state_is_refused_and_left_as_it_was() {
+    let text = Account::new(&[OutputFormat::AimemNdjson]);
+    std::fs::write(text.state(), "my notes, not a database\n".repeat(300)).unwrap();
+    assert_state_refused_untouched(&text, "not a memport state");
+
+    let other = Account::new(&[OutputFormat::AimemNdjson]);
+    let connection = rusqlite::Connection::open(other.state()).unwrap();
+    connection.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');").unwrap();
+    drop(connection);
+    assert_state_refused_untouched(&other, "not a memport state");
+}
+
+/// As [`a_file_that_is_not_a_memport_state_is_refused_and_left_as_it_was`], for a database in
+/// WAL mode: refusing it must not switch its journal mode (a write to the user's file).
+#[test]
+fn another_programs_wal_database_is_refused_without_being_converted() {
+    let other = Account::new(&[OutputFormat::AimemNdjson]);
+    let connection = rusqlite::Connection::open(other.state()).unwrap();
+    connection.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');").unwrap();
+    drop(connection);
+    assert_state_refused_untouched(&other, "not a memport state");
+}
+
+/// Guards the schema version: a state a newer memport wrote is refused, by sync and by
+/// `--status`, and left as it was.
+#[test]
+fn a_state_written_by_a_newer_memport_is_refused_and_left_as_it_was() {
+    let export = root().join("examples").join("chatgpt-small");
+    let account = Account::new(&[OutputFormat::AimemNdjson]);
+    let first = account.sync(&export, EXPORTED_AT);
+    rusqlite::Connection::open(account.state()).unwrap().execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1)).unwrap();
+    let before = std::fs::read(account.state()).unwrap();
+    let error = memport::sync::sync(&account.options(&export, EXPORTED_AT + DAY)).expect_err("a newer state is refused").to_string();
+    assert!(error.contains("newer memport"), "the refusal says a newer memport wrote the state: {error}");
+    assert!(std::fs::read(account.state()).unwrap() == before, "the newer state is left byte for byte as it was");
+    assert_eq!(names(&account.out().join(RUNS_FOLDER)), [first.run_id.as_str()], "the refused sync writes no run folder");
+    let error = memport::sync::status::read(&account.state()).expect_err("--status refuses it too").to_string();
+    assert!(error.contains("newer memport"), "--status says a newer memport wrote the state: {error}");
+}
+
+/// `memport sync EXPORT --state STATE -o OUT` writing AIMEM NDJSON and PAM with 2 threads at
+/// `exported_at`, as a monthly job runs it.
+fn memport_sync(export: &Path, state: &Path, out: &Path, exported_at: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+    command
+        .arg("sync")
+        .arg(export)
+        .arg("--state")
+        .arg(state)
+        .args(["--to", "aimem-ndjson,pam", "--threads", "2", "-q", "--exported-at", exported_at])
+        .arg("-o")
+        .arg(out);
+    command
+}
+
+/// Runs `command` to its end, which must be a success.
+fn succeed(command: &mut Command) -> Output {
+    let output = command.output().expect("memport runs");
+    assert!(output.status.success(), "memport succeeds: {}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// Guards crash safety: a sync killed at any point leaves the state's run log as it was and no
+/// run folder but its own leftovers (a staging folder, or a folder it renamed and never
+/// committed), and the rerun removes them and writes the run an uninterrupted sync writes.
+#[test]
+fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() {
+    let months = Months::generate("chatgpt", 300);
+    let work = tempfile::tempdir().unwrap();
+    let (reference, killed) = (work.path().join("reference"), work.path().join("killed"));
+    for folder in [&reference, &killed] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let (state, out) = (|folder: &Path| folder.join("state.db"), |folder: &Path| folder.join("out"));
+    let (first_time, second_time) = (months.exported_at_text(1).to_owned(), months.exported_at_text(2).to_owned());
+    succeed(&mut memport_sync(&months.export(1), &state(&reference), &out(&reference), &first_time));
+    let after_month_one = std::fs::read(state(&reference)).unwrap();
+    let month_one = logged_runs(&state(&reference));
+    succeed(&mut memport_sync(&months.export(2), &state(&reference), &out(&reference), &second_time));
+    let run_id = logged_runs(&state(&reference)).pop().expect("the reference run is logged");
+
+    // The killed syncs start from the same history: a copy of the state after month 1.
+    std::fs::write(state(&killed), &after_month_one).unwrap();
+    let leftovers = [run_id.clone(), format!(".{run_id}.partial")];
+    for delay in [0, 10, 25, 50, 80, 120, 170, 230, 300, 400, 550, 800] {
+        let mut child = memport_sync(&months.export(2), &state(&killed), &out(&killed), &second_time)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("memport starts");
+        std::thread::sleep(Duration::from_millis(delay));
+        // SIGKILL; it fails only when the child has ended already, which is fine too.
+        let _ = child.kill();
+        let finished = child.wait().expect("the child ends").success();
+        let left = names(&out(&killed).join(RUNS_FOLDER));
+        assert!(
+            left.iter().all(|name| leftovers.contains(name)),
+            "killed after {delay} ms: runs/ holds nothing but this run's staging or uncommitted folder: {left:?}"
+        );
+        let logged = logged_runs(&state(&killed));
+        if finished || logged.last() == Some(&run_id) {
+            // The sync committed before the kill (and may have ended): put the state back as
+            // after month 1, which makes its run folder one the state never committed, as when
+            // a sync is killed between renaming its folder and committing. Later delays would
+            // finish too.
+            assert_eq!(logged[..logged.len() - 1], month_one[..], "a finished sync is logged after month 1");
+            let _ = std::fs::remove_file(killed.join("state.db-journal"));
+            std::fs::write(state(&killed), &after_month_one).unwrap();
+            break;
+        }
+        assert_eq!(logged, month_one, "killed after {delay} ms: the state's run log is as it was");
+    }
+
+    let output = succeed(&mut memport_sync(&months.export(2), &state(&killed), &out(&killed), &second_time));
+    let mut expected = month_one.clone();
+    expected.push(run_id.clone());
+    assert_eq!(logged_runs(&state(&killed)), expected, "the rerun is logged after month 1");
+    assert_eq!(
+        names(&out(&killed).join(RUNS_FOLDER)),
+        [run_id.as_str()],
+        "the rerun removed what the killed syncs left: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_same_run(
+        &out(&reference).join(RUNS_FOLDER).join(&run_id),
+        &out(&reference),
+        &out(&killed).join(RUNS_FOLDER).join(&run_id),
+        &out(&killed),
+    );
+    let totals = |folder: &Path| {
+        let status = memport::sync::status::read(&state(folder)).expect("the state's status reads");
+        status
+            .providers
+            .iter()
+            .map(|provider| (provider.live_conversations, provider.retracted_conversations, provider.messages))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(totals(&killed), totals(&reference), "both states hold the same conversations and messages");
+}
+
+/// Guards the command line: each sync says whether it is full or a delta and what became of
+/// the conversations, and `--status` (text and `--json`) lists the runs and provider totals.
+#[test]
+fn the_cli_reports_each_sync_and_status_lists_runs_and_provider_totals() {
+    let months = Months::generate("chatgpt", 20);
+    let work = tempfile::tempdir().unwrap();
+    let (state, out) = (work.path().join("state.db"), work.path().join("out"));
+    let first = succeed(&mut memport_sync(&months.export(1), &state, &out, months.exported_at_text(1)));
+    let text = String::from_utf8_lossy(&first.stderr);
+    assert!(text.contains("full run (the first sync"), "the first sync says it is full and why: {text}");
+    let second = succeed(&mut memport_sync(&months.export(2), &state, &out, months.exported_at_text(2)));
+    let text = String::from_utf8_lossy(&second.stderr);
+    let since = format_rfc3339(months.exported_at(1));
+    assert!(text.contains(&format!("delta since {since}")), "the second sync says it is a delta since {since}: {text}");
+    let (new, changed, unchanged, deleted) =
+        (months.ids("new").len(), months.changed().len(), months.ids("unchanged").len(), months.ids("deleted").len());
+    let counts = format!("{new} new, {changed} changed, 0 changed with nothing new, {unchanged} unchanged, {deleted} retracted");
+    assert!(text.contains(&counts), "the second sync says `{counts}`: {text}");
+    assert!(text.contains("run folder"), "the sync names its run folder: {text}");
+
+    let memport = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+        command.args(["sync", "--status", "--state"]).arg(&state);
+        command
+    };
+    let output = succeed(&mut memport());
+    let status = String::from_utf8_lossy(&output.stdout);
+    let live = unchanged + changed + new;
+    for needle in [
+        "2 runs".to_owned(),
+        format!("new {new}, changed {changed}, unchanged {unchanged}, retracted {deleted}"),
+        format!("{live} conversations ({deleted} retracted)"),
+        "chatgpt".to_owned(),
+    ] {
+        assert!(status.contains(&needle), "--status shows `{needle}`: {status}");
+    }
+    assert!(status.contains(" full ") && status.contains(" delta "), "--status names each run's kind: {status}");
+
+    let output = succeed(memport().arg("--json"));
+    let status: Value = serde_json::from_slice(&output.stdout).expect("--status --json prints JSON");
+    let runs = status["runs"].as_array().expect("the runs");
+    assert_eq!(runs.len(), 2, "--json lists both runs: {status}");
+    assert_eq!((&runs[0]["kind"], &runs[1]["kind"]), (&Value::from("full"), &Value::from("delta")), "--json gives each run's kind");
+    assert_eq!(runs[1]["base_run_id"], runs[0]["run_id"], "--json gives the run a delta follows");
+    assert_eq!(runs[1]["exported_at"], format_rfc3339(months.exported_at(2)).as_str(), "--json gives each run's export time");
+    assert_eq!(runs[1]["conversations"]["new"], new, "--json gives each run's counts: {}", runs[1]);
+    assert_eq!(runs[1]["conversations"]["retracted"], deleted, "--json gives each run's counts: {}", runs[1]);
+    assert!(
+        runs[1]["inputs"][0]["checksum"].as_str().is_some_and(|checksum| checksum.starts_with("blake3:")),
+        "--json gives each input's checksum: {}",
+        runs[1]
+    );
+    let provider = &status["providers"][0];
+    assert_eq!(provider["provider"], "chatgpt", "--json gives per-provider totals: {status}");
+    assert_eq!(provider["live_conversations"], live, "--json counts the live conversations: {provider}");
+    assert_eq!(provider["retracted_conversations"], deleted, "--json counts the retracted conversations: {provider}");
+    assert!(provider["messages"].as_u64().is_some_and(|messages| messages > 0), "--json counts the messages emitted: {provider}");
+    assert_eq!(provider["last_run"], runs[1]["run_id"], "--json names the provider's last run: {provider}");
+
+    let missing = Command::new(env!("CARGO_BIN_EXE_memport"))
+        .args(["sync", "--status", "--state"])
+        .arg(work.path().join("none.db"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2), "--status on a missing state fails");
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"), "--status says the state does not exist");
+    assert!(!work.path().join("none.db").exists(), "--status makes no state");
+}
