@@ -298,14 +298,20 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Convert(args) => convert(*args),
         Command::Sync(args) => sync(*args),
-        Command::Run { pipeline, exported_at, json } => {
-            let mut options = config::load(&pipeline, resolve_exported_at(exported_at.as_deref())?)?;
-            check_inputs(&options.inputs)?;
-            // The pipeline file's `threads` was checked (at least 1) as it was loaded.
-            options.threads = capped_threads(options.threads, "threads");
-            let report = memport::run(&options)?;
-            finish_run(&report, json)
-        }
+        Command::Run { pipeline, exported_at, json } => match config::load_job(&pipeline, resolve_exported_at(exported_at.as_deref())?)? {
+            config::Job::Convert(mut options) => {
+                check_inputs(&options.inputs)?;
+                // The pipeline file's `threads` was checked (at least 1) as it was loaded.
+                options.threads = capped_threads(options.threads, "threads");
+                let report = memport::run(&options)?;
+                finish_run(&report, json)
+            }
+            config::Job::Sync { mut options, state, output, formats } => {
+                check_inputs(&options.inputs)?;
+                options.threads = capped_threads(options.threads, "threads");
+                run_sync(&memport::sync::SyncOptions { convert: options, formats, state, output_root: output }, json)
+            }
+        },
         Command::Inspect { inputs, json, memories: true, dedup } => {
             check_inputs(&inputs)?;
             inspect_memories(inputs, json, parse_dedup(&dedup)?)
@@ -381,8 +387,17 @@ fn sync(args: SyncArgs) -> Result<u8> {
     // Required by clap unless --status, which returned above.
     let output_root = args.output.context("-o is required")?;
     let convert = conversion_options(args.inputs, Vec::new(), None, None, args.conversion)?;
-    let options = memport::sync::SyncOptions { convert, formats, state: args.state, output_root };
-    let report = memport::sync::sync(&options)?;
+    run_sync(&memport::sync::SyncOptions { convert, formats, state: args.state, output_root }, false)
+}
+
+/// Runs a sync and says what it did; with `json`, prints its report (`sync.json`) on stdout.
+fn run_sync(options: &memport::sync::SyncOptions, json: bool) -> Result<u8> {
+    let report = memport::sync::sync(options)?;
+    if json {
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        writeln!(stdout)?;
+    }
     let conversations = &report.conversations;
     match &report.full_because {
         Some(reason) => eprintln!("memport: sync {}: full run ({reason})", report.run_id),

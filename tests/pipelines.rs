@@ -9,17 +9,32 @@ fn shipped_pipelines_load_and_run() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|extension| extension == "toml") {
             found += 1;
-            let options = memport::pipeline::config::load(&path, crate::util::EXPORTED_AT)
+            let job = memport::pipeline::config::load_job(&path, crate::util::EXPORTED_AT)
                 .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
             let out = tempfile::tempdir().unwrap();
-            let mut options = options;
-            for (_, output) in &mut options.outputs {
-                *output = out.path().join(output.file_name().unwrap());
+            match job {
+                memport::pipeline::config::Job::Convert(mut options) => {
+                    for (_, output) in &mut options.outputs {
+                        *output = out.path().join(output.file_name().unwrap());
+                    }
+                    options.report = None;
+                    options.rejects = None;
+                    let report = memport::run(&options).unwrap();
+                    assert!(report.counts.balances());
+                }
+                memport::pipeline::config::Job::Sync { options, formats, .. } => {
+                    let sync = memport::sync::SyncOptions {
+                        convert: options,
+                        formats,
+                        state: out.path().join("state.db"),
+                        output_root: out.path().join("sync"),
+                    };
+                    let first = memport::sync::sync(&sync).unwrap();
+                    assert!(first.full && first.run.counts.balances(), "{}: the first sync is full", path.display());
+                    let again = memport::sync::sync(&sync).unwrap();
+                    assert_eq!(again.run.counts.messages_written, 0, "{}: the same export again writes nothing", path.display());
+                }
             }
-            options.report = None;
-            options.rejects = None;
-            let report = memport::run(&options).unwrap();
-            assert!(report.counts.balances());
         }
     }
     assert!(found >= 1);

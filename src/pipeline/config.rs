@@ -19,6 +19,16 @@
 //! path = "out/memory.aimem.ndjson"
 //! ```
 //! Relative paths are relative to the pipeline file's folder.
+//!
+//! A `[sync]` table instead of `[[outputs]]` makes the file a sync job (`memport sync` with
+//! these inputs and options, from cron as `memport run sync.toml`):
+//!
+//! ```toml
+//! [sync]
+//! state = "state.db"                  # the sync's state file
+//! output = "memory"                   # gets runs/<run-id>/
+//! formats = ["aimem-ndjson", "pam"]
+//! ```
 
 use std::path::{Path, PathBuf};
 
@@ -133,10 +143,44 @@ pub struct PipelineFile {
     pub extract_pii: Option<String>,
     /// `none` (default) or `secrets`.
     pub redact: Option<String>,
+    /// The `[sync]` table: the file is a sync job.
+    pub sync: Option<SyncTable>,
+}
+
+/// The `[sync]` table of a pipeline file.
+#[derive(Debug, Clone, Default)]
+pub struct SyncTable {
+    /// The state file.
+    pub state: Option<PathBuf>,
+    /// The folder that gets `runs/<run-id>/`.
+    pub output: Option<PathBuf>,
+    /// Formats of each run, as `--to` names them.
+    pub formats: Option<Vec<String>>,
+}
+
+/// The keys of the `[sync]` table.
+const SYNC_KEYS: [&str; 3] = ["state", "output", "formats"];
+
+/// What a pipeline file asks for.
+#[derive(Debug, Clone)]
+pub enum Job {
+    /// A conversion to its `[[outputs]]`.
+    Convert(Options),
+    /// A sync (its `[sync]` table); `options.outputs` is empty, as each run gets its own.
+    Sync {
+        /// Inputs and how they are read and written.
+        options: Options,
+        /// The state file.
+        state: PathBuf,
+        /// The folder that gets `runs/<run-id>/`.
+        output: PathBuf,
+        /// Formats of each run.
+        formats: Vec<OutputFormat>,
+    },
 }
 
 /// The keys of a pipeline file, in the order the documentation gives them.
-const PIPELINE_KEYS: [&str; 20] = [
+const PIPELINE_KEYS: [&str; 21] = [
     "version",
     "inputs",
     "outputs",
@@ -157,6 +201,7 @@ const PIPELINE_KEYS: [&str; 20] = [
     "min_confidence",
     "extract_pii",
     "redact",
+    "sync",
 ];
 
 /// One `[[outputs]]` table.
@@ -252,8 +297,22 @@ pub fn parse_partition_by(value: &str) -> Result<bool, ConfigError> {
 /// [`ConfigError::Pipeline`] with every problem found, each naming its key: unknown keys,
 /// values of the wrong type and values that cannot be used, all at once. A file that cannot be
 /// read as TOML at all (not a regular file, empty, UTF-16, not UTF-8, a syntax error) is that
-/// one problem.
+/// one problem. A sync job (a `[sync]` table) is refused: [`load_job`] reads both.
 pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
+    match load_job(path, exported_at)? {
+        Job::Convert(options) => Ok(options),
+        Job::Sync { .. } => Err(ConfigError::Pipeline {
+            path: path.to_owned(),
+            reason: "this file is a sync job ([sync]); run it with `memport run`".to_owned(),
+        }),
+    }
+}
+
+/// Loads and checks a pipeline file: a conversion, or a sync job when it has a `[sync]` table.
+///
+/// # Errors
+/// As [`load`], with the `[sync]` table's problems among the others.
+pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
     let pipeline_error = |reason: String| ConfigError::Pipeline { path: path.to_owned(), reason };
     let text = read_text(path).map_err(pipeline_error)?;
     let table: toml::Table = toml::from_str(&text).map_err(|error| pipeline_error(error.to_string()))?;
@@ -344,10 +403,45 @@ pub fn load(path: &Path, exported_at: i64) -> Result<Options, ConfigError> {
         extraction,
         incremental: None,
     };
-    if let Err(error) = options.validate() {
+    let job = match file.sync {
+        None => Job::Convert(options),
+        Some(sync) => sync_job(options, &sync, &resolve, &mut problems),
+    };
+    let checked = match &job {
+        Job::Convert(options) => options.validate(),
+        // Checked as the outputs of a run into the output folder would be: never inside an
+        // input, never the pipeline file.
+        Job::Sync { options, output, formats, .. } => {
+            let mut outputs = options.clone();
+            outputs.outputs = formats.iter().map(|format| (*format, output.join(format.default_file_name()))).collect();
+            if outputs.outputs.is_empty() { Ok(()) } else { outputs.validate() }
+        }
+    };
+    if let Err(error) = checked {
         problems.push(error.to_string());
     }
-    if problems.is_empty() { Ok(options) } else { Err(pipeline_error(problems.join("\n  "))) }
+    if problems.is_empty() { Ok(job) } else { Err(pipeline_error(problems.join("\n  "))) }
+}
+
+/// The sync job of a file with a `[sync]` table.
+fn sync_job(options: Options, sync: &SyncTable, resolve: &dyn Fn(&Path) -> PathBuf, problems: &mut Vec<String>) -> Job {
+    if options.report.is_some() || options.rejects.is_some() {
+        problems.push("report, rejects: a sync writes its report (sync.json) and rejects into each run folder; leave them out".to_owned());
+    }
+    let mut formats = Vec::new();
+    for name in sync.formats.iter().flatten() {
+        match OutputFormat::parse(name) {
+            Ok(format) if formats.contains(&format) => problems.push(format!("sync.formats: {name} is named twice")),
+            Ok(format) => formats.push(format),
+            Err(error) => problems.push(format!("sync.formats: {error}")),
+        }
+    }
+    Job::Sync {
+        options,
+        state: sync.state.as_deref().map(resolve).unwrap_or_default(),
+        output: sync.output.as_deref().map(resolve).unwrap_or_default(),
+        formats,
+    }
 }
 
 /// The text of a pipeline file, or why it cannot be had: a device or a named pipe is refused
@@ -388,12 +482,28 @@ fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> Pipeline
     if inputs.as_ref().map_or(!inputs_given, Vec::is_empty) {
         problems.push("inputs: name at least one export".to_owned());
     }
+    let sync = match table.remove("sync") {
+        None => None,
+        Some(toml::Value::Table(sync)) => Some(read_sync(sync, problems)),
+        Some(other) => {
+            problems.push(format!("sync: found {}, where a [sync] table belongs", other.type_str()));
+            Some(SyncTable::default())
+        }
+    };
     let outputs: Vec<OutputEntry> = match table.remove("outputs") {
+        Some(_) if sync.is_some() => {
+            problems.push(
+                "outputs: a sync writes each run into [sync] output's runs/ folder; name its formats in [sync] formats, not in [[outputs]]"
+                    .to_owned(),
+            );
+            Vec::new()
+        }
         Some(toml::Value::Array(tables)) if !tables.is_empty() => {
             tables.into_iter().enumerate().filter_map(|(position, output)| read_output(position, output, problems)).collect()
         }
+        None if sync.is_some() => Vec::new(),
         None | Some(toml::Value::Array(_)) => {
-            problems.push("outputs: add at least one [[outputs]] table".to_owned());
+            problems.push("outputs: add at least one [[outputs]] table (or a [sync] table)".to_owned());
             Vec::new()
         }
         Some(other) => {
@@ -422,7 +532,30 @@ fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> Pipeline
         min_confidence: take(&mut table, "min_confidence", problems),
         extract_pii: take(&mut table, "extract_pii", problems),
         redact: take(&mut table, "redact", problems),
+        sync,
     }
+}
+
+/// The `[sync]` table, with a problem for each key it does not know or lacks.
+fn read_sync(mut table: toml::Table, problems: &mut Vec<String>) -> SyncTable {
+    for key in table.keys().filter(|key| !SYNC_KEYS.contains(&key.as_str())) {
+        problems.push(format!("sync.{key}: not a sync setting (the settings are {})", SYNC_KEYS.join(", ")));
+    }
+    let sync = SyncTable {
+        state: take(&mut table, "state", problems),
+        output: take(&mut table, "output", problems),
+        formats: take(&mut table, "formats", problems),
+    };
+    if sync.state.is_none() {
+        problems.push("sync.state: missing; name the state file, like state = \"state.db\"".to_owned());
+    }
+    if sync.output.is_none() {
+        problems.push("sync.output: missing; name the folder that gets runs/<run-id>/".to_owned());
+    }
+    if sync.formats.as_ref().is_none_or(Vec::is_empty) {
+        problems.push("sync.formats: name at least one format, like formats = [\"aimem-ndjson\"]".to_owned());
+    }
+    sync
 }
 
 /// One `[[outputs]]` table, `None` (with its problems) when it lacks a usable `format` or
@@ -472,6 +605,48 @@ fn typed<T: DeserializeOwned>(value: toml::Value, name: &str, problems: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sync_table_makes_a_sync_job_with_paths_beside_the_file() {
+        let folder = tempfile::tempdir().unwrap();
+        let export = folder.path().join("export.json");
+        std::fs::write(&export, "[]").unwrap();
+        let path = folder.path().join("sync.toml");
+        std::fs::write(
+            &path,
+            "version = 1\ninputs = [\"export.json\"]\n[sync]\nstate = \"state.db\"\noutput = \"memory\"\nformats = [\"aimem-ndjson\", \"pam\"]\n",
+        )
+        .unwrap();
+        match load_job(&path, 0).unwrap() {
+            Job::Sync { options, state, output, formats } => {
+                assert_eq!(options.inputs, vec![export]);
+                assert!(options.outputs.is_empty());
+                assert_eq!(state, folder.path().join("state.db"));
+                assert_eq!(output, folder.path().join("memory"));
+                assert_eq!(formats, vec![OutputFormat::AimemNdjson, OutputFormat::Pam]);
+            }
+            Job::Convert(_) => panic!("a [sync] table makes a sync job"),
+        }
+        let error = load(&path, 0).unwrap_err().to_string();
+        assert!(error.contains("sync job"), "{error}");
+    }
+
+    #[test]
+    fn a_sync_table_with_outputs_or_without_its_settings_says_every_problem() {
+        let error = load_error(
+            b"version = 1\ninputs = [\"x.json\"]\nreport = \"r.json\"\n[[outputs]]\nformat = \"aimem\"\npath = \"o.json\"\n[sync]\nformats = [\"nope\"]\ncolour = 1\n",
+        );
+        for expected in [
+            "outputs: a sync writes",
+            "report, rejects",
+            "sync.state: missing",
+            "sync.output: missing",
+            "sync.formats: ",
+            "sync.colour: not a sync setting",
+        ] {
+            assert!(error.contains(expected), "{expected} missing from: {error}");
+        }
+    }
 
     #[test]
     fn record_sizes_read_with_binary_units() {

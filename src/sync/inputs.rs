@@ -62,3 +62,38 @@ pub fn why_partial(plan: &InputPlan) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::{SourceOptions, plan_input};
+
+    fn example() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/chatgpt-small")
+    }
+
+    #[test]
+    fn a_folder_is_a_whole_export_and_its_lone_file_is_not() {
+        let folder = plan_input(&example(), &SourceOptions::default()).unwrap();
+        assert_eq!(why_partial(&folder), None);
+        let lone = plan_input(&example().join("conversations.json"), &SourceOptions::default()).unwrap();
+        let why = why_partial(&lone).unwrap();
+        assert!(why.contains("a lone file"), "{why}");
+    }
+
+    #[test]
+    fn a_folder_checksum_covers_names_and_contents() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::create_dir(folder.path().join("sub")).unwrap();
+        std::fs::write(folder.path().join("a.json"), "[1]").unwrap();
+        std::fs::write(folder.path().join("sub/b.json"), "[2]").unwrap();
+        let first = checksum(folder.path()).unwrap();
+        assert!(first.starts_with("blake3:"), "{first}");
+        assert_eq!(checksum(folder.path()).unwrap(), first);
+        std::fs::write(folder.path().join("sub/b.json"), "[3]").unwrap();
+        let changed = checksum(folder.path()).unwrap();
+        assert_ne!(changed, first);
+        std::fs::rename(folder.path().join("sub/b.json"), folder.path().join("sub/c.json")).unwrap();
+        assert_ne!(checksum(folder.path()).unwrap(), changed);
+    }
+}
