@@ -110,12 +110,14 @@ pub fn execute(
     sinks: Vec<Box<dyn Sink>>,
     mut rejects: RejectsWriter,
     progress: ProgressBar,
-    mut delta: Option<(&mut dyn DeltaFilter, UnchangedIndex)>,
+    delta: Option<(&mut dyn DeltaFilter, UnchangedIndex)>,
 ) -> Result<EngineResult, RunError> {
     // The workers fingerprint every element when a sync runs: to skip the ones it knows, and
     // so it can know the others next time.
-    let unchanged = delta.as_mut().map(|(_, index)| Arc::new(std::mem::take(index)));
-    let mut delta = delta.map(|(filter, _)| filter);
+    let (mut delta, unchanged) = match delta {
+        Some((filter, index)) => (Some(filter), Some(Arc::new(index))),
+        None => (None, None),
+    };
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

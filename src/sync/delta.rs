@@ -35,12 +35,26 @@ pub struct StateDelta<'a> {
     /// (for retractions, and for a conversation regrouped into several pieces).
     seen: HashMap<(Provider, String), Counted>,
     counts: DeltaCounts,
+    /// Providers of the inputs read whole (sorted, once each): only they retract.
+    complete: Vec<Provider>,
+    /// Why each other input may not retract anything.
+    partial: Vec<String>,
 }
 
 impl<'a> StateDelta<'a> {
     /// A filter for run `run_id` over `store`, whose changes have begun.
     pub fn new(store: &'a mut dyn StateStore, run_id: String, full: bool) -> Self {
-        StateDelta { store, run_id, full, seen: HashMap::new(), counts: DeltaCounts::default() }
+        StateDelta { store, run_id, full, seen: HashMap::new(), counts: DeltaCounts::default(), complete: Vec::new(), partial: Vec::new() }
+    }
+
+    /// The providers whose inputs were whole exports, as [`DeltaFilter::prepare`] saw them.
+    pub fn complete_providers(&self) -> Vec<Provider> {
+        self.complete.clone()
+    }
+
+    /// Why the other inputs may not retract anything ([`super::inputs::why_partial`]).
+    pub fn partial_inputs(&self) -> &[String] {
+        &self.partial
     }
 
     /// Counts so far.
@@ -107,6 +121,14 @@ fn state_error(error: StateError) -> RunError {
 
 impl DeltaFilter for StateDelta<'_> {
     fn prepare(&mut self, plans: &[InputPlan]) -> Result<UnchangedIndex, RunError> {
+        for plan in plans {
+            match super::inputs::why_partial(plan) {
+                None => self.complete.push(plan.provider),
+                Some(why) => self.partial.push(why),
+            }
+        }
+        self.complete.sort_by_key(|provider| provider.as_str());
+        self.complete.dedup();
         let mut index = UnchangedIndex::default();
         if self.full {
             return Ok(index);

@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{ConfigError, RunError};
-use crate::model::Provider;
 use crate::pipeline::report::RunReport;
 use crate::pipeline::{Options, run_with_delta};
 use crate::sinks::OutputFormat;
@@ -206,24 +205,16 @@ fn run_into(
     convert.outputs = options.formats.iter().map(|format| (*format, staging.join(format.default_file_name()))).collect();
     convert.report = None;
     convert.rejects = Some(staging.join("rejects.ndjson"));
-    let mut plans_seen: Vec<(Provider, Option<String>)> = Vec::new();
-    for input in &convert.inputs {
-        let plan = crate::sources::plan_input(input, &convert.source)?;
-        plans_seen.push((plan.provider, inputs::why_partial(&plan)));
-    }
     let mut delta = StateDelta::new(store, run_id.to_owned(), full);
     let report = run_with_delta(&convert, Some(&mut delta))?;
-    let mut complete: Vec<Provider> = plans_seen.iter().filter(|(_, partial)| partial.is_none()).map(|(provider, _)| *provider).collect();
-    complete.sort_by_key(|provider| provider.as_str());
-    complete.dedup();
     let mut retractions = Vec::new();
-    for provider in complete {
+    for provider in delta.complete_providers() {
         let state_error = |error: StateError| RunError::Internal(error.to_string());
         for conversation_id in delta.retract_unseen(provider).map_err(state_error)? {
             retractions.push(Retraction { provider: provider.as_str(), conversation_id, retracted_by: run_id.to_owned() });
         }
     }
-    let no_retractions_because = plans_seen.into_iter().filter_map(|(_, partial)| partial).collect();
+    let no_retractions_because = delta.partial_inputs().to_vec();
     Ok((report, delta.counts(), retractions, no_retractions_because))
 }
 
