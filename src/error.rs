@@ -98,6 +98,10 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
+    /// A sync's state file cannot be used (busy, not a state, newer, or failing to read or
+    /// write); the message names the file and what to do.
+    #[error("{0}")]
+    State(String),
     /// A worker thread ended without delivering its result (a bug, never bad input).
     #[error("internal: {0}")]
     Internal(String),

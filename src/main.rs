@@ -82,6 +82,28 @@ enum Command {
     /// deleted, into OUT/runs/<run-id>/. The state file remembers what was written; the first
     /// sync on a new state writes everything. Run it from cron with each new export.
     Sync(Box<SyncArgs>),
+    /// Apply a PAM delta (the pam/ folder of a sync run) to a PAM store, writing the merged store
+    /// to OUT (PAM §16, incremental merge).
+    ///
+    /// BASE is a PAM store folder: the full store of a state's first sync (OUT/runs/<run-id>/pam/),
+    /// or the folder an earlier merge wrote. DELTA is the pam/ folder of a later sync run, an
+    /// incremental export. Memories are upserted by id and never deleted: a retracted one is kept,
+    /// marked retracted, and each supersedes relation of the delta marks the memory it supersedes.
+    /// Relations are unioned by id. Conversations are upserted by id: a conversation in both keeps
+    /// the base's messages in their order, each replaced by the delta's message of the same id,
+    /// followed by the delta's new messages; a conversation the delta retracts (the user deleted it)
+    /// keeps its file and is tagged retracted. The merged store is a full export named by the
+    /// delta's export_id, its total_memories and checksum computed again; it is unsigned.
+    ///
+    /// Deltas must be applied in order: each names the store it was made against
+    /// (base_export_id), so the first delta goes onto the first sync's full store, the second onto
+    /// the store that merge wrote, and so on. A delta applied to any other store is refused and
+    /// nothing is written. OUT must be a new or empty folder, or a store memport wrote (an earlier
+    /// merge's output is replaced), never BASE or DELTA.
+    #[command(
+        after_help = "Examples:\n  memport merge ~/memory/runs/<run-1>/pam ~/memory/runs/<run-2>/pam -o ~/memory/merged-2\n  memport merge ~/memory/merged-2 ~/memory/runs/<run-3>/pam -o ~/memory/merged-3\n  memport merge ~/memory/merged-3 ~/memory/runs/<run-4>/pam -o ~/memory/merged-4 --json > merge.json\n\nRun folders sort by export time, and each run's sync.json names the run it follows (base_run_id)."
+    )]
+    Merge(Box<MergeArgs>),
     /// Run a pipeline file (TOML) such as pipelines/chatgpt-to-aimem.toml.
     Run {
         /// The pipeline file.
@@ -176,6 +198,21 @@ struct SyncArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     conversion: ConversionArgs,
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// The store the delta applies to: the first sync's OUT/runs/<run-id>/pam/, or the folder an
+    /// earlier merge wrote.
+    base: PathBuf,
+    /// The delta: the pam/ folder of a later sync run (its run folder is taken too).
+    delta: PathBuf,
+    /// The folder the merged store is written to: new, empty, or a store memport wrote.
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Print the merge report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 /// How records are read and written: shared by `convert` and `sync`.
@@ -298,6 +335,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Convert(args) => convert(*args),
         Command::Sync(args) => sync(*args),
+        Command::Merge(args) => merge(*args),
         Command::Run { pipeline, exported_at, json } => match config::load_job(&pipeline, resolve_exported_at(exported_at.as_deref())?)? {
             config::Job::Convert(mut options) => {
                 check_inputs(&options.inputs)?;
@@ -421,6 +459,42 @@ fn run_sync(options: &memport::sync::SyncOptions, json: bool) -> Result<u8> {
     let code = finish_run(&report.run, false)?;
     eprintln!("memport: run folder {}", report.run_folder);
     Ok(code)
+}
+
+/// Applies a PAM delta to a store and says what it did; with `--json`, prints the report on
+/// stdout.
+fn merge(args: MergeArgs) -> Result<u8> {
+    let options = memport::sync::merge::MergeOptions { base: args.base, delta: args.delta, output: args.output };
+    let report = memport::sync::merge::merge(&options)?;
+    if args.json {
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        writeln!(stdout)?;
+    }
+    let (memories, conversations) = (&report.memories, &report.conversations);
+    eprintln!(
+        "memport: merged {} (export {}) into {} (export {})",
+        report.delta, report.delta_export_id, report.base, report.base_export_id
+    );
+    eprintln!(
+        "memport: memories: {} ({} new, {} updated, {} retracted, {} superseded); {} relations",
+        memories.total, memories.inserted, memories.updated, memories.retracted, memories.superseded, report.relations
+    );
+    eprintln!(
+        "memport: conversations: {} ({} new, {} updated, {} retracted, {} files copied unchanged); messages: {} replaced, {} appended",
+        conversations.total,
+        conversations.inserted,
+        conversations.updated,
+        conversations.retracted,
+        conversations.copied,
+        conversations.messages_replaced,
+        conversations.messages_appended
+    );
+    for warning in &report.warnings {
+        eprintln!("memport: warning: {warning}");
+    }
+    eprintln!("memport: wrote {} (export {}): the next delta applies to it", report.output, report.merged_export_id);
+    Ok(0)
 }
 
 fn parse_formats(names: &[String]) -> Result<Vec<OutputFormat>> {

@@ -321,7 +321,9 @@ fn account_records(months: &Months, state: &Path) -> Vec<String> {
 fn assert_months_sync_to_their_changes(provider: &'static str) {
     let months = Months::generate(provider, 20);
     let memport_provider = months.memport_provider();
-    let account = Account::new(&[OutputFormat::AimemNdjson, OutputFormat::Pam]);
+    // Every format, so each provider's delta is written and validated in each of them.
+    let every: Vec<OutputFormat> = OutputFormat::ALL.iter().map(|(_, format)| *format).collect();
+    let account = Account::new(&every);
     let first = account.sync(&months.export(1), months.exported_at(1));
     assert!(first.full, "{provider}: the first sync on a state is full");
     assert_eq!(first.conversations.unchanged, 0, "{provider}: the first sync finds nothing unchanged: {:?}", first.conversations);
@@ -332,6 +334,7 @@ fn assert_months_sync_to_their_changes(provider: &'static str) {
     );
 
     let second = account.sync(&months.export(2), months.exported_at(2));
+    assert_outputs_validate(&second);
     let counts = second.conversations;
     let (new, changed, deleted, unchanged) = (months.ids("new"), months.changed(), months.ids("deleted"), months.ids("unchanged"));
     assert!(!second.full, "{provider}: the second sync is a delta, not a full run ({:?})", second.full_because);
@@ -733,16 +736,36 @@ fn a_state_written_by_a_newer_memport_is_refused_and_left_as_it_was() {
 /// `memport sync EXPORT --state STATE -o OUT` writing AIMEM NDJSON and PAM with 2 threads at
 /// `exported_at`, as a monthly job runs it.
 fn memport_sync(export: &Path, state: &Path, out: &Path, exported_at: &str) -> Command {
+    memport_sync_to("aimem-ndjson,pam", export, state, out, exported_at)
+}
+
+/// Every format memport writes, for `--to`.
+const EVERY_FORMAT: &str = "aimem,aimem-ndjson,parquet,pam,aime,mif,ump,ump-ndjson,ump-md";
+
+/// `memport sync` of `export` into `formats`.
+fn memport_sync_to(formats: &str, export: &Path, state: &Path, out: &Path, exported_at: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
     command
         .arg("sync")
         .arg(export)
         .arg("--state")
         .arg(state)
-        .args(["--to", "aimem-ndjson,pam", "--threads", "2", "-q", "--exported-at", exported_at])
+        .args(["--to", formats, "--threads", "2", "-q", "--exported-at", exported_at])
         .arg("-o")
         .arg(out);
     command
+}
+
+/// The `run=` partitions of a sync's Parquet dataset, as `table/run=<id>`.
+fn parquet_partitions(out: &Path) -> BTreeSet<String> {
+    let dataset = out.join("parquet");
+    let mut partitions = BTreeSet::new();
+    for table in names(&dataset).into_iter().filter(|name| dataset.join(name).is_dir()) {
+        for partition in names(&dataset.join(&table)) {
+            partitions.insert(format!("{table}/{partition}"));
+        }
+    }
+    partitions
 }
 
 /// Runs `command` to its end, which must be a success.
@@ -765,17 +788,21 @@ fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() 
     }
     let (state, out) = (|folder: &Path| folder.join("state.db"), |folder: &Path| folder.join("out"));
     let (first_time, second_time) = (months.exported_at_text(1).to_owned(), months.exported_at_text(2).to_owned());
-    succeed(&mut memport_sync(&months.export(1), &state(&reference), &out(&reference), &first_time));
+    succeed(&mut memport_sync_to(EVERY_FORMAT, &months.export(1), &state(&reference), &out(&reference), &first_time));
     let after_month_one = std::fs::read(state(&reference)).unwrap();
     let month_one = logged_runs(&state(&reference));
-    succeed(&mut memport_sync(&months.export(2), &state(&reference), &out(&reference), &second_time));
+    succeed(&mut memport_sync_to(EVERY_FORMAT, &months.export(2), &state(&reference), &out(&reference), &second_time));
     let run_id = logged_runs(&state(&reference)).pop().expect("the reference run is logged");
+    let partitions_after_month_one: BTreeSet<String> = parquet_partitions(&out(&reference))
+        .into_iter()
+        .filter(|partition| month_one.iter().any(|run| partition.ends_with(&format!("run={run}"))))
+        .collect();
 
     // The killed syncs start from the same history: a copy of the state after month 1.
     std::fs::write(state(&killed), &after_month_one).unwrap();
     let leftovers = [run_id.clone(), format!(".{run_id}.partial")];
     for delay in [0, 10, 25, 50, 80, 120, 170, 230, 300, 400, 550, 800] {
-        let mut child = memport_sync(&months.export(2), &state(&killed), &out(&killed), &second_time)
+        let mut child = memport_sync_to(EVERY_FORMAT, &months.export(2), &state(&killed), &out(&killed), &second_time)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -788,6 +815,13 @@ fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() 
         assert!(
             left.iter().all(|name| leftovers.contains(name)),
             "killed after {delay} ms: runs/ holds nothing but this run's staging or uncommitted folder: {left:?}"
+        );
+        let partitions = parquet_partitions(&out(&killed));
+        assert!(
+            partitions
+                .iter()
+                .all(|partition| partitions_after_month_one.contains(partition) || partition.ends_with(&format!("run={run_id}"))),
+            "killed after {delay} ms: the Parquet dataset holds month 1's partitions and at most this run's: {partitions:?}"
         );
         let logged = logged_runs(&state(&killed));
         if finished || logged.last() == Some(&run_id) {
@@ -803,7 +837,7 @@ fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() 
         assert_eq!(logged, month_one, "killed after {delay} ms: the state's run log is as it was");
     }
 
-    let output = succeed(&mut memport_sync(&months.export(2), &state(&killed), &out(&killed), &second_time));
+    let output = succeed(&mut memport_sync_to(EVERY_FORMAT, &months.export(2), &state(&killed), &out(&killed), &second_time));
     let mut expected = month_one.clone();
     expected.push(run_id.clone());
     assert_eq!(logged_runs(&state(&killed)), expected, "the rerun is logged after month 1");
@@ -813,6 +847,18 @@ fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() 
         "the rerun removed what the killed syncs left: {}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // The killed syncs' output folder starts empty (only the state is copied): compare this
+    // run's partitions.
+    let dataset = |folder: &Path| -> BTreeMap<String, Vec<u8>> {
+        files(&out(folder).join("parquet")).into_iter().filter(|(name, _)| name.contains(&format!("run={run_id}"))).collect()
+    };
+    assert!(!dataset(&reference).is_empty(), "the reference sync added a partition to the Parquet dataset");
+    assert_eq!(
+        dataset(&killed).keys().collect::<Vec<_>>(),
+        dataset(&reference).keys().collect::<Vec<_>>(),
+        "the rerun's Parquet dataset has the partitions of an uninterrupted sync"
+    );
+    assert!(dataset(&killed) == dataset(&reference), "the rerun's Parquet parts are byte-identical to an uninterrupted sync's");
     assert_same_run(
         &out(&reference).join(RUNS_FOLDER).join(&run_id),
         &out(&reference),
@@ -897,4 +943,133 @@ fn the_cli_reports_each_sync_and_status_lists_runs_and_provider_totals() {
     assert_eq!(missing.status.code(), Some(2), "--status on a missing state fails");
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"), "--status says the state does not exist");
     assert!(!work.path().join("none.db").exists(), "--status makes no state");
+}
+
+/// A ChatGPT export folder for one month: each conversation is `(id, [user sentences])`, every
+/// sentence a user message followed by a short answer.
+fn month_export(folder: &Path, conversations: &[(&str, &[&str])]) -> PathBuf {
+    let mut written = Vec::new();
+    for (number, (id, sentences)) in conversations.iter().enumerate() {
+        let mut nodes = Vec::new();
+        let mut parent = "root".to_owned();
+        for (index, sentence) in sentences.iter().enumerate() {
+            let time = 1_700_000_000.0 + (number * 1000 + index * 10) as f64;
+            let (user, answer) = (format!("{id}-u{index}"), format!("{id}-a{index}"));
+            nodes.push(crate::util::text_node(&user, Some(&parent), "user", sentence, time));
+            nodes.push(crate::util::text_node(&answer, Some(&user), "assistant", "Noted.", time + 1.0));
+            parent = answer;
+        }
+        written.push(crate::util::conversation(id, nodes, Some(&parent)));
+    }
+    crate::util::write_export(folder, &written);
+    folder.to_owned()
+}
+
+/// The memories of a PAM store by statement: (id, status, superseded_by).
+fn pam_memories(store: &Path) -> BTreeMap<String, (String, String, Option<String>)> {
+    let store = json(&store.join("memory-store.json"));
+    store["memories"]
+        .as_array()
+        .expect("memories")
+        .iter()
+        .map(|memory| {
+            (
+                memory["content"].as_str().unwrap_or_default().to_owned(),
+                (
+                    memory["id"].as_str().unwrap_or_default().to_owned(),
+                    memory["status"].as_str().unwrap_or("active").to_owned(),
+                    memory["temporal"]["superseded_by"].as_str().map(str::to_owned),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Guards memories across syncs: a memory said again carries every run's evidence count, a new
+/// value of a single-valued slot supersedes the earlier run's value (which is written again,
+/// marked, never dropped silently), and a memory said only in a deleted conversation is written
+/// again as retracted.
+#[test]
+fn memories_across_syncs_are_reinforced_superseded_and_retracted() {
+    let work = tempfile::tempdir().unwrap();
+    let (state, out) = (work.path().join("state.db"), work.path().join("out"));
+    let first = month_export(
+        &work.path().join("m1"),
+        &[("home", &["I live in Lyon."]), ("job", &["I work as a nurse."]), ("colour", &["My favourite colour is green."])],
+    );
+    let second = month_export(
+        &work.path().join("m2"),
+        &[
+            ("home", &["I live in Lyon."]),
+            ("colour", &["My favourite colour is green.", "Hello again. My favourite colour is green."]),
+            ("moved", &["I live in Berlin."]),
+        ],
+    );
+    let sync = |export: &Path, time: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+        command
+            .arg("sync")
+            .arg(export)
+            .arg("--state")
+            .arg(&state)
+            .args(["--to", "pam,aimem,parquet", "-q", "--exported-at", time, "-o"])
+            .arg(&out);
+        succeed(&mut command);
+        let run = logged_runs(&state).pop().expect("a run is logged");
+        out.join(RUNS_FOLDER).join(run)
+    };
+    let run_one = sync(&first, "2026-10-01T00:00:00Z");
+    let before = pam_memories(&run_one.join("pam"));
+    let lyon = before.iter().find(|(statement, _)| statement.contains("Lyon")).map(|(_, memory)| memory.0.clone());
+    let lyon = lyon.unwrap_or_else(|| panic!("month 1 has a home memory: {before:?}"));
+    assert!(before.keys().any(|statement| statement.contains("nurse")), "month 1 has an occupation memory: {before:?}");
+
+    let run_two = sync(&second, "2026-11-01T00:00:00Z");
+    let report = json(&run_two.join(SYNC_REPORT));
+    let counts = &report["memories"];
+    assert_eq!(counts["superseded_earlier"], 1, "Lyon is superseded by Berlin across runs: {counts}");
+    assert_eq!(counts["retracted"], 1, "the nurse memory goes with its deleted conversation: {counts}");
+    assert!(counts["reinforced"].as_u64().unwrap_or(0) >= 1, "the colour said again is reinforced: {counts}");
+    let after = pam_memories(&run_two.join("pam"));
+    let berlin = after.iter().find(|(statement, _)| statement.contains("Berlin")).map(|(_, memory)| memory.0.clone());
+    let berlin = berlin.unwrap_or_else(|| panic!("month 2 has the new home: {after:?}"));
+    let (_, lyon_now) = after.iter().find(|(_, memory)| memory.0 == lyon).unwrap_or_else(|| panic!("Lyon is written again: {after:?}"));
+    assert_eq!((lyon_now.1.as_str(), lyon_now.2.as_deref()), ("superseded", Some(berlin.as_str())), "Lyon is marked superseded by Berlin");
+    let (_, nurse) = after.iter().find(|(statement, _)| statement.contains("nurse")).expect("the nurse memory is written again");
+    assert_eq!(nurse.1, "retracted", "a memory said only in a deleted conversation is retracted, not dropped");
+    let store = json(&run_two.join("pam").join("memory-store.json"));
+    let relations = store["relations"].as_array().cloned().unwrap_or_default();
+    assert!(
+        relations
+            .iter()
+            .any(|relation| relation["type"] == "supersedes" && relation["from"] == berlin.as_str() && relation["to"] == lyon.as_str()),
+        "the delta relates Berlin to the Lyon it supersedes: {relations:?}"
+    );
+    assert_outputs_validate_in(&run_two);
+    // The Parquet rows of both runs are in one dataset, a partition per run.
+    let dataset = out.join("parquet");
+    for run in [&run_one, &run_two] {
+        let name = run.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(dataset.join("memories").join(format!("run={name}")).is_dir(), "the memories table has a partition for {name}");
+        assert!(dataset.join("runs").join(format!("run={name}")).is_dir(), "the runs table has a row for {name}");
+    }
+    assert!(!run_two.join("parquet").exists(), "the run folder holds no second copy of the Parquet rows");
+}
+
+/// Every output in a run folder validates as its format.
+fn assert_outputs_validate_in(run: &Path) {
+    for entry in std::fs::read_dir(run).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name == SYNC_REPORT || name == RETRACTIONS_FILE || name == "rejects.ndjson" {
+            continue;
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_memport")).arg("validate").arg(&path).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{name} validates: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }

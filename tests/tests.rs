@@ -19,6 +19,7 @@ mod format_inputs;
 mod gemini;
 mod grok;
 mod malformed;
+mod merge;
 mod mif;
 mod pam;
 mod parquet_dataset;

@@ -243,4 +243,7 @@ pub struct Extracted {
     pub personal: bool,
     /// The entities it names.
     pub entities: Vec<EntityRef>,
+    /// Every conversation it was said in was retracted: written again so a reader marks it,
+    /// never silently dropped.
+    pub retracted: bool,
 }

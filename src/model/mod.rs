@@ -5,10 +5,13 @@
 //! it; stages only change a message's [`Disposition`]; sinks never see provider JSON.
 
 pub mod extracted;
+pub mod retraction;
 
 use std::sync::Arc;
 
 use crate::hash::ContentKey;
+
+pub use retraction::RetractedConversation;
 
 /// Microseconds since the Unix epoch, UTC.
 pub type Micros = i64;

@@ -1,13 +1,16 @@
 //! The hook through which a sync makes a run write only what changed since the previous one:
 //! elements whose raw bytes an earlier run already read are skipped before they are decoded,
 //! and the messages of a changed conversation that were emitted before are marked so no sink
-//! writes them again. `crate::sync` implements it over its state store.
+//! writes them again. Extracted memories carry what earlier runs knew of them (evidence counts,
+//! the slot's current value), and once everything is read the sync says what it retracts.
+//! `crate::sync` implements it over its state store.
 
 use std::collections::HashMap;
 
 use crate::error::RunError;
-use crate::model::{Conversation, Provider};
+use crate::model::{Conversation, MemoryRecord, Provider, RetractedConversation};
 use crate::sources::InputPlan;
+use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink};
 
 pub use crate::hash::Fingerprint;
 
@@ -37,6 +40,17 @@ impl UnchangedIndex {
     }
 }
 
+/// What a sync adds to a run once everything is read.
+#[derive(Debug, Default)]
+pub struct Conclusion {
+    /// Memories earlier runs wrote, written again marked: superseded by a value this run
+    /// found, or retracted with every conversation they were said in.
+    pub memories: Vec<(Provider, MemoryRecord)>,
+    /// Conversations earlier runs wrote that this complete export no longer holds, sorted by
+    /// provider and id.
+    pub retracted: Vec<RetractedConversation>,
+}
+
 /// What a sync tells a run (see the module comment).
 pub trait DeltaFilter: Send {
     /// Called once the inputs are planned, before anything is read: the elements that can be
@@ -60,4 +74,27 @@ pub trait DeltaFilter: Send {
     /// # Errors
     /// When the sync's state cannot be read or written.
     fn trim(&mut self, conversation: &mut Conversation, fingerprint: Fingerprint) -> Result<(), RunError>;
+
+    /// The current values of single-valued slots that earlier runs wrote, for consolidation
+    /// to order this run's values after (or before) them.
+    ///
+    /// # Errors
+    /// When the sync's state cannot be read.
+    fn earlier_currents(&mut self) -> Result<Vec<EarlierCurrent>, RunError>;
+
+    /// Extracted memories on their way to the sinks (memories-only records): each carries what
+    /// earlier runs counted of it too (evidence count, confidence, first and last said), and
+    /// is recorded.
+    ///
+    /// # Errors
+    /// When the sync's state cannot be read or written.
+    fn trim_memories(&mut self, records: &mut [Conversation]) -> Result<(), RunError>;
+
+    /// Called once after everything was read and every extracted memory passed
+    /// [`DeltaFilter::trim_memories`]: what the run writes besides (see [`Conclusion`]).
+    /// `links` are the earlier current values this run's memories now stand beside.
+    ///
+    /// # Errors
+    /// When the sync's state cannot be read or written.
+    fn conclude(&mut self, links: &[EarlierLink]) -> Result<Conclusion, RunError>;
 }

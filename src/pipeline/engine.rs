@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::buffers::BufferPool;
 use crate::error::RunError;
-use crate::model::{Origin, Provider, Warnings};
+use crate::model::{Conversation, MemoryRecord, Origin, Provider, RetractedConversation, Warnings};
 use crate::pipeline::delta::{DeltaFilter, Fingerprint, UnchangedIndex};
 use crate::pipeline::extraction::{self, ExtractionSettings, WorkerFindings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
@@ -55,6 +55,8 @@ impl RawBatch {
 enum ToSink {
     /// Write this batch once its encoding is done.
     Batch(oneshot::Receiver<Encoded>),
+    /// A sync's retractions, after the last batch.
+    Retract(Arc<Vec<RetractedConversation>>),
     /// The run succeeded: complete the output and rename it into place.
     Finish,
 }
@@ -152,6 +154,7 @@ pub fn execute(
                                 slot.blocking_recv().map_err(|_| RunError::Internal("an encode worker ended without a result".into()))?;
                             sink.write_batch(encoded)?;
                         }
+                        Some(ToSink::Retract(retracted)) => sink.retract(&retracted)?,
                         Some(ToSink::Finish) => return sink.finish().map(Some),
                         // The run failed elsewhere: dropping the sink removes its temporary files,
                         // so no partial output is left looking complete.
@@ -212,6 +215,7 @@ pub fn execute(
         };
         // The extracted memories follow the last conversation, in batches like any other.
         let mut memories = None;
+        let mut earlier_links = Vec::new();
         let mut previewed = Vec::new();
         if let Some(collector) = memory_collector.take()
             && reader_result.is_ok()
@@ -219,12 +223,23 @@ pub fn execute(
             && !sink_closed
         {
             let spool_error = |error: std::io::Error| RunError::Internal(format!("reading back extraction evidence: {error}"));
-            match tokio::task::block_in_place(|| collector.finish()) {
+            let earlier = match delta.as_deref_mut().map(|delta| tokio::task::block_in_place(|| delta.earlier_currents())) {
+                Some(Err(error)) => {
+                    collector_error = Some(error);
+                    Vec::new()
+                }
+                Some(Ok(earlier)) => earlier,
+                None => Vec::new(),
+            };
+            match tokio::task::block_in_place(|| collector.finish(&earlier)) {
                 Err(error) => collector_error = Some(spool_error(error)),
                 Ok(mut consolidated) => {
                     let mut batch_index = 0;
                     loop {
-                        let batch = match tokio::task::block_in_place(|| extraction::next_records(&mut consolidated, batch_index)) {
+                        if collector_error.is_some() {
+                            break;
+                        }
+                        let mut batch = match tokio::task::block_in_place(|| extraction::next_records(&mut consolidated, batch_index)) {
                             Ok(batch) if batch.is_empty() => break,
                             Ok(batch) => batch,
                             Err(error) => {
@@ -232,6 +247,12 @@ pub fn execute(
                                 break;
                             }
                         };
+                        if let Some(delta) = delta.as_deref_mut()
+                            && let Err(error) = tokio::task::block_in_place(|| delta.trim_memories(&mut batch))
+                        {
+                            collector_error = Some(error);
+                            break;
+                        }
                         batch_index += 1;
                         if sink_senders.is_empty() {
                             previewed.extend(batch.into_iter().flat_map(|record| record.memories));
@@ -243,6 +264,31 @@ pub fn execute(
                         }
                     }
                     memories = Some(extraction::counts_of(&consolidated));
+                    earlier_links = consolidated.earlier_links().to_vec();
+                }
+            }
+        }
+        // A sync's conclusion: memories of earlier runs written again, marked, then the
+        // retractions, before the outputs are completed.
+        if let Some(delta) = delta.as_deref_mut()
+            && reader_result.is_ok()
+            && collector_error.is_none()
+            && !sink_closed
+        {
+            match tokio::task::block_in_place(|| delta.conclude(&earlier_links)) {
+                Err(error) => collector_error = Some(error),
+                Ok(conclusion) => {
+                    let origin = Origin { file: "sync".into(), offset: 0, index: 0 };
+                    let batch = memories_only_records(conclusion.memories, &origin);
+                    if !batch.is_empty() {
+                        sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
+                    }
+                    if !conclusion.retracted.is_empty() {
+                        let retracted = Arc::new(conclusion.retracted);
+                        for (_, sender) in &sink_senders {
+                            sink_closed |= sender.send(ToSink::Retract(retracted.clone())).await.is_err();
+                        }
+                    }
                 }
             }
         }
@@ -284,6 +330,24 @@ pub fn execute(
         rejects.finish()?;
         Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes, memories, redacted, previewed })
     })
+}
+
+/// Memories grouped into memories-only records, one per provider in the order of each
+/// provider's first memory, at most [`extraction::MEMORIES_PER_RECORD`] each.
+fn memories_only_records(memories: Vec<(Provider, MemoryRecord)>, origin: &Origin) -> Vec<Conversation> {
+    let mut records: Vec<(Provider, Vec<MemoryRecord>)> = Vec::new();
+    for (provider, memory) in memories {
+        match records.iter_mut().rev().find(|(known, list)| *known == provider && list.len() < extraction::MEMORIES_PER_RECORD) {
+            Some((_, list)) => list.push(memory),
+            None => records.push((provider, vec![memory])),
+        }
+    }
+    records
+        .into_iter()
+        .map(|(provider, memories)| {
+            Conversation::memories_only(provider, extraction::EXTRACTED_RECORD_ID.to_owned(), origin.clone(), memories)
+        })
+        .collect()
 }
 
 /// Hands `batch` to every sink: encoded on the pool, each sink's slot keeps its input order.

@@ -9,7 +9,9 @@ use std::io;
 use crate::model::{Conversation, MemoryRecord, Origin, Part, Provider};
 use crate::sinks::written_tree::is_written;
 use crate::sources::DecodeOptions;
-use crate::stages::extract::consolidate::{ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, MemoryCounts};
+use crate::stages::extract::consolidate::{
+    ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, EarlierCurrent, MemoryCounts,
+};
 use crate::stages::extract::secrets::{SecretKind, redact_counting};
 use crate::stages::extract::{Extraction, extract_conversation};
 
@@ -137,12 +139,13 @@ impl Collector {
         self.consolidator.add(conversation.provider, &conversation.id, kept)
     }
 
-    /// Consolidates what was added.
+    /// Consolidates what was added; `earlier` holds the current values of earlier syncs
+    /// ([`crate::stages::extract::consolidate::Consolidator::finish`]).
     ///
     /// # Errors
     /// When the evidence spool cannot be read.
-    pub fn finish(self) -> io::Result<Consolidated> {
-        self.consolidator.finish(self.options, &self.extracted_in_input)
+    pub fn finish(self, earlier: &[EarlierCurrent]) -> io::Result<Consolidated> {
+        self.consolidator.finish(self.options, &self.extracted_in_input, earlier)
     }
 }
 

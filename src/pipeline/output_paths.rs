@@ -86,7 +86,7 @@ impl Target<'_> {
     fn leaves_alone(&self, inner: &Place) -> bool {
         let own_names: Vec<&str> = match self.format {
             Some(OutputFormat::Pam) => vec![STORE_FILE, EMBEDDINGS_FILE, CONVERSATIONS_FOLDER],
-            Some(OutputFormat::Parquet) => Table::ALL.iter().map(|table| table.name()).collect(),
+            Some(OutputFormat::Parquet) => Table::every().map(Table::name).collect(),
             _ => return false,
         };
         let Some(name) = inner.resolved.file_name().map(|name| name.to_string_lossy()) else { return false };

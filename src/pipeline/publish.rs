@@ -155,6 +155,10 @@ impl Sink for StagedSink {
         self.inner.write_batch(batch).map_err(|error| naming_target(error, &self.built, &self.target))
     }
 
+    fn retract(&mut self, retracted: &[crate::model::RetractedConversation]) -> Result<(), RunError> {
+        self.inner.retract(retracted).map_err(|error| naming_target(error, &self.built, &self.target))
+    }
+
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let StagedSink { inner, built, target } = *self;
         match inner.finish() {

@@ -10,6 +10,13 @@
 //! entities and whether it is a contact detail kept on request. No `graph` is written, not even
 //! for the entities (MemoryForge's importer throws on a spec-shaped one), and no `checksum` (the
 //! spec defines no input for it).
+//!
+//! A sync's retractions ([`Sink::retract`]) go beside the memories, in
+//! `extensions.memport.retractedConversations`: the spec puts a system's own data under
+//! `extensions.<system>`, while `metadata` has fixed members that describe the document. One
+//! object per conversation: `platform` and `session` as its messages' `metadata` name them,
+//! `conversationTitle` and `created` when known, `retractedBy` and `retractedAt`. A memory
+//! whose conversations were all retracted has `"retracted": true`.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -21,7 +28,7 @@ use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
 use crate::model::extracted::confidence_decimal;
 use crate::model::extracted::{EXTRACTOR, Extracted};
-use crate::model::{Conversation, Micros, Role};
+use crate::model::{Conversation, Micros, RetractedConversation, Role};
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::entity_refs::write_entities_member;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
@@ -111,6 +118,39 @@ fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
     out.extend_from_slice(format!(",\"personal\":{personal}").as_bytes());
     out.extend_from_slice(b",\"extractor\":");
     write_string(out, EXTRACTOR);
+    if extracted.retracted {
+        out.extend_from_slice(b",\"retracted\":true");
+    }
+}
+
+/// The `,"retractedConversations":[…]` member of `extensions.memport`, or nothing when
+/// `retracted` is empty.
+fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
+    if retracted.is_empty() {
+        return Vec::new();
+    }
+    let mut member = b",\n\"retractedConversations\":[".to_vec();
+    for (index, conversation) in retracted.iter().enumerate() {
+        member.extend_from_slice(if index == 0 { b"\n{\"platform\":" } else { b",\n{\"platform\":" });
+        write_string(&mut member, conversation.provider.as_str());
+        member.extend_from_slice(b",\"session\":");
+        write_string(&mut member, &conversation.conversation_id);
+        if let Some(title) = &conversation.title {
+            member.extend_from_slice(b",\"conversationTitle\":");
+            write_string(&mut member, title);
+        }
+        if let Some(created_at) = conversation.created_at {
+            member.extend_from_slice(b",\"created\":");
+            write_string(&mut member, &format_rfc3339(created_at));
+        }
+        member.extend_from_slice(b",\"retractedBy\":");
+        write_string(&mut member, &conversation.retracted_by);
+        member.extend_from_slice(b",\"retractedAt\":");
+        write_string(&mut member, &format_rfc3339(conversation.retracted_at));
+        member.push(b'}');
+    }
+    member.extend_from_slice(b"\n]");
+    member
 }
 
 fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
@@ -226,6 +266,8 @@ pub struct AimeSink {
     memories: u64,
     time_range: Option<(Micros, Micros)>,
     providers: BTreeSet<&'static str>,
+    /// A sync's retractions as the `retractedConversations` member, or nothing.
+    retracted_member: Vec<u8>,
 }
 
 impl AimeSink {
@@ -250,6 +292,7 @@ impl AimeSink {
             memories: 0,
             time_range: None,
             providers: BTreeSet::new(),
+            retracted_member: Vec::new(),
         })
     }
 
@@ -303,7 +346,9 @@ impl AimeSink {
             self.output.write_all(b"\n")?;
         }
         io::copy(&mut spool, &mut self.output)?;
-        self.output.write_all(b"\n]}}}\n")?;
+        self.output.write_all(b"\n]")?;
+        self.output.write_all(&self.retracted_member)?;
+        self.output.write_all(b"}}}\n")?;
         let temporary = self.output.into_temporary()?;
         let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary { format: "aime", path: self.target.display().to_string(), records: self.messages + self.memories, bytes })
@@ -325,6 +370,11 @@ impl Sink for AimeSink {
         self.write_encoded(batch).map_err(|error| RunError::write(self.target.display().to_string(), error))
     }
 
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        self.retracted_member = retracted_member(&RetractedConversation::sorted(retracted));
+        Ok(())
+    }
+
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
@@ -336,6 +386,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::model::Provider;
     use crate::sinks::ump::extracted_fixture::{EMAIL, FIRST, NEW_HOME, OLD_HOME, SECOND, conversations};
 
     #[test]
@@ -387,5 +438,72 @@ mod tests {
         let email = memory(EMAIL);
         assert_eq!(email["personal"], true);
         assert_eq!(email["labels"], json!(["personal"]));
+        assert!(email.get("retracted").is_none());
+    }
+
+    /// The fixture (its old home marked retracted when `old_home_retracted`), then `retracted`
+    /// when given, written to `out.aime` in `folder`; its bytes.
+    fn written(folder: &Path, retracted: Option<&[RetractedConversation]>, old_home_retracted: bool) -> Vec<u8> {
+        let target = folder.join("out.aime");
+        let mut sink = AimeSink::create(&target, FIRST).unwrap();
+        let mut batch = conversations();
+        for memory in &mut batch[1].memories {
+            if memory.id == OLD_HOME
+                && let Some(extracted) = memory.extracted.as_deref_mut()
+            {
+                extracted.retracted = old_home_retracted;
+            }
+        }
+        let encoded = sink.encoder().encode(&batch);
+        sink.write_batch(encoded).unwrap();
+        if let Some(list) = retracted {
+            sink.retract(list).unwrap();
+        }
+        Box::new(sink).finish().unwrap();
+        let validation = crate::validate::aime::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        std::fs::read(&target).unwrap()
+    }
+
+    #[test]
+    fn retractions_sit_beside_the_memories_in_the_memport_extension() {
+        let folder = tempfile::tempdir().unwrap();
+        let run = "20231116T000000Z-000000000002";
+        let retraction = |provider: Provider, id: &str, title: Option<&str>, created_at: Option<Micros>| RetractedConversation {
+            provider,
+            conversation_id: id.to_owned(),
+            title: title.map(str::to_owned),
+            created_at,
+            retracted_by: run.to_owned(),
+            retracted_at: SECOND + 1_000_000,
+        };
+        // Given out of order: written by provider, then id.
+        let retracted = [retraction(Provider::Grok, "x1", None, None), retraction(Provider::ChatGpt, "c0", Some("Old plans"), Some(FIRST))];
+        let document: Value = serde_json::from_slice(&written(folder.path(), Some(&retracted), true)).unwrap();
+        let memport = &document["extensions"]["memport"];
+        assert_eq!(memport["memories"].as_array().unwrap().len(), 4);
+        let retracted_at = format_rfc3339(SECOND + 1_000_000);
+        assert_eq!(
+            memport["retractedConversations"],
+            json!([
+                {
+                    "platform": "chatgpt",
+                    "session": "c0",
+                    "conversationTitle": "Old plans",
+                    "created": format_rfc3339(FIRST),
+                    "retractedBy": run,
+                    "retractedAt": retracted_at,
+                },
+                {"platform": "grok", "session": "x1", "retractedBy": run, "retractedAt": retracted_at},
+            ])
+        );
+        let old_home = memport["memories"].as_array().unwrap().iter().find(|memory| memory["id"] == OLD_HOME).cloned().unwrap();
+        assert_eq!(old_home["retracted"], true);
+    }
+
+    #[test]
+    fn an_empty_retraction_list_changes_nothing() {
+        let (told, untold) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        assert_eq!(written(told.path(), Some(&[]), false), written(untold.path(), None, false));
     }
 }

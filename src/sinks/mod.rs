@@ -4,7 +4,15 @@
 //! for each batch of conversations (each message carries its final
 //! [`crate::model::Disposition`]; memory formats encode only `Keep` messages, the Parquet
 //! dataset records every message with its disposition). [`Sink::write_batch`]
-//! then receives the encoded batches in input order, and [`Sink::finish`] is called exactly once.
+//! then receives the encoded batches in input order, [`Sink::retract`] at most once after the
+//! last batch (a sync's retractions: conversations an earlier run wrote that a complete export
+//! no longer holds, sorted by provider and conversation id), and [`Sink::finish`] is called
+//! exactly once. Each format writes retractions in its own terms: a PAM index entry tagged
+//! `retracted` without a file, the AIMEM envelope extension `x-memport-retracted`, a UMP
+//! `tombstoned` record, MIF `vendor_extensions.memport.retracted_conversations`, AIME
+//! `extensions.memport.retractedConversations`, and a Parquet `retractions` table. Given none
+//! (or an empty list), a sink writes what it wrote before outputs carried retractions (the
+//! Parquet `memories` table has its `retracted` column either way).
 //! Serializing in parallel and writing in order is what keeps output identical at any thread
 //! count while the work scales with cores. Output goes to a temporary name beside the target and is
 //! renamed on success, so a killed run never leaves a file that looks complete. After an error
@@ -29,7 +37,7 @@ pub mod written_tree;
 use std::path::{Path, PathBuf};
 
 use crate::error::{ConfigError, RunError};
-use crate::model::Conversation;
+use crate::model::{Conversation, RetractedConversation};
 
 /// Formats memport writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,6 +230,18 @@ pub trait Sink: Send {
     /// # Errors
     /// I/O errors writing the output or its spill files.
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError>;
+
+    /// Writes a sync's retractions in the format's own terms (see the module docs). Called at
+    /// most once, after the last batch and before [`Sink::finish`], with `retracted` sorted by
+    /// (provider, conversation id). An empty list changes nothing in the output. The default
+    /// writes nothing.
+    ///
+    /// # Errors
+    /// I/O errors writing the output.
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        let _ = retracted;
+        Ok(())
+    }
 
     /// Completes the output (checksums, closing brackets), renames it into place (the path the
     /// sink was created with, which a run makes a staging path) and reports.

@@ -11,6 +11,14 @@
 //! give the same ids; ids too long for a file name are hashed instead. With `--sign-key` every
 //! record gets an `integrity` block (BLAKE3 content hash, Ed25519 signature, `did:key` signer)
 //! over all its members; without one there is none, because a hash alone fails the schema.
+//!
+//! A sync's retractions ([`Sink::retract`]) are one `tombstoned` episodic record per retracted
+//! conversation, after every other record: its id bridges `<provider>:<conversation id>:retracted`,
+//! its text says which conversation was deleted, `scope.session` is the conversation id (as on
+//! its messages' records), `time.created` the retraction time, and
+//! `body.structured.retracted_conversation` names the provider, conversation and retracting
+//! run; signed like the others. A memory whose conversations were all retracted is
+//! `tombstoned` too.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -22,7 +30,7 @@ use std::sync::Arc;
 use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
 use crate::model::extracted::{EXTRACTOR, Extracted, confidence_decimal};
-use crate::model::{Conversation, MemoryKind, MemoryRecord};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, RetractedConversation};
 use crate::signing::SignKey;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::entity_refs::write_entities_member;
@@ -72,27 +80,30 @@ fn signed(record: Vec<u8>, key: &SignKey) -> Vec<u8> {
     out
 }
 
+/// Adds `record` to `encoded`, signed with `sign_key` when there is one, framed for `binding`.
+fn push_record(encoded: &mut EncodedBatch, binding: Binding, sign_key: Option<&SignKey>, id: String, record: Vec<u8>) {
+    let record = match sign_key {
+        Some(key) => signed(record, key),
+        None => record,
+    };
+    match binding {
+        Binding::Json => {
+            encoded.framed.extend_from_slice(b",\n");
+            encoded.framed.extend_from_slice(&record);
+        }
+        Binding::Ndjson => {
+            encoded.framed.extend_from_slice(&record);
+            encoded.framed.push(b'\n');
+        }
+        Binding::Markdown => encoded.records.push((id, record)),
+    }
+    encoded.count += 1;
+}
+
 impl Encoder for UmpEncoder {
     fn encode(&self, batch: &[Conversation]) -> Encoded {
         let mut encoded = EncodedBatch::default();
-        let mut emit = |id: String, record: Vec<u8>| {
-            let record = match &self.sign_key {
-                Some(key) => signed(record, key),
-                None => record,
-            };
-            match self.binding {
-                Binding::Json => {
-                    encoded.framed.extend_from_slice(b",\n");
-                    encoded.framed.extend_from_slice(&record);
-                }
-                Binding::Ndjson => {
-                    encoded.framed.extend_from_slice(&record);
-                    encoded.framed.push(b'\n');
-                }
-                Binding::Markdown => encoded.records.push((id, record)),
-            }
-            encoded.count += 1;
-        };
+        let mut emit = |id: String, record: Vec<u8>| push_record(&mut encoded, self.binding, self.sign_key.as_ref(), id, record);
         for conversation in batch {
             map_conversation(conversation, &self.owner, &mut emit);
         }
@@ -281,8 +292,10 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
     }
     write_entities_member(&mut out, &extracted.entities);
     write_memory_scope_and_time(&mut out, owner, provider, &first_seen, &last_seen);
-    // Extracted from the user's own words and consolidated: held, unlike an imported turn.
-    out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"active\",\"confidence\":");
+    // Extracted from the user's own words and consolidated: held, unlike an imported turn;
+    // forgotten once every conversation it was said in was retracted.
+    let status = if extracted.retracted { "tombstoned" } else { "active" };
+    out.extend_from_slice(format!("}},\"lifecycle\":{{\"status\":\"{status}\",\"confidence\":").as_bytes());
     out.extend_from_slice(confidence.as_bytes());
     out.push(b'}');
     for (name, other) in [("supersedes", &extracted.supersedes), ("superseded_by", &extracted.superseded_by)] {
@@ -322,6 +335,43 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
     let exportable = if extracted.personal { "false" } else { "true" };
     out.extend_from_slice(format!("]}},\"consent\":{{\"exportable\":{exportable}}}}}").as_bytes());
     out
+}
+
+/// The `tombstoned` record of a conversation a sync retracted, and its id, which bridges
+/// `<provider>:<conversation id>:retracted` as message ids are bridged, so a rerun repeats it.
+fn tombstone_record(retracted: &RetractedConversation, owner: &str) -> (String, Vec<u8>) {
+    let provider = retracted.provider.as_str();
+    let id = record_id(&format!("{provider}:{}:retracted", retracted.conversation_id));
+    let time = format_rfc3339(retracted.retracted_at);
+    let text = match &retracted.title {
+        Some(title) => format!("Conversation \"{title}\" was deleted from the {provider} export."),
+        None => format!("Conversation {} was deleted from the {provider} export.", retracted.conversation_id),
+    };
+    let mut out = Vec::with_capacity(text.len() + 2 * retracted.conversation_id.len() + 700);
+    out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
+    write_string(&mut out, &id);
+    out.extend_from_slice(b",\"kind\":\"episodic\",\"body\":{\"text\":");
+    write_string(&mut out, &text);
+    out.extend_from_slice(b",\"structured\":{\"retracted_conversation\":{\"provider\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b",\"conversation_id\":");
+    write_string(&mut out, &retracted.conversation_id);
+    out.extend_from_slice(b",\"retracted_by\":");
+    write_string(&mut out, &retracted.retracted_by);
+    out.extend_from_slice(b"}}},\"scope\":{\"owner\":");
+    write_string(&mut out, owner);
+    out.extend_from_slice(b",\"agent\":");
+    write_string(&mut out, provider);
+    out.extend_from_slice(b",\"session\":");
+    write_string(&mut out, &retracted.conversation_id);
+    out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
+    write_string(&mut out, &time);
+    out.extend_from_slice(b",\"observed\":");
+    write_string(&mut out, &time);
+    out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"tombstoned\"}");
+    write_provenance(&mut out, owner, provider, &retracted.conversation_id);
+    out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
+    (id, out)
 }
 
 /// The record ids of the messages an extracted memory was said in, each once, in the order
@@ -498,6 +548,16 @@ impl Sink for UmpSink {
         self.write_encoded(batch).map_err(|error| RunError::write(display, error))
     }
 
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        let mut batch = EncodedBatch::default();
+        for conversation in RetractedConversation::sorted(retracted) {
+            let (id, record) = tombstone_record(&conversation, &self.owner);
+            push_record(&mut batch, self.binding, self.sign_key.as_ref(), id, record);
+        }
+        let display = self.target.display().to_string();
+        self.write_encoded(batch).map_err(|error| RunError::write(display, error))
+    }
+
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
         self.complete().map_err(|error| RunError::write(target, error))
@@ -578,6 +638,7 @@ pub(crate) mod extracted_fixture {
             superseded_by: None,
             personal: false,
             entities: vec![place(value, seen)],
+            retracted: false,
         }
     }
 
@@ -618,6 +679,7 @@ mod tests {
 
     use super::extracted_fixture::{EMAIL, NEW_HOME, OLD_HOME, SECOND, conversations};
     use super::*;
+    use crate::model::Provider;
 
     /// The fixture written in `binding`; the folder holds the output until dropped.
     fn written(binding: Binding, sign_key: Option<SignKey>) -> (tempfile::TempDir, PathBuf) {
@@ -695,5 +757,92 @@ mod tests {
         let validation = crate::validate::ump::validate_file(&target).unwrap();
         assert!(validation.is_valid(), "{:?}", validation.problems);
         assert!(validation.notices.iter().any(|notice| notice.starts_with("6 signed records")), "{:?}", validation.notices);
+    }
+
+    /// The run that retracts.
+    const RUN: &str = "20231116T000000Z-000000000002";
+
+    fn retraction(provider: Provider, conversation_id: &str, title: Option<&str>) -> RetractedConversation {
+        RetractedConversation {
+            provider,
+            conversation_id: conversation_id.to_owned(),
+            title: title.map(str::to_owned),
+            created_at: None,
+            retracted_by: RUN.to_owned(),
+            retracted_at: SECOND + 1_000_000,
+        }
+    }
+
+    /// The fixture with its old home marked retracted, then `retracted`, written in `binding`;
+    /// the folder holds the output until dropped.
+    fn written_retracting(
+        binding: Binding,
+        sign_key: Option<SignKey>,
+        retracted: &[RetractedConversation],
+    ) -> (tempfile::TempDir, PathBuf) {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join(if binding == Binding::Markdown { "records" } else { "out.ump.json" });
+        let mut sink = UmpSink::create(&target, binding, "did:example:owner", sign_key).unwrap();
+        let mut batch = conversations();
+        for memory in &mut batch[1].memories {
+            if memory.id == OLD_HOME
+                && let Some(extracted) = memory.extracted.as_deref_mut()
+            {
+                extracted.retracted = true;
+            }
+        }
+        let encoded = sink.encoder().encode(&batch);
+        sink.write_batch(encoded).unwrap();
+        sink.retract(retracted).unwrap();
+        let summary = Box::new(sink).finish().unwrap();
+        assert_eq!(summary.records, 6 + retracted.len() as u64);
+        (folder, target)
+    }
+
+    #[test]
+    fn retracted_conversations_are_tombstones_in_every_binding() {
+        // Given out of order: written by provider, then id.
+        let retracted = [retraction(Provider::Gemini, "g1", None), retraction(Provider::ChatGpt, "c0", Some("Old plans"))];
+        for binding in [Binding::Json, Binding::Ndjson, Binding::Markdown] {
+            let (_folder, target) = written_retracting(binding, None, &retracted);
+            let validation = match binding {
+                Binding::Markdown => crate::validate::ump::validate_folder(&target),
+                Binding::Json | Binding::Ndjson => crate::validate::ump::validate_file(&target),
+            }
+            .unwrap();
+            assert!(validation.is_valid(), "{binding:?}: {:?}", validation.problems);
+            assert_eq!(validation.records, 8, "{binding:?}");
+        }
+
+        let (_folder, target) = written_retracting(Binding::Json, None, &retracted);
+        let records: Vec<Value> = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+        assert_eq!(records.len(), 8);
+        let tombstone = &records[6];
+        assert_eq!(tombstone["id"], record_id("chatgpt:c0:retracted").as_str());
+        assert_eq!(tombstone["kind"], "episodic");
+        assert_eq!(tombstone["body"]["text"], "Conversation \"Old plans\" was deleted from the chatgpt export.");
+        assert_eq!(
+            tombstone["body"]["structured"],
+            json!({"retracted_conversation": {"provider": "chatgpt", "conversation_id": "c0", "retracted_by": RUN}})
+        );
+        assert_eq!(tombstone["scope"]["session"], "c0");
+        assert_eq!(tombstone["time"]["created"], format_rfc3339(SECOND + 1_000_000).as_str());
+        assert_eq!(tombstone["lifecycle"], json!({"status": "tombstoned"}));
+        assert_eq!(tombstone["provenance"]["source"], json!({"ref": "c0", "provider": "chatgpt"}));
+        assert_eq!(records[7]["id"], record_id("gemini:g1:retracted").as_str());
+        assert_eq!(records[7]["body"]["text"], "Conversation g1 was deleted from the gemini export.");
+        // A message record names its conversation as its session the same way.
+        assert!(records.iter().any(|record| record["scope"]["session"] == "c1" && record["kind"] == "episodic"));
+        let old_home = records.iter().find(|record| record["id"] == record_id(OLD_HOME).as_str()).unwrap();
+        assert_eq!(old_home["lifecycle"]["status"], "tombstoned");
+    }
+
+    #[test]
+    fn signed_tombstones_verify() {
+        let key = SignKey::from_seed(&[7; 32]);
+        let (_folder, target) = written_retracting(Binding::Ndjson, Some(key), &[retraction(Provider::ChatGpt, "c0", None)]);
+        let validation = crate::validate::ump::validate_file(&target).unwrap();
+        assert!(validation.is_valid(), "{:?}", validation.problems);
+        assert!(validation.notices.iter().any(|notice| notice.starts_with("7 signed records")), "{:?}", validation.notices);
     }
 }

@@ -4,11 +4,14 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::RunError;
-use crate::model::{Conversation, Disposition, Provider, SkipReason};
-use crate::pipeline::delta::{DeltaFilter, Fingerprint, UnchangedIndex};
+use crate::model::extracted::{Extracted, MemoryType};
+use crate::model::{Conversation, Disposition, MemoryRecord, Micros, Provider, RetractedConversation, SkipReason};
+use crate::pipeline::delta::{Conclusion, DeltaFilter, Fingerprint, UnchangedIndex};
 use crate::sources::InputPlan;
+use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink, memory_kind};
+use crate::stages::extract::language::Language;
 
-use super::state::{ConversationEntry, MessageKey, StateError, StateStore};
+use super::state::{ConversationEntry, MemoryEntry, MessageKey, StateError, StateStore, conversation_key};
 
 /// What became of the conversations of one sync run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -22,6 +25,21 @@ pub struct DeltaCounts {
     /// Never emitted before (or retracted and back): written whole.
     pub new: u64,
     /// Emitted before and absent from this complete export: retracted.
+    pub retracted: u64,
+}
+
+/// What became of the extracted memories of one sync run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryDeltaCounts {
+    /// Never written before (or retracted and said again): written.
+    pub new: u64,
+    /// Written before and said again: written with every run's evidence count and this run's
+    /// evidence.
+    pub reinforced: u64,
+    /// Earlier runs' current values that a value found now supersedes (or that supersede one
+    /// found now, said earlier): written again with the link.
+    pub superseded_earlier: u64,
+    /// Written before and said only in conversations now retracted: written again, retracted.
     pub retracted: u64,
 }
 
@@ -39,17 +57,39 @@ pub struct StateDelta<'a> {
     complete: Vec<Provider>,
     /// Why each other input may not retract anything.
     partial: Vec<String>,
+    /// The run's export time (retractions carry it).
+    exported_at: Micros,
+    memory_counts: MemoryDeltaCounts,
+    /// What [`DeltaFilter::conclude`] retracted.
+    retracted_conversations: Vec<RetractedConversation>,
 }
 
 impl<'a> StateDelta<'a> {
-    /// A filter for run `run_id` over `store`, whose changes have begun.
-    pub fn new(store: &'a mut dyn StateStore, run_id: String, full: bool) -> Self {
-        StateDelta { store, run_id, full, seen: HashMap::new(), counts: DeltaCounts::default(), complete: Vec::new(), partial: Vec::new() }
+    /// A filter for run `run_id` (exported at `exported_at`) over `store`, whose changes have
+    /// begun.
+    pub fn new(store: &'a mut dyn StateStore, run_id: String, exported_at: Micros, full: bool) -> Self {
+        StateDelta {
+            store,
+            run_id,
+            full,
+            seen: HashMap::new(),
+            counts: DeltaCounts::default(),
+            complete: Vec::new(),
+            partial: Vec::new(),
+            exported_at,
+            memory_counts: MemoryDeltaCounts::default(),
+            retracted_conversations: Vec::new(),
+        }
     }
 
-    /// The providers whose inputs were whole exports, as [`DeltaFilter::prepare`] saw them.
-    pub fn complete_providers(&self) -> Vec<Provider> {
-        self.complete.clone()
+    /// What became of the extracted memories.
+    pub fn memory_counts(&self) -> MemoryDeltaCounts {
+        self.memory_counts
+    }
+
+    /// The conversations the run retracted, once [`DeltaFilter::conclude`] ran.
+    pub fn retracted(&self) -> &[RetractedConversation] {
+        &self.retracted_conversations
     }
 
     /// Why the other inputs may not retract anything ([`super::inputs::why_partial`]).
@@ -68,7 +108,7 @@ impl<'a> StateDelta<'a> {
     ///
     /// # Errors
     /// When the state cannot be read or written.
-    pub fn retract_unseen(&mut self, provider: Provider) -> Result<Vec<String>, StateError> {
+    fn retract_unseen(&mut self, provider: Provider) -> Result<Vec<String>, StateError> {
         self.store.forget_unread_fingerprints(provider.as_str(), &self.run_id)?;
         let mut retracted = Vec::new();
         for conversation_id in self.store.live_conversations(provider.as_str())? {
@@ -116,7 +156,7 @@ pub fn message_key(id: &str, text: &str) -> MessageKey {
 }
 
 fn state_error(error: StateError) -> RunError {
-    RunError::Internal(error.to_string())
+    RunError::State(error.to_string())
 }
 
 impl DeltaFilter for StateDelta<'_> {
@@ -218,8 +258,185 @@ impl DeltaFilter for StateDelta<'_> {
             message_keys: keys,
             first_run: before.map_or_else(|| self.run_id.clone(), |entry| entry.first_run),
             last_run: self.run_id.clone(),
+            created_at: conversation.created_at,
             retracted: false,
         };
         self.store.put_conversation(&entry).map_err(state_error)
     }
+
+    fn earlier_currents(&mut self) -> Result<Vec<EarlierCurrent>, RunError> {
+        // A full run writes every memory again as this run finds it.
+        if self.full {
+            return Ok(Vec::new());
+        }
+        let currents = self.store.current_memories().map_err(state_error)?;
+        Ok(currents
+            .into_iter()
+            .filter_map(|entry| {
+                Some(EarlierCurrent {
+                    memory_type: MemoryType::named(&entry.memory_type)?,
+                    id: entry.memory_id,
+                    slot: entry.slot,
+                    last_seen: entry.last_seen,
+                })
+            })
+            .collect())
+    }
+
+    fn trim_memories(&mut self, records: &mut [Conversation]) -> Result<(), RunError> {
+        for memory in records.iter_mut().flat_map(|record| record.memories.iter_mut()) {
+            let Some(extracted) = memory.extracted.as_deref_mut() else { continue };
+            let before = self.store.memory(&memory.id).map_err(state_error)?.filter(|entry| !entry.retracted);
+            let mut conversations: Vec<u64> =
+                extracted.evidence.iter().map(|evidence| conversation_key(evidence.provider.as_str(), &evidence.conversation_id)).collect();
+            match before.as_ref().filter(|_| !self.full) {
+                // Said again: the memory carries every run's evidence count and confidence; its
+                // evidence list holds what this run found.
+                Some(entry) => {
+                    extracted.evidence_count += entry.evidence_count;
+                    let confidence = 1.0 - (1.0 - entry.confidence) * (1.0 - f64::from(extracted.confidence));
+                    extracted.confidence = confidence as f32;
+                    extracted.first_seen = extracted.first_seen.min(entry.first_seen);
+                    extracted.last_seen = extracted.last_seen.max(entry.last_seen);
+                    memory.created_at = extracted.first_seen;
+                    conversations.extend_from_slice(&entry.conversations);
+                    self.memory_counts.reinforced += 1;
+                }
+                None => self.memory_counts.new += 1,
+            }
+            conversations.sort_unstable();
+            conversations.dedup();
+            let single_valued = crate::stages::extract::rules::slot_named(extracted.slot).is_some_and(|(_, single)| single);
+            let entry = MemoryEntry {
+                memory_id: memory.id.clone(),
+                provider: record_provider(extracted),
+                memory_type: extracted.memory_type.as_str().to_owned(),
+                slot: extracted.slot.to_owned(),
+                single_valued,
+                value: extracted.value.clone(),
+                statement: memory.text.clone(),
+                language: extracted.language.to_owned(),
+                confidence: f64::from(extracted.confidence),
+                evidence_count: extracted.evidence_count,
+                first_seen: extracted.first_seen,
+                last_seen: extracted.last_seen,
+                personal: extracted.personal,
+                conversations,
+                supersedes: extracted.supersedes.clone(),
+                superseded_by: extracted.superseded_by.clone(),
+                first_run: before.map_or_else(|| self.run_id.clone(), |entry| entry.first_run),
+                last_run: self.run_id.clone(),
+                retracted: false,
+            };
+            self.store.put_memory(&entry).map_err(state_error)?;
+        }
+        Ok(())
+    }
+
+    fn conclude(&mut self, links: &[EarlierLink]) -> Result<Conclusion, RunError> {
+        let mut retracted = Vec::new();
+        for provider in self.complete.clone() {
+            for conversation_id in self.retract_unseen(provider).map_err(state_error)? {
+                let entry = self.store.conversation(provider.as_str(), &conversation_id).map_err(state_error)?;
+                retracted.push(RetractedConversation {
+                    provider,
+                    title: entry.as_ref().and_then(|entry| entry.title.clone()),
+                    created_at: entry.and_then(|entry| entry.created_at),
+                    conversation_id,
+                    retracted_by: self.run_id.clone(),
+                    retracted_at: self.exported_at,
+                });
+            }
+        }
+        retracted.sort_by(|a, b| (a.provider.as_str(), &a.conversation_id).cmp(&(b.provider.as_str(), &b.conversation_id)));
+        // Each memory written again, with the links it is written with: only those made in
+        // this run, whose other end this run writes too (an AIMEM edge must not leave its bundle).
+        let mut again: std::collections::BTreeMap<String, (MemoryEntry, EarlierLink)> = std::collections::BTreeMap::new();
+        // Earlier current values this run's memories now stand beside: written again with
+        // their new links, so no value is superseded silently.
+        for link in links {
+            let Some(mut entry) = self.store.memory(&link.id).map_err(state_error)? else { continue };
+            if link.superseded_by.is_some() {
+                entry.superseded_by.clone_from(&link.superseded_by);
+            }
+            if link.supersedes.is_some() {
+                entry.supersedes.clone_from(&link.supersedes);
+            }
+            entry.last_run.clone_from(&self.run_id);
+            self.memory_counts.superseded_earlier += 1;
+            again.insert(entry.memory_id.clone(), (entry, link.clone()));
+        }
+        // Memories said only in conversations that are now all retracted, one of them by this
+        // run: written again, retracted.
+        if !retracted.is_empty() {
+            let now: HashSet<u64> = retracted
+                .iter()
+                .map(|conversation| conversation_key(conversation.provider.as_str(), &conversation.conversation_id))
+                .collect();
+            let all = self.store.retracted_conversation_keys().map_err(state_error)?;
+            for mut entry in self.store.live_memories().map_err(state_error)? {
+                let said_only_in_retracted = !entry.conversations.is_empty() && entry.conversations.iter().all(|key| all.contains(key));
+                if said_only_in_retracted && entry.conversations.iter().any(|key| now.contains(key)) {
+                    let mut link = EarlierLink { id: entry.memory_id.clone(), supersedes: None, superseded_by: None };
+                    if let Some((linked, its_link)) = again.remove(&entry.memory_id) {
+                        (entry, link) = (linked, its_link);
+                    }
+                    entry.retracted = true;
+                    entry.last_run.clone_from(&self.run_id);
+                    self.memory_counts.retracted += 1;
+                    again.insert(entry.memory_id.clone(), (entry, link));
+                }
+            }
+        }
+        let mut memories = Vec::with_capacity(again.len());
+        for (entry, link) in again.into_values() {
+            self.store.put_memory(&entry).map_err(state_error)?;
+            if let Some(record) = memory_record_of(&entry, &link) {
+                memories.push((Provider::named(&entry.provider), record));
+            }
+        }
+        self.retracted_conversations.clone_from(&retracted);
+        Ok(Conclusion { memories, retracted })
+    }
+}
+
+/// The provider a memory is filed under: its first evidence's.
+fn record_provider(extracted: &Extracted) -> String {
+    extracted.evidence.first().map_or("other", |evidence| evidence.provider.as_str()).to_owned()
+}
+
+/// An earlier run's memory as a record to write again (with no evidence of this run), linked
+/// as `link` says. `None` for a memory whose type or slot this build does not know (a newer
+/// memport's state).
+fn memory_record_of(entry: &MemoryEntry, link: &EarlierLink) -> Option<MemoryRecord> {
+    let memory_type = MemoryType::named(&entry.memory_type)?;
+    let (slot, _) = crate::stages::extract::rules::slot_named(&entry.slot)?;
+    let language = Language::ALL.into_iter().map(Language::tag).find(|tag| *tag == entry.language).unwrap_or("en");
+    let extracted = Extracted {
+        memory_type,
+        slot,
+        value: entry.value.clone(),
+        language,
+        confidence: entry.confidence as f32,
+        evidence: Vec::new(),
+        evidence_count: entry.evidence_count,
+        first_seen: entry.first_seen,
+        last_seen: entry.last_seen,
+        supersedes: link.supersedes.clone(),
+        superseded_by: link.superseded_by.clone(),
+        personal: entry.personal,
+        entities: Vec::new(),
+        retracted: entry.retracted,
+    };
+    Some(MemoryRecord {
+        id: entry.memory_id.clone(),
+        kind: memory_kind(memory_type),
+        text: entry.statement.clone(),
+        created_at: entry.first_seen,
+        labels: Vec::new(),
+        is_duplicate: false,
+        exportable: true,
+        embedding: None,
+        extracted: Some(Box::new(extracted)),
+    })
 }

@@ -10,6 +10,8 @@
 
 pub mod delta;
 pub mod inputs;
+pub mod merge;
+pub mod parquet_runs;
 pub mod sqlite;
 pub mod state;
 pub mod status;
@@ -25,13 +27,15 @@ use crate::pipeline::{Options, run_with_delta};
 use crate::sinks::OutputFormat;
 use crate::timefmt::format_rfc3339;
 
-use self::delta::{DeltaCounts, StateDelta};
+use self::delta::{DeltaCounts, MemoryDeltaCounts, StateDelta};
 use self::state::{RunEntry, StateError, StateStore};
 
 /// The folder under `-o` that holds one folder per run.
 pub const RUNS_FOLDER: &str = "runs";
 /// The file in each run folder that describes the run.
 pub const SYNC_REPORT: &str = "sync.json";
+/// The folder under `-o` that holds the one Parquet dataset every run adds a partition to.
+pub const PARQUET_FOLDER: &str = "parquet";
 /// The file in each run folder that lists the run's retractions (NDJSON).
 pub const RETRACTIONS_FILE: &str = "retractions.ndjson";
 
@@ -55,6 +59,8 @@ pub struct Retraction {
     pub provider: &'static str,
     /// The conversation's id as earlier runs wrote it.
     pub conversation_id: String,
+    /// Its title when last written.
+    pub title: Option<String>,
     /// The run that retracted it.
     pub retracted_by: String,
 }
@@ -74,6 +80,8 @@ pub struct SyncReport {
     pub full_because: Option<String>,
     /// What became of the conversations.
     pub conversations: DeltaCounts,
+    /// What became of the extracted memories.
+    pub memories: MemoryDeltaCounts,
     /// Why no conversations were retracted for an input, when one was partial.
     pub no_retractions_because: Vec<String>,
     /// The run folder.
@@ -89,7 +97,7 @@ pub struct SyncReport {
 /// # Errors
 /// State errors (busy, corrupt, newer), config errors, and what a conversion can fail with.
 pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
-    let state_error = |error: StateError| RunError::Config(ConfigError::Option { option: "state".into(), reason: error.to_string() });
+    let state_error = |error: StateError| RunError::State(error.to_string());
     if options.formats.is_empty() {
         return Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }.into());
     }
@@ -118,7 +126,12 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     let runs_folder = options.output_root.join(RUNS_FOLDER);
     std::fs::create_dir_all(&runs_folder).map_err(|error| RunError::write(runs_folder.display().to_string(), error))?;
     let committed: Vec<&str> = runs.iter().map(|run| run.run_id.as_str()).collect();
-    let removed_leftovers = remove_leftovers(&runs_folder, &committed)?;
+    let mut removed_leftovers = remove_leftovers(&runs_folder, &committed)?;
+    let dataset = options.output_root.join(PARQUET_FOLDER);
+    if dataset.is_dir() {
+        removed_leftovers
+            .extend(parquet_runs::remove_uncommitted(&dataset, &committed)?.into_iter().map(|name| format!("{PARQUET_FOLDER}/{name}")));
+    }
     let staging = runs_folder.join(format!(".{run_id}.partial"));
     std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
     let incremental = crate::sinks::Incremental {
@@ -127,18 +140,22 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         since: last.filter(|_| full_because.is_none()).and_then(|run| crate::timefmt::parse_rfc3339(&run.exported_at)),
     };
     let result = run_into(options, &mut store, &run_id, full_because.is_some(), incremental, &staging);
-    let (mut run, delta_counts, retractions, no_retractions_because) = match result {
-        Ok(done) => done,
-        Err(error) => {
-            store.rollback();
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(error);
-        }
-    };
-    // The outputs are named where they will be once the run folder is in place.
+    let RunDone { report: mut run, conversations: delta_counts, memories: memory_counts, retractions, no_retractions_because } =
+        match result {
+            Ok(done) => done,
+            Err(error) => {
+                store.rollback();
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(error);
+            }
+        };
+    // The outputs are named where they will be once the run folder is in place; the Parquet
+    // rows join the one dataset beside `runs/`.
     let (staged_prefix, final_prefix) = (staging.display().to_string(), runs_folder.join(&run_id).display().to_string());
     for output in &mut run.outputs {
-        if let Some(rest) = output.path.strip_prefix(&staged_prefix) {
+        if output.format == OutputFormat::Parquet.name() {
+            output.path = dataset.display().to_string();
+        } else if let Some(rest) = output.path.strip_prefix(&staged_prefix) {
             output.path = format!("{final_prefix}{rest}");
         }
     }
@@ -149,13 +166,42 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         full: full_because.is_some(),
         full_because,
         conversations: delta_counts,
+        memories: memory_counts,
         no_retractions_because,
         run_folder: runs_folder.join(&run_id).display().to_string(),
         removed_leftovers,
         run,
     };
+    let entry = RunEntry {
+        run_id: run_id.clone(),
+        sequence: last.map_or(1, |run| run.sequence + 1),
+        exported_at: format_rfc3339(options.convert.exported_at),
+        base_run_id: report.base_run_id.clone(),
+        full: report.full,
+        options_digest,
+        options_json: options_json(options),
+        inputs_json: serde_json::to_string(&input_records).unwrap_or_default(),
+        counts_json: serde_json::json!({"conversations": report.conversations, "memories": report.memories}).to_string(),
+        outputs_json: serde_json::to_string(&report.run.outputs).unwrap_or_default(),
+    };
     let finish = (|| -> Result<(), RunError> {
         write_retractions(&staging.join(RETRACTIONS_FILE), &retractions)?;
+        let staged_dataset = staging.join(OutputFormat::Parquet.default_file_name());
+        if options.formats.contains(&OutputFormat::Parquet) {
+            let row = parquet_runs::RunRow {
+                run_id: run_id.clone(),
+                sequence: entry.sequence,
+                exported_at: options.convert.exported_at,
+                base_run_id: entry.base_run_id.clone(),
+                full: entry.full,
+                inputs_json: entry.inputs_json.clone(),
+                counts_json: entry.counts_json.clone(),
+                options_json: entry.options_json.clone(),
+            };
+            parquet_runs::publish_run(&staged_dataset, &dataset, &run_id, &row)?;
+            // What is left of the staged dataset is its manifest of the parts just moved.
+            std::fs::remove_dir_all(&staged_dataset).map_err(|error| RunError::write(staged_dataset.display().to_string(), error))?;
+        }
         let sync_report = staging.join(SYNC_REPORT);
         let text = serde_json::to_vec_pretty(&report).map_err(|error| RunError::Internal(error.to_string()))?;
         std::fs::write(&sync_report, [text.as_slice(), b"\n"].concat())
@@ -173,20 +219,11 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     if let Err(error) = finish {
         store.rollback();
         let _ = std::fs::remove_dir_all(&staging);
+        if dataset.is_dir() {
+            let _ = parquet_runs::remove_uncommitted(&dataset, &committed);
+        }
         return Err(error);
     }
-    let entry = RunEntry {
-        run_id: run_id.clone(),
-        sequence: last.map_or(1, |run| run.sequence + 1),
-        exported_at: format_rfc3339(options.convert.exported_at),
-        base_run_id: report.base_run_id.clone(),
-        full: report.full,
-        options_digest,
-        options_json: options_json(options),
-        inputs_json: serde_json::to_string(&input_records).unwrap_or_default(),
-        counts_json: serde_json::to_string(&report.conversations).unwrap_or_default(),
-        outputs_json: serde_json::to_string(&report.run.outputs).unwrap_or_default(),
-    };
     store.commit(&entry).map_err(state_error)?;
     Ok(report)
 }
@@ -199,23 +236,40 @@ fn run_into(
     full: bool,
     incremental: crate::sinks::Incremental,
     staging: &Path,
-) -> Result<(RunReport, DeltaCounts, Vec<Retraction>, Vec<String>), RunError> {
+) -> Result<RunDone, RunError> {
     let mut convert = options.convert.clone();
     convert.incremental = Some(incremental);
     convert.outputs = options.formats.iter().map(|format| (*format, staging.join(format.default_file_name()))).collect();
     convert.report = None;
     convert.rejects = Some(staging.join("rejects.ndjson"));
-    let mut delta = StateDelta::new(store, run_id.to_owned(), full);
+    let mut delta = StateDelta::new(store, run_id.to_owned(), options.convert.exported_at, full);
     let report = run_with_delta(&convert, Some(&mut delta))?;
-    let mut retractions = Vec::new();
-    for provider in delta.complete_providers() {
-        let state_error = |error: StateError| RunError::Internal(error.to_string());
-        for conversation_id in delta.retract_unseen(provider).map_err(state_error)? {
-            retractions.push(Retraction { provider: provider.as_str(), conversation_id, retracted_by: run_id.to_owned() });
-        }
-    }
-    let no_retractions_because = delta.partial_inputs().to_vec();
-    Ok((report, delta.counts(), retractions, no_retractions_because))
+    let retractions = delta
+        .retracted()
+        .iter()
+        .map(|retracted| Retraction {
+            provider: retracted.provider.as_str(),
+            conversation_id: retracted.conversation_id.clone(),
+            title: retracted.title.clone(),
+            retracted_by: retracted.retracted_by.clone(),
+        })
+        .collect();
+    Ok(RunDone {
+        report,
+        conversations: delta.counts(),
+        memories: delta.memory_counts(),
+        retractions,
+        no_retractions_because: delta.partial_inputs().to_vec(),
+    })
+}
+
+/// What the conversion of a run did.
+struct RunDone {
+    report: RunReport,
+    conversations: DeltaCounts,
+    memories: MemoryDeltaCounts,
+    retractions: Vec<Retraction>,
+    no_retractions_because: Vec<String>,
 }
 
 /// An input as the run log records it.

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-use super::state::{ConversationEntry, Fingerprint, MessageKey, ProviderTotals, RunEntry, StateError, StateStore};
+use super::state::{
+    ConversationEntry, Fingerprint, MemoryEntry, MessageKey, ProviderTotals, RunEntry, StateError, StateStore, conversation_key,
+};
 
 /// The schema this build writes. Each step in [`MIGRATIONS`] brings a file one version up.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Written into the SQLite header (`PRAGMA application_id`), so a file is known as memport's
 /// before any table is read: "MPST".
@@ -49,7 +51,59 @@ const MIGRATIONS: &[&str] = &[
         last_run TEXT NOT NULL,
         PRIMARY KEY (provider, fingerprint)
     ) WITHOUT ROWID;",
+    // 1 → 2: conversations' creation times (for retractions) and the extracted memories.
+    "ALTER TABLE conversations ADD COLUMN created_at INTEGER;
+    CREATE TABLE memories (
+        memory_id TEXT PRIMARY KEY,
+        provider TEXT NOT NULL,
+        memory_type TEXT NOT NULL,
+        slot TEXT NOT NULL,
+        single_valued INTEGER NOT NULL,
+        value TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        language TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        evidence_count INTEGER NOT NULL,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        personal INTEGER NOT NULL,
+        conversations BLOB NOT NULL,
+        supersedes TEXT,
+        superseded_by TEXT,
+        first_run TEXT NOT NULL,
+        last_run TEXT NOT NULL,
+        retracted_run TEXT
+    ) WITHOUT ROWID;",
 ];
+
+/// The columns of `memories`, in the order [`memory_of_row`] reads them.
+const MEMORY_COLUMNS: &str = "memory_id, provider, memory_type, slot, single_valued, value, statement, language, confidence, \
+    evidence_count, first_seen, last_seen, personal, conversations, supersedes, superseded_by, first_run, last_run, \
+    retracted_run IS NOT NULL";
+
+fn memory_of_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryEntry> {
+    Ok(MemoryEntry {
+        memory_id: row.get(0)?,
+        provider: row.get(1)?,
+        memory_type: row.get(2)?,
+        slot: row.get(3)?,
+        single_valued: row.get(4)?,
+        value: row.get(5)?,
+        statement: row.get(6)?,
+        language: row.get(7)?,
+        confidence: row.get(8)?,
+        evidence_count: u64::try_from(row.get::<_, i64>(9)?).unwrap_or_default(),
+        first_seen: row.get(10)?,
+        last_seen: row.get(11)?,
+        personal: row.get(12)?,
+        conversations: decode_keys(&row.get::<_, Vec<u8>>(13)?),
+        supersedes: row.get(14)?,
+        superseded_by: row.get(15)?,
+        first_run: row.get(16)?,
+        last_run: row.get(17)?,
+        retracted: row.get(18)?,
+    })
+}
 
 /// A state file opened for one sync (or one `--status`).
 pub struct SqliteState {
@@ -149,6 +203,16 @@ impl SqliteState {
             return Err(self.classify(&error));
         }
         Ok(())
+    }
+
+    /// The memories matching `condition` (an SQL expression over `memories`), by id.
+    fn memories_where(&self, condition: &str) -> Result<Vec<MemoryEntry>, StateError> {
+        let mut statement = self
+            .connection
+            .prepare(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE {condition} ORDER BY memory_id"))
+            .map_err(|error| self.classify(&error))?;
+        let rows = statement.query_map([], memory_of_row).map_err(|error| self.classify(&error))?;
+        rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
     }
 
     /// Turns a SQLite error into what it means for the user.
@@ -271,7 +335,7 @@ impl StateStore for SqliteState {
         let mut statement = self
             .connection
             .prepare_cached(
-                "SELECT title, message_keys, first_run, last_run, retracted_run IS NOT NULL FROM conversations
+                "SELECT title, message_keys, first_run, last_run, retracted_run IS NOT NULL, created_at FROM conversations
                  WHERE provider = ?1 AND conversation_id = ?2",
             )
             .map_err(|error| self.classify(&error))?;
@@ -285,10 +349,73 @@ impl StateStore for SqliteState {
                     first_run: row.get(2)?,
                     last_run: row.get(3)?,
                     retracted: row.get(4)?,
+                    created_at: row.get(5)?,
                 })
             })
             .optional()
             .map_err(|error| self.classify(&error))
+    }
+
+    fn memory(&self, memory_id: &str) -> Result<Option<MemoryEntry>, StateError> {
+        self.connection
+            .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_id = ?1"))
+            .and_then(|mut statement| statement.query_row([memory_id], memory_of_row).optional())
+            .map_err(|error| self.classify(&error))
+    }
+
+    fn current_memories(&self) -> Result<Vec<MemoryEntry>, StateError> {
+        self.memories_where("single_valued AND superseded_by IS NULL AND retracted_run IS NULL")
+    }
+
+    fn live_memories(&self) -> Result<Vec<MemoryEntry>, StateError> {
+        self.memories_where("retracted_run IS NULL")
+    }
+
+    fn retracted_conversation_keys(&self) -> Result<std::collections::HashSet<u64>, StateError> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT provider, conversation_id FROM conversations WHERE retracted_run IS NOT NULL")
+            .map_err(|error| self.classify(&error))?;
+        let rows = statement
+            .query_map([], |row| Ok(conversation_key(&row.get::<_, String>(0)?, &row.get::<_, String>(1)?)))
+            .map_err(|error| self.classify(&error))?;
+        rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
+    }
+
+    fn put_memory(&mut self, entry: &MemoryEntry) -> Result<(), StateError> {
+        self.connection
+            .prepare_cached(
+                "INSERT OR REPLACE INTO memories (memory_id, provider, memory_type, slot, single_valued, value, statement, language,
+                    confidence, evidence_count, first_seen, last_seen, personal, conversations, supersedes, superseded_by,
+                    first_run, last_run, retracted_run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                    CASE WHEN ?19 THEN ?18 ELSE NULL END)",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    entry.memory_id,
+                    entry.provider,
+                    entry.memory_type,
+                    entry.slot,
+                    entry.single_valued,
+                    entry.value,
+                    entry.statement,
+                    entry.language,
+                    entry.confidence,
+                    i64::try_from(entry.evidence_count).unwrap_or(i64::MAX),
+                    entry.first_seen,
+                    entry.last_seen,
+                    entry.personal,
+                    encode_keys(&entry.conversations),
+                    entry.supersedes,
+                    entry.superseded_by,
+                    entry.first_run,
+                    entry.last_run,
+                    entry.retracted,
+                ])
+            })
+            .map_err(|error| self.classify(&error))?;
+        Ok(())
     }
 
     fn begin(&mut self) -> Result<(), StateError> {
@@ -306,11 +433,12 @@ impl StateStore for SqliteState {
         let mut statement = self
             .connection
             .prepare_cached(
-                "INSERT INTO conversations (provider, conversation_id, title, message_keys, message_count, first_run, last_run, retracted_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)
+                "INSERT INTO conversations (provider, conversation_id, title, message_keys, message_count, first_run, last_run, retracted_run, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8)
                  ON CONFLICT (provider, conversation_id) DO UPDATE SET
                     title = excluded.title, message_keys = excluded.message_keys,
-                    message_count = excluded.message_count, last_run = excluded.last_run, retracted_run = NULL",
+                    message_count = excluded.message_count, last_run = excluded.last_run, retracted_run = NULL,
+                    created_at = excluded.created_at",
             )
             .map_err(|error| self.classify(&error))?;
         statement
@@ -322,6 +450,7 @@ impl StateStore for SqliteState {
                 entry.message_keys.len() as i64,
                 entry.first_run,
                 entry.last_run,
+                entry.created_at,
             ])
             .map_err(|error| self.classify(&error))?;
         Ok(())
@@ -418,6 +547,7 @@ mod tests {
             message_keys: keys.to_vec(),
             first_run: "r1".into(),
             last_run: "r1".into(),
+            created_at: Some(1_700_000_000_000_000),
             retracted: false,
         }
     }
@@ -528,7 +658,57 @@ mod tests {
         drop(SqliteState::open(&path, true).unwrap());
         Connection::open(&path).unwrap().execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1)).unwrap();
         let error = SqliteState::open(&path, false).unwrap_err();
-        assert!(matches!(error, StateError::Newer { found: 2, known: 1, .. }), "{error}");
+        assert!(
+            matches!(error, StateError::Newer { found, known, .. } if found == SCHEMA_VERSION + 1 && known == SCHEMA_VERSION),
+            "{error}"
+        );
         assert!(error.to_string().contains("newer memport"), "{error}");
+    }
+
+    #[test]
+    fn a_version_one_state_migrates_forward_keeping_its_conversations() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("state.db");
+        {
+            let connection = Connection::open(&path).unwrap();
+            connection.execute_batch(MIGRATIONS[0]).unwrap();
+            connection
+                .execute_batch(&format!(
+                    "PRAGMA user_version = 1; PRAGMA application_id = {APPLICATION_ID};
+                     INSERT INTO conversations VALUES ('chatgpt', 'c1', 'kept', x'0100000000000000', 1, 'r1', 'r1', NULL);"
+                ))
+                .unwrap();
+        }
+        let mut state = SqliteState::open(&path, false).unwrap();
+        let version: u32 = state.connection.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let entry = state.conversation("chatgpt", "c1").unwrap().expect("the conversation is kept");
+        assert_eq!((entry.title.as_deref(), entry.message_keys.as_slice(), entry.created_at), (Some("kept"), &[1u64][..], None));
+        state.begin().unwrap();
+        let memory = MemoryEntry {
+            memory_id: "mem-1".into(),
+            provider: "chatgpt".into(),
+            memory_type: "identity".into(),
+            slot: "home".into(),
+            single_valued: true,
+            value: "Lyon".into(),
+            statement: "Lives in Lyon.".into(),
+            language: "en".into(),
+            confidence: 0.8,
+            evidence_count: 2,
+            first_seen: 1,
+            last_seen: 2,
+            personal: false,
+            conversations: vec![conversation_key("chatgpt", "c1")],
+            supersedes: None,
+            superseded_by: None,
+            first_run: "r2".into(),
+            last_run: "r2".into(),
+            retracted: false,
+        };
+        state.put_memory(&memory).unwrap();
+        assert_eq!(state.memory("mem-1").unwrap(), Some(memory.clone()));
+        assert_eq!(state.current_memories().unwrap(), [memory]);
+        state.rollback();
     }
 }

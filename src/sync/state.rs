@@ -91,8 +91,66 @@ pub struct ConversationEntry {
     pub first_run: String,
     /// The run that last emitted or saw it changed.
     pub last_run: String,
+    /// When the conversation was created, as last emitted (micros, UTC).
+    pub created_at: Option<i64>,
     /// Whether a run retracted it (the user deleted it); it is new again if it comes back.
     pub retracted: bool,
+}
+
+/// What earlier runs wrote of one extracted memory: enough to carry its evidence count and
+/// confidence forward, to order a new value of its slot after it, and to write it again
+/// marked (superseded, or retracted with the conversations it was said in).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryEntry {
+    /// Its id (`mem-…`, from its content).
+    pub memory_id: String,
+    /// The provider of its first evidence.
+    pub provider: String,
+    /// Its type's name (`identity`, …).
+    pub memory_type: String,
+    /// Its slot (`home`, …).
+    pub slot: String,
+    /// Whether the slot holds one current value.
+    pub single_valued: bool,
+    /// The value as first said.
+    pub value: String,
+    /// The statement written.
+    pub statement: String,
+    /// The statement's language tag.
+    pub language: String,
+    /// Confidence over every run's evidence.
+    pub confidence: f64,
+    /// Pieces of evidence over every run.
+    pub evidence_count: u64,
+    /// When it was first said (micros, UTC).
+    pub first_seen: i64,
+    /// When it was last said.
+    pub last_seen: i64,
+    /// A contact detail.
+    pub personal: bool,
+    /// Keys of the conversations it was said in ([`conversation_key`]), sorted.
+    pub conversations: Vec<u64>,
+    /// The memory it replaced in its slot.
+    pub supersedes: Option<String>,
+    /// The memory that replaced it in its slot.
+    pub superseded_by: Option<String>,
+    /// The run that first wrote it.
+    pub first_run: String,
+    /// The run that last wrote it.
+    pub last_run: String,
+    /// Whether a run retracted it (every conversation it was said in was retracted).
+    pub retracted: bool,
+}
+
+/// The 8-byte key of a conversation in a memory's list: its provider and id.
+pub fn conversation_key(provider: &str, conversation_id: &str) -> u64 {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(provider.as_bytes());
+    hasher.update(&[0]);
+    hasher.update(conversation_id.as_bytes());
+    let mut key = [0u8; 8];
+    key.copy_from_slice(&hasher.finalize().as_bytes()[..8]);
+    u64::from_le_bytes(key)
 }
 
 /// Per-provider totals, for `sync --status`.
@@ -146,6 +204,31 @@ pub trait StateStore: Send {
     /// When the state cannot be read.
     fn conversation(&self, provider: &str, conversation_id: &str) -> Result<Option<ConversationEntry>, StateError>;
 
+    /// What earlier runs wrote of one extracted memory, if anything.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn memory(&self, memory_id: &str) -> Result<Option<MemoryEntry>, StateError>;
+
+    /// The live (not retracted) memories of single-valued slots that nothing superseded: each
+    /// slot's current value.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn current_memories(&self) -> Result<Vec<MemoryEntry>, StateError>;
+
+    /// Every live memory, by id.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn live_memories(&self) -> Result<Vec<MemoryEntry>, StateError>;
+
+    /// The keys ([`conversation_key`]) of every retracted conversation.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn retracted_conversation_keys(&self) -> Result<std::collections::HashSet<u64>, StateError>;
+
     /// Starts the run's changes; only one process may have them started at a time.
     ///
     /// # Errors
@@ -157,6 +240,12 @@ pub trait StateStore: Send {
     /// # Errors
     /// When the state cannot be written.
     fn put_conversation(&mut self, entry: &ConversationEntry) -> Result<(), StateError>;
+
+    /// Records what an extracted memory is now (inserted or replaced).
+    ///
+    /// # Errors
+    /// When the state cannot be written.
+    fn put_memory(&mut self, entry: &MemoryEntry) -> Result<(), StateError>;
 
     /// Records that an element of `provider` with `fingerprint` was read by run `run_id` and is
     /// (part of) conversation `conversation_id`.

@@ -33,6 +33,8 @@ pub struct RunSummary {
     pub base_run_id: Option<String>,
     /// Conversation counts (unchanged, changed, new, retracted).
     pub conversations: serde_json::Value,
+    /// Extracted-memory counts (new, reinforced, superseded_earlier, retracted).
+    pub memories: serde_json::Value,
     /// Inputs with their checksums.
     pub inputs: serde_json::Value,
 }
@@ -64,12 +66,19 @@ pub fn read(path: &Path) -> Result<Status, StateError> {
 }
 
 fn summarize_run(run: RunEntry) -> RunSummary {
+    let counts: serde_json::Value = serde_json::from_str(&run.counts_json).unwrap_or(serde_json::Value::Null);
+    // Runs logged by schema version 1 kept only the conversation counts, at the top.
+    let (conversations, memories) = match counts.get("conversations") {
+        Some(conversations) => (conversations.clone(), counts.get("memories").cloned().unwrap_or(serde_json::Value::Null)),
+        None => (counts, serde_json::Value::Null),
+    };
     RunSummary {
         run_id: run.run_id,
         exported_at: run.exported_at,
         kind: if run.full { "full" } else { "delta" },
         base_run_id: run.base_run_id,
-        conversations: serde_json::from_str(&run.counts_json).unwrap_or(serde_json::Value::Null),
+        conversations,
+        memories,
         inputs: serde_json::from_str(&run.inputs_json).unwrap_or(serde_json::Value::Null),
     }
 }
@@ -91,16 +100,19 @@ impl Status {
         let _ = writeln!(text, "state {}: {} runs", self.state, self.runs.len());
         for run in &self.runs {
             let count = |name: &str| run.conversations.get(name).and_then(serde_json::Value::as_u64).unwrap_or(0);
+            let memories = |name: &str| run.memories.get(name).and_then(serde_json::Value::as_u64).unwrap_or(0);
             let _ = writeln!(
                 text,
-                "  {}  {}  {:<5}  new {}, changed {}, unchanged {}, retracted {}",
+                "  {}  {}  {:<5}  new {}, changed {}, unchanged {}, retracted {}; memories new {}, reinforced {}",
                 run.run_id,
                 run.exported_at,
                 run.kind,
                 count("new"),
                 count("changed"),
                 count("unchanged"),
-                count("retracted")
+                count("retracted"),
+                memories("new"),
+                memories("reinforced")
             );
         }
         if self.providers.is_empty() {

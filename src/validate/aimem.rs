@@ -1,5 +1,7 @@
 //! AIMEM Consumer checks (draft-vu-aimem-bundle-00 §3–§4, in the reference's order): envelope,
 //! checksum (409), chunks, duplicate ids, edges, entities, chunk-entity links, embeddings (422).
+//! Envelope members the draft does not name are part of the checksum like any other; memport's
+//! own extension `x-memport-retracted` (a sync's retractions) is checked for its shape.
 //!
 //! NDJSON streams are read line by line; record bytes are spooled in canonical form so the
 //! checksum is computed without holding the stream. Bundles are parsed whole, so validate very
@@ -25,6 +27,8 @@ const ZONES: [&str; 3] = ["critical", "important", "standard"];
 const EDGE_TYPES: [&str; 4] = ["hebbian", "semantic", "temporal", "causal"];
 const ENTITY_KINDS: [&str; 5] = ["person", "organization", "place", "technology", "concept"];
 const MAX_CONTENT_CODE_POINTS: usize = 65_536;
+/// memport's envelope extension listing the conversations a sync retracted.
+pub const RETRACTED_MEMBER: &str = "x-memport-retracted";
 
 /// Validates a bundle or an NDJSON stream.
 ///
@@ -487,6 +491,9 @@ impl Checker {
                 problems.push(problem(422, "invalid_scope", "/scope", format!("scope `{other}` is not FULL, DNA_ONLY or SINCE")))
             }
         }
+        if let Some(retracted) = envelope.get(RETRACTED_MEMBER) {
+            check_retracted(problems, retracted, envelope.get("producer").and_then(Value::as_str));
+        }
     }
 
     fn check_checksum(&mut self) -> Result<(), RunError> {
@@ -600,6 +607,51 @@ impl Checker {
     }
 }
 
+/// memport's `x-memport-retracted` envelope member: an array of objects with string
+/// `provider`, `conversation_id` and `retracted_by`, an ISO-8601 `retracted_at`, and a
+/// `chunk_id_prefix` in the producer's URN namespace or null (other members are allowed).
+fn check_retracted(problems: &mut Vec<Problem>, value: &Value, producer: Option<&str>) {
+    let pointer = format!("/{RETRACTED_MEMBER}");
+    let Some(entries) = value.as_array() else {
+        problems.push(problem(422, "invalid_extension", &pointer, format!("`{RETRACTED_MEMBER}` must be an array")));
+        return;
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        let at = format!("{pointer}/{index}");
+        let Some(entry) = entry.as_object() else {
+            problems.push(problem(422, "invalid_extension", &at, "a retraction is an object".into()));
+            continue;
+        };
+        for key in ["provider", "conversation_id", "retracted_by"] {
+            if !entry.get(key).is_some_and(Value::is_string) {
+                problems.push(problem(422, "invalid_extension", &format!("{at}/{key}"), format!("a retraction needs a string `{key}`")));
+            }
+        }
+        check_time(problems, entry.get("retracted_at"), &format!("{at}/retracted_at"), true);
+        match entry.get("chunk_id_prefix") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(prefix)) => {
+                if let Some(producer) = producer
+                    && !prefix.starts_with(&format!("urn:aimem:{producer}:"))
+                {
+                    problems.push(problem(
+                        422,
+                        "invalid_extension",
+                        &format!("{at}/chunk_id_prefix"),
+                        format!("`{prefix}` is not in the envelope's producer namespace `{producer}`"),
+                    ));
+                }
+            }
+            Some(_) => problems.push(problem(
+                422,
+                "invalid_extension",
+                &format!("{at}/chunk_id_prefix"),
+                "chunk_id_prefix must be a string or null".into(),
+            )),
+        }
+    }
+}
+
 fn problem(status: u16, code: &'static str, location: &str, message: String) -> Problem {
     Problem { status, code, location: location.to_owned(), message }
 }
@@ -701,6 +753,27 @@ mod tests {
         assert!(validated(graph("x-animal", "urn:aimem:p:entity.ent-1")).problems.is_empty());
         let codes: Vec<&str> = validated(graph("animal", "urn:aimem:p:entity.ent-2")).problems.iter().map(|problem| problem.code).collect();
         assert_eq!(codes, ["invalid_entity_kind", "link_entity_unknown"]);
+    }
+
+    #[test]
+    fn memports_retraction_extension_is_hashed_and_checked() {
+        let mut bundle = graph("place", "urn:aimem:p:entity.ent-1");
+        bundle[RETRACTED_MEMBER] = serde_json::json!([{
+            "chunk_id_prefix": "urn:aimem:p:chatgpt.c.",
+            "conversation_id": "c",
+            "provider": "chatgpt",
+            "retracted_at": "2024-01-02T00:00:00Z",
+            "retracted_by": "run-2",
+        }]);
+        let valid = validated(bundle.clone());
+        assert!(valid.problems.is_empty(), "{:?}", valid.problems);
+        bundle[RETRACTED_MEMBER][0]["retracted_at"] = Value::from("yesterday");
+        bundle[RETRACTED_MEMBER][0]["chunk_id_prefix"] = Value::from("urn:aimem:other:chatgpt.c.");
+        let codes: Vec<&str> = validated(bundle.clone()).problems.iter().map(|problem| problem.code).collect();
+        assert_eq!(codes, ["invalid_timestamp", "invalid_extension"]);
+        bundle[RETRACTED_MEMBER] = Value::from("c");
+        let codes: Vec<&str> = validated(bundle).problems.iter().map(|problem| problem.code).collect();
+        assert_eq!(codes, ["invalid_extension"]);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! extraction (DNA-class types in the `important` zone, others `standard`); an `x-derived-from`
 //! edge to the message chunk of each message the user said it in; an `x-supersedes` edge to the
 //! memory it replaced; and an entity record (from the memory that first names the entity) plus
-//! a chunk-entity link for each entity it names. Provider memories and messages are mapped in
-//! [`records`](super::records).
+//! a chunk-entity link for each entity it names. A memory whose conversations a sync retracted
+//! is tagged `retracted` and has no edges to messages or memories: those are not in the
+//! output. Provider memories and messages are mapped in [`records`](super::records).
 
 use std::collections::BTreeSet;
 
@@ -72,6 +73,13 @@ pub(super) fn map_extracted(
         }
         previous = Some(chunk_id);
     }
+    // A retracted memory's messages were in conversations a sync retracted, so their chunks
+    // are not in this output (nor is the memory it replaced, written by an earlier run): no
+    // edge could find its target.
+    if extracted.retracted {
+        map_entities(&memory_chunk, &extracted.entities, producer, out);
+        return;
+    }
     // One edge per message, however often the user said it there: the first time counts.
     let mut linked_messages = BTreeSet::new();
     for evidence in &extracted.evidence {
@@ -89,8 +97,8 @@ pub(super) fn map_extracted(
     map_entities(&memory_chunk, &extracted.entities, producer, out);
 }
 
-/// The memory's tags: `extracted`, its memport type, language and source, and `personal` and
-/// `superseded` where they apply.
+/// The memory's tags: `extracted`, its memport type, language and source, and `personal`,
+/// `superseded` and `retracted` where they apply.
 fn tags_of(extracted: &Extracted, provider: &str) -> Vec<String> {
     let mut tags = vec![
         "extracted".to_owned(),
@@ -105,6 +113,11 @@ fn tags_of(extracted: &Extracted, provider: &str) -> Vec<String> {
     }
     if extracted.superseded_by.is_some() {
         tags.push("superseded".to_owned());
+    }
+    // Every conversation it was said in was retracted by a sync: AIMEM has no deletion, so a
+    // tag says it.
+    if extracted.retracted {
+        tags.push("retracted".to_owned());
     }
     tags
 }
@@ -219,6 +232,7 @@ pub(super) mod tests {
             superseded_by: None,
             personal: false,
             entities,
+            retracted: false,
         }));
         memory
     }

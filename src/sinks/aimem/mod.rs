@@ -20,6 +20,15 @@
 //! matter to consumers; whitespace between members is JSON). A run that extracts expects links
 //! and hashes only that once, at the end (reading ahead of the hashing); a run that does not
 //! extract hashes while it writes and pays nothing more.
+//!
+//! AIMEM has no deletion. A sync's retractions ([`Sink::retract`]) are the envelope extension
+//! member `x-memport-retracted`, present only when there are any: one object per retracted
+//! conversation (`provider`, `conversation_id`, `chunk_id_prefix`, the URN prefix of its
+//! chunks or null when their URNs are hashed, `conversation_tag`, the `conv-` tag its chunks
+//! carry, `retracted_by`, `retracted_at`). It sorts after `version`, so it is the last member
+//! of the hashed form, which the checksum covers like any other. The NDJSON envelope line,
+//! written first without it, is rewritten at the end one member longer, the records moved up
+//! to make room.
 
 mod memory_records;
 pub mod records;
@@ -37,6 +46,7 @@ use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
 use crate::model::Micros;
+use crate::model::RetractedConversation;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
@@ -125,6 +135,8 @@ pub struct AimemSink {
     written: u64,
     chunks_start: u64,
     buffers: BufferPool,
+    /// The envelope's `,"x-memport-retracted":[…]` member in canonical form, or nothing.
+    retracted_member: Vec<u8>,
 }
 
 /// Length of the NDJSON envelope line's checksum value (`sha256:` + 64 hex digits).
@@ -156,6 +168,7 @@ impl AimemSink {
             written: 0,
             chunks_start: 0,
             buffers: BufferPool::default(),
+            retracted_member: Vec::new(),
         };
         let opening = [b"{".as_slice(), EMPTY_CHUNK_ENTITIES, b"\"chunks\":[".as_slice()].concat();
         if !sink.settings.links_expected {
@@ -250,8 +263,49 @@ impl AimemSink {
         tail.extend_from_slice(b",\"tenant_id\":");
         write_string(&mut tail, &self.settings.tenant_id);
         tail.extend_from_slice(b",\"version\":\"1\"");
+        tail.extend_from_slice(&self.retracted_member);
         tail
     }
+}
+
+/// The envelope member `,"x-memport-retracted":[…]` in canonical form (members of each entry
+/// in JCS order), or nothing when `retracted` is empty.
+fn retracted_member(producer: &str, retracted: &[RetractedConversation]) -> Vec<u8> {
+    if retracted.is_empty() {
+        return Vec::new();
+    }
+    let entries: Vec<serde_json::Value> = retracted
+        .iter()
+        .map(|conversation| {
+            let provider = conversation.provider.as_str();
+            serde_json::json!({
+                "provider": provider,
+                "conversation_id": conversation.conversation_id,
+                "chunk_id_prefix": records::conversation_urn_prefix(producer, provider, &conversation.conversation_id),
+                "conversation_tag": records::tag_for("conv-", &conversation.conversation_id),
+                "retracted_by": conversation.retracted_by,
+                "retracted_at": format_rfc3339(conversation.retracted_at),
+            })
+        })
+        .collect();
+    let mut member = b",\"x-memport-retracted\":".to_vec();
+    crate::jcs::write_canonical(&mut member, &serde_json::Value::Array(entries));
+    member
+}
+
+/// Moves bytes `from..` of `file` up by `by` bytes, the last block first, so no byte is
+/// overwritten before it has moved.
+fn shift_up(file: &File, from: u64, by: u64) -> io::Result<()> {
+    let mut block = vec![0u8; BUFFER];
+    let mut end = file.metadata()?.len();
+    while end > from {
+        let start = end.saturating_sub(BUFFER as u64).max(from);
+        let size = usize::try_from(end - start).map_err(io::Error::other)?;
+        file.read_exact_at(&mut block[..size], start)?;
+        file.write_all_at(&block[..size], start + by)?;
+        end = start;
+    }
+    Ok(())
 }
 
 /// The NDJSON envelope line: every member but the four arrays (`rest`, from
@@ -513,7 +567,16 @@ impl AimemSink {
             checksum_label
         };
         if framing == Framing::Ndjson {
-            file.write_all_at(&envelope_line(&rest, &checksum_label), 0)?;
+            let line = envelope_line(&rest, &checksum_label);
+            // The line written first had no retractions; with them it is longer, and the
+            // records move up to make room (a delta's retractions are few, its records too).
+            let first_line = self.chunks_start;
+            let line_length = line.len() as u64;
+            debug_assert!(line_length >= first_line, "the envelope line only grows");
+            if line_length > first_line {
+                shift_up(file, first_line, line_length - first_line)?;
+            }
+            file.write_all_at(&line, 0)?;
         }
         let bytes = output_file::persist(temporary, &self.target)?;
         Ok(SinkSummary {
@@ -543,6 +606,11 @@ impl Sink for AimemSink {
         self.write_encoded(&mut batch).map_err(|error| RunError::write(self.target.display().to_string(), error))?;
         self.buffers.give(batch.chunks);
         self.buffers.give(batch.edge_lines);
+        Ok(())
+    }
+
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        self.retracted_member = retracted_member(&self.settings.producer, &RetractedConversation::sorted(retracted));
         Ok(())
     }
 
@@ -600,6 +668,17 @@ mod tests {
 
     /// The file written from `batches`, and what `memport validate` says of it.
     fn written(framing: Framing, batches: &[Vec<Conversation>]) -> (Vec<u8>, crate::validate::Validation) {
+        // No retractions: the sink is told so, and writes what it wrote before there were any.
+        written_retracting(framing, batches, &[])
+    }
+
+    /// The file written from `batches` and then `retracted`, and what `memport validate` says
+    /// of it.
+    fn written_retracting(
+        framing: Framing,
+        batches: &[Vec<Conversation>],
+        retracted: &[RetractedConversation],
+    ) -> (Vec<u8>, crate::validate::Validation) {
         let folder = tempfile::tempdir().unwrap();
         let target = folder.path().join("out.aimem");
         let settings = AimemSettings {
@@ -614,6 +693,7 @@ mod tests {
         for batch in batches {
             sink.write_batch(encoder.encode(batch)).unwrap();
         }
+        sink.retract(retracted).unwrap();
         Box::new(sink).finish().unwrap();
         let validation = crate::validate::aimem::validate_file(&target).unwrap();
         // memport reads its own output back (a reader checks it as a consumer first).
@@ -705,5 +785,78 @@ mod tests {
         assert!(validation.is_valid(), "{:?}", validation.problems);
         assert_eq!(envelope_checksum(&stream), declared);
         assert!(stream.starts_with(format!("{{\"checksum\":\"{declared}\",\"exported_at\":").as_bytes()));
+    }
+
+    fn retraction(provider: Provider, conversation_id: &str) -> RetractedConversation {
+        RetractedConversation {
+            provider,
+            conversation_id: conversation_id.to_owned(),
+            title: Some("Gone".to_owned()),
+            created_at: None,
+            retracted_by: "20240102T000000Z-000000000002".to_owned(),
+            retracted_at: FIRST_SEEN + 86_400_000_000,
+        }
+    }
+
+    #[test]
+    fn retractions_are_an_envelope_extension_the_checksum_covers_in_both_forms() {
+        // Given out of order: written by provider, then id.
+        let retracted = [retraction(Provider::Claude, "a b"), retraction(Provider::ChatGpt, "c0")];
+        let mut with_retracted_dog = memories();
+        if let Some(details) = with_retracted_dog.memories[2].extracted.as_mut() {
+            details.retracted = true;
+        }
+        // Hashed while written (no links), and hashed again at the end (links).
+        for batches in [vec![vec![conversation()]], vec![vec![conversation()], vec![with_retracted_dog.clone()]]] {
+            let (bytes, validation) = written_retracting(Framing::Bundle, &batches, &retracted);
+            assert!(validation.is_valid(), "{:?}", validation.problems);
+            let bundle: Value = serde_json::from_slice(&bytes).unwrap();
+            let (declared, actual) = checksums(&bundle);
+            assert_eq!(declared, actual, "the checksum covers the extension");
+            let listed = bundle["x-memport-retracted"].clone();
+            assert_eq!(
+                listed,
+                serde_json::json!([
+                    {
+                        "chunk_id_prefix": "urn:aimem:memport:chatgpt.c0.",
+                        "conversation_id": "c0",
+                        "conversation_tag": "conv-c0",
+                        "provider": "chatgpt",
+                        "retracted_at": "2024-01-02T00:00:00Z",
+                        "retracted_by": "20240102T000000Z-000000000002",
+                    },
+                    {
+                        "chunk_id_prefix": null,
+                        "conversation_id": "a b",
+                        "conversation_tag": "conv-a-b",
+                        "provider": "claude",
+                        "retracted_at": "2024-01-02T00:00:00Z",
+                        "retracted_by": "20240102T000000Z-000000000002",
+                    },
+                ])
+            );
+            // Canonical order: after `version`, the last member before the checksum.
+            assert!(String::from_utf8_lossy(&bytes).contains("\"version\":\"1\",\"x-memport-retracted\":[{\"chunk_id_prefix\":"));
+
+            let (stream, validation) = written_retracting(Framing::Ndjson, &batches, &retracted);
+            assert!(validation.is_valid(), "{:?}", validation.problems);
+            assert_eq!(envelope_checksum(&stream), declared, "over the full bundle form");
+            let mut lines = stream.split(|byte| *byte == b'\n').filter(|line| !line.is_empty());
+            let envelope: Value = serde_json::from_slice(lines.next().unwrap()).unwrap();
+            assert_eq!(envelope["x-memport-retracted"], listed);
+            // The records moved up whole to make room for the longer envelope line.
+            let records: Vec<Value> = lines.map(|line| serde_json::from_slice(line).unwrap()).collect();
+            let chunks = bundle["chunks"].as_array().unwrap();
+            assert_eq!(records.iter().filter(|record| record["_kind"] == "chunk").count(), chunks.len());
+            assert_eq!(records[0]["id"], chunks[0]["id"]);
+        }
+
+        let (bytes, _) = written_retracting(Framing::Bundle, &[vec![conversation()], vec![with_retracted_dog]], &retracted);
+        let bundle: Value = serde_json::from_slice(&bytes).unwrap();
+        let dog = bundle["chunks"].as_array().unwrap().iter().find(|chunk| chunk["content"] == "Has a dog called Rex").unwrap();
+        assert!(dog["tags"].as_array().unwrap().iter().any(|tag| tag == "retracted"));
+        // Its messages are in retracted conversations: no edge leads there.
+        let dog_id = dog["id"].clone();
+        assert!(bundle["edges"].as_array().unwrap().iter().all(|edge| edge["source_id"] != dog_id));
     }
 }

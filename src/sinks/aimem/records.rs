@@ -121,10 +121,25 @@ pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Fr
     }
 }
 
+/// Whether `id` goes into a chunk URN as it is: non-empty, of `[A-Za-z0-9_~-]` (no `.`, which
+/// separates the URN's parts).
+fn is_safe_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'~' | b'-'))
+}
+
+/// The URN prefix the chunks of a conversation start with,
+/// `urn:aimem:<producer>:<provider>.<conversation>.`, when its id goes into them as it is (see
+/// [`chunk_urn`]; a message whose own id is not plain, or too long, still gets a hashed URN);
+/// `None` when the conversation's chunks have hashed URNs, which name no conversation.
+pub fn conversation_urn_prefix(producer: &str, provider: &str, conversation_id: &str) -> Option<String> {
+    // Room for a message id of one character, as `chunk_urn` counts.
+    let fits = provider.len() + conversation_id.len() + 3 <= MAX_LOCAL_LENGTH - 8;
+    (fits && is_safe_id(conversation_id)).then(|| format!("urn:aimem:{producer}:{provider}.{conversation_id}."))
+}
+
 /// `urn:aimem:<producer>:<provider>.<conversation>.<message>`, falling back to a hash of the
 /// ids when they hold characters outside `[A-Za-z0-9._~-]` or are too long.
 pub fn chunk_urn(producer: &str, provider: &str, conversation_id: &str, message_id: &str) -> String {
-    let is_safe_id = |id: &str| !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'~' | b'-'));
     let plain_length = provider.len() + conversation_id.len() + message_id.len() + 2;
     let mut urn = String::with_capacity(11 + producer.len() + plain_length.max(48) + 8);
     urn.push_str("urn:aimem:");
@@ -371,6 +386,16 @@ mod tests {
         assert!(hashed.starts_with("urn:aimem:memport:chatgpt.h."));
         assert_eq!(hashed.len(), "urn:aimem:memport:chatgpt.h.".len() + 32);
         assert_ne!(chunk_urn("p", "chatgpt", "a.b", "c"), chunk_urn("p", "chatgpt", "a", "b.c"));
+    }
+
+    #[test]
+    fn a_plain_conversation_has_the_prefix_of_its_chunks_and_a_hashed_one_none() {
+        let prefix = conversation_urn_prefix("memport", "chatgpt", "abc-1").unwrap();
+        assert_eq!(prefix, "urn:aimem:memport:chatgpt.abc-1.");
+        assert!(chunk_urn("memport", "chatgpt", "abc-1", "m_2").starts_with(&prefix));
+        assert_eq!(conversation_urn_prefix("memport", "chatgpt", "a b"), None);
+        assert_eq!(conversation_urn_prefix("memport", "chatgpt", "a.b"), None);
+        assert_eq!(conversation_urn_prefix("memport", "chatgpt", &"x".repeat(300)), None);
     }
 
     #[test]

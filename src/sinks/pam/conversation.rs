@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use crate::hash::{push_hex, sha256};
 use crate::jcs::{write_string, write_string_array};
 use crate::json_embed::{has_unpaired_surrogate_escape, write_json_or_string};
-use crate::model::{Asset, Conversation, Message, Micros, Part, Provider};
+use crate::model::{Asset, Conversation, Message, Micros, Part, Provider, RetractedConversation};
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::timefmt::format_rfc3339;
 
@@ -168,6 +168,29 @@ pub fn encode(conversation: &Conversation, context: &FileContext<'_>) -> Option<
     }
     entry.push(b'}');
     Some(EncodedConversation { pam_id, file: out, index_entry: entry })
+}
+
+/// The `conversations_index` entry of a conversation a sync retracts: the id and platform its
+/// live entry had, its title, its start (the retraction time when unknown) and the retraction
+/// time as `updated_at`, tagged `retracted`, with `message_count: null` and no `storage`: its
+/// file is gone. `derived_memories` are the memories whose provenance names it.
+pub fn retraction_index_entry(retracted: &RetractedConversation, derived_memories: &[String]) -> Vec<u8> {
+    let mut entry = Vec::with_capacity(256);
+    entry.extend_from_slice(b"{\"id\":");
+    write_string(&mut entry, &first_reading_pam_id(retracted.provider, &retracted.conversation_id));
+    entry.extend_from_slice(b",\"platform\":");
+    write_string(&mut entry, retracted.provider.as_str());
+    entry.extend_from_slice(b",\"title\":");
+    write_optional(&mut entry, retracted.title.as_deref());
+    entry.extend_from_slice(b",\"message_count\":null,\"temporal\":");
+    write_temporal(&mut entry, retracted.created_at.unwrap_or(retracted.retracted_at), Some(retracted.retracted_at));
+    entry.extend_from_slice(b",\"tags\":[\"retracted\"]");
+    if !derived_memories.is_empty() {
+        entry.extend_from_slice(b",\"derived_memories\":");
+        write_string_array(&mut entry, derived_memories.iter().map(String::as_str));
+    }
+    entry.push(b'}');
+    entry
 }
 
 /// Bytes a part adds to the file beyond the rendered text (its own copy of text or JSON).

@@ -103,6 +103,8 @@ fn provenance_conversation(object: &Value) -> Option<String> {
 /// to memories only (`from`/`to` are memory ids, checked as such), so a message cannot be a
 /// relation's target. Supersession is the schema's own: `status: superseded` with
 /// `temporal.superseded_by` on the old memory, and a `supersedes` relation from the new one.
+/// A memory whose conversations a sync retracted has `status: retracted` (before superseded),
+/// with its supersession in `metadata` only.
 fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Provider, extracted_at: Micros) -> CanonicalMemory {
     let first = extracted.evidence.first();
     let mut provenance = json!({
@@ -122,7 +124,9 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Prov
         "created_at": format_rfc3339(extracted.first_seen),
         "updated_at": format_rfc3339(extracted.last_seen),
     });
-    if let Some(newer) = &extracted.superseded_by {
+    // A retracted memory's status is `retracted`, and the schema ties `temporal.superseded_by`
+    // to `superseded`: its successor, if any, goes to metadata instead.
+    if let Some(newer) = extracted.superseded_by.as_ref().filter(|_| !extracted.retracted) {
         temporal["superseded_by"] = Value::from(newer.as_str());
     }
     // Tags are unique: some slots share their type's name (`goal`, `project`).
@@ -146,6 +150,11 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Prov
     if let Some(older) = &extracted.supersedes {
         metadata["supersedes"] = Value::from(older.as_str());
     }
+    if extracted.retracted
+        && let Some(newer) = &extracted.superseded_by
+    {
+        metadata["superseded_by"] = Value::from(newer.as_str());
+    }
     if !extracted.entities.is_empty() {
         let entities: Vec<Value> =
             extracted.entities.iter().map(|entity| json!({"id": entity.id, "name": entity.name, "kind": entity.kind.as_str()})).collect();
@@ -154,7 +163,14 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Prov
     if !memory.labels.is_empty() {
         metadata["labels"] = json!(memory.labels);
     }
-    let status = if extracted.superseded_by.is_some() { "superseded" } else { "active" };
+    // Retracted before superseded: every conversation it was said in is gone.
+    let status = if extracted.retracted {
+        "retracted"
+    } else if extracted.superseded_by.is_some() {
+        "superseded"
+    } else {
+        "active"
+    };
     let mut object = json!({
         "id": memory.id,
         "type": extracted.memory_type.pam_type(),
@@ -179,7 +195,9 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Prov
         object["access"] = json!({"visibility": "private", "exportable": false, "shared_with": []});
     }
     let embedding = embedding_entry(memory, &mut object);
-    let relation = extracted.supersedes.as_deref().map(|older| {
+    // A retracted memory comes back in a later run than the one it replaced, which need not be
+    // in this store: a relation to it could dangle, so `metadata.supersedes` alone says it.
+    let relation = extracted.supersedes.as_deref().filter(|_| !extracted.retracted).map(|older| {
         let id = format!("rel-{}-supersedes-{older}", memory.id);
         let bytes = to_canonical_vec(&json!({
             "id": id,
@@ -408,6 +426,7 @@ pub(crate) mod tests {
                 first_seen,
                 first_mention: true,
             }],
+            retracted: false,
         }));
         record
     }

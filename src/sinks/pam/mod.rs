@@ -10,6 +10,11 @@
 //! null members (the SDK's form, which the spec repo's validator computes the same way).
 //! Relations (one per extracted memory that superseded another) are few and kept in memory.
 //!
+//! A sync's retractions ([`Sink::retract`]) are index entries after the written conversations':
+//! the id and platform the conversation's own entry had, tagged `retracted`, with
+//! `message_count: null` and no `storage` (its file is gone); a memory whose conversations
+//! were all retracted has `status: retracted`.
+//!
 //! The store folder's manifest ([`Manifest`], `.memport-output.json`) records what memport
 //! wrote: `memory-store.json`, `embeddings.json`, and the listing of `conversations/` (a count
 //! and an order-free digest of the names, so a million conversation files cost no memory). A
@@ -30,7 +35,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::RunError;
 use crate::jcs::write_string;
-use crate::model::{Conversation, Micros};
+use crate::model::{Conversation, Micros, RetractedConversation};
 use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::output_file::{FolderListing, MANIFEST_FILE, Manifest};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
@@ -125,6 +130,8 @@ pub struct PamSink {
     embeddings: u64,
     conversations: u64,
     bytes: u64,
+    /// A sync's retractions: index entries without a file, after the written conversations'.
+    retracted: Vec<RetractedConversation>,
 }
 
 /// The extracted memories an index entry's conversation is the provenance of, if any.
@@ -190,6 +197,7 @@ impl PamSink {
             embeddings: 0,
             conversations: 0,
             bytes: 0,
+            retracted: Vec::new(),
         })
     }
 
@@ -258,6 +266,7 @@ impl PamSink {
             embeddings,
             conversations,
             bytes,
+            retracted,
         } = self;
         let staging_folder = staging.folder.clone();
         let store_path = staging_folder.join(STORE_FILE);
@@ -309,6 +318,14 @@ impl PamSink {
             }
             first = false;
         }
+        // Retracted conversations after the written ones, in the order the sync gave them.
+        for retraction in &retracted {
+            store.write_all(if first { b"\n" } else { b",\n" })?;
+            let id = conversation::first_reading_pam_id(retraction.provider, &retraction.conversation_id);
+            let derived_memories = derived.get(&id).map(Vec::as_slice).unwrap_or_default();
+            store.write_all(&conversation::retraction_index_entry(retraction, derived_memories))?;
+            first = false;
+        }
         store.write_all(b"],\n\"relations\":[")?;
         // Stable: a repeated id keeps its first relation, as the memories keep their first.
         relations.sort_by(|left, right| left.id.cmp(&right.id));
@@ -356,7 +373,7 @@ impl PamSink {
         Ok(SinkSummary {
             format: "pam",
             path: target.display().to_string(),
-            records: conversations + total,
+            records: conversations + retracted.len() as u64 + total,
             bytes: bytes + store_bytes + embeddings_bytes.unwrap_or(0),
         })
     }
@@ -375,6 +392,11 @@ impl Sink for PamSink {
             ));
         };
         self.write_encoded(batch).map_err(|error| RunError::write(self.target.display().to_string(), error))
+    }
+
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        self.retracted = RetractedConversation::sorted(retracted);
+        Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
@@ -686,5 +708,92 @@ mod tests {
         assert_eq!(relations[0]["type"], "supersedes");
         assert_eq!(relations[0]["from"], memories[1]["id"]);
         assert_eq!(relations[0]["to"], memories[0]["id"]);
+    }
+
+    fn retracted(provider: Provider, id: &str, title: Option<&str>, created_at: Option<Micros>) -> RetractedConversation {
+        RetractedConversation {
+            provider,
+            conversation_id: id.to_owned(),
+            title: title.map(str::to_owned),
+            created_at,
+            retracted_by: "20240101T000000Z-000000000002".to_owned(),
+            retracted_at: SAID_LATER + 1,
+        }
+    }
+
+    /// A store with a live conversation `c2` and the memory said in `c1` (marked retracted when
+    /// `memory_retracted`), given `retractions` before it finishes; its `memory-store.json`.
+    fn store_with_retractions(target: &Path, retractions: Option<&[RetractedConversation]>, memory_retracted: bool) -> serde_json::Value {
+        let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None, incremental: None };
+        let mut sink = PamSink::create(target, settings).unwrap();
+        let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
+        let mut live = Conversation::empty(Provider::ChatGpt, "c2".into(), origin.clone());
+        live.messages = vec![Message::user_for_tests("m9", None, "Hello again.", SAID_LATER)];
+        let (mut older, _) = superseding_pair();
+        if let Some(extracted) = older.extracted.as_deref_mut() {
+            extracted.retracted = memory_retracted;
+        }
+        let memories = Conversation::memories_only(Provider::ChatGpt, "extracted-memories".into(), origin, vec![older]);
+        let encoder = sink.encoder();
+        sink.write_batch(encoder.encode(&[live])).unwrap();
+        sink.write_batch(encoder.encode(&[memories])).unwrap();
+        if let Some(list) = retractions {
+            sink.retract(list).unwrap();
+        }
+        let summary = Box::new(sink).finish().unwrap();
+        assert_eq!(summary.records, 2 + retractions.map_or(0, <[RetractedConversation]>::len) as u64);
+        serde_json::from_slice(&std::fs::read(target.join(STORE_FILE)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn retracted_conversations_are_index_entries_without_a_file_and_their_memories_are_retracted() {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("store");
+        // Given out of order: the sink writes them by provider, then id.
+        let retractions =
+            [retracted(Provider::Claude, "a b", None, None), retracted(Provider::ChatGpt, "c1", Some("Moving"), Some(SAID_FIRST))];
+        let store = store_with_retractions(&target, Some(&retractions), true);
+        let validation = crate::validate::pam::validate_folder(&target).unwrap();
+        assert!(validation.problems.is_empty(), "{:?}", validation.problems);
+        assert_eq!(conversation_files(&target), ["chatgpt-c2.json"], "no file for a retracted conversation");
+
+        let index = store["conversations_index"].as_array().unwrap();
+        assert_eq!(index.len(), 3);
+        assert_eq!(index[0]["id"], "chatgpt-c2");
+        let memory_id = store["memories"][0]["id"].clone();
+        assert_eq!(
+            index[1],
+            serde_json::json!({
+                "id": "chatgpt-c1",
+                "platform": "chatgpt",
+                "title": "Moving",
+                "message_count": null,
+                "temporal": {"created_at": format_rfc3339(SAID_FIRST), "updated_at": format_rfc3339(SAID_LATER + 1)},
+                "tags": ["retracted"],
+                "derived_memories": [memory_id],
+            })
+        );
+        // The id and platform a live entry of the conversation has; the start unknown, so the
+        // retraction time.
+        assert_eq!(index[2]["id"], conversation::first_reading_pam_id(Provider::Claude, "a b").as_str());
+        assert_eq!(index[2]["platform"], "claude");
+        assert_eq!(index[2]["title"], serde_json::Value::Null);
+        assert_eq!(index[2]["temporal"]["created_at"], format_rfc3339(SAID_LATER + 1).as_str());
+        assert!(index[2].get("storage").is_none() && index[2].get("derived_memories").is_none());
+
+        let memory = &store["memories"][0];
+        assert_eq!(memory["status"], "retracted", "retracted before superseded");
+        assert!(memory["temporal"].get("superseded_by").is_none());
+        assert_eq!(memory["metadata"]["superseded_by"], "mem-00000000000000000002");
+        assert_eq!(memory["provenance"]["conversation_ref"], "chatgpt-c1");
+    }
+
+    #[test]
+    fn an_empty_retraction_list_leaves_the_store_as_it_was() {
+        let folder = tempfile::tempdir().unwrap();
+        let (plain, empty) = (folder.path().join("plain"), folder.path().join("empty"));
+        store_with_retractions(&plain, None, false);
+        store_with_retractions(&empty, Some(&[]), false);
+        assert_eq!(std::fs::read(plain.join(STORE_FILE)).unwrap(), std::fs::read(empty.join(STORE_FILE)).unwrap());
     }
 }

@@ -35,6 +35,7 @@ pub(super) struct MemoryExtractionColumns {
     superseded_by: StringBuilder,
     personal: BooleanBuilder,
     extractor: StringDictionaryBuilder<Int32Type>,
+    retracted: BooleanBuilder,
 }
 
 impl MemoryExtractionColumns {
@@ -53,6 +54,7 @@ impl MemoryExtractionColumns {
             self.superseded_by.append_null();
             self.personal.append_null();
             self.extractor.append_null();
+            self.retracted.append_null();
             return;
         };
         self.memory_type.append_value(extracted.memory_type.as_str());
@@ -67,6 +69,7 @@ impl MemoryExtractionColumns {
         self.superseded_by.append_option(extracted.superseded_by.as_deref());
         self.personal.append_value(extracted.personal);
         self.extractor.append_value(EXTRACTOR);
+        self.retracted.append_value(extracted.retracted);
     }
 
     pub(super) fn finish(&mut self) -> Vec<ArrayRef> {
@@ -83,6 +86,7 @@ impl MemoryExtractionColumns {
             Arc::new(self.superseded_by.finish()),
             Arc::new(self.personal.finish()),
             Arc::new(self.extractor.finish()),
+            Arc::new(self.retracted.finish()),
         ]
     }
 }
@@ -230,6 +234,7 @@ mod tests {
             superseded_by: superseded_by.map(str::to_owned),
             personal: false,
             entities,
+            retracted: false,
         }));
         memory
     }
@@ -303,6 +308,7 @@ mod tests {
         let last_seen = memories.column_by_name("last_seen").unwrap().as_primitive::<TimestampMicrosecondType>();
         assert_eq!(last_seen.value(0), 30);
         assert!(!memories.column_by_name("personal").unwrap().as_boolean().value(0));
+        assert!(!memories.column_by_name("retracted").unwrap().as_boolean().value(0));
 
         let evidence = table(&tables, None, Table::MemoryEvidence).unwrap();
         assert_eq!(strings(&evidence, "memory_id"), some(&["mem-a", "mem-a", "mem-b"]));
@@ -318,6 +324,17 @@ mod tests {
         let links = table(&tables, None, Table::MemoryEntities).unwrap();
         assert_eq!(strings(&links, "memory_id"), some(&["mem-a", "mem-b", "mem-b"]));
         assert_eq!(strings(&links, "entity_id"), some(&["ent-leeds", "ent-york", "ent-leeds"]));
+    }
+
+    #[test]
+    fn a_retracted_memory_says_so() {
+        let mut batch = extracted_batch();
+        if let Some(extracted) = batch[0].memories[1].extracted.as_deref_mut() {
+            extracted.retracted = true;
+        }
+        let memories = table(&encode(&batch, false).unwrap(), None, Table::Memories).unwrap();
+        let retracted = memories.column_by_name("retracted").unwrap().as_boolean();
+        assert_eq!((retracted.value(0), retracted.value(1)), (false, true));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Parquet dataset writer (`--to parquet`): a folder with one subfolder per table
 //! (`conversations`, `messages`, `memories`, `assets`, and for extracted memories
 //! `memory_evidence`, `entities`, `memory_entities`), each holding `part-NNNNN.parquet` files,
-//! or `provider=<name>/part-NNNNN.parquet` with `--partition-by provider`.
+//! or `provider=<name>/part-NNNNN.parquet` with `--partition-by provider`. A sync's
+//! retractions ([`Sink::retract`]) are the `retractions` table, written only when there are
+//! some: the one table an unpartitioned dataset does not always have.
 //!
 //! Record batches are built on the worker pool ([`columns`]); the sink writes them in input
 //! order with the parquet crate's `ArrowWriter` (zstd), which closes a row group when its
@@ -24,6 +26,7 @@
 
 pub mod columns;
 mod extracted_columns;
+mod retraction_columns;
 pub mod schema;
 
 use std::collections::BTreeMap;
@@ -36,7 +39,7 @@ use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 
 use crate::error::RunError;
-use crate::model::{Conversation, Provider};
+use crate::model::{Conversation, Provider, RetractedConversation};
 use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::output_file::{MANIFEST_FILE, Manifest};
@@ -184,6 +187,15 @@ impl ParquetSink {
             None => folder,
         }
     }
+
+    /// Writes `batch` to `table`'s part in `provider`'s partition, starting it when needed.
+    fn write_table(&mut self, table: Table, provider: Option<Provider>, batch: &RecordBatch) -> Result<(), RunError> {
+        let folder = self.table_folder(table, provider);
+        let with_provider = !self.layout.partition_by_provider;
+        let writer =
+            self.writers.entry((table, provider)).or_insert_with(|| PartWriter { folder, table, with_provider, next_part: 0, open: None });
+        writer.write(batch, &self.layout, &mut self.written, &mut self.rows, &mut self.created)
+    }
 }
 
 impl Sink for ParquetSink {
@@ -201,24 +213,25 @@ impl Sink for ParquetSink {
         let tables = tables.map_err(|error| parquet_error(&self.root, error.into()))?;
         for (provider, batches) in tables.partitions {
             for (table, batch) in batches {
-                let folder = self.table_folder(table, provider);
-                let with_provider = !self.layout.partition_by_provider;
-                let writer = self.writers.entry((table, provider)).or_insert_with(|| PartWriter {
-                    folder,
-                    table,
-                    with_provider,
-                    next_part: 0,
-                    open: None,
-                });
-                writer.write(&batch, &self.layout, &mut self.written, &mut self.rows, &mut self.created)?;
+                self.write_table(table, provider, &batch)?;
             }
         }
         Ok(())
     }
 
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        let sorted = RetractedConversation::sorted(retracted);
+        let batches = retraction_columns::encode(&sorted, self.layout.partition_by_provider)
+            .map_err(|error| parquet_error(&self.root, error.into()))?;
+        for (provider, batch) in batches {
+            self.write_table(Table::Retractions, provider, &batch)?;
+        }
+        Ok(())
+    }
+
     fn finish(mut self: Box<Self>) -> Result<SinkSummary, RunError> {
-        // Every table gets at least one (possibly empty) part when not partitioned, so
-        // `messages/*.parquet` globs always match something.
+        // Every table but the occasional ones gets at least one (possibly empty) part when not
+        // partitioned, so `messages/*.parquet` globs always match something.
         if !self.layout.partition_by_provider {
             for table in Table::ALL {
                 if !self.writers.contains_key(&(table, None)) {
@@ -283,7 +296,7 @@ fn check_dataset_folder(root: &Path) -> io::Result<Option<Manifest>> {
 /// Each table folder of the dataset at `root` and its `provider=` folders, that exist.
 fn table_folders(root: &Path) -> io::Result<Vec<PathBuf>> {
     let mut folders = Vec::new();
-    for table in Table::ALL {
+    for table in Table::every() {
         let folder = root.join(table.name());
         let entries = match std::fs::read_dir(&folder) {
             Ok(entries) => entries,
@@ -364,6 +377,11 @@ fn publish_parts(root: &Path, parts: &[(PathBuf, String)]) -> io::Result<()> {
                 std::fs::remove_file(entry.path())?;
             }
         }
+    }
+    // A table only some runs write (`retractions`) whose parts all went leaves no empty
+    // folder that would say it is there (only succeeds when empty).
+    for table in Table::OCCASIONAL {
+        let _ = std::fs::remove_dir(root.join(table.name()));
     }
     new.write(root)
 }
@@ -508,6 +526,8 @@ mod tests {
         for table in Table::ALL {
             assert_eq!(file_names(&folder.path().join(table.name())), ["part-00000.parquet"], "{}", table.name());
         }
+        // Only a sync that retracts something writes the retractions table.
+        assert!(!folder.path().join(Table::Retractions.name()).exists());
     }
 
     /// A finished dataset at `root` whose assets table has `batches` batches of 2000 rows, in
@@ -574,6 +594,49 @@ mod tests {
         assert_eq!(Manifest::read(target.path()).unwrap(), built_manifest);
         // The dataset folder held only memport's parts: the built one took its place whole.
         assert!(!built.path().exists() || file_names(&built.path().join("assets")).is_empty(), "the parts were moved, not copied");
+    }
+
+    #[test]
+    fn retractions_are_a_table_of_their_own_written_only_when_there_are_some() {
+        use arrow_array::cast::AsArray;
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+        let folder = tempfile::tempdir().unwrap();
+        let mut sink = Box::new(ParquetSink::create(folder.path(), ParquetLayout::default()).unwrap());
+        let origin = crate::model::Origin { file: "conversations.json".into(), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c2".into(), origin);
+        conversation.messages = vec![crate::model::Message::user_for_tests("m1", None, "Hello.", 10)];
+        let encoded = sink.encoder().encode(&[conversation]);
+        sink.write_batch(encoded).unwrap();
+        let retracted = |provider: Provider, id: &str| RetractedConversation {
+            provider,
+            conversation_id: id.to_owned(),
+            title: None,
+            created_at: Some(5),
+            retracted_by: "run-2".to_owned(),
+            retracted_at: 20,
+        };
+        // Given out of order: written by provider, then id.
+        sink.retract(&[retracted(Provider::Claude, "k1"), retracted(Provider::ChatGpt, "c1")]).unwrap();
+        let summary = sink.finish().unwrap();
+        assert_eq!(summary.records, 1 + 1 + 2, "a conversation, its message and two retractions");
+        let retractions = folder.path().join(Table::Retractions.name());
+        assert_eq!(file_names(&retractions), ["part-00000.parquet"]);
+        let file = std::fs::File::open(retractions.join("part-00000.parquet")).unwrap();
+        let batches: Vec<RecordBatch> =
+            ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), 2);
+        let ids = batches[0].column_by_name("conversation_id").unwrap().as_string::<i32>();
+        assert_eq!((ids.value(0), ids.value(1)), ("c1", "k1"));
+        let manifest = Manifest::read(folder.path()).unwrap().unwrap();
+        assert!(manifest.files.contains("retractions/part-00000.parquet"), "{:?}", manifest.files);
+
+        // A rerun without retractions takes the table away, folder and all.
+        let sink = Box::new(ParquetSink::create(folder.path(), ParquetLayout::default()).unwrap());
+        sink.finish().unwrap();
+        assert!(!retractions.exists());
+        let manifest = Manifest::read(folder.path()).unwrap().unwrap();
+        assert!(manifest.files.iter().all(|file| !file.starts_with("retractions/")), "{:?}", manifest.files);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 /// Version of the dataset layout, in every file's key-value metadata as `memport.schema_version`.
-pub const SCHEMA_VERSION: &str = "2";
+pub const SCHEMA_VERSION: &str = "3";
 
 /// Most rows in one row group (DuckDB's own default). Row groups close at this many rows or
 /// at the layout's encoded size, whichever comes first: a table of small rows (conversations,
@@ -37,10 +37,13 @@ pub enum Table {
     Entities,
     /// One row per entity an extracted memory names.
     MemoryEntities,
+    /// One row per conversation a sync retracts; written only when there is one.
+    Retractions,
 }
 
 impl Table {
-    /// Every table, in the order their folders are written.
+    /// Every table an unpartitioned dataset always has (with an empty part when it has no
+    /// rows, so its glob always matches), in the order their folders are written.
     pub const ALL: [Table; 7] = [
         Table::Conversations,
         Table::Messages,
@@ -50,6 +53,15 @@ impl Table {
         Table::Entities,
         Table::MemoryEntities,
     ];
+
+    /// The tables only some runs write: `retractions`, which only a sync that retracts
+    /// something writes (its absence says nothing was retracted).
+    pub const OCCASIONAL: [Table; 1] = [Table::Retractions];
+
+    /// Every table a dataset can have: [`Table::ALL`], then [`Table::OCCASIONAL`].
+    pub fn every() -> impl Iterator<Item = Table> {
+        Table::ALL.into_iter().chain(Table::OCCASIONAL)
+    }
 
     /// Folder name, also the `memport.table` metadata value.
     pub fn name(self) -> &'static str {
@@ -61,6 +73,7 @@ impl Table {
             Table::MemoryEvidence => "memory_evidence",
             Table::Entities => "entities",
             Table::MemoryEntities => "memory_entities",
+            Table::Retractions => "retractions",
         }
     }
 
@@ -79,6 +92,7 @@ impl Table {
             Table::MemoryEvidence => evidence_fields(),
             Table::Entities => entity_fields(),
             Table::MemoryEntities => memory_entity_fields(),
+            Table::Retractions => retraction_fields(),
         });
         let metadata = HashMap::from([
             ("memport.schema_version".to_owned(), SCHEMA_VERSION.to_owned()),
@@ -116,6 +130,7 @@ impl Table {
             Table::Entities => &["entity_id"],
             // Both ids repeat: a memory names several entities, an entity is named by many.
             Table::MemoryEntities => &[],
+            Table::Retractions => &["conversation_id", "title"],
         }
     }
 }
@@ -205,6 +220,8 @@ fn memory_fields() -> Vec<Field> {
         text("superseded_by", true),
         Field::new("personal", DataType::Boolean, true),
         dictionary("extractor", true),
+        // Since schema version 3.
+        Field::new("retracted", DataType::Boolean, true),
     ]
 }
 
@@ -241,13 +258,24 @@ fn memory_entity_fields() -> Vec<Field> {
     vec![text("memory_id", false), text("entity_id", false)]
 }
 
+/// Named like the `conversations` columns they join to: `(provider, conversation_id)`.
+fn retraction_fields() -> Vec<Field> {
+    vec![
+        text("conversation_id", false),
+        text("title", true),
+        time("created_at", true),
+        dictionary("retracted_by", false),
+        time("retracted_at", false),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn partitioned_schemas_leave_the_provider_to_the_folder() {
-        for table in Table::ALL {
+        for table in Table::every() {
             assert_eq!(table.schema(true).field(0).name(), "provider");
             assert!(table.schema(false).field_with_name("provider").is_err());
             assert_eq!(table.schema(true).fields().len(), table.schema(false).fields().len() + 1);
@@ -256,7 +284,7 @@ mod tests {
 
     #[test]
     fn undictionaried_columns_exist() {
-        for table in Table::ALL {
+        for table in Table::every() {
             let schema = table.schema(false);
             for column in table.unique_text_columns() {
                 assert!(schema.field_with_name(column).is_ok(), "{} has no column {column}", table.name());
@@ -290,6 +318,7 @@ mod tests {
             "superseded_by",
             "personal",
             "extractor",
+            "retracted",
         ];
         assert_eq!(memory_columns[before.len()..], added);
         // Provider memories leave them all null.
@@ -320,8 +349,25 @@ mod tests {
     }
 
     #[test]
+    fn the_retractions_table_has_the_documented_columns_and_is_occasional() {
+        assert_eq!(names(Table::Retractions), ["provider", "conversation_id", "title", "created_at", "retracted_by", "retracted_at"]);
+        let retractions = Table::Retractions.schema(true);
+        let conversations = Table::Conversations.schema(true);
+        for key in ["provider", "conversation_id", "title", "created_at"] {
+            assert_eq!(
+                retractions.field_with_name(key).unwrap().data_type(),
+                conversations.field_with_name(key).unwrap().data_type(),
+                "{key}"
+            );
+        }
+        assert_eq!(retractions.field_with_name("retracted_at").unwrap().data_type(), &timestamp_type());
+        assert!(!Table::ALL.contains(&Table::Retractions));
+        assert_eq!(Table::every().last(), Some(Table::Retractions));
+    }
+
+    #[test]
     fn table_names_are_distinct_folder_names() {
-        let folders: std::collections::BTreeSet<&str> = Table::ALL.iter().map(|table| table.name()).collect();
-        assert_eq!(folders.len(), Table::ALL.len());
+        let folders: std::collections::BTreeSet<&str> = Table::every().map(Table::name).collect();
+        assert_eq!(folders.len(), Table::every().count());
     }
 }

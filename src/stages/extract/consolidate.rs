@@ -99,6 +99,43 @@ struct Summary {
     last_piece: u64,
 }
 
+/// A memory an earlier sync wrote as the current value of a single-valued slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierCurrent {
+    /// Its id.
+    pub id: String,
+    /// Its type.
+    pub memory_type: MemoryType,
+    /// Its slot.
+    pub slot: String,
+    /// When it was last said.
+    pub last_seen: Micros,
+}
+
+/// An earlier sync's current value and how this run's memories of its slot relate to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierLink {
+    /// The earlier memory.
+    pub id: String,
+    /// The memory of this run said before it (this run brought an older statement).
+    pub supersedes: Option<String>,
+    /// The memory of this run that replaces it.
+    pub superseded_by: Option<String>,
+}
+
+impl EarlierLink {
+    fn of(current: &EarlierCurrent) -> EarlierLink {
+        EarlierLink { id: current.id.clone(), supersedes: None, superseded_by: None }
+    }
+}
+
+/// A member of a slot's order: a memory of this run, or an earlier sync's current value.
+#[derive(Debug, Clone, Copy)]
+enum Member {
+    Run(usize),
+    Earlier(usize),
+}
+
 /// Gathers candidates, in input order, into memories.
 pub struct Consolidator {
     memories: Vec<Summary>,
@@ -188,11 +225,19 @@ impl Consolidator {
     ///
     /// Within a single-valued slot, the value said last is current: the slot's memories in the
     /// order of when they were last said (ties by id, so input order does not matter) each
-    /// supersede the one before. A value said again after another is current again.
+    /// supersede the one before. A value said again after another is current again. `earlier`
+    /// holds the current values an earlier sync wrote (none outside a sync): one that this run
+    /// did not say again takes its place in its slot's order, so a new value supersedes it
+    /// across runs ([`Consolidated::earlier_links`]).
     ///
     /// # Errors
     /// When the evidence spool cannot be flushed.
-    pub fn finish(mut self, options: ConsolidateOptions, in_input: &HashSet<String>) -> io::Result<Consolidated> {
+    pub fn finish(
+        mut self,
+        options: ConsolidateOptions,
+        in_input: &HashSet<String>,
+        earlier: &[EarlierCurrent],
+    ) -> io::Result<Consolidated> {
         self.spool.flush()?;
         let mut written = vec![true; self.memories.len()];
         for (index, memory) in self.memories.iter().enumerate() {
@@ -207,22 +252,44 @@ impl Consolidator {
                 self.counts.dropped_low_confidence += memory.evidence_count;
             }
         }
-        let mut slots: BTreeMap<(MemoryType, &'static str), Vec<usize>> = BTreeMap::new();
+        let mut slots: BTreeMap<(MemoryType, &str), Vec<Member>> = BTreeMap::new();
         for (index, memory) in self.memories.iter().enumerate() {
             if memory.single_valued && written[index] {
-                slots.entry((memory.memory_type, memory.slot)).or_default().push(index);
+                slots.entry((memory.memory_type, memory.slot)).or_default().push(Member::Run(index));
             }
         }
-        let mut supersedes: Vec<Option<usize>> = vec![None; self.memories.len()];
-        let mut superseded_by: Vec<Option<usize>> = vec![None; self.memories.len()];
+        let said_now: HashSet<&str> = self.memories.iter().map(|memory| memory.id.as_str()).collect();
+        for (index, current) in earlier.iter().enumerate() {
+            // Only slots this run says something in change; a value said again is in the run.
+            if !said_now.contains(current.id.as_str())
+                && let Some(members) = slots.get_mut(&(current.memory_type, current.slot.as_str()))
+            {
+                members.push(Member::Earlier(index));
+            }
+        }
+        let mut supersedes: Vec<Option<String>> = vec![None; self.memories.len()];
+        let mut superseded_by: Vec<Option<String>> = vec![None; self.memories.len()];
+        let mut earlier_links: BTreeMap<usize, EarlierLink> = BTreeMap::new();
+        let order = |member: &Member| match *member {
+            Member::Run(index) => (self.memories[index].last_seen, self.memories[index].id.as_str()),
+            Member::Earlier(index) => (earlier[index].last_seen, earlier[index].id.as_str()),
+        };
         for members in slots.values_mut() {
-            members.sort_by(|&a, &b| {
-                let (a, b) = (&self.memories[a], &self.memories[b]);
-                (a.last_seen, &a.id).cmp(&(b.last_seen, &b.id))
-            });
+            members.sort_by(|a, b| order(a).cmp(&order(b)));
             for pair in members.windows(2) {
-                supersedes[pair[1]] = Some(pair[0]);
-                superseded_by[pair[0]] = Some(pair[1]);
+                let (older, newer) = (order(&pair[0]).1.to_owned(), order(&pair[1]).1.to_owned());
+                match pair[1] {
+                    Member::Run(index) => supersedes[index] = Some(older.clone()),
+                    Member::Earlier(index) => {
+                        earlier_links.entry(index).or_insert_with(|| EarlierLink::of(&earlier[index])).supersedes = Some(older.clone())
+                    }
+                }
+                match pair[0] {
+                    Member::Run(index) => superseded_by[index] = Some(newer),
+                    Member::Earlier(index) => {
+                        earlier_links.entry(index).or_insert_with(|| EarlierLink::of(&earlier[index])).superseded_by = Some(newer)
+                    }
+                }
             }
         }
         for (index, memory) in self.memories.iter().enumerate() {
@@ -242,6 +309,7 @@ impl Consolidator {
             written,
             supersedes,
             superseded_by,
+            earlier_links: earlier_links.into_values().collect(),
             spool: self.spool,
             entities: EntityIndex::default(),
             next: 0,
@@ -254,8 +322,9 @@ impl Consolidator {
 pub struct Consolidated {
     memories: Vec<Summary>,
     written: Vec<bool>,
-    supersedes: Vec<Option<usize>>,
-    superseded_by: Vec<Option<usize>>,
+    supersedes: Vec<Option<String>>,
+    superseded_by: Vec<Option<String>>,
+    earlier_links: Vec<EarlierLink>,
     spool: EvidenceSpool,
     entities: EntityIndex,
     next: usize,
@@ -266,6 +335,12 @@ impl Consolidated {
     /// How every candidate ended.
     pub fn counts(&self) -> &MemoryCounts {
         &self.counts
+    }
+
+    /// The current values of earlier syncs that this run's memories now stand beside in their
+    /// slot, with their new links (sorted by id): they are written again, marked.
+    pub fn earlier_links(&self) -> &[EarlierLink] {
+        &self.earlier_links
     }
 
     /// The next (up to) `most` memories to write, in the order they were first said, with the
@@ -302,10 +377,11 @@ impl Consolidated {
                 evidence,
                 first_seen: memory.first_seen,
                 last_seen: memory.last_seen,
-                supersedes: self.supersedes[index].map(|other| self.memories[other].id.clone()),
-                superseded_by: self.superseded_by[index].map(|other| self.memories[other].id.clone()),
+                supersedes: self.supersedes[index].clone(),
+                superseded_by: self.superseded_by[index].clone(),
                 personal: memory.personal,
                 entities,
+                retracted: false,
             };
             let record = MemoryRecord {
                 id: memory.id.clone(),
@@ -325,7 +401,7 @@ impl Consolidated {
 }
 
 /// The provider-memory kind closest to a type, for what only knows kinds.
-fn memory_kind(memory_type: MemoryType) -> MemoryKind {
+pub fn memory_kind(memory_type: MemoryType) -> MemoryKind {
     match memory_type {
         MemoryType::Identity | MemoryType::Relationship => MemoryKind::Identity,
         MemoryType::Preference => MemoryKind::Preference,

@@ -714,6 +714,13 @@ pub fn is_personal_slot(slot: &str) -> bool {
     matches!(slot, "email" | "phone" | "address")
 }
 
+/// The slot called `name` as the rules spell it (a `'static` name) and whether it holds one
+/// current value; `None` when no rule fills a slot of that name (a state an older memport
+/// wrote). Scans every rule: called for memories a sync reads back, not per sentence.
+pub fn slot_named(name: &str) -> Option<(&'static str, bool)> {
+    Language::ALL.into_iter().flat_map(of).find(|rule| rule.slot == name).map(|rule| (rule.slot, rule.single_valued))
+}
+
 /// The rules of `language`.
 pub fn of(language: Language) -> &'static [Rule] {
     &rules_of(language).rules

@@ -350,7 +350,9 @@ fn check_index_entry(
     );
     findings.matching(entry, "platform", pointer, false, "a product name of 2-32 characters a-z, 0-9, `_`, `-`", is_platform);
     findings.tags(entry, pointer);
-    let message_count = findings.count(entry, "message_count", pointer, false);
+    // The schema allows null: an entry whose messages are not counted (a conversation a sync
+    // retracted, whose file is gone).
+    let message_count = findings.count(entry, "message_count", pointer, true);
     if let Some(temporal) = entry.get("temporal").and_then(|temporal| findings.object(temporal, &join(pointer, "temporal"))) {
         let at = join(pointer, "temporal");
         findings.members(temporal, &at, &["created_at"], &["created_at", "updated_at"]);

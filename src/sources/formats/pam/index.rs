@@ -16,6 +16,8 @@ pub(super) enum IndexEntry {
     File { id: String, reference: String },
     /// In a database or behind a URI.
     Elsewhere,
+    /// Retracted by a sync (tagged `retracted`, without `storage`): its file is gone.
+    Retracted,
     /// Not an index entry memport can read.
     Unreadable,
 }
@@ -25,6 +27,9 @@ pub(super) fn index_entry(bytes: &[u8]) -> IndexEntry {
     let storage = &entry["storage"];
     match (entry["id"].as_str(), storage["type"].as_str(), storage["ref"].as_str()) {
         (Some(id), Some("file"), Some(reference)) => IndexEntry::File { id: id.to_owned(), reference: reference.to_owned() },
+        (Some(_), None, _) if entry["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag.as_str() == Some("retracted"))) => {
+            IndexEntry::Retracted
+        }
         (Some(_), _, _) => IndexEntry::Elsewhere,
         _ => IndexEntry::Unreadable,
     }
@@ -69,7 +74,7 @@ impl RecordSource for IndexedConversations {
             let (id, reference) = match index_entry(&element.bytes) {
                 IndexEntry::File { id, reference } => (id, reference),
                 // Counted when the store was planned.
-                IndexEntry::Elsewhere => continue,
+                IndexEntry::Elsewhere | IndexEntry::Retracted => continue,
                 IndexEntry::Unreadable => {
                     let reason = format!(
                         "{}: byte {}: an index entry without an id, or not JSON: its conversation is not read",

@@ -109,6 +109,7 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     let mut travelling: FxHashMap<String, u64> = FxHashMap::default();
     let mut conversations = 0u64;
     let mut elsewhere = 0u64;
+    let mut retracted = 0u64;
     let mut framer = ArrayFramer::member_array(open()?, "conversations_index");
     while let Some(element) = framer.next_element().map_err(frame_error)? {
         match index_entry(&element.bytes) {
@@ -119,6 +120,7 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
                 }
             }
             IndexEntry::Elsewhere => elsewhere += 1,
+            IndexEntry::Retracted => retracted += 1,
             // Rejected, with its place, when the index is walked.
             IndexEntry::Unreadable => {}
         }
@@ -129,6 +131,10 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
             warnings.add("pam_conversation_not_in_a_file");
         }
         notes.push(format!("{display}: {elsewhere} conversations are not stored in files of the store, so they are not read"));
+    }
+    if retracted > 0 {
+        // A sync's delta lists the conversations it retracts; they have no file to read.
+        notes.push(format!("{display}: {retracted} conversations are listed as retracted by a sync (tagged `retracted`, no file)"));
     }
     // The travelling memories wait in a temporary file, each conversation keeping where its
     // own are: memory grows by a few bytes per memory, not by its text.
