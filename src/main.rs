@@ -181,8 +181,10 @@ struct SyncArgs {
     /// whole export (a zip or folder) are retracted; a lone file never retracts anything.
     #[arg(required_unless_present = "status")]
     inputs: Vec<PathBuf>,
-    /// The state file (SQLite), made by the first sync: what earlier runs wrote.
-    #[arg(long, value_name = "FILE")]
+    /// What earlier runs wrote: a SQLite file, made by the first sync; or a PostgreSQL
+    /// database shared by many workers (postgres://user:password@host/db; each --tenant's
+    /// rows apart, one sync per tenant at a time).
+    #[arg(long, value_name = "FILE|URL")]
     state: PathBuf,
     /// Print the state's runs and per-provider totals instead of syncing.
     #[arg(long, conflicts_with_all = ["inputs", "formats", "output"])]
@@ -410,7 +412,8 @@ fn convert(args: ConvertArgs) -> Result<u8> {
 
 fn sync(args: SyncArgs) -> Result<u8> {
     if args.status {
-        let status = memport::sync::status::read(&args.state)?;
+        let tenant = args.conversion.tenant.clone().unwrap_or_else(|| default_tenant_id(&args.conversion.producer));
+        let status = memport::sync::status::read(&args.state, &tenant)?;
         if args.json {
             let mut stdout = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut stdout, &status)?;

@@ -15,6 +15,7 @@ use std::process::{Command, Output};
 use memport::timefmt::{format_rfc3339, parse_rfc3339};
 use serde_json::Value;
 
+use crate::sync::files;
 use crate::util::root;
 
 /// A day in memport's microseconds.
@@ -126,24 +127,6 @@ fn names(folder: &Path) -> Vec<String> {
     };
     names.sort();
     names
-}
-
-/// Every file under `folder`, by path relative to it, with its bytes.
-fn files(folder: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, folder: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in std::fs::read_dir(folder).unwrap_or_else(|error| panic!("{} is readable: {error}", folder.display())) {
-            let path = entry.expect("readable entry").path();
-            if path.is_dir() {
-                walk(root, &path, files);
-            } else {
-                let relative = path.strip_prefix(root).expect("under the root").to_string_lossy().into_owned();
-                files.insert(relative, std::fs::read(&path).expect("readable file"));
-            }
-        }
-    }
-    let mut found = BTreeMap::new();
-    walk(folder, folder, &mut found);
-    found
 }
 
 /// One user's sync state and output folder; every sync writes PAM only.

@@ -23,7 +23,7 @@ const DAY: i64 = 86_400_000_000;
 
 /// Two monthly exports of one synthetic account, written by `benches/gen_months.py` into a
 /// temp folder, with its `changes.json`: what changed from the first month to the second.
-struct Months {
+pub(crate) struct Months {
     /// The generator's provider name (`gemini-json`, not memport's `gemini`).
     provider: &'static str,
     folder: tempfile::TempDir,
@@ -32,7 +32,7 @@ struct Months {
 
 impl Months {
     /// Generates `conversations` conversations of `provider` in month 1, and month 2.
-    fn generate(provider: &'static str, conversations: usize) -> Months {
+    pub(crate) fn generate(provider: &'static str, conversations: usize) -> Months {
         let folder = tempfile::tempdir().expect("temp dir");
         let output = Command::new("python3")
             .arg(root().join("benches").join("gen_months.py"))
@@ -52,12 +52,12 @@ impl Months {
     }
 
     /// The export folder of month `month` (1 or 2).
-    fn export(&self, month: usize) -> PathBuf {
+    pub(crate) fn export(&self, month: usize) -> PathBuf {
         self.folder.path().join(format!("month-{month}"))
     }
 
     /// The export time the generator gives month `month`, as written in changes.json.
-    fn exported_at_text(&self, month: usize) -> &str {
+    pub(crate) fn exported_at_text(&self, month: usize) -> &str {
         self.changes["exports"][month - 1]["exported_at"].as_str().expect("changes.json gives each month's exported_at")
     }
 
@@ -99,7 +99,7 @@ impl Months {
     }
 
     /// memport's name of the provider.
-    fn memport_provider(&self) -> &'static str {
+    pub(crate) fn memport_provider(&self) -> &'static str {
         if self.provider.starts_with("gemini") { "gemini" } else { self.provider }
     }
 
@@ -157,7 +157,7 @@ impl Account {
 }
 
 /// A JSON file.
-fn json(path: &Path) -> Value {
+pub(crate) fn json(path: &Path) -> Value {
     let bytes = std::fs::read(path).unwrap_or_else(|error| panic!("{} is readable: {error}", path.display()));
     serde_json::from_slice(&bytes).unwrap_or_else(|error| panic!("{} is JSON: {error}", path.display()))
 }
@@ -216,7 +216,7 @@ fn aimem_envelope(run: &Path) -> Value {
 }
 
 /// The names in `folder`, sorted (none when it does not exist).
-fn names(folder: &Path) -> Vec<String> {
+pub(crate) fn names(folder: &Path) -> Vec<String> {
     let mut names: Vec<String> = match std::fs::read_dir(folder) {
         Ok(entries) => entries.map(|entry| entry.expect("readable entry").file_name().to_string_lossy().into_owned()).collect(),
         Err(_) => Vec::new(),
@@ -227,7 +227,7 @@ fn names(folder: &Path) -> Vec<String> {
 
 /// The run ids of a state's run log, oldest first.
 fn logged_runs(state: &Path) -> Vec<String> {
-    let status = memport::sync::status::read(state).unwrap_or_else(|error| panic!("the state's status reads: {error}"));
+    let status = memport::sync::status::read(state, "").unwrap_or_else(|error| panic!("the state's status reads: {error}"));
     status.runs.into_iter().map(|run| run.run_id).collect()
 }
 
@@ -242,7 +242,7 @@ fn assert_outputs_validate(report: &SyncReport) {
 }
 
 /// Every file under `folder`, by path relative to it, with its bytes.
-fn files(folder: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn files(folder: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, folder: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
         for entry in std::fs::read_dir(folder).unwrap_or_else(|error| panic!("{} is readable: {error}", folder.display())) {
             let path = entry.expect("readable entry").path();
@@ -273,7 +273,7 @@ fn comparable_sync_report(path: &Path, root: &Path) -> Value {
 
 /// Asserts two run folders hold the same files, byte for byte; `sync.json` is compared as
 /// [`comparable_sync_report`] (`left_root` and `right_root` are their output folders).
-fn assert_same_run(left: &Path, left_root: &Path, right: &Path, right_root: &Path) {
+pub(crate) fn assert_same_run(left: &Path, left_root: &Path, right: &Path, right_root: &Path) {
     let (left_files, right_files) = (files(left), files(right));
     assert_eq!(
         left_files.keys().collect::<Vec<_>>(),
@@ -310,7 +310,7 @@ fn account_records(months: &Months, state: &Path) -> Vec<String> {
     let Some(month_one) = month_one else {
         return Vec::new();
     };
-    let store = SqliteState::open(state, false).unwrap_or_else(|error| panic!("the state opens: {error}"));
+    let mut store = SqliteState::open(state, false).unwrap_or_else(|error| panic!("the state opens: {error}"));
     let live = store.live_conversations(months.memport_provider()).unwrap_or_else(|error| panic!("the state reads: {error}"));
     live.into_iter().filter(|id| !month_one.contains(id)).collect()
 }
@@ -544,7 +544,7 @@ fn the_first_sync_is_full_and_the_next_a_valid_delta_since_it() {
     assert_eq!(store["export_id"], memport::sync::export_id(&second.run_id).as_str(), "the delta has an export_id of its own");
     assert_outputs_validate(&second);
 
-    let status = memport::sync::status::read(&account.state()).expect("the state's status reads");
+    let status = memport::sync::status::read(&account.state(), "").expect("the state's status reads");
     let kinds: Vec<(&str, &str, Option<&str>)> =
         status.runs.iter().map(|run| (run.run_id.as_str(), run.kind, run.base_run_id.as_deref())).collect();
     assert_eq!(
@@ -598,7 +598,7 @@ fn a_lone_conversations_file_never_retracts_and_says_why() {
         "the run says the lone file {} is why nothing was retracted: {why:?}",
         lone.display()
     );
-    let status = memport::sync::status::read(&account.state()).expect("the state's status reads");
+    let status = memport::sync::status::read(&account.state(), "").expect("the state's status reads");
     let totals = &status.providers[0];
     assert_eq!(
         (totals.live_conversations, totals.retracted_conversations),
@@ -729,7 +729,7 @@ fn a_state_written_by_a_newer_memport_is_refused_and_left_as_it_was() {
     assert!(error.contains("newer memport"), "the refusal says a newer memport wrote the state: {error}");
     assert!(std::fs::read(account.state()).unwrap() == before, "the newer state is left byte for byte as it was");
     assert_eq!(names(&account.out().join(RUNS_FOLDER)), [first.run_id.as_str()], "the refused sync writes no run folder");
-    let error = memport::sync::status::read(&account.state()).expect_err("--status refuses it too").to_string();
+    let error = memport::sync::status::read(&account.state(), "").expect_err("--status refuses it too").to_string();
     assert!(error.contains("newer memport"), "--status says a newer memport wrote the state: {error}");
 }
 
@@ -740,10 +740,10 @@ fn memport_sync(export: &Path, state: &Path, out: &Path, exported_at: &str) -> C
 }
 
 /// Every format memport writes, for `--to`.
-const EVERY_FORMAT: &str = "aimem,aimem-ndjson,parquet,pam,aime,mif,ump,ump-ndjson,ump-md";
+pub(crate) const EVERY_FORMAT: &str = "aimem,aimem-ndjson,parquet,pam,aime,mif,ump,ump-ndjson,ump-md";
 
 /// `memport sync` of `export` into `formats`.
-fn memport_sync_to(formats: &str, export: &Path, state: &Path, out: &Path, exported_at: &str) -> Command {
+pub(crate) fn memport_sync_to(formats: &str, export: &Path, state: &Path, out: &Path, exported_at: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
     command
         .arg("sync")
@@ -769,7 +769,7 @@ fn parquet_partitions(out: &Path) -> BTreeSet<String> {
 }
 
 /// Runs `command` to its end, which must be a success.
-fn succeed(command: &mut Command) -> Output {
+pub(crate) fn succeed(command: &mut Command) -> Output {
     let output = command.output().expect("memport runs");
     assert!(output.status.success(), "memport succeeds: {}", String::from_utf8_lossy(&output.stderr));
     output
@@ -866,7 +866,7 @@ fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() 
         &out(&killed),
     );
     let totals = |folder: &Path| {
-        let status = memport::sync::status::read(&state(folder)).expect("the state's status reads");
+        let status = memport::sync::status::read(&state(folder), "").expect("the state's status reads");
         status
             .providers
             .iter()

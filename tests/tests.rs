@@ -25,5 +25,7 @@ mod pam;
 mod parquet_dataset;
 mod pipelines;
 mod regression;
+mod spark;
 mod sync;
+mod sync_postgres;
 mod ump;

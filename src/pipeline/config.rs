@@ -25,7 +25,7 @@
 //!
 //! ```toml
 //! [sync]
-//! state = "state.db"                  # the sync's state file
+//! state = "state.db"                  # the sync's state file, or a postgres:// URL
 //! output = "memory"                   # gets runs/<run-id>/
 //! formats = ["aimem-ndjson", "pam"]
 //! ```
@@ -438,7 +438,12 @@ fn sync_job(options: Options, sync: &SyncTable, resolve: &dyn Fn(&Path) -> PathB
     }
     Job::Sync {
         options,
-        state: sync.state.as_deref().map(resolve).unwrap_or_default(),
+        // A database URL (`postgres://…`) is not a path beside the pipeline file.
+        state: sync
+            .state
+            .as_deref()
+            .map(|state| if state.to_string_lossy().contains("://") { state.to_owned() } else { resolve(state) })
+            .unwrap_or_default(),
         output: sync.output.as_deref().map(resolve).unwrap_or_default(),
         formats,
     }

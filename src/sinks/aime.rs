@@ -123,6 +123,17 @@ fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
     }
 }
 
+/// How AIME's memport extension names a retraction's members (the platform and session its
+/// messages' metadata name them by).
+const RETRACTION_NAMES: crate::sinks::retraction_json::MemberNames = crate::sinks::retraction_json::MemberNames {
+    provider: "platform",
+    conversation_id: "session",
+    title: "conversationTitle",
+    created_at: "created",
+    retracted_by: "retractedBy",
+    retracted_at: "retractedAt",
+};
+
 /// The `,"retractedConversations":[…]` member of `extensions.memport`, or nothing when
 /// `retracted` is empty.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
@@ -131,23 +142,8 @@ fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
     }
     let mut member = b",\n\"retractedConversations\":[".to_vec();
     for (index, conversation) in retracted.iter().enumerate() {
-        member.extend_from_slice(if index == 0 { b"\n{\"platform\":" } else { b",\n{\"platform\":" });
-        write_string(&mut member, conversation.provider.as_str());
-        member.extend_from_slice(b",\"session\":");
-        write_string(&mut member, &conversation.conversation_id);
-        if let Some(title) = &conversation.title {
-            member.extend_from_slice(b",\"conversationTitle\":");
-            write_string(&mut member, title);
-        }
-        if let Some(created_at) = conversation.created_at {
-            member.extend_from_slice(b",\"created\":");
-            write_string(&mut member, &format_rfc3339(created_at));
-        }
-        member.extend_from_slice(b",\"retractedBy\":");
-        write_string(&mut member, &conversation.retracted_by);
-        member.extend_from_slice(b",\"retractedAt\":");
-        write_string(&mut member, &format_rfc3339(conversation.retracted_at));
-        member.push(b'}');
+        member.extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
+        crate::sinks::retraction_json::write_object(&mut member, conversation, &RETRACTION_NAMES);
     }
     member.extend_from_slice(b"\n]");
     member

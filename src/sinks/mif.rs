@@ -328,6 +328,16 @@ fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
     out.push(b'}');
 }
 
+/// How MIF's memport extension names a retraction's members.
+const RETRACTION_NAMES: crate::sinks::retraction_json::MemberNames = crate::sinks::retraction_json::MemberNames {
+    provider: "provider",
+    conversation_id: "conversation_id",
+    title: "title",
+    created_at: "created_at",
+    retracted_by: "retracted_by",
+    retracted_at: "retracted_at",
+};
+
 /// The `,"retracted_conversations":[…]` member of the memport extension, compact, or nothing
 /// when `retracted` is empty.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
@@ -339,23 +349,7 @@ fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
         if index > 0 {
             member.push(b',');
         }
-        member.extend_from_slice(b"{\"provider\":");
-        write_string(&mut member, conversation.provider.as_str());
-        member.extend_from_slice(b",\"conversation_id\":");
-        write_string(&mut member, &conversation.conversation_id);
-        if let Some(title) = &conversation.title {
-            member.extend_from_slice(b",\"title\":");
-            write_string(&mut member, title);
-        }
-        if let Some(created_at) = conversation.created_at {
-            member.extend_from_slice(b",\"created_at\":");
-            write_string(&mut member, &format_rfc3339(created_at));
-        }
-        member.extend_from_slice(b",\"retracted_by\":");
-        write_string(&mut member, &conversation.retracted_by);
-        member.extend_from_slice(b",\"retracted_at\":");
-        write_string(&mut member, &format_rfc3339(conversation.retracted_at));
-        member.push(b'}');
+        crate::sinks::retraction_json::write_object(&mut member, conversation, &RETRACTION_NAMES);
     }
     member.push(b']');
     member

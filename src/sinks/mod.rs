@@ -31,6 +31,7 @@ pub mod mif;
 pub mod output_file;
 pub mod pam;
 pub mod parquet;
+pub mod retraction_json;
 pub mod ump;
 pub mod written_tree;
 

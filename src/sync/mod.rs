@@ -1,6 +1,7 @@
 //! `memport sync`: each new full export becomes a delta against what earlier runs emitted.
 //!
-//! A sync opens its state ([`sqlite::SqliteState`]) and starts one write transaction, reads
+//! A sync opens its state ([`sqlite::SqliteState`], or [`postgres_state::PostgresState`] for
+//! many workers sharing one database) and starts one write transaction, reads
 //! the inputs through the usual pipeline with a [`delta::StateDelta`] deciding what is new,
 //! writes the run's outputs into a staging folder under `OUT/runs/`, renames it to
 //! `OUT/runs/<run-id>/`, and only then commits the state. A sync stopped at any point leaves
@@ -12,9 +13,11 @@ pub mod delta;
 pub mod inputs;
 pub mod merge;
 pub mod parquet_runs;
+pub mod postgres_state;
 pub mod sqlite;
 pub mod state;
 pub mod status;
+pub mod stored;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -92,6 +95,20 @@ pub struct SyncReport {
     pub run: RunReport,
 }
 
+/// Opens the state `location` names: a PostgreSQL URL (`postgres://…`; the rows of
+/// `tenant`), else a SQLite file (made when `create`).
+///
+/// # Errors
+/// When the state cannot be opened: missing, not a memport state, newer, unreachable.
+pub fn open_state(location: &Path, tenant: &str, create: bool) -> Result<Box<dyn StateStore>, StateError> {
+    let text = location.to_string_lossy();
+    if postgres_state::is_postgres_url(&text) {
+        Ok(Box::new(postgres_state::PostgresState::open(&text, tenant)?))
+    } else {
+        Ok(Box::new(sqlite::SqliteState::open(location, create)?))
+    }
+}
+
 /// Runs one sync.
 ///
 /// # Errors
@@ -101,11 +118,12 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     if options.formats.is_empty() {
         return Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }.into());
     }
+    let on_server = postgres_state::is_postgres_url(&options.state.to_string_lossy());
     // A cron line's first sync names a state in a folder that may not exist yet.
-    if let Some(folder) = options.state.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+    if let Some(folder) = options.state.parent().filter(|folder| !on_server && !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|error| RunError::write(folder.display().to_string(), error))?;
     }
-    let mut store = sqlite::SqliteState::open(&options.state, true).map_err(state_error)?;
+    let mut store = open_state(&options.state, &options.convert.tenant_id, true).map_err(state_error)?;
     store.begin().map_err(state_error)?;
     let runs = store.runs().map_err(state_error)?;
     let last = runs.last();
@@ -139,7 +157,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         base_export_id: last.filter(|_| full_because.is_none()).map(|run| export_id(&run.run_id)),
         since: last.filter(|_| full_because.is_none()).and_then(|run| crate::timefmt::parse_rfc3339(&run.exported_at)),
     };
-    let result = run_into(options, &mut store, &run_id, full_because.is_some(), incremental, &staging);
+    let result = run_into(options, store.as_mut(), &run_id, full_because.is_some(), incremental, &staging);
     let RunDone { report: mut run, conversations: delta_counts, memories: memory_counts, retractions, no_retractions_because } =
         match result {
             Ok(done) => done,
@@ -231,7 +249,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
 /// The conversion of one run into `staging`, then the retractions.
 fn run_into(
     options: &SyncOptions,
-    store: &mut sqlite::SqliteState,
+    store: &mut dyn StateStore,
     run_id: &str,
     full: bool,
     incremental: crate::sinks::Incremental,

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-use super::state::{
-    ConversationEntry, Fingerprint, MemoryEntry, MessageKey, ProviderTotals, RunEntry, StateError, StateStore, conversation_key,
-};
+use super::state::{ConversationEntry, Fingerprint, MemoryEntry, ProviderTotals, RunEntry, StateError, StateStore, conversation_key};
+use super::stored::{count, decode_keys, encode_keys, fingerprint_of, signed};
 
 /// The schema this build writes. Each step in [`MIGRATIONS`] brings a file one version up.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -231,29 +230,8 @@ fn io(path: &Path, error: &rusqlite::Error) -> StateError {
     StateError::Io { path: path.to_owned(), reason: error.to_string() }
 }
 
-/// Message keys as stored: 8 bytes each, little-endian, sorted.
-fn encode_keys(keys: &[MessageKey]) -> Vec<u8> {
-    keys.iter().flat_map(|key| key.to_le_bytes()).collect()
-}
-
-fn decode_keys(bytes: &[u8]) -> Vec<MessageKey> {
-    bytes.chunks_exact(8).map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]))).collect()
-}
-
-/// A count as SQLite returns it (a `sum` of no rows is NULL).
-fn count(value: Option<i64>) -> u64 {
-    value.and_then(|value| u64::try_from(value).ok()).unwrap_or(0)
-}
-
-fn fingerprint_of(bytes: &[u8]) -> Fingerprint {
-    let mut fingerprint = [0u8; 16];
-    let length = bytes.len().min(16);
-    fingerprint[..length].copy_from_slice(&bytes[..length]);
-    fingerprint
-}
-
 impl StateStore for SqliteState {
-    fn runs(&self) -> Result<Vec<RunEntry>, StateError> {
+    fn runs(&mut self) -> Result<Vec<RunEntry>, StateError> {
         let mut statement = self
             .connection
             .prepare(
@@ -280,7 +258,7 @@ impl StateStore for SqliteState {
         rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
     }
 
-    fn provider_totals(&self) -> Result<Vec<ProviderTotals>, StateError> {
+    fn provider_totals(&mut self) -> Result<Vec<ProviderTotals>, StateError> {
         let mut statement = self
             .connection
             .prepare(
@@ -307,7 +285,7 @@ impl StateStore for SqliteState {
         rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
     }
 
-    fn fingerprints(&self, provider: &str) -> Result<Vec<(Fingerprint, String)>, StateError> {
+    fn fingerprints(&mut self, provider: &str) -> Result<Vec<(Fingerprint, String)>, StateError> {
         let mut statement = self
             .connection
             .prepare(
@@ -322,7 +300,7 @@ impl StateStore for SqliteState {
         rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
     }
 
-    fn live_conversations(&self, provider: &str) -> Result<Vec<String>, StateError> {
+    fn live_conversations(&mut self, provider: &str) -> Result<Vec<String>, StateError> {
         let mut statement = self
             .connection
             .prepare("SELECT conversation_id FROM conversations WHERE provider = ?1 AND retracted_run IS NULL ORDER BY conversation_id")
@@ -331,7 +309,7 @@ impl StateStore for SqliteState {
         rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
     }
 
-    fn conversation(&self, provider: &str, conversation_id: &str) -> Result<Option<ConversationEntry>, StateError> {
+    fn conversation(&mut self, provider: &str, conversation_id: &str) -> Result<Option<ConversationEntry>, StateError> {
         let mut statement = self
             .connection
             .prepare_cached(
@@ -356,22 +334,22 @@ impl StateStore for SqliteState {
             .map_err(|error| self.classify(&error))
     }
 
-    fn memory(&self, memory_id: &str) -> Result<Option<MemoryEntry>, StateError> {
+    fn memory(&mut self, memory_id: &str) -> Result<Option<MemoryEntry>, StateError> {
         self.connection
             .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_id = ?1"))
             .and_then(|mut statement| statement.query_row([memory_id], memory_of_row).optional())
             .map_err(|error| self.classify(&error))
     }
 
-    fn current_memories(&self) -> Result<Vec<MemoryEntry>, StateError> {
+    fn current_memories(&mut self) -> Result<Vec<MemoryEntry>, StateError> {
         self.memories_where("single_valued AND superseded_by IS NULL AND retracted_run IS NULL")
     }
 
-    fn live_memories(&self) -> Result<Vec<MemoryEntry>, StateError> {
+    fn live_memories(&mut self) -> Result<Vec<MemoryEntry>, StateError> {
         self.memories_where("retracted_run IS NULL")
     }
 
-    fn retracted_conversation_keys(&self) -> Result<std::collections::HashSet<u64>, StateError> {
+    fn retracted_conversation_keys(&mut self) -> Result<std::collections::HashSet<u64>, StateError> {
         let mut statement = self
             .connection
             .prepare("SELECT provider, conversation_id FROM conversations WHERE retracted_run IS NOT NULL")
@@ -402,7 +380,7 @@ impl StateStore for SqliteState {
                     entry.statement,
                     entry.language,
                     entry.confidence,
-                    i64::try_from(entry.evidence_count).unwrap_or(i64::MAX),
+                    signed(entry.evidence_count),
                     entry.first_seen,
                     entry.last_seen,
                     entry.personal,
@@ -495,7 +473,7 @@ impl StateStore for SqliteState {
                 "INSERT INTO runs (sequence, run_id, exported_at, base_run_id, full, options_digest, options_json, inputs_json, counts_json, outputs_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
-                    i64::try_from(run.sequence).unwrap_or(i64::MAX),
+                    signed(run.sequence),
                     run.run_id,
                     run.exported_at,
                     run.base_run_id,
@@ -581,7 +559,7 @@ mod tests {
         state.retract("chatgpt", "a", "r2").unwrap();
         state.rollback();
         drop(state);
-        let state = SqliteState::open(&path, false).unwrap();
+        let mut state = SqliteState::open(&path, false).unwrap();
         assert_eq!(state.runs().unwrap(), vec![run("r1", 1)]);
         assert_eq!(state.live_conversations("chatgpt").unwrap(), vec!["a".to_owned()]);
         assert_eq!(state.conversation("chatgpt", "a").unwrap().unwrap().message_keys, vec![3, 1]);

@@ -168,7 +168,8 @@ pub struct ProviderTotals {
     pub last_run: Option<String>,
 }
 
-/// The state a sync reads before its run and changes during it. Changes made after
+/// The state a sync reads before its run and changes during it. Every method takes the store
+/// mutably: a store is one connection, used by one caller at a time. Changes made after
 /// [`StateStore::begin`] become visible to other processes only at [`StateStore::commit`]; a
 /// run that stops before it (an error, a kill) leaves the state as it was.
 pub trait StateStore: Send {
@@ -176,58 +177,58 @@ pub trait StateStore: Send {
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn runs(&self) -> Result<Vec<RunEntry>, StateError>;
+    fn runs(&mut self) -> Result<Vec<RunEntry>, StateError>;
 
     /// Totals per provider.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn provider_totals(&self) -> Result<Vec<ProviderTotals>, StateError>;
+    fn provider_totals(&mut self) -> Result<Vec<ProviderTotals>, StateError>;
 
     /// Every fingerprint of `provider` recorded for a live (not retracted) conversation, with
     /// the conversation's id. A conversation regrouped into several pieces has one per piece.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn fingerprints(&self, provider: &str) -> Result<Vec<(Fingerprint, String)>, StateError>;
+    fn fingerprints(&mut self, provider: &str) -> Result<Vec<(Fingerprint, String)>, StateError>;
 
     /// Ids of every live conversation of `provider`, sorted.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn live_conversations(&self, provider: &str) -> Result<Vec<String>, StateError>;
+    fn live_conversations(&mut self, provider: &str) -> Result<Vec<String>, StateError>;
 
     /// What was emitted of one conversation, if anything (retracted ones included: a
     /// conversation that comes back is new again).
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn conversation(&self, provider: &str, conversation_id: &str) -> Result<Option<ConversationEntry>, StateError>;
+    fn conversation(&mut self, provider: &str, conversation_id: &str) -> Result<Option<ConversationEntry>, StateError>;
 
     /// What earlier runs wrote of one extracted memory, if anything.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn memory(&self, memory_id: &str) -> Result<Option<MemoryEntry>, StateError>;
+    fn memory(&mut self, memory_id: &str) -> Result<Option<MemoryEntry>, StateError>;
 
     /// The live (not retracted) memories of single-valued slots that nothing superseded: each
     /// slot's current value.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn current_memories(&self) -> Result<Vec<MemoryEntry>, StateError>;
+    fn current_memories(&mut self) -> Result<Vec<MemoryEntry>, StateError>;
 
     /// Every live memory, by id.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn live_memories(&self) -> Result<Vec<MemoryEntry>, StateError>;
+    fn live_memories(&mut self) -> Result<Vec<MemoryEntry>, StateError>;
 
     /// The keys ([`conversation_key`]) of every retracted conversation.
     ///
     /// # Errors
     /// When the state cannot be read.
-    fn retracted_conversation_keys(&self) -> Result<std::collections::HashSet<u64>, StateError>;
+    fn retracted_conversation_keys(&mut self) -> Result<std::collections::HashSet<u64>, StateError>;
 
     /// Starts the run's changes; only one process may have them started at a time.
     ///

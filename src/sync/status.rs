@@ -6,8 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::sqlite::SqliteState;
-use super::state::{ProviderTotals, RunEntry, StateError, StateStore};
+use super::state::{ProviderTotals, RunEntry, StateError};
 
 /// What `--status` shows.
 #[derive(Debug, Serialize)]
@@ -54,12 +53,12 @@ pub struct ProviderSummary {
     pub last_run: Option<String>,
 }
 
-/// Reads the status of the state at `path`.
+/// Reads the status of the state at `path` (a file, or a PostgreSQL URL with `tenant`'s rows).
 ///
 /// # Errors
-/// When the file is missing, not a memport state, or newer.
-pub fn read(path: &Path) -> Result<Status, StateError> {
-    let state = SqliteState::open(path, false)?;
+/// When the file is missing, not a memport state, or newer; when the server is unreachable.
+pub fn read(path: &Path, tenant: &str) -> Result<Status, StateError> {
+    let mut state = super::open_state(path, tenant, false)?;
     let runs = state.runs()?.into_iter().map(summarize_run).collect();
     let providers = state.provider_totals()?.into_iter().map(summarize_provider).collect();
     Ok(Status { state: path.display().to_string(), runs, providers })

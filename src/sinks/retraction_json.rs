@@ -1,0 +1,44 @@
+//! A retracted conversation as a JSON object, for the formats that list a sync's retractions in
+//! an extension member of their own (MIF `vendor_extensions`, AIME `extensions`): the same
+//! members, named in each format's style.
+
+use crate::jcs::write_string;
+use crate::model::RetractedConversation;
+use crate::timefmt::format_rfc3339;
+
+/// The member names a format uses, in the order they are written.
+pub struct MemberNames {
+    /// The provider.
+    pub provider: &'static str,
+    /// The conversation's id.
+    pub conversation_id: &'static str,
+    /// Its title, when known.
+    pub title: &'static str,
+    /// When it was created, when known.
+    pub created_at: &'static str,
+    /// The run that retracted it.
+    pub retracted_by: &'static str,
+    /// That run's export time.
+    pub retracted_at: &'static str,
+}
+
+/// Appends `conversation` as one compact object with `names`.
+pub fn write_object(out: &mut Vec<u8>, conversation: &RetractedConversation, names: &MemberNames) {
+    let member = |out: &mut Vec<u8>, name: &str, value: &str, first: bool| {
+        out.extend_from_slice(if first { b"{" } else { b"," });
+        write_string(out, name);
+        out.push(b':');
+        write_string(out, value);
+    };
+    member(out, names.provider, conversation.provider.as_str(), true);
+    member(out, names.conversation_id, &conversation.conversation_id, false);
+    if let Some(title) = &conversation.title {
+        member(out, names.title, title, false);
+    }
+    if let Some(created_at) = conversation.created_at {
+        member(out, names.created_at, &format_rfc3339(created_at), false);
+    }
+    member(out, names.retracted_by, &conversation.retracted_by, false);
+    member(out, names.retracted_at, &format_rfc3339(conversation.retracted_at), false);
+    out.push(b'}');
+}
