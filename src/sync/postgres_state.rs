@@ -104,7 +104,14 @@ pub struct PostgresState {
     /// The URL without its password, for messages.
     shown: PathBuf,
     in_run: bool,
+    /// Fingerprints recorded and not yet written, by provider and fingerprint (the last
+    /// record of each wins): one is recorded per record read, so they go to the server in
+    /// batches of [`FINGERPRINTS_PER_STATEMENT`] rather than a round trip each.
+    pending_fingerprints: std::collections::BTreeMap<(String, Fingerprint), (String, String)>,
 }
+
+/// Fingerprints written per statement (5 parameters each, well under PostgreSQL's 65,535).
+const FINGERPRINTS_PER_STATEMENT: usize = 1000;
 
 impl std::fmt::Debug for PostgresState {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,7 +136,13 @@ impl PostgresState {
             path: shown.clone(),
             reason: format!("cannot connect ({error}); is the server running, and are the URL, user and password right?"),
         })?;
-        let mut state = PostgresState { client, tenant: tenant.to_owned(), shown, in_run: false };
+        let mut state = PostgresState {
+            client,
+            tenant: tenant.to_owned(),
+            shown,
+            in_run: false,
+            pending_fingerprints: std::collections::BTreeMap::new(),
+        };
         state.migrate()?;
         Ok(state)
     }
@@ -165,6 +178,38 @@ impl PostgresState {
 
     fn io(&self, error: &postgres::Error) -> StateError {
         StateError::Io { path: self.shown.clone(), reason: error.to_string() }
+    }
+
+    /// Writes the fingerprints recorded since the last flush, up to
+    /// [`FINGERPRINTS_PER_STATEMENT`] a statement.
+    fn flush_fingerprints(&mut self) -> Result<(), StateError> {
+        let pending = std::mem::take(&mut self.pending_fingerprints);
+        let rows: Vec<_> = pending.iter().collect();
+        for chunk in rows.chunks(FINGERPRINTS_PER_STATEMENT) {
+            let mut sql =
+                String::from("INSERT INTO memport_fingerprints (tenant, provider, fingerprint, conversation_id, last_run) VALUES ");
+            let mut parameters: Vec<&(dyn postgres::types::ToSql + Sync)> = Vec::with_capacity(chunk.len() * 5);
+            let slices: Vec<&[u8]> = chunk.iter().map(|((_, fingerprint), _)| fingerprint.as_slice()).collect();
+            for (index, ((provider, _), (conversation_id, run_id))) in chunk.iter().enumerate() {
+                let base = index * 5;
+                if index > 0 {
+                    sql.push(',');
+                }
+                sql.push_str(&format!("(${}, ${}, ${}, ${}, ${})", base + 1, base + 2, base + 3, base + 4, base + 5));
+                parameters.push(&self.tenant);
+                parameters.push(provider);
+                parameters.push(&slices[index]);
+                parameters.push(conversation_id);
+                parameters.push(run_id);
+            }
+            sql.push_str(
+                " ON CONFLICT (tenant, provider, fingerprint) DO UPDATE SET conversation_id = excluded.conversation_id, last_run = excluded.last_run",
+            );
+            self.client
+                .execute(&sql, &parameters)
+                .map_err(|error| StateError::Io { path: self.shown.clone(), reason: error.to_string() })?;
+        }
+        Ok(())
     }
 
     /// The memories of this tenant matching `condition` (an SQL expression), by id.
@@ -279,6 +324,7 @@ impl StateStore for PostgresState {
     }
 
     fn fingerprints(&mut self, provider: &str) -> Result<Vec<(Fingerprint, String)>, StateError> {
+        self.flush_fingerprints()?;
         let rows = self
             .client
             .query(
@@ -446,17 +492,15 @@ impl StateStore for PostgresState {
         conversation_id: &str,
         run_id: &str,
     ) -> Result<(), StateError> {
-        self.client
-            .execute(
-                "INSERT INTO memport_fingerprints (tenant, provider, fingerprint, conversation_id, last_run) VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (tenant, provider, fingerprint) DO UPDATE SET conversation_id = excluded.conversation_id, last_run = excluded.last_run",
-                &[&self.tenant, &provider, &fingerprint.as_slice(), &conversation_id, &run_id],
-            )
-            .map_err(|error| self.io(&error))?;
+        self.pending_fingerprints.insert((provider.to_owned(), *fingerprint), (conversation_id.to_owned(), run_id.to_owned()));
+        if self.pending_fingerprints.len() >= FINGERPRINTS_PER_STATEMENT {
+            self.flush_fingerprints()?;
+        }
         Ok(())
     }
 
     fn forget_unread_fingerprints(&mut self, provider: &str, run_id: &str) -> Result<(), StateError> {
+        self.flush_fingerprints()?;
         self.client
             .execute(
                 "DELETE FROM memport_fingerprints WHERE tenant = $1 AND provider = $2 AND last_run <> $3",
@@ -477,6 +521,18 @@ impl StateStore for PostgresState {
     }
 
     fn commit(&mut self, run: &RunEntry) -> Result<(), StateError> {
+        // Fresh statistics with the run's rows: without them the planner takes the tables for
+        // the empty ones it first saw, and joins fingerprints to conversations row by row
+        // (minutes for 30,000 conversations where a hash join takes milliseconds).
+        let flushed = self.flush_fingerprints().and_then(|()| {
+            self.client
+                .batch_execute("ANALYZE memport_conversations, memport_fingerprints, memport_memories")
+                .map_err(|error| self.io(&error))
+        });
+        if let Err(problem) = flushed {
+            self.rollback();
+            return Err(problem);
+        }
         let inserted = self.client.execute(
             "INSERT INTO memport_runs (tenant, sequence, run_id, exported_at, base_run_id, full_run, options_digest, options_json,
                 inputs_json, counts_json, outputs_json)
@@ -510,6 +566,7 @@ impl StateStore for PostgresState {
     }
 
     fn rollback(&mut self) {
+        self.pending_fingerprints.clear();
         if self.in_run {
             let _ = self.client.batch_execute("ROLLBACK");
             self.in_run = false;
