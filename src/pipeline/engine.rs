@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::buffers::BufferPool;
 use crate::error::RunError;
-use crate::model::{Conversation, MemoryRecord, Origin, Provider, RetractedConversation, Warnings};
+use crate::model::{Origin, Provider, RetractedConversation, Warnings};
 use crate::pipeline::delta::{DeltaFilter, Fingerprint, UnchangedIndex};
 use crate::pipeline::extraction::{self, ExtractionSettings, WorkerFindings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
@@ -279,7 +279,7 @@ pub fn execute(
                 Err(error) => collector_error = Some(error),
                 Ok(conclusion) => {
                     let origin = Origin { file: "sync".into(), offset: 0, index: 0 };
-                    let batch = memories_only_records(conclusion.memories, &origin);
+                    let batch = extraction::memories_only_records(conclusion.memories, &origin);
                     if !batch.is_empty() {
                         sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
                     }
@@ -330,24 +330,6 @@ pub fn execute(
         rejects.finish()?;
         Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes, memories, redacted, previewed })
     })
-}
-
-/// Memories grouped into memories-only records, one per provider in the order of each
-/// provider's first memory, at most [`extraction::MEMORIES_PER_RECORD`] each.
-fn memories_only_records(memories: Vec<(Provider, MemoryRecord)>, origin: &Origin) -> Vec<Conversation> {
-    let mut records: Vec<(Provider, Vec<MemoryRecord>)> = Vec::new();
-    for (provider, memory) in memories {
-        match records.iter_mut().rev().find(|(known, list)| *known == provider && list.len() < extraction::MEMORIES_PER_RECORD) {
-            Some((_, list)) => list.push(memory),
-            None => records.push((provider, vec![memory])),
-        }
-    }
-    records
-        .into_iter()
-        .map(|(provider, memories)| {
-            Conversation::memories_only(provider, extraction::EXTRACTED_RECORD_ID.to_owned(), origin.clone(), memories)
-        })
-        .collect()
 }
 
 /// Hands `batch` to every sink: encoded on the pool, each sink's slot keeps its input order.

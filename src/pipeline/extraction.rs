@@ -156,20 +156,23 @@ impl Collector {
 /// When the evidence spool cannot be read.
 pub fn next_records(consolidated: &mut Consolidated, batch_index: u64) -> io::Result<Vec<Conversation>> {
     let memories = consolidated.next_batch(MEMORIES_PER_RECORD)?;
+    Ok(memories_only_records(memories, &Origin { file: "extraction".into(), offset: 0, index: batch_index }))
+}
+
+/// Memories grouped into memories-only records, one per provider in the order of each
+/// provider's first memory, at most [`MEMORIES_PER_RECORD`] each.
+pub fn memories_only_records(memories: Vec<(Provider, MemoryRecord)>, origin: &Origin) -> Vec<Conversation> {
     let mut records: Vec<(Provider, Vec<MemoryRecord>)> = Vec::new();
     for (provider, memory) in memories {
-        match records.iter_mut().find(|(known, _)| *known == provider) {
+        match records.iter_mut().rev().find(|(known, list)| *known == provider && list.len() < MEMORIES_PER_RECORD) {
             Some((_, list)) => list.push(memory),
             None => records.push((provider, vec![memory])),
         }
     }
-    Ok(records
+    records
         .into_iter()
-        .map(|(provider, memories)| {
-            let origin = Origin { file: "extraction".into(), offset: 0, index: batch_index };
-            Conversation::memories_only(provider, EXTRACTED_RECORD_ID.to_owned(), origin, memories)
-        })
-        .collect())
+        .map(|(provider, memories)| Conversation::memories_only(provider, EXTRACTED_RECORD_ID.to_owned(), origin.clone(), memories))
+        .collect()
 }
 
 /// The report's memory counts of a run that extracted.
