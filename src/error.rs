@@ -102,6 +102,15 @@ pub enum RunError {
     /// write); the message names the file and what to do.
     #[error("{0}")]
     State(String),
+    /// A request to object storage (`s3://`) failed after its retries, or found what memport
+    /// will not go on with (objects it did not write at an output's key).
+    #[error("object storage {url}: {reason}")]
+    ObjectStorage {
+        /// The object or prefix.
+        url: String,
+        /// What went wrong and what to do.
+        reason: String,
+    },
     /// A worker thread ended without delivering its result (a bug, never bad input).
     #[error("internal: {0}")]
     Internal(String),

@@ -27,6 +27,7 @@ pub mod key_set;
 pub mod model;
 pub mod normalize;
 pub mod pipeline;
+pub mod remote;
 pub mod signing;
 pub mod sinks;
 pub mod sources;

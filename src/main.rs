@@ -66,7 +66,7 @@ instructions, saved memories, project knowledge) as memories. Its own formats ar
 store, a MIF, UMP, AIME or AIMEM file converts to any other format, and converting memport's output \
 again gives the same records. It streams, so a 5 GB export needs no more memory \
 than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport convert s3://exports/u123/chatgpt.zip --to parquet,pam -o s3://memory/u123/   (AWS_* variables or ~/.aws)\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -120,7 +120,7 @@ enum Command {
     /// themselves (type, statement, how often said), writing nothing.
     Inspect {
         /// Export zips, folders or files.
-        #[arg(required = true)]
+        #[arg(value_parser = parse_location, required = true)]
         inputs: Vec<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -139,7 +139,7 @@ enum Command {
     /// The format is told from the content.
     Validate {
         /// Files or PAM store folders to check.
-        #[arg(required = true)]
+        #[arg(value_parser = parse_location, required = true)]
         files: Vec<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -151,8 +151,9 @@ enum Command {
 struct ConvertArgs {
     /// Export zips, unzipped folders or conversation files, read in the order given; or files
     /// of memport's formats (a PAM store folder or memory-store.json, MIF, UMP JSON/NDJSON or a
-    /// folder of .ump.md files, AIME, an AIMEM bundle or stream).
-    #[arg(required = true)]
+    /// folder of .ump.md files, AIME, an AIMEM bundle or stream). Any of them may be on S3:
+    /// s3://bucket/export.zip (read by range), s3://bucket/folder/ (its objects).
+    #[arg(value_parser = parse_location, required = true)]
     inputs: Vec<PathBuf>,
     /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet
     /// (a folder of tables: conversations, messages, memories, assets), pam (a PAM v1.0 store
@@ -162,14 +163,15 @@ struct ConvertArgs {
     formats: Vec<String>,
     /// Output file for one format; a folder for several (memory.aimem.json, memory.aimem.ndjson,
     /// parquet/, pam/, memory.mif.json, memory.ump.json, memory.ump.ndjson, ump-md/,
-    /// memory.aime.json). Parquet, PAM and ump-md always write a folder.
-    #[arg(short, long, value_name = "OUT")]
+    /// memory.aime.json). Parquet, PAM and ump-md always write a folder. s3://bucket/prefix/
+    /// writes to S3: built locally (in TMPDIR), uploaded, and published when the run succeeds.
+    #[arg(value_parser = parse_location, short, long, value_name = "OUT")]
     output: PathBuf,
     /// Write the JSON run report here (counts, warnings, outputs).
-    #[arg(long, value_name = "FILE")]
+    #[arg(value_parser = parse_location, long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Write rejected records here as NDJSON (file, byte offset, conversation id, reason).
-    #[arg(long, value_name = "FILE")]
+    #[arg(value_parser = parse_location, long, value_name = "FILE")]
     rejects: Option<PathBuf>,
     #[command(flatten)]
     conversion: ConversionArgs,
@@ -179,7 +181,7 @@ struct ConvertArgs {
 struct SyncArgs {
     /// This month's export: zips, unzipped folders or files. Conversations missing from a
     /// whole export (a zip or folder) are retracted; a lone file never retracts anything.
-    #[arg(required_unless_present = "status")]
+    #[arg(value_parser = parse_location, required_unless_present = "status")]
     inputs: Vec<PathBuf>,
     /// What earlier runs wrote: a SQLite file, made by the first sync; or a PostgreSQL
     /// database shared by many workers (postgres://user:password@host/db; each --tenant's
@@ -195,8 +197,9 @@ struct SyncArgs {
     /// Output formats of each run, comma-separated (as for convert).
     #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required_unless_present = "status")]
     formats: Vec<String>,
-    /// The folder that gets runs/<run-id>/ for each sync.
-    #[arg(short, long, value_name = "OUT", required_unless_present = "status")]
+    /// The folder that gets runs/<run-id>/ for each sync; or s3://bucket/prefix/, where each
+    /// run is uploaded and published before the state records it.
+    #[arg(value_parser = parse_location, short, long, value_name = "OUT", required_unless_present = "status")]
     output: Option<PathBuf>,
     #[command(flatten)]
     conversion: ConversionArgs,
@@ -371,6 +374,12 @@ fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
         memport::sources::detect::check_regular_input(input)?;
     }
     Ok(())
+}
+
+/// A path as given, or an object-storage URL (`s3://bucket/key`, kept as it is); a `file://`
+/// URL is the local path it names.
+fn parse_location(text: &str) -> std::result::Result<PathBuf, String> {
+    Ok(memport::remote::local_form(std::path::Path::new(text)))
 }
 
 /// `--threads` as given: a whole number, at least 1.

@@ -15,6 +15,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde_json::Value;
 
+use crate::object_storage::{downloaded, unique, upload_zip_of};
 use crate::sync::{Months, files, json};
 use crate::util::root;
 
@@ -217,4 +218,76 @@ fn a_fleet_converts_and_syncs_into_one_corpus_with_balanced_counts_and_no_duplic
         let report: Value = json(&run);
         assert_eq!(report["base_run_id"], status.runs[0].run_id.as_str(), "the delta follows the first month");
     }
+}
+
+/// Rows of each table part downloaded from object storage, by tenant (from the Hive folders).
+fn remote_corpus_rows(corpus: &memport::remote::ObjectUrl, table: &str) -> BTreeMap<String, u64> {
+    let mut rows = BTreeMap::new();
+    for (name, bytes) in downloaded(&corpus.join(table)) {
+        if !name.ends_with(".parquet") {
+            continue;
+        }
+        let tenant = name.split('/').find_map(|part| part.strip_prefix("tenant=")).expect("a tenant= folder").to_owned();
+        let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap();
+        *rows.entry(tenant).or_insert(0) += u64::try_from(reader.metadata().file_metadata().num_rows()).unwrap();
+    }
+    rows
+}
+
+/// Guards the fleet on object storage (the command): a manifest, exports, outputs and
+/// corpus all on `s3://`, each tenant's months synced into the shared PostgreSQL state; the
+/// corpus holds every message read once, and a re-run redoes nothing and changes no object.
+#[test]
+fn a_fleet_on_object_storage_syncs_into_one_corpus_and_a_rerun_changes_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    // Short names: the test server keeps each object's metadata in a file named after its whole
+    // key (in base64), so keys over about 130 bytes fail there (S3 takes 1,024).
+    let exports = unique("exports", "fe");
+    let (out, corpus) = (unique("memory", "fo"), unique("memory", "fc"));
+    let state = std::env::var("MEMPORT_TEST_POSTGRES_URL").expect("MEMPORT_TEST_POSTGRES_URL: run the tests with scripts/test");
+    let mut rows = Vec::new();
+    let mut tenants = Vec::new();
+    for provider in ["chatgpt", "claude"] {
+        let months = Months::generate(provider, 20);
+        let tenant = format!("{}{}", &provider[..2], std::process::id());
+        for month in 1..=2 {
+            let zip = exports.join(&format!("{provider}-{month}.zip"));
+            upload_zip_of(&months.export(month), &zip);
+            rows.push((tenant.clone(), zip.to_path(), months.exported_at_text(month).to_owned()));
+        }
+        tenants.push(tenant);
+    }
+    let local_manifest = work.path().join("manifest.csv");
+    write_manifest(&local_manifest, &rows);
+    let manifest = exports.join("manifest.csv");
+    memport::remote::upload::put_small(&manifest, std::fs::read(&local_manifest).unwrap()).unwrap();
+
+    let first = run_fleet(&manifest.to_path(), &out.to_path(), &corpus.to_path(), Some(&state));
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(first.status.success(), "every month syncs: {stdout}{}", String::from_utf8_lossy(&first.stderr));
+    assert!(stdout.contains("4 exports: 4 done"), "{stdout}");
+    let (_, report_bytes) =
+        downloaded(&out.join("_reports")).into_iter().find(|(name, _)| name.ends_with(".parquet")).expect("a report table");
+    let report_file = work.path().join("reports.parquet");
+    std::fs::write(&report_file, report_bytes).unwrap();
+    let report_folder = work.path().join("reports");
+    std::fs::create_dir_all(report_folder.join("_reports")).unwrap();
+    std::fs::rename(&report_file, report_folder.join("_reports").join("part-00000.parquet")).unwrap();
+    let reports = report_rows(&report_folder);
+    assert_eq!(reports.len(), 4, "{reports:?}");
+    let by_tenant = remote_corpus_rows(&corpus, "messages");
+    for tenant in &tenants {
+        let mine: Vec<_> = reports.iter().filter(|row| &row["tenant"] == tenant).collect();
+        mine.iter().for_each(|row| assert_balanced(row));
+        let read: u64 = mine.iter().map(|row| number(row, "messages_read")).sum();
+        assert_eq!(by_tenant.get(tenant).copied().unwrap_or(0), read, "the corpus holds the messages each of {tenant}'s syncs read, once");
+        let status = memport::sync::status::read(Path::new(&state), tenant).expect("the shared state reads");
+        assert_eq!(status.runs.len(), 2, "the shared state logged {tenant}'s two runs");
+    }
+
+    let corpus_before = downloaded(&corpus);
+    let again = run_fleet(&manifest.to_path(), &out.to_path(), &corpus.to_path(), Some(&state));
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(stdout.contains("4 exports: 0 done, 4 done before"), "the re-run redoes nothing: {stdout}");
+    assert!(downloaded(&corpus) == corpus_before, "the re-run leaves every corpus object as it was: no duplicates");
 }

@@ -21,6 +21,7 @@ mod grok;
 mod malformed;
 mod merge;
 mod mif;
+mod object_storage;
 mod pam;
 mod parquet_dataset;
 mod pipelines;

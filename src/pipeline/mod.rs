@@ -11,6 +11,7 @@ pub mod output_guard;
 pub mod output_paths;
 pub mod publish;
 pub mod rejects;
+pub mod remote_outputs;
 pub mod report;
 
 use std::io::IsTerminal;
@@ -136,7 +137,14 @@ impl Options {
 /// Config and I/O errors. Bad records never stop a run: they are counted and written to the
 /// rejects file.
 pub fn run(options: &Options) -> Result<RunReport, RunError> {
-    run_with_delta(options, None)
+    if !remote_outputs::any_remote(options) {
+        return run_with_delta(options, None);
+    }
+    // Outputs on object storage are written locally, then uploaded and published.
+    let (local, remote) = remote_outputs::RemoteOutputs::prepare(options)?;
+    let mut report = run_with_delta(&local, None)?;
+    remote.publish(&mut report)?;
+    Ok(report)
 }
 
 /// [`run`], with a sync's [`DeltaFilter`] deciding what is new: it sees the planned inputs

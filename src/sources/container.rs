@@ -7,6 +7,10 @@
 //! zip is refused when it lists more than [`MAX_ZIP_ENTRIES`] entries, or two files of one name
 //! (the zip reader keeps only the last, so the other would go unread, silently). Inputs that
 //! are not regular files or folders, and UTF-16 files, are refused before they are read.
+//!
+//! An input on object storage (`s3://bucket/key`) is one object (a zip or a file) or a prefix
+//! of objects (a folder): a zip's central directory and entries are read by range
+//! ([`RangedReader`]), never downloaded whole.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -17,6 +21,9 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread;
 
 use crate::error::{ConfigError, RunError};
+use crate::remote::objects;
+use crate::remote::ranged_reader::RangedReader;
+use crate::remote::{ObjectUrl, ReadSeek};
 use crate::sources::detect::{check_regular_input, utf16_problem};
 use crate::validate::input_file::UTF16_SAMPLE;
 
@@ -74,17 +81,25 @@ impl Container {
     /// file nor a folder (a device, a named pipe); [`ConfigError::NotAnExport`] for a UTF-16
     /// file.
     pub fn open(path: &Path) -> Result<Container, ConfigError> {
-        let metadata = std::fs::metadata(path)
-            .map_err(|error| ConfigError::Input { path: path.to_owned(), reason: format!("{error}; check the path") })?;
-        if metadata.is_dir() {
-            return Ok(Container::Folder(path.to_owned()));
-        }
-        // Before it is opened: opening a named pipe blocks, and a device is never read to its end.
-        check_regular_input(path)?;
+        let input_error = |reason: String| ConfigError::Input { path: path.to_owned(), reason };
         let mut head = [0u8; UTF16_SAMPLE];
-        let read = File::open(path)
-            .and_then(|mut file| read_up_to(&mut file, &mut head))
-            .map_err(|error| ConfigError::Input { path: path.to_owned(), reason: error.to_string() })?;
+        let read = if let Some(url) = ObjectUrl::of(path) {
+            if remote_is_folder(path, &url)? {
+                return Ok(Container::Folder(path.to_owned()));
+            }
+            RangedReader::open(&url)
+                .map_err(|error| error.reason)
+                .and_then(|mut reader| read_up_to(&mut reader, &mut head).map_err(|error| error.to_string()))
+                .map_err(input_error)?
+        } else {
+            let metadata = std::fs::metadata(path).map_err(|error| input_error(format!("{error}; check the path")))?;
+            if metadata.is_dir() {
+                return Ok(Container::Folder(path.to_owned()));
+            }
+            // Before it is opened: opening a named pipe blocks, and a device is never read to its end.
+            check_regular_input(path)?;
+            File::open(path).and_then(|mut file| read_up_to(&mut file, &mut head)).map_err(|error| input_error(error.to_string()))?
+        };
         let head = &head[..read];
         if head.starts_with(ZIP_MAGIC) {
             return Ok(Container::Zip(path.to_owned()));
@@ -107,13 +122,24 @@ impl Container {
     /// # Errors
     /// I/O or zip errors reading the folder or the archive's directory.
     pub fn entries(&self) -> Result<Vec<Entry>, RunError> {
-        let mut entries = match self {
-            Container::File(path) => {
+        let remote = ObjectUrl::of(self.path());
+        let mut entries = match (self, remote) {
+            (Container::File(path), Some(url)) => {
+                let size = objects::size_of(&url)?.unwrap_or(0);
+                vec![Entry {
+                    display: path.display().to_string().into(),
+                    name: url.name().to_owned(),
+                    size,
+                    location: Location::Disk(path.clone()),
+                }]
+            }
+            (Container::Folder(_), Some(url)) => remote_folder_entries(&url)?,
+            (Container::File(path), None) => {
                 let size = std::fs::metadata(path).map_err(|error| RunError::read(path.display().to_string(), error))?.len();
                 let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
                 vec![Entry { display: path.display().to_string().into(), name, size, location: Location::Disk(path.clone()) }]
             }
-            Container::Folder(root) => {
+            (Container::Folder(root), None) => {
                 let mut found = Vec::new();
                 walk_folder(root, root, 0, &mut found)?;
                 // Exports delivered as several zips (Claude's 2026 manifest, a multi-part
@@ -129,7 +155,7 @@ impl Container {
                 }
                 expanded
             }
-            Container::Zip(archive_path) => zip_entries(archive_path, None)?,
+            (Container::Zip(archive_path), _) => zip_entries(archive_path, None)?,
         };
         entries.sort_by(|left, right| left.name.cmp(&right.name));
         Ok(entries)
@@ -215,7 +241,7 @@ enum Repeated {
 /// # Errors
 /// I/O errors reading the archive.
 fn repeated_name(path: &Path, directory_start: u64, max_entries: usize) -> io::Result<Repeated> {
-    let mut reader = BufReader::new(File::open(path)?);
+    let mut reader = BufReader::new(open_seekable(path)?);
     reader.seek(SeekFrom::Start(directory_start))?;
     let mut files = HashSet::new();
     let mut folders = HashSet::new();
@@ -254,8 +280,8 @@ impl Entry {
     pub fn open(&self) -> Result<Box<dyn Read + Send>, RunError> {
         match &self.location {
             Location::Disk(path) => {
-                let file = File::open(path).map_err(|error| RunError::read(self.display.to_string(), error))?;
-                Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+                let file = open_seekable(path).map_err(|error| RunError::read(self.display.to_string(), error))?;
+                Ok(Box::new(file))
             }
             Location::Zip { archive, name } => Ok(Box::new(InflatingReader::spawn(archive.clone(), name.clone(), self.display.clone())?)),
         }
@@ -265,7 +291,8 @@ impl Entry {
     /// disk (a zip entry is not); `None` otherwise or when it cannot be opened.
     pub fn reopen_on_disk(&self) -> Option<File> {
         match &self.location {
-            Location::Disk(path) => File::open(path).ok(),
+            Location::Disk(path) if ObjectUrl::of(path).is_none() => File::open(path).ok(),
+            Location::Disk(_) => None,
             Location::Zip { .. } => None,
         }
     }
@@ -298,10 +325,52 @@ fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
     Ok(total)
 }
 
-fn open_archive(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>, RunError> {
-    let file = File::open(path).map_err(|error| RunError::read(path.display().to_string(), error))?;
-    zip::ZipArchive::new(BufReader::new(file))
-        .map_err(|error| RunError::Zip { path: path.display().to_string(), reason: error.to_string() })
+/// The file at `path` buffered, or the object it names read by range.
+///
+/// # Errors
+/// I/O errors opening it (an object-storage error says which URL and what to do).
+fn open_seekable(path: &Path) -> io::Result<Box<dyn ReadSeek>> {
+    crate::remote::open_seekable_path(path)
+}
+
+fn open_archive(path: &Path) -> Result<zip::ZipArchive<Box<dyn ReadSeek>>, RunError> {
+    let file = open_seekable(path).map_err(|error| RunError::read(path.display().to_string(), error))?;
+    zip::ZipArchive::new(file).map_err(|error| RunError::Zip { path: path.display().to_string(), reason: error.to_string() })
+}
+
+/// Whether the input `url` is a prefix of objects (a folder) rather than one object: it is
+/// written with a trailing `/`, or no object has its key and objects lie under it.
+fn remote_is_folder(path: &Path, url: &ObjectUrl) -> Result<bool, ConfigError> {
+    let input_error = |reason: String| ConfigError::Input { path: path.to_owned(), reason };
+    // `s3://bucket/folder/` names a prefix outright; otherwise an object is looked for first
+    // (a server may fail a HEAD of a key that is also a prefix).
+    let named_prefix = url.key.is_empty() || path.to_string_lossy().ends_with('/');
+    if !named_prefix && objects::size_of(url).map_err(|error| input_error(error.reason))?.is_some() {
+        return Ok(false);
+    }
+    if objects::list(url).map_err(|error| input_error(error.reason))?.is_empty() {
+        return Err(input_error("no object and no objects under this prefix; check the URL".to_owned()));
+    }
+    Ok(true)
+}
+
+/// The objects under the prefix `root`, as a folder's files; zips among them (by name) join
+/// with their entries, as zips in a local folder do.
+fn remote_folder_entries(root: &ObjectUrl) -> Result<Vec<Entry>, RunError> {
+    let mut entries = Vec::new();
+    for listed in objects::list(root)? {
+        let name = listed.url.key[root.key.len()..].trim_start_matches('/').to_owned();
+        if name.split('/').count() > MAX_FOLDER_DEPTH + 1 {
+            continue;
+        }
+        let path = listed.url.to_path();
+        if name.to_ascii_lowercase().ends_with(".zip") {
+            entries.extend(zip_entries(&path, Some(&name))?);
+        } else {
+            entries.push(Entry { display: listed.url.to_string().into(), name, size: listed.size, location: Location::Disk(path) });
+        }
+    }
+    Ok(entries)
 }
 
 fn walk_folder(root: &Path, folder: &Path, depth: usize, found: &mut Vec<Entry>) -> Result<(), RunError> {
@@ -350,7 +419,7 @@ impl InflatingReader {
     }
 }
 
-fn inflate_into(mut archive: zip::ZipArchive<BufReader<File>>, name: &str, sender: &SyncSender<InflatedChunk>) {
+fn inflate_into(mut archive: zip::ZipArchive<Box<dyn ReadSeek>>, name: &str, sender: &SyncSender<InflatedChunk>) {
     let mut entry = match archive.by_name(name) {
         Ok(entry) => entry,
         Err(error) => {

@@ -43,7 +43,7 @@ pub enum Detected {
 /// formats apart by their members.
 pub fn file_head(path: &Path) -> Vec<u8> {
     let mut head = Vec::new();
-    if let Ok(file) = std::fs::File::open(path) {
+    if let Ok(file) = crate::remote::open_path(path) {
         let _ = file.take(HEAD_BYTES).read_to_end(&mut head);
     }
     head
@@ -110,7 +110,7 @@ fn sniff_blocks(path: &Path) -> std::io::Result<MemoryFormat> {
     const BLOCK: usize = 1 << 20;
     // Long enough to hold any marker cut at a block boundary.
     const OVERLAP: usize = 64;
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::remote::open_path(path)?;
     let mut window: Vec<u8> = Vec::with_capacity(BLOCK + OVERLAP);
     loop {
         let kept = window.len().min(OVERLAP);

@@ -12,6 +12,9 @@ use crate::sources::InputPlan;
 /// # Errors
 /// I/O errors reading it.
 pub fn checksum(path: &Path) -> io::Result<String> {
+    if let Some(url) = crate::remote::ObjectUrl::of(path) {
+        return remote_checksum(&url);
+    }
     let mut hasher = blake3::Hasher::new();
     if path.is_dir() {
         let mut files = Vec::new();
@@ -26,6 +29,25 @@ pub fn checksum(path: &Path) -> io::Result<String> {
         }
     } else {
         hasher.update_reader(std::fs::File::open(path)?)?;
+    }
+    Ok(format!("blake3:{}", hasher.finalize().to_hex()))
+}
+
+/// [`checksum`] of an object (read by range), or of the objects under a prefix as of a folder.
+fn remote_checksum(url: &crate::remote::ObjectUrl) -> io::Result<String> {
+    use crate::remote::objects;
+    use crate::remote::ranged_reader::RangedReader;
+    let mut hasher = blake3::Hasher::new();
+    if objects::size_of(url)?.is_some() {
+        hasher.update_reader(RangedReader::open(url)?)?;
+    } else {
+        for listed in objects::list(url)? {
+            let mut file_hasher = blake3::Hasher::new();
+            file_hasher.update_reader(RangedReader::open(&listed.url)?)?;
+            hasher.update(listed.url.key[url.key.len()..].trim_start_matches('/').as_bytes());
+            hasher.update(&[0]);
+            hasher.update(file_hasher.finalize().as_bytes());
+        }
     }
     Ok(format!("blake3:{}", hasher.finalize().to_hex()))
 }
@@ -54,7 +76,9 @@ pub fn why_partial(plan: &InputPlan) -> Option<String> {
     }
     let path = Path::new(&plan.path);
     let is_zip = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("zip"));
-    if !path.is_dir() && !is_zip {
+    // A prefix on object storage is a folder; an object named there is one file.
+    let is_folder = path.is_dir() || (crate::remote::is_remote(path) && plan.layout.starts_with("folder"));
+    if !is_folder && !is_zip {
         return Some(format!("{}: a lone file, which may be one part of an export; give the export's zip or folder", plan.path));
     }
     if plan.warnings.0.keys().any(|kind| kind.starts_with("manifest")) {

@@ -14,6 +14,7 @@ pub mod inputs;
 pub mod merge;
 pub mod parquet_runs;
 pub mod postgres_state;
+pub mod remote_output;
 pub mod sqlite;
 pub mod state;
 pub mod status;
@@ -141,14 +142,35 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         input_records.push(InputRecord { path: input.display().to_string(), checksum });
     }
     let run_id = run_id(options.convert.exported_at, last.map(|run| run.run_id.as_str()), &options_digest, &input_records);
-    let runs_folder = options.output_root.join(RUNS_FOLDER);
+    // A sync to object storage builds its run in a local folder and uploads it before the
+    // state commits (see `remote_output`).
+    let remote_root = crate::remote::ObjectUrl::of(&options.output_root);
+    let local_root = match &remote_root {
+        Some(_) => Some(tempfile::Builder::new().prefix("memport-sync-").tempdir().map_err(|error| RunError::Temporary {
+            purpose: "the run to upload".into(),
+            folder: std::env::temp_dir().display().to_string(),
+            source: error,
+        })?),
+        None => None,
+    };
+    let output_root = local_root.as_ref().map_or_else(|| options.output_root.clone(), |folder| folder.path().to_owned());
+    let runs_folder = output_root.join(RUNS_FOLDER);
     std::fs::create_dir_all(&runs_folder).map_err(|error| RunError::write(runs_folder.display().to_string(), error))?;
     let committed: Vec<&str> = runs.iter().map(|run| run.run_id.as_str()).collect();
     let mut removed_leftovers = remove_leftovers(&runs_folder, &committed)?;
-    let dataset = options.output_root.join(PARQUET_FOLDER);
+    let dataset = output_root.join(PARQUET_FOLDER);
     if dataset.is_dir() {
         removed_leftovers
             .extend(parquet_runs::remove_uncommitted(&dataset, &committed)?.into_iter().map(|name| format!("{PARQUET_FOLDER}/{name}")));
+    }
+    if let Some(root) = &remote_root {
+        removed_leftovers.extend(remote_output::remove_uncommitted(
+            root,
+            RUNS_FOLDER,
+            PARQUET_FOLDER,
+            parquet_runs::RUNS_TABLE,
+            &committed,
+        )?);
     }
     let staging = runs_folder.join(format!(".{run_id}.partial"));
     std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
@@ -177,7 +199,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
             output.path = format!("{final_prefix}{rest}");
         }
     }
-    let report = SyncReport {
+    let mut report = SyncReport {
         run_id: run_id.clone(),
         base_run_id: last.filter(|_| full_because.is_none()).map(|run| run.run_id.clone()),
         since: last.filter(|_| full_because.is_none()).map(|run| run.exported_at.clone()),
@@ -190,6 +212,17 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         removed_leftovers,
         run,
     };
+    if let Some(root) = &remote_root {
+        // Named where they will be once uploaded.
+        let (local_prefix, remote_prefix) = (output_root.display().to_string(), root.to_string());
+        let rename = |path: &mut String| {
+            if let Some(rest) = path.strip_prefix(&local_prefix) {
+                *path = format!("{remote_prefix}{rest}");
+            }
+        };
+        rename(&mut report.run_folder);
+        report.run.outputs.iter_mut().for_each(|output| rename(&mut output.path));
+    }
     let entry = RunEntry {
         run_id: run_id.clone(),
         sequence: last.map_or(1, |run| run.sequence + 1),
@@ -232,6 +265,9 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         }
         std::fs::rename(&staging, &target).map_err(|error| RunError::write(target.display().to_string(), error))?;
         sync_folder(&runs_folder);
+        if let Some(root) = &remote_root {
+            remote_output::publish_run_tree(&output_root, root, &format!("{PARQUET_FOLDER}/{}", parquet_runs::RUNS_TABLE))?;
+        }
         Ok(())
     })();
     if let Err(error) = finish {

@@ -36,7 +36,7 @@ pub const RETRACTED_MEMBER: &str = "x-memport-retracted";
 /// I/O errors.
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     let display = path.display().to_string();
-    let file = File::open(path).map_err(|error| RunError::read(&display, error))?;
+    let file = crate::remote::open_seekable_path(path).map_err(|error| RunError::read(&display, error))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let first_line_is_envelope = {
         let mut first = Vec::new();

@@ -83,7 +83,7 @@ pub fn utf16_encoding(head: &[u8]) -> Option<&'static str> {
 /// # Errors
 /// I/O errors opening or reading it.
 pub fn is_blank(path: &Path) -> io::Result<bool> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::remote::open_path(path)?;
     let mut block = vec![0u8; BLANK_BLOCK];
     let mut at_start = true;
     loop {
@@ -111,7 +111,7 @@ pub fn is_blank(path: &Path) -> io::Result<bool> {
 /// I/O errors opening or reading it.
 pub fn head(path: &Path, limit: usize) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(limit);
-    std::fs::File::open(path)?.take(limit as u64).read_to_end(&mut bytes)?;
+    crate::remote::open_path(path)?.take(limit as u64).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

@@ -19,7 +19,7 @@ use crate::validate::{Problem, Validation};
 /// I/O errors reading it.
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     let display = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| RunError::read(&display, error))?;
+    let bytes = crate::remote::read_path(path).map_err(|error| RunError::read(&display, error))?;
     let mut checker = Checker::default();
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(root) => checker.check(&root),

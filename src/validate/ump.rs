@@ -59,7 +59,7 @@ pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
 /// I/O errors reading it.
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     let display = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| RunError::read(&display, error))?;
+    let bytes = crate::remote::read_path(path).map_err(|error| RunError::read(&display, error))?;
     let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let mut checker = Checker::default();
     if bytes.starts_with(b"---") {

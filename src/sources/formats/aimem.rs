@@ -65,7 +65,7 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         ));
     }
     let display = path.display().to_string();
-    let open = || std::fs::File::open(path).map(BufReader::new).map_err(|error| RunError::read(&display, error));
+    let open = || crate::remote::open_path(path).map(BufReader::new).map_err(|error| RunError::read(&display, error));
     let mut first_line = Vec::new();
     open()?.take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
     let envelope_line = serde_json::from_slice::<Value>(&first_line).ok().filter(|line| line.get("chunks").is_none());

@@ -47,7 +47,7 @@ fn group_key(record: &[u8]) -> Option<String> {
 /// I/O errors reading the file.
 pub fn note_document_members(path: &Path, plan: &mut InputPlan) -> Result<(), RunError> {
     let display = path.display().to_string();
-    let open = || std::fs::File::open(path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error));
+    let open = || crate::remote::open_path(path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error));
     let mut framer = ArrayFramer::member_value(open()?, "vendor_extensions");
     if let Ok(Some(element)) = framer.next_element()
         && let Ok(Value::Object(extensions)) = serde_json::from_slice::<Value>(&element.bytes)

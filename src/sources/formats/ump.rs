@@ -33,7 +33,7 @@ use crate::timefmt::parse_rfc3339;
 /// I/O errors reading its start.
 pub fn is_ndjson(path: &Path) -> Result<bool, RunError> {
     let display = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|error| RunError::read(&display, error))?;
+    let file = crate::remote::open_path(path).map_err(|error| RunError::read(&display, error))?;
     let mut reader = BufReader::new(file);
     // The first line whole (a record per line is at most this large), then whether anything
     // but white space follows it.

@@ -90,7 +90,7 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     let folder = store_path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let path = if store_path.file_name().is_some_and(|name| name == crate::spec::pam::STORE_FILE) { folder } else { store_path };
     let display = store_path.display().to_string();
-    let open = || std::fs::File::open(store_path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error));
+    let open = || crate::remote::open_path(store_path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error));
     let frame_error = |error: crate::sources::json_array::FrameError| RunError::read(&display, std::io::Error::other(error.to_string()));
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
