@@ -49,7 +49,7 @@ pub(crate) fn upload_zip_of(export: &Path, url: &ObjectUrl) {
 }
 
 fn upload(local: &Path, url: &ObjectUrl) {
-    StagedUpload::stage(vec![(local.to_owned(), url.clone())]).unwrap().publish().unwrap();
+    StagedUpload::stage(vec![(local.to_owned(), url.clone())], &indicatif::ProgressBar::hidden()).unwrap().publish().unwrap();
 }
 
 fn memport(args: &[&str]) -> Output {
@@ -236,8 +236,8 @@ fn objects_memport_did_not_write_are_never_replaced() {
     assert!(again.status.success(), "{}", stderr(&again));
 }
 
-/// Guards the errors people meet: a missing bucket, for input and output, and refused
-/// credentials, each saying what to do.
+/// Guards the errors people meet: a missing bucket, for input and output, a prefix named for a
+/// one-object output, and refused credentials, each saying what to do.
 #[test]
 fn object_storage_errors_say_what_to_do() {
     let months = Months::generate("grok", 5);
@@ -249,6 +249,9 @@ fn object_storage_errors_say_what_to_do() {
     let missing_out = memport(&["convert", &input.to_string(), "--to", "aimem", "-o", "s3://no-such-bucket/brain.json"]);
     assert_eq!(missing_out.status.code(), Some(2));
     assert!(stderr(&missing_out).contains("the bucket no-such-bucket does not exist"), "{}", stderr(&missing_out));
+    let prefix_for_a_file = memport(&["convert", &input.to_string(), "--to", "aimem", "-o", &format!("{}/", unique("memory", "errors"))]);
+    assert_eq!(prefix_for_a_file.status.code(), Some(2));
+    assert!(stderr(&prefix_for_a_file).contains("is a prefix, and this output is one object"), "{}", stderr(&prefix_for_a_file));
     let denied = Command::new(env!("CARGO_BIN_EXE_memport"))
         .args(["convert", &input.to_string(), "--to", "aimem", "-o", "/nonexistent/never.json"])
         .env("AWS_SECRET_ACCESS_KEY", "not-the-secret")

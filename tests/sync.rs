@@ -818,9 +818,11 @@ fn a_killed_sync_leaves_the_state_as_it_was_and_its_rerun_writes_the_same_run() 
         );
         let partitions = parquet_partitions(&out(&killed));
         assert!(
-            partitions
-                .iter()
-                .all(|partition| partitions_after_month_one.contains(partition) || partition.ends_with(&format!("run={run_id}"))),
+            partitions.iter().all(|partition| partitions_after_month_one.contains(partition)
+                    || partition.ends_with(&format!("run={run_id}"))
+                    // Killed while the `runs` row was being written: its hidden staging folder,
+                    // which dataset readers pass over and the next sync removes.
+                    || partition.ends_with(&format!(".run={run_id}.partial"))),
             "killed after {delay} ms: the Parquet dataset holds month 1's partitions and at most this run's: {partitions:?}"
         );
         let logged = logged_runs(&state(&killed));

@@ -22,7 +22,7 @@ use crate::error::RunError;
 use crate::pipeline::Options;
 use crate::pipeline::report::RunReport;
 use crate::remote::objects;
-use crate::remote::upload::{StagedUpload, put_small, tree_files};
+use crate::remote::upload::{StagedUpload, put_small, tree_files, upload_progress};
 use crate::remote::{ObjectUrl, RemoteError};
 use crate::sinks::OutputFormat;
 
@@ -75,6 +75,8 @@ pub struct RemoteOutputs {
     _folder: tempfile::TempDir,
     mapped: Vec<Mapped>,
     report_path: Option<PathBuf>,
+    /// Whether to show the upload's progress (as the run's).
+    progress: bool,
 }
 
 /// Whether any output, the report or the rejects file of `options` is on object storage.
@@ -110,6 +112,13 @@ impl RemoteOutputs {
         let mut mapped = Vec::new();
         let map = |path: &mut PathBuf, folder_output: bool, mapped: &mut Vec<Mapped>| -> Result<(), RunError> {
             let Some(url) = ObjectUrl::of(path) else { return Ok(()) };
+            if !folder_output && (url.key.is_empty() || path.to_string_lossy().ends_with('/')) {
+                return Err(RemoteError::refused(
+                    &url,
+                    "is a prefix, and this output is one object: name its key (s3://bucket/prefix/brain.aimem.json); with several formats, -o names their prefix",
+                )
+                .into());
+            }
             let name = if url.name().is_empty() { "output" } else { url.name() };
             let local_path = folder.path().join(mapped.len().to_string()).join(name);
             std::fs::create_dir_all(local_path.parent().unwrap_or(folder.path()))
@@ -129,7 +138,7 @@ impl RemoteOutputs {
             map(path, false, &mut mapped)?;
         }
         let report_path = local.report.clone();
-        Ok((local, RemoteOutputs { _folder: folder, mapped, report_path }))
+        Ok((local, RemoteOutputs { _folder: folder, mapped, report_path, progress: options.progress }))
     }
 
     /// Uploads and publishes what the run wrote, and names the objects in `report` (and in the
@@ -165,7 +174,9 @@ impl RemoteOutputs {
             }
             written.push(keys);
         }
-        let staged = StagedUpload::stage(files)?;
+        let bar = upload_progress(self.progress, &files);
+        let staged = StagedUpload::stage(files, &bar)?;
+        bar.finish_and_clear();
         for (mapped, keys) in self.mapped.iter().zip(&written) {
             let mut union: Vec<String> = mapped.previous.iter().chain(keys).cloned().collect();
             union.sort();

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use object_store::path::Path as KeyPath;
 use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 
@@ -54,13 +55,16 @@ impl StagedUpload {
     /// # Errors
     /// [`RemoteError`] when a file cannot be read or a request fails after its retries; what
     /// was uploaded so far is aborted.
-    pub fn stage(files: Vec<(PathBuf, ObjectUrl)>) -> Result<StagedUpload, RemoteError> {
+    pub fn stage(files: Vec<(PathBuf, ObjectUrl)>, progress: &ProgressBar) -> Result<StagedUpload, RemoteError> {
         let mut staged = StagedUpload { pending: Vec::with_capacity(files.len()) };
         let uploads = wait(async {
-            stream::iter(files.into_iter().map(|(local, url)| async move { upload_parts(&local, url).await }))
-                .buffered(FILES_IN_FLIGHT)
-                .try_collect::<Vec<_>>()
-                .await
+            stream::iter(files.into_iter().map(|(local, url)| {
+                let progress = progress.clone();
+                async move { upload_parts(&local, url, &progress).await }
+            }))
+            .buffered(FILES_IN_FLIGHT)
+            .try_collect::<Vec<_>>()
+            .await
         });
         match uploads {
             Ok(pending) => {
@@ -119,7 +123,7 @@ impl Drop for StagedUpload {
 }
 
 /// Sends `local`'s bytes as the parts of a multipart upload to `url`, leaving it uncompleted.
-async fn upload_parts(local: &Path, url: ObjectUrl) -> Result<Pending, RemoteError> {
+async fn upload_parts(local: &Path, url: ObjectUrl, progress: &ProgressBar) -> Result<Pending, RemoteError> {
     let store = store_for(&url)?;
     let key = KeyPath::from(url.key.as_str());
     let read_error = |error: std::io::Error| RemoteError::refused(&url, format!("reading {} to upload it: {error}", local.display()));
@@ -141,12 +145,27 @@ async fn upload_parts(local: &Path, url: ObjectUrl) -> Result<Pending, RemoteErr
             let _ = upload.abort().await;
             return Err(RemoteError::from_store(&url, &error));
         }
+        progress.inc(filled as u64);
         first = false;
         if filled < PART_BYTES {
             break;
         }
     }
     Ok(Pending { url, upload, bytes })
+}
+
+/// A bar of the bytes uploaded, on stderr when it is a terminal and `wanted`; hidden otherwise.
+pub fn upload_progress(wanted: bool, files: &[(PathBuf, ObjectUrl)]) -> ProgressBar {
+    if !wanted || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return ProgressBar::hidden();
+    }
+    let total = files.iter().filter_map(|(local, _)| std::fs::metadata(local).ok()).map(|metadata| metadata.len()).sum();
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("uploading {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar
 }
 
 /// Reads into `buffer` until it is full or the file ends.

@@ -24,6 +24,7 @@
 pub mod aime;
 pub mod aimem;
 pub mod created_folders;
+pub mod direct_reader;
 pub mod direct_writer;
 pub mod entity_refs;
 pub mod folder_swap;

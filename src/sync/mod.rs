@@ -266,7 +266,12 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         std::fs::rename(&staging, &target).map_err(|error| RunError::write(target.display().to_string(), error))?;
         sync_folder(&runs_folder);
         if let Some(root) = &remote_root {
-            remote_output::publish_run_tree(&output_root, root, &format!("{PARQUET_FOLDER}/{}", parquet_runs::RUNS_TABLE))?;
+            remote_output::publish_run_tree(
+                &output_root,
+                root,
+                &format!("{PARQUET_FOLDER}/{}", parquet_runs::RUNS_TABLE),
+                options.convert.progress,
+            )?;
         }
         Ok(())
     })();

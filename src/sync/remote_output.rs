@@ -5,21 +5,28 @@
 //! runs the state never committed, as it removes their folders on disk.
 
 use crate::remote::objects;
-use crate::remote::upload::{StagedUpload, tree_files};
+use crate::remote::upload::{StagedUpload, tree_files, upload_progress};
 use crate::remote::{ObjectUrl, RemoteError};
 
 /// Uploads everything under `local_root` to `root`, publishing the `runs` table last.
 ///
 /// # Errors
 /// [`RemoteError`] when an upload fails; nothing new is visible then.
-pub fn publish_run_tree(local_root: &std::path::Path, root: &ObjectUrl, runs_table_prefix: &str) -> Result<(), RemoteError> {
+pub fn publish_run_tree(
+    local_root: &std::path::Path,
+    root: &ObjectUrl,
+    runs_table_prefix: &str,
+    progress: bool,
+) -> Result<(), RemoteError> {
     let files = tree_files(local_root, root)
         .map_err(|error| RemoteError::refused(root, format!("listing the run's files in {}: {error}", local_root.display())))?;
     let runs_table = root.join(runs_table_prefix);
     let in_runs_table = |url: &ObjectUrl| url.key.starts_with(&format!("{}/", runs_table.key));
+    let bar = upload_progress(progress, &files);
     let (last, first): (Vec<_>, Vec<_>) = files.into_iter().partition(|(_, url)| in_runs_table(url));
-    let first = StagedUpload::stage(first)?;
-    let last = StagedUpload::stage(last)?;
+    let first = StagedUpload::stage(first, &bar)?;
+    let last = StagedUpload::stage(last, &bar)?;
+    bar.finish_and_clear();
     first.publish()?;
     last.publish()?;
     Ok(())

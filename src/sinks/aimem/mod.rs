@@ -47,6 +47,7 @@ use crate::jcs::write_string;
 use crate::model::Conversation;
 use crate::model::Micros;
 use crate::model::RetractedConversation;
+use crate::sinks::direct_reader::DirectReader;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
 use crate::timefmt::format_rfc3339;
@@ -350,7 +351,15 @@ fn copy_edges(spool: &File, skip: u64, output: &mut DirectWriter) -> io::Result<
 /// form: bundle records are already `,`-separated canonical records; NDJSON lines lose their
 /// opening `prefix` (`{` and the `"_kind"` member) and newline, get `{` back and are joined
 /// with `,`.
-fn hash_records(file: &File, start: u64, until: u64, framing: Framing, prefix: &[u8], mut checksum: Sha256) -> io::Result<Sha256> {
+fn hash_records(
+    file: &File,
+    path: Option<&Path>,
+    start: u64,
+    until: u64,
+    framing: Framing,
+    prefix: &[u8],
+    mut checksum: Sha256,
+) -> io::Result<Sha256> {
     let mut partial_line = Vec::new();
     let mut first = true;
     let mut hash_line = |line: &[u8], checksum: &mut Sha256| {
@@ -361,7 +370,7 @@ fn hash_records(file: &File, start: u64, until: u64, framing: Framing, prefix: &
         checksum.update(b"{");
         checksum.update(line.get(prefix.len()..line.len().saturating_sub(1)).unwrap_or_default());
     };
-    for_each_block(file, start, until, |mut data| {
+    for_each_block(file, path, start, until, |mut data| {
         if framing == Framing::Bundle {
             checksum.update(data);
             return;
@@ -395,8 +404,9 @@ const READ_AHEAD_BLOCKS: usize = 3;
 const READ_BLOCK: usize = 4 << 20;
 
 /// Calls `visit` with bytes `start..until` of `file` (to its end when shorter), in order, in
-/// blocks read by a second thread.
-fn for_each_block(file: &File, start: u64, until: u64, mut visit: impl FnMut(&[u8])) -> io::Result<()> {
+/// blocks read by a second thread; around the page cache ([`DirectReader`]) when its `path` is
+/// given.
+fn for_each_block(file: &File, path: Option<&Path>, start: u64, until: u64, mut visit: impl FnMut(&[u8])) -> io::Result<()> {
     std::thread::scope(|scope| {
         let (full_sender, full) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(READ_AHEAD_BLOCKS);
         let (empty_sender, empty) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -405,6 +415,13 @@ fn for_each_block(file: &File, start: u64, until: u64, mut visit: impl FnMut(&[u
             let _ = empty_sender.send(Vec::with_capacity(READ_BLOCK));
         }
         scope.spawn(move || {
+            let mut reader = match DirectReader::new(file, path, READ_BLOCK) {
+                Ok(reader) => reader,
+                Err(error) => {
+                    let _ = full_sender.send(Err(error));
+                    return;
+                }
+            };
             let mut offset = start;
             // Ends when the hashing side hangs up (its blocks stop coming back) or at the end.
             while let Ok(mut block) = empty.recv() {
@@ -413,7 +430,7 @@ fn for_each_block(file: &File, start: u64, until: u64, mut visit: impl FnMut(&[u
                     break;
                 }
                 block.resize(wanted, 0);
-                match file.read_at(&mut block, offset) {
+                match reader.read_at(&mut block, offset) {
                     Ok(0) => break,
                     Ok(read) => {
                         block.truncate(read);
@@ -449,19 +466,26 @@ struct Regions {
 /// The checksum of the whole bundle when it has chunk-entity links: they come first in
 /// canonical order, so everything is hashed again, the chunks and edges read back from the
 /// finished `output`.
-fn rehash(output: &File, framing: Framing, regions: &Regions, chunk_entities: &[u8], tail: &[u8]) -> io::Result<String> {
+fn rehash(output: &File, path: &Path, framing: Framing, regions: &Regions, chunk_entities: &[u8], tail: &[u8]) -> io::Result<String> {
     let mut checksum = Sha256::new();
     checksum.update(b"{\"chunk_entities\":[");
     checksum.update(chunk_entities);
     checksum.update(b"],\"chunks\":[");
     checksum = match framing {
         // Written in canonical form: the chunks, `],"edges":[` and the edges as they are.
-        Framing::Bundle => hash_records(output, regions.chunks_start, regions.edges_end, framing, b"", checksum)?,
+        Framing::Bundle => hash_records(output, Some(path), regions.chunks_start, regions.edges_end, framing, b"", checksum)?,
         Framing::Ndjson => {
-            let mut checksum =
-                hash_records(output, regions.chunks_start, regions.chunks_end, framing, records::NDJSON_CHUNK_PREFIX, checksum)?;
+            let mut checksum = hash_records(
+                output,
+                Some(path),
+                regions.chunks_start,
+                regions.chunks_end,
+                framing,
+                records::NDJSON_CHUNK_PREFIX,
+                checksum,
+            )?;
             checksum.update(b"],\"edges\":[");
-            hash_records(output, regions.chunks_end, regions.edges_end, framing, records::NDJSON_EDGE_PREFIX, checksum)?
+            hash_records(output, Some(path), regions.chunks_end, regions.edges_end, framing, records::NDJSON_EDGE_PREFIX, checksum)?
         }
     };
     checksum.update(b"],");
@@ -499,7 +523,7 @@ impl AimemSink {
             // member order requires, and the end of a run waits on nothing else.
             let checksum = std::mem::replace(&mut self.checksum, Sha256::new());
             let (copied, checksum) = std::thread::scope(|scope| -> io::Result<(u64, Sha256)> {
-                let hashing = scope.spawn(|| hash_records(&spool, skip, u64::MAX, framing, records::NDJSON_EDGE_PREFIX, checksum));
+                let hashing = scope.spawn(|| hash_records(&spool, None, skip, u64::MAX, framing, records::NDJSON_EDGE_PREFIX, checksum));
                 let copied = copy_edges(&spool, skip, output)?;
                 let checksum = hashing.join().map_err(|_| io::Error::other("the edge hashing thread stopped"))??;
                 Ok((copied, checksum))
@@ -554,7 +578,7 @@ impl AimemSink {
         let file = temporary.as_file();
         let checksum_label = if hash_at_end {
             let regions = Regions { chunks_start: self.chunks_start, chunks_end, edges_end };
-            let label = rehash(file, framing, &regions, chunk_entities.as_deref().unwrap_or_default(), &tail)?;
+            let label = rehash(file, temporary.path(), framing, &regions, chunk_entities.as_deref().unwrap_or_default(), &tail)?;
             if framing == Framing::Bundle {
                 if chunk_entities.is_some() {
                     // The links are written before the checksum instead of in the opening.
