@@ -26,10 +26,8 @@ use crate::remote::upload::{StagedUpload, put_small, tree_files, upload_progress
 use crate::remote::{ObjectUrl, RemoteError};
 use crate::sinks::OutputFormat;
 
-/// The upload record's name in a folder output.
+/// The upload record's name in a folder output; beside a one-file output it follows `.<name>`.
 pub const RECORD_NAME: &str = ".memport-upload.json";
-/// What follows `.<name>` in the upload record's name beside a one-file output.
-const RECORD_SUFFIX: &str = ".memport-upload.json";
 /// The largest upload record memport reads back (a PAM folder of a million files lists ~60 MB).
 const RECORD_LIMIT: u64 = 256 << 20;
 
@@ -64,7 +62,7 @@ pub fn record_url(url: &ObjectUrl, folder: bool) -> ObjectUrl {
         url.join(RECORD_NAME)
     } else {
         let parent = ObjectUrl { bucket: url.bucket.clone(), key: url.key.rsplit_once('/').map_or("", |(parent, _)| parent).to_owned() };
-        parent.join(&format!(".{}{RECORD_SUFFIX}", url.name()))
+        parent.join(&format!(".{}{RECORD_NAME}", url.name()))
     }
 }
 
