@@ -1,7 +1,7 @@
 //! Reads a file back around the page cache (`O_DIRECT`) where the file system allows it, and
 //! with ordinary reads where it does not (tmpfs) or once the kernel refuses an aligned read.
 //!
-//! Why: the AIMEM writers read their whole output back once when a run extracts (the entity
+//! Why: the AIMEM writers read their chunk records back once when a run extracts (the entity
 //! links come first in the checksum's canonical order, see [`crate::sinks::aimem`]), and an
 //! ordinary read puts every page of it into the page cache, which on the 2-core VM the
 //! benchmarks run on costs kernel CPU per page faulted in by the host (the same cost

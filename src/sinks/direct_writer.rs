@@ -44,6 +44,23 @@ impl DirectWriter {
         DirectWriter { temporary, direct, buffer, start, filled: 0, written: 0 }
     }
 
+    /// Whether blocks go around the page cache (until the file system refuses it).
+    pub fn is_direct(&self) -> bool {
+        self.direct.is_some()
+    }
+
+    /// Where the file is (a reader may open it while bytes are still being written after
+    /// [`DirectWriter::buffered`]).
+    pub fn path(&self) -> &std::path::Path {
+        self.temporary.path()
+    }
+
+    /// The bytes written but not yet in the file, and the file offset they start at: every
+    /// byte before it is in the file and stays as it is.
+    pub fn buffered(&self) -> (u64, &[u8]) {
+        (self.written, &self.buffer[self.start..self.start + self.filled])
+    }
+
     /// Writes what is buffered and returns the temporary file, complete.
     ///
     /// # Errors
@@ -144,5 +161,18 @@ mod tests {
     fn small_and_empty_outputs() {
         assert_eq!(written_through(&[]), b"");
         assert_eq!(written_through(&[b"{}\n"]), b"{}\n");
+    }
+
+    #[test]
+    fn the_file_up_to_the_buffered_bytes_and_those_bytes_are_everything_written() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut writer = DirectWriter::new(tempfile::NamedTempFile::new_in(folder.path()).unwrap());
+        let big: Vec<u8> = (0..BLOCK + 777).map(|index| (index % 253) as u8).collect();
+        writer.write_all(&big).unwrap();
+        let (at, pending) = writer.buffered();
+        let mut seen = std::fs::read(writer.path()).unwrap();
+        assert_eq!(seen.len() as u64, at);
+        seen.extend_from_slice(pending);
+        assert_eq!(seen, big);
     }
 }
