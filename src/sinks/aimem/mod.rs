@@ -566,8 +566,8 @@ impl AimemSink {
         // Hashed once at the end: with links, or when the run expected them and so did not hash
         // while writing.
         let hash_at_end = chunk_entities.is_some() || self.settings.links_expected;
-        // The end-of-run hash reads the chunks back while the edges are copied after them: the
-        // last chunk bytes, still in the writer's buffer, are copied for it first.
+        // The end-of-run hash reads the chunks back from the file; the last chunk bytes are
+        // still in the writer's buffer (the edges' copy pushes them out), so it gets a copy.
         let chunk_region = if hash_at_end {
             let (buffered_at, buffered) = self.output.buffered();
             let file = File::open(self.output.path())?;
@@ -603,8 +603,8 @@ impl AimemSink {
                     scope.spawn(move || hash_records(spool, None, skip, u64::MAX, framing, records::NDJSON_EDGE_PREFIX, checksum))
                 }
             };
-            // Hung up when the chunks are read, or at once without a read-back (or on an error,
-            // which the join reports).
+            // Told (or hung up on) when the chunks are read, at once without a read-back, or on
+            // an error, which the join reports.
             let _ = chunks_were_read.recv();
             let copied = copy_edges(spool, skip, output)?;
             let checksum = hashing.join().map_err(|_| io::Error::other("the hashing thread stopped"))??;
