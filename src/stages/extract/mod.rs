@@ -97,11 +97,12 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
         return;
     }
     let sentences = sentences::own_sentences(text);
-    // The language is told from the user's own sentences, not from pasted code or documents.
-    let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
-    let languages = language::likely(&own_words.join(" "));
+    // The language is told from the user's own sentences, not from pasted code or documents,
+    // and only once one of them gets through the gate: most messages that reach this point
+    // hold a rule's words only inside a longer word or a pasted part.
+    let mut languages: Option<Vec<Language>> = None;
     let mut wanted = Vec::new();
-    for sentence in sentences {
+    for &sentence in &sentences {
         let as_written = sentence.text(text);
         // Typographic apostrophes read as plain ones ("J’ai 34 ans"); the evidence keeps the
         // sentence as written.
@@ -112,9 +113,13 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
         if !rules::gate().rules_to_try(&lowercase, &mut wanted) {
             continue;
         }
+        let languages = languages.get_or_insert_with(|| {
+            let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
+            language::likely(&own_words.join(" "))
+        });
         // Where the message's words leave several languages possible, each is tried in turn
         // until one finds something.
-        for language in &languages {
+        for language in languages.iter() {
             let wanted = &wanted[rules::gate_range(*language)];
             if !wanted.contains(&true) {
                 continue;
@@ -171,9 +176,10 @@ fn extract_sentence(read: &SentenceRead<'_>, message_id: &str, time: Micros, ext
             continue;
         }
         taken.push((rule.memory_type, value_span));
-        // Both forms: the evidence keeps the sentence as written, where a typographic
-        // apostrophe inside a password ("ab’cd1") does not cut it short as the plain one does.
-        if secrets::contains_secret(sentence_text) || secrets::contains_secret(as_written) {
+        // Both forms, when they differ: the evidence keeps the sentence as written, where a
+        // typographic apostrophe inside a password ("ab’cd1") does not cut it short as the
+        // plain one does.
+        if secrets::contains_secret(sentence_text) || (as_written != sentence_text && secrets::contains_secret(as_written)) {
             extraction.dropped_secret += 1;
             continue;
         }
