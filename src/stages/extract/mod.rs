@@ -98,8 +98,8 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
     }
     let sentences = sentences::own_sentences(text);
     // The language is told from the user's own sentences, not from pasted code or documents,
-    // and only once one of them gets through the gate: most messages that reach this point
-    // hold a rule's words only inside a longer word or a pasted part.
+    // and only once one of them gets through the gate: a message can pass the whole-message
+    // pass on a rule's words inside a longer word or a pasted part, and then needs none.
     let mut languages: Option<Vec<Language>> = None;
     let mut wanted = Vec::new();
     for &sentence in &sentences {
