@@ -14,6 +14,7 @@ mod cli;
 mod contract;
 mod copilot;
 mod engine;
+mod evidence_quotes;
 mod extraction;
 mod format_inputs;
 mod gemini;

@@ -12,7 +12,7 @@ use crate::sources::DecodeOptions;
 use crate::stages::extract::consolidate::{
     ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, EarlierCurrent, MemoryCounts,
 };
-use crate::stages::extract::secrets::{SecretKind, redact_counting};
+use crate::stages::extract::secrets::{SecretKind, mask_secrets, redact_counting};
 use crate::stages::extract::{Extraction, extract_conversation};
 
 /// Memories per memories-only record sent to the sinks.
@@ -80,12 +80,19 @@ pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings,
         }
         if let Some(extraction) = &mut findings.extraction {
             // Evidence spans point into the text as written out: find each sentence again in
-            // the redacted message (it holds no secret, or it would not be a candidate).
+            // the redacted message, as written or, when it held a secret (a clause cut from a
+            // sentence that holds one elsewhere), with its secrets masked as the message's are.
             for candidate in &mut extraction.candidates {
-                if let Some(message) = conversation.messages.get(candidate.message_index)
-                    && let Some(start) = message.text.find(&candidate.evidence)
-                {
-                    candidate.span = (start, start + candidate.evidence.len());
+                let Some(message) = conversation.messages.get(candidate.message_index) else { continue };
+                let found = match message.text.find(&candidate.evidence) {
+                    Some(start) => Some((start, candidate.evidence.len())),
+                    None => {
+                        let masked = mask_secrets(&candidate.evidence);
+                        message.text.find(masked.as_ref()).map(|start| (start, masked.len()))
+                    }
+                };
+                if let Some((start, length)) = found {
+                    candidate.span = (start, start + length);
                 }
             }
         }

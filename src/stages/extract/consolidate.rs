@@ -7,13 +7,19 @@
 //! Memory stays bounded: a memory in memory is its summary (type, slot, statement, times,
 //! confidence, count); the evidence goes to an [`EvidenceSpool`] on disk and is read back, one
 //! batch of memories at a time, when the memories are written.
+//!
+//! Every evidence quote any format writes enters here, and is cleaned before it is spooled
+//! ([`quote_of`]): the secrets and contact details said in the same sentence as the fact are
+//! masked ([`secrets::clean_quote`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
 
 use super::Candidate;
 use super::entities::{EntityIndex, entity_of};
 use super::evidence_spool::{EvidenceSpool, NO_PIECE};
+use super::secrets;
 use crate::hash::sha256;
 use crate::model::extracted::{Evidence, Extracted, MemoryType};
 use crate::model::{MemoryKind, MemoryRecord, Micros, Provider};
@@ -173,12 +179,13 @@ impl Consolidator {
         for candidate in candidates {
             self.counts.candidates += 1;
             let key = memory_key(candidate.memory_type, candidate.slot, &candidate.value);
+            let personal = super::rules::is_personal_slot(candidate.slot);
             let evidence = Evidence {
                 provider,
                 conversation_id: conversation_id.to_owned(),
                 message_id: candidate.message_id,
                 span: candidate.span,
-                text: candidate.evidence,
+                text: quote_of(candidate.evidence, personal),
                 time: candidate.time,
             };
             let index = match self.by_key.get(&key) {
@@ -196,7 +203,7 @@ impl Consolidator {
                         memory_type: candidate.memory_type,
                         slot: candidate.slot,
                         single_valued: candidate.single_valued,
-                        personal: super::rules::is_personal_slot(candidate.slot),
+                        personal,
                         value: candidate.value,
                         statement: candidate.statement,
                         language: candidate.language.tag(),
@@ -400,6 +407,19 @@ impl Consolidated {
     }
 }
 
+/// A candidate's sentence as its memory's evidence quote: secrets masked always (with or
+/// without `--redact secrets`: a secret is never part of a memory), and contact details masked
+/// unless the memory is itself one. Such a memory is written only under `--extract-pii keep`,
+/// marked not for export, so a contact detail reaches a quote only where the user asked for
+/// contact details and the record says it is personal.
+fn quote_of(sentence: String, personal: bool) -> String {
+    let cleaned = if personal { secrets::mask_secrets(&sentence) } else { secrets::clean_quote(&sentence) };
+    match cleaned {
+        Cow::Owned(cleaned) => cleaned,
+        Cow::Borrowed(_) => sentence,
+    }
+}
+
 /// The provider-memory kind closest to a type, for what only knows kinds.
 pub fn memory_kind(memory_type: MemoryType) -> MemoryKind {
     match memory_type {
@@ -429,4 +449,17 @@ fn memory_id(key: &str) -> String {
 fn memory_key(memory_type: MemoryType, slot: &str, value: &str) -> String {
     let value: Vec<String> = value.split_whitespace().map(str::to_lowercase).collect();
     format!("{}\u{1f}{slot}\u{1f}{}", memory_type.as_str(), value.join(" "))
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::quote_of;
+
+    #[test]
+    fn quotes_mask_secrets_and_contact_details_unless_the_memory_is_the_contact_detail() {
+        let sentence = "I'm a nurse, mail jo@example.org, wifi password at work is Tr0ub4dor&3".to_owned();
+        assert_eq!(quote_of(sentence.clone(), false), "I'm a nurse, mail [REDACTED:email], wifi password at work is [REDACTED:password]");
+        assert_eq!(quote_of(sentence, true), "I'm a nurse, mail jo@example.org, wifi password at work is [REDACTED:password]");
+        assert_eq!(quote_of("I live in Leeds.".to_owned(), false), "I live in Leeds.");
+    }
 }
