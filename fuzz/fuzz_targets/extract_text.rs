@@ -1,11 +1,11 @@
 #![no_main]
 //! Extraction on one user message's text, where any UTF-8 text may arrive (the decoder targets
-//! reach it only through what a decoder writes): the literal gate, the user's own sentences,
-//! language guessing, the rules of each language and the secret check (`stages::extract::
+//! reach it only through what a decoder writes): the user's own sentences, language guessing,
+//! the clause readers of each language and the secret check (`stages::extract::
 //! extract_message`), and secret finding and masking (`stages::extract::secrets`).
 //!
 //! Besides never panicking: each candidate's evidence is the text at its span and holds no secret
-//! ("a sentence holding a secret never becomes a memory", README); each sentence's span lies on
+//! ("a clause holding a secret never becomes a memory", README); each sentence's span lies on
 //! character boundaries in order; secrets come sorted, apart and on character boundaries, and
 //! masking replaces each of them once.
 
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
             "extraction: the evidence {:?} is not the text at its span {start}..{end}",
             candidate.evidence
         );
-        // README: "A sentence holding a secret never becomes a memory."
+        // README: "A clause holding a secret never becomes a memory."
         assert!(
             !secrets::contains_secret(&candidate.evidence),
             "extraction: candidate {:?} comes from a sentence that holds a secret: {:?}",

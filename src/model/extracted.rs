@@ -33,13 +33,15 @@ pub enum MemoryType {
     Environment,
     /// What they build or work on.
     Project,
-    /// Other durable self-facts and life events.
+    /// Other durable self-facts and habits.
     Fact,
+    /// Events and situations: what happened to the user, where they are now.
+    Context,
 }
 
 impl MemoryType {
     /// Every type, in report order.
-    pub const ALL: [MemoryType; 11] = [
+    pub const ALL: [MemoryType; 12] = [
         MemoryType::Identity,
         MemoryType::Preference,
         MemoryType::Relationship,
@@ -51,6 +53,7 @@ impl MemoryType {
         MemoryType::Environment,
         MemoryType::Project,
         MemoryType::Fact,
+        MemoryType::Context,
     ];
 
     /// The name in reports, previews and tags.
@@ -67,6 +70,7 @@ impl MemoryType {
             MemoryType::Environment => "environment",
             MemoryType::Project => "project",
             MemoryType::Fact => "fact",
+            MemoryType::Context => "context",
         }
     }
 
@@ -79,7 +83,7 @@ impl MemoryType {
             MemoryType::Decision => "decision",
             MemoryType::Procedure => "procedure",
             MemoryType::Pitfall => "pitfall",
-            MemoryType::Skill | MemoryType::Environment | MemoryType::Project | MemoryType::Fact => "fact",
+            MemoryType::Skill | MemoryType::Environment | MemoryType::Project | MemoryType::Fact | MemoryType::Context => "fact",
         }
     }
 
@@ -101,6 +105,7 @@ impl MemoryType {
             MemoryType::Skill => "skill",
             MemoryType::Environment => "environment",
             MemoryType::Project => "project",
+            MemoryType::Context => "context",
         }
     }
 
@@ -115,6 +120,7 @@ impl MemoryType {
             MemoryType::Procedure => "instruction",
             MemoryType::Pitfall => "error",
             MemoryType::Skill => "learning",
+            MemoryType::Context => "context",
         }
     }
 
@@ -123,6 +129,7 @@ impl MemoryType {
         match self {
             MemoryType::Identity | MemoryType::Relationship => "identity",
             MemoryType::Procedure => "procedural",
+            MemoryType::Context => "episodic",
             _ => "semantic",
         }
     }

@@ -306,7 +306,7 @@ impl DeltaFilter for StateDelta<'_> {
             }
             conversations.sort_unstable();
             conversations.dedup();
-            let single_valued = crate::stages::extract::rules::slot_named(extracted.slot).is_some_and(|(_, single)| single);
+            let single_valued = crate::stages::extract::slots::slot_named(extracted.slot).is_some_and(|(_, single)| single);
             let entry = MemoryEntry {
                 memory_id: memory.id.clone(),
                 provider: record_provider(extracted),
@@ -410,7 +410,7 @@ fn record_provider(extracted: &Extracted) -> String {
 /// memport's state).
 fn memory_record_of(entry: &MemoryEntry, link: &EarlierLink) -> Option<MemoryRecord> {
     let memory_type = MemoryType::named(&entry.memory_type)?;
-    let (slot, _) = crate::stages::extract::rules::slot_named(&entry.slot)?;
+    let (slot, _) = crate::stages::extract::slots::slot_named(&entry.slot)?;
     let language = Language::ALL.into_iter().map(Language::tag).find(|tag| *tag == entry.language).unwrap_or("en");
     let extracted = Extracted {
         memory_type,

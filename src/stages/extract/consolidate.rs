@@ -103,6 +103,8 @@ struct Summary {
     last_seen: Micros,
     evidence_count: u64,
     last_piece: u64,
+    /// Whether a candidate said the value changed ("I moved to", "I now work at").
+    changed: bool,
 }
 
 /// A memory an earlier sync wrote as the current value of a single-valued slot.
@@ -179,7 +181,7 @@ impl Consolidator {
         for candidate in candidates {
             self.counts.candidates += 1;
             let key = memory_key(candidate.memory_type, candidate.slot, &candidate.value);
-            let personal = super::rules::is_personal_slot(candidate.slot);
+            let personal = super::slots::is_personal_slot(candidate.slot);
             let evidence = Evidence {
                 provider,
                 conversation_id: conversation_id.to_owned(),
@@ -194,6 +196,7 @@ impl Consolidator {
                     memory.first_seen = memory.first_seen.min(candidate.time);
                     memory.last_seen = memory.last_seen.max(candidate.time);
                     memory.confidence = 1.0 - (1.0 - memory.confidence) * (1.0 - candidate.confidence);
+                    memory.changed |= candidate.change;
                     index
                 }
                 None => {
@@ -203,7 +206,7 @@ impl Consolidator {
                         memory_type: candidate.memory_type,
                         slot: candidate.slot,
                         single_valued: candidate.single_valued,
-                        personal,
+                        personal: super::slots::is_personal_slot(candidate.slot),
                         value: candidate.value,
                         statement: candidate.statement,
                         language: candidate.language.tag(),
@@ -213,6 +216,7 @@ impl Consolidator {
                         last_seen: candidate.time,
                         evidence_count: 0,
                         last_piece: NO_PIECE,
+                        changed: candidate.change,
                     });
                     self.by_key.insert(key, index);
                     index
@@ -281,9 +285,23 @@ impl Consolidator {
             Member::Run(index) => (self.memories[index].last_seen, self.memories[index].id.as_str()),
             Member::Earlier(index) => (earlier[index].last_seen, earlier[index].id.as_str()),
         };
+        // A value replaces the current one only on clear evidence: the user said it changed,
+        // or said it more than once. A one-off mention (a pasted letter that slipped through,
+        // a joke) stays a memory of its own but never makes the established value "no longer
+        // current".
+        let establishes = |member: &Member| match *member {
+            Member::Run(index) => self.memories[index].changed || self.memories[index].evidence_count >= 2,
+            Member::Earlier(_) => true,
+        };
         for members in slots.values_mut() {
             members.sort_by(|a, b| order(a).cmp(&order(b)));
-            for pair in members.windows(2) {
+            let mut chain: Vec<Member> = Vec::with_capacity(members.len());
+            for member in members.iter() {
+                if chain.is_empty() || establishes(member) {
+                    chain.push(*member);
+                }
+            }
+            for pair in chain.windows(2) {
                 let (older, newer) = (order(&pair[0]).1.to_owned(), order(&pair[1]).1.to_owned());
                 match pair[1] {
                     Member::Run(index) => supersedes[index] = Some(older.clone()),
@@ -444,12 +462,30 @@ fn memory_id(key: &str) -> String {
     id
 }
 
-/// What makes two candidates the same memory: type, slot and the value in lowercase with its
-/// spaces collapsed.
+/// What makes two candidates the same memory: type, slot and the value's content words, each
+/// cut to a short stem and put in order, so the same thing said in other words of the same
+/// root or order ("making videos for social media", "make social media videos") is one memory.
 fn memory_key(memory_type: MemoryType, slot: &str, value: &str) -> String {
-    let value: Vec<String> = value.split_whitespace().map(str::to_lowercase).collect();
-    format!("{}\u{1f}{slot}\u{1f}{}", memory_type.as_str(), value.join(" "))
+    let lower = value.to_lowercase();
+    let mut stems: Vec<String> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '+' && c != '#')
+        .filter(|word| !word.is_empty() && !KEY_STOP_WORDS.contains(word))
+        .map(|word| word.chars().take(5).collect())
+        .collect();
+    if stems.is_empty() {
+        stems = lower.split_whitespace().map(str::to_owned).collect();
+    }
+    stems.sort_unstable();
+    stems.dedup();
+    format!("{}\u{1f}{slot}\u{1f}{}", memory_type.as_str(), stems.join(" "))
 }
+
+/// Words that do not tell two values apart.
+const KEY_STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "to", "of", "for", "on", "in", "at", "with", "and", "or", "my", "their", "some", "more", "really", "very", "der",
+    "die", "das", "ein", "eine", "le", "la", "les", "un", "une", "el", "los", "las", "una", "de", "à", "en", "y", "et", "und", "a", "v",
+    "na",
+];
 
 #[cfg(test)]
 mod quote_tests {

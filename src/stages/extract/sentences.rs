@@ -29,6 +29,9 @@ impl Sentence {
 /// The sentences of the user's own words in `message`, in order.
 pub fn own_sentences(message: &str) -> Vec<Sentence> {
     let mut sentences = Vec::new();
+    if is_make_believe(message) {
+        return sentences;
+    }
     let readable_end = if message.len() > MAX_OWN_TEXT_BYTES { first_paragraph_end(message) } else { message.len() };
     let mut in_fence = false;
     let mut line_start = 0;
@@ -37,15 +40,188 @@ pub fn own_sentences(message: &str) -> Vec<Sentence> {
         let trimmed = line.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
-        } else if trimmed.starts_with("-----Original Message") || is_reply_header(trimmed) {
-            // Everything after a forwarded or replied-to header is someone else's text.
+        } else if trimmed.starts_with("-----Original Message") || is_reply_header(trimmed) || is_salutation(trimmed) {
+            // Everything after a forwarded or replied-to header, or a letter's salutation, is
+            // someone else's text or a text written for someone else.
             break;
         } else if !in_fence && !trimmed.is_empty() && !is_quoted(trimmed) && !looks_like_code(line) {
-            split_sentences(message, line_start, line_start + line.trim_end().len(), &mut sentences);
+            // A line that introduces material ("Here is the letter from my landlord:",
+            // "Proofread this: …") ends the user's own words at its colon.
+            let kept = line.trim_end();
+            let own_end = material_colon(line).unwrap_or(if kept.ends_with(':') { kept.len() - 1 } else { kept.len() });
+            split_sentences(message, line_start, line_start + own_end, &mut sentences);
+            if own_end < kept.len() {
+                break;
+            }
         }
         line_start = line_end;
     }
     sentences
+}
+
+/// Whether the message sets up a story, a game or a role ("Role play: you are…", "Pretend
+/// I'm a pirate", "Stell dir vor", "Imagina que"): nothing in it is said of the user.
+fn is_make_believe(message: &str) -> bool {
+    let head: String = message.trim_start().chars().take(60).collect::<String>().to_lowercase().replace('’', "'");
+    const OPENERS: &[&str] = &[
+        "role play",
+        "roleplay",
+        "role-play",
+        "let's role",
+        "lets role",
+        "let's play",
+        "pretend",
+        "act as",
+        "you are a",
+        "you are an",
+        "imagine",
+        "write a story",
+        "story:",
+        "scenario:",
+        "in this story",
+        "let's pretend",
+        "rollenspiel",
+        "stell dir vor",
+        "tu so als",
+        "spiel mit mir",
+        "jeu de rôle",
+        "imagine que",
+        "imaginons",
+        "fais comme si",
+        "juego de rol",
+        "imagina que",
+        "finge que",
+        "haz como si",
+        "hraj roli",
+        "představ si",
+        "hrajme",
+        "předstírej",
+    ];
+    OPENERS.iter().any(|opener| head.starts_with(opener))
+}
+
+/// A letter's salutation ("Dear Ms Novak,", "To whom it may concern", "Sehr geehrte…",
+/// "Chère Madame,", "Estimado señor:", "Vážený pane,"): what follows is a letter.
+fn is_salutation(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    const OPENERS: &[&str] = &[
+        "dear ",
+        "to whom it may concern",
+        "hi all,",
+        "hello all,",
+        "sehr geehrte",
+        "liebe ",
+        "lieber ",
+        "hallo zusammen",
+        "cher ",
+        "chère ",
+        "madame, monsieur",
+        "madame,",
+        "monsieur,",
+        "estimado",
+        "estimada",
+        "querido ",
+        "querida ",
+        "vážený",
+        "vážená",
+        "milý ",
+        "milá ",
+    ];
+    let short = line.chars().count() <= 60;
+    short
+        && (line.ends_with(',') || line.ends_with(':') || line.ends_with('!') || !line.contains(' ') || lower.starts_with("to whom"))
+        && OPENERS.iter().any(|opener| lower.starts_with(opener))
+}
+
+/// Where a line's own words end at a colon that introduces material: a colon after a word
+/// that names it ("this:", "below:", "letter:", "e-mail:", "said:", "wrote:") or a request
+/// to work on text ("proofread", "translate", "fix", "rewrite").
+fn material_colon(line: &str) -> Option<usize> {
+    let colon = line.find(':')?;
+    let before = line[..colon].to_lowercase();
+    let last_word = before.rsplit(|c: char| !c.is_alphanumeric() && c != '-').find(|word| !word.is_empty()).unwrap_or("");
+    const NAMES: &[&str] = &[
+        "this",
+        "these",
+        "following",
+        "below",
+        "text",
+        "letter",
+        "email",
+        "e-mail",
+        "mail",
+        "message",
+        "draft",
+        "paragraph",
+        "article",
+        "story",
+        "poem",
+        "post",
+        "bio",
+        "essay",
+        "said",
+        "says",
+        "wrote",
+        "writes",
+        "sentence",
+        "sentences",
+        "version",
+        "note",
+        "review",
+        "description",
+        "dies",
+        "folgendes",
+        "folgenden",
+        "text",
+        "brief",
+        "nachricht",
+        "ceci",
+        "suivant",
+        "texte",
+        "lettre",
+        "esto",
+        "siguiente",
+        "texto",
+        "carta",
+        "mensaje",
+        "tohle",
+        "toto",
+        "následující",
+        "dopis",
+        "zprávu",
+        "zpráva",
+    ];
+    const REQUESTS: &[&str] = &[
+        "proofread",
+        "translate",
+        "rewrite",
+        "fix",
+        "correct",
+        "improve",
+        "summarize",
+        "summarise",
+        "edit",
+        "polish",
+        "check",
+        "review",
+        "reword",
+        "rephrase",
+        "shorten",
+        "übersetze",
+        "korrigiere",
+        "verbessere",
+        "traduis",
+        "corrige",
+        "traduce",
+        "corrige",
+        "přelož",
+        "oprav",
+    ];
+    let names_material = NAMES.contains(&last_word);
+    let asks_for_work = REQUESTS
+        .iter()
+        .any(|request| before.split_whitespace().take(4).any(|word| word.trim_matches(|c: char| !c.is_alphanumeric()) == *request));
+    (names_material || asks_for_work).then_some(colon)
 }
 
 /// Where the first paragraph of a long message ends (a blank line, or the first
@@ -164,6 +340,18 @@ mod tests {
         let message =
             "I use Rust.\n```\nlet x = 1;\n```\n    fn main() {}\n> I am quoted\nconst a = {b: 1};\nOn Mon, Jan 1, Bob wrote:\nI am Bob.";
         assert_eq!(texts(message), ["I use Rust."]);
+    }
+
+    #[test]
+    fn letters_role_play_and_introduced_material_are_not_the_users_words() {
+        assert_eq!(
+            texts("Can you check my sister's cover letter?\nDear Hiring Manager,\nI am a nurse in Leeds."),
+            ["Can you check my sister's cover letter?"]
+        );
+        assert_eq!(texts("Role play: you are a pirate and I am a sailor from Lisbon."), Vec::<&str>::new());
+        assert_eq!(texts("Proofread this: I am a carpenter in Oslo."), ["Proofread this"]);
+        assert_eq!(texts("Here is the e-mail from my landlord:\nI live in the flat above you."), ["Here is the e-mail from my landlord"]);
+        assert_eq!(texts("I live in Leeds: it rains a lot."), ["I live in Leeds: it rains a lot."]);
     }
 
     #[test]

@@ -1,0 +1,1553 @@
+//! The English reader: finds a clause's subject (I, we, my X, "as a X"), reads its verb group
+//! (auxiliaries, negation, tense), decides by the main verb's class what kind of memory the
+//! clause is, and writes the clause again in the third person with its relative times anchored.
+
+use super::anchor::anchor;
+use super::lexicon::Lexicon;
+use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun, looks_like_occupation};
+use super::verbs::{VerbClass, english_third_person, is_english_past};
+use super::words::{Word, joined, span, tail};
+use super::{Context, Found, capitalized, rest_in_third_person};
+use crate::stages::extract::MemoryType;
+use crate::stages::extract::language::Language;
+
+/// Words that open a clause as a question.
+const QUESTION_OPENERS: &[&str] = &[
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "would",
+    "should",
+    "what",
+    "how",
+    "why",
+    "where",
+    "when",
+    "who",
+    "which",
+    "is",
+    "are",
+    "am",
+    "will",
+    "shall",
+    "was",
+    "were",
+    "have",
+    "has",
+    "whats",
+    "hows",
+    "whom",
+    "whose",
+    "may",
+    "might",
+    "any",
+    "anyone",
+    "anything",
+    "please",
+    "pls",
+    "let's",
+    "lets",
+    "tell",
+    "give",
+    "show",
+    "help",
+    "explain",
+    "write",
+    "make",
+    "create",
+    "find",
+    "list",
+    "suggest",
+    "recommend",
+    "thanks",
+    "thank",
+];
+
+/// Words that may open a time or place phrase before the subject ("Last year I…", "In 2019 we…").
+const ADVERBIAL_STARTS: &[&str] = &[
+    "in",
+    "on",
+    "at",
+    "last",
+    "this",
+    "next",
+    "since",
+    "after",
+    "before",
+    "every",
+    "yesterday",
+    "today",
+    "tomorrow",
+    "recently",
+    "lately",
+    "back",
+    "growing",
+    "for",
+    "during",
+    "two",
+    "three",
+    "a",
+    "few",
+    "years",
+    "months",
+    "weeks",
+    "once",
+    "when",
+    "as",
+    "over",
+    "about",
+    "around",
+    "until",
+    "right",
+    "now",
+    "then",
+    "earlier",
+    "later",
+    "most",
+    "some",
+    "on",
+    "each",
+    "these",
+    "nowadays",
+    "tonight",
+    "usually",
+    "normally",
+    "also",
+];
+
+/// Hedges that may open a clause: what follows is said, but less surely.
+const HEDGES: &[&[&str]] = &[
+    &["i", "think"],
+    &["i", "guess"],
+    &["i", "believe"],
+    &["i", "suppose"],
+    &["i", "feel", "like"],
+    &["i", "would", "say"],
+    &["maybe"],
+    &["perhaps"],
+    &["probably"],
+];
+
+/// Frequency adverbs kept in a statement ("Usually runs before work").
+const FREQUENCY: &[&str] =
+    &["usually", "always", "often", "sometimes", "rarely", "seldom", "occasionally", "mostly", "generally", "normally", "mainly"];
+
+/// Infinitives after "want to", "like to", "will" that are about the conversation or the task
+/// ("I want to know", "I'd like to ask", "I'll try that").
+const TASK_INFINITIVES: &[&str] = &[
+    "know",
+    "ask",
+    "see",
+    "understand",
+    "check",
+    "try",
+    "say",
+    "tell",
+    "share",
+    "thank",
+    "mention",
+    "add",
+    "clarify",
+    "point",
+    "confirm",
+    "continue",
+    "change",
+    "hear",
+    "look",
+    "let",
+    "keep",
+    "give",
+    "send",
+    "show",
+    "explain",
+    "help",
+    "talk",
+    "discuss",
+    "focus",
+    "note",
+    "double-check",
+    "verify",
+    "test",
+    "fix",
+    "improve",
+    "rewrite",
+    "edit",
+    "convert",
+    "generate",
+    "calculate",
+    "compare",
+    "figure",
+    "print",
+    "save",
+    "define",
+    "include",
+    "remove",
+    "ensure",
+    "sure",
+    "report",
+    "use",
+    "do",
+    "find",
+    "think",
+    "create",
+    "put",
+    "follow",
+];
+
+/// Reads one English clause.
+pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
+    let lexicon = Lexicon::of(Language::English);
+    let mut at = 0;
+    let mut scale = 1.0_f32;
+    loop {
+        while at < words.len() && lexicon.lead_ins.contains(&words[at].lower.as_str()) && words.len() - at > 2 {
+            at += 1;
+        }
+        let Some(hedge) =
+            HEDGES.iter().find(|hedge| words[at..].iter().take(hedge.len()).map(|word| word.lower.as_str()).eq(hedge.iter().copied()))
+        else {
+            break;
+        };
+        at += hedge.len();
+        if words.get(at).is_some_and(|word| word.lower == "that") {
+            at += 1;
+        }
+        scale = 0.6;
+    }
+    let Some(first) = words.get(at) else { return };
+    if QUESTION_OPENERS.contains(&first.lower.as_str()) {
+        return;
+    }
+    if first.lower == "as" && words.get(at + 1).is_some_and(|word| matches!(word.lower.as_str(), "a" | "an")) {
+        let reading = Reading { scale: scale * 0.9, time: context.time, change: false };
+        complement(tail(words, at + 1), &[], &reading, found);
+        return;
+    }
+    let Some(subject) = (at..words.len().min(at + 8)).find(|&index| matches!(words[index].lower.as_str(), "i" | "we" | "my" | "our"))
+    else {
+        pitfall(tail(words, at), found);
+        return;
+    };
+    if subject > at && !ADVERBIAL_STARTS.contains(&words[at].lower.as_str()) {
+        return;
+    }
+    // A subordinator before the subject ("since I'm vegan") is no time or place phrase.
+    let subordinate = subject == at + 1 && matches!(words[at].lower.as_str(), "since" | "as" | "while" | "now" | "because" | "cause");
+    let adverbial = if subordinate { &[][..] } else { span(words, at, subject) };
+    let reading = Reading { scale, time: context.time, change: false };
+    match words[subject].lower.as_str() {
+        "i" => user(tail(words, subject + 1), adverbial, &reading, found),
+        "we" => user(tail(words, subject + 1), adverbial, &Reading { scale: scale * 0.9, ..reading }, found),
+        _ => possessed(tail(words, subject + 1), adverbial, &reading, found),
+    }
+}
+
+/// "Webpack didn't work for us", "Docker Desktop never worked on my laptop": what failed the
+/// user, named (a pronoun subject, "it still doesn't work", is the task at hand).
+fn pitfall(words: &[Word], found: &mut Vec<Found>) {
+    let Some(verb) = words.iter().position(|word| matches!(word.lower.as_str(), "did" | "does" | "never")) else { return };
+    let subject = span(words, 0, verb);
+    let after: Vec<&str> = tail(words, verb).iter().map(|word| word.lower.as_str()).collect();
+    let failed = matches!(after.as_slice(), ["did" | "does", "not", "work", ..] | ["never", "worked" | "works", ..]);
+    let pronoun = subject.iter().any(|word| is_pointer(&word.lower) || matches!(word.lower.as_str(), "he" | "she" | "they" | "i" | "we"));
+    if !failed || subject.is_empty() || subject.len() > 4 || pronoun {
+        return;
+    }
+    let statement = format!("{} did not work", joined(subject));
+    push(
+        found,
+        MemoryType::Pitfall,
+        "pitfall",
+        subject,
+        capitalized(&statement),
+        0.75,
+        &Reading { scale: 1.0, time: 0, change: false },
+        false,
+    );
+}
+
+/// How a clause is being read.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    /// What the confidence is multiplied by (a hedge, "we").
+    scale: f32,
+    /// The message's time.
+    time: crate::model::Micros,
+    /// Whether the clause says a value changed.
+    change: bool,
+}
+
+/// The verb group after the subject: the words a statement keeps, in the third person, and
+/// what they say.
+#[derive(Debug, Default)]
+struct VerbGroup {
+    written: Vec<String>,
+    be: bool,
+    negated: bool,
+    past: bool,
+    future: bool,
+    perfect: bool,
+    modal: Option<String>,
+    can: bool,
+    change: bool,
+    /// Where the main verb (or the copula's complement) starts.
+    next: usize,
+}
+
+impl VerbGroup {
+    fn push(&mut self, word: &str) {
+        // The first verb of the group agrees with the third-person subject.
+        let finite = self.written.iter().all(|written| FREQUENCY.contains(&written.as_str()));
+        let word = if finite { english_third_person(word).unwrap_or_else(|| word.to_owned()) } else { word.to_owned() };
+        self.written.push(word);
+    }
+}
+
+fn verb_group(words: &[Word]) -> VerbGroup {
+    let lexicon = Lexicon::of(Language::English);
+    let mut group = VerbGroup::default();
+    let mut index = 0;
+    while let Some(word) = words.get(index) {
+        let lower = word.lower.as_str();
+        let next = words.get(index + 1).map_or("", |next| next.lower.as_str());
+        match lower {
+            "now" | "recently" | "finally" | "officially" => group.change = true,
+            _ if FREQUENCY.contains(&lower) => group.written.push(lower.to_owned()),
+            _ if lexicon.fillers.contains(&lower) => {}
+            // Other adverbs ("especially", "secretly") say how, not what.
+            _ if lower.ends_with("ly")
+                && lower.len() > 4
+                && !matches!(lower, "fly" | "apply" | "rely" | "reply" | "supply" | "bully")
+                && next != "to" => {}
+            "am" | "are" | "is" => {
+                group.push("am");
+                group.be = true;
+            }
+            "was" | "were" => {
+                group.push("was");
+                group.be = true;
+                group.past = true;
+            }
+            "have" | "has" | "had" if next == "got" => {
+                group.push(lower);
+                group.next = index + 1;
+                return group;
+            }
+            "have" | "has" | "had" if next == "been" || next == "not" || next == "never" || is_participle(next) => {
+                group.push(lower);
+                group.perfect = true;
+                group.past |= lower == "had";
+            }
+            "will" => {
+                group.push("will");
+                group.future = true;
+            }
+            "would" | "could" | "should" | "might" | "may" | "must" => {
+                group.push(lower);
+                group.modal = Some(lower.to_owned());
+            }
+            "can" => {
+                group.push("can");
+                group.can = true;
+            }
+            "do" | "does" if next == "not" || next == "never" => group.push("does"),
+            "did" => {
+                group.push("did");
+                group.past = true;
+            }
+            "not" | "never" => {
+                group.written.push(lower.to_owned());
+                group.negated = true;
+            }
+            "been" => {
+                group.written.push("been".to_owned());
+                group.be = true;
+            }
+            "used" if next == "to" => {
+                group.push("used");
+                group.written.push("to".to_owned());
+                group.past = true;
+                index += 1;
+            }
+            "going" if group.be && next == "to" && words.get(index + 2).is_some_and(|after| !after.is_capitalized()) => {
+                group.written.push("going".to_owned());
+                group.written.push("to".to_owned());
+                group.be = false;
+                group.future = true;
+                index += 1;
+            }
+            _ => break,
+        }
+        index += 1;
+    }
+    group.next = index;
+    group
+}
+
+/// Whether an English word is a past participle after "have" ("been", "lived", "gone").
+fn is_participle(word: &str) -> bool {
+    is_english_past(word)
+        || matches!(
+            word,
+            "been"
+                | "gone"
+                | "done"
+                | "seen"
+                | "taken"
+                | "given"
+                | "written"
+                | "driven"
+                | "eaten"
+                | "known"
+                | "grown"
+                | "flown"
+                | "begun"
+                | "become"
+                | "run"
+                | "come"
+                | "swum"
+                | "ridden"
+                | "spoken"
+                | "chosen"
+                | "broken"
+                | "forgotten"
+                | "gotten"
+                | "worn"
+                | "drunk"
+                | "sung"
+                | "always"
+                | "just"
+                | "already"
+                | "recently"
+                | "finally"
+                | "also"
+                | "lived"
+                | "never"
+        )
+}
+
+/// The lemma of a verb form, as far as the verb classes need it ("living" → "live", "moved" →
+/// "moved").
+fn lemma(word: &str) -> String {
+    if let Some(stem) = word.strip_suffix("ing")
+        && stem.len() >= 2
+    {
+        let mut last = stem.chars().rev();
+        let (final_letter, before) = (last.next(), last.next());
+        let doubled = final_letter.is_some_and(|c| c.is_ascii_alphabetic())
+            && final_letter == before
+            && !stem.ends_with("ll")
+            && !stem.ends_with("ss");
+        if doubled {
+            return stem[..stem.len() - 1].to_owned();
+        }
+        for candidate in [format!("{stem}e"), stem.to_owned()] {
+            if Lexicon::of(Language::English).verb_class(&candidate).is_some() {
+                return candidate;
+            }
+        }
+        return stem.to_owned();
+    }
+    word.to_owned()
+}
+
+/// A clause whose subject is the user.
+fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
+    let group = verb_group(words);
+    let reading = Reading { change: group.change, ..*reading };
+    let rest = tail(words, group.next);
+    if rest.is_empty() {
+        return;
+    }
+    if let Some(modal) = &group.modal {
+        // "I would prefer tea", "I'd rather have tea": a preference.
+        if modal == "would" && matches!(rest[0].lower.as_str(), "prefer" | "rather") && rest.len() > 1 && !is_reaction(tail(rest, 1)) {
+            let object = tail(rest, 1);
+            let statement = capitalized(&format!("prefers {}", third(object)));
+            push(found, MemoryType::Preference, "likes", object, statement, 0.75, &reading, false);
+            return;
+        }
+        // "I'd love to visit Japan" is a wish worth keeping; "I could", "I should" are not said as so.
+        let wish =
+            modal == "would" && matches!(rest[0].lower.as_str(), "love" | "like") && rest.get(1).is_some_and(|word| word.lower == "to");
+        if wish && rest.len() > 2 && !TASK_INFINITIVES.contains(&rest[2].lower.as_str()) && !mentions_you(tail(rest, 2)) {
+            let statement = format!("Would like to {}", third(tail(rest, 2)));
+            push(found, MemoryType::Goal, "goal", tail(rest, 2), statement, 0.7, &reading, false);
+        }
+        return;
+    }
+    let main = &rest[0];
+    // "I used to be a painter", "I will be a father": the complement says what.
+    if main.lower == "be" && rest.len() > 1 {
+        let mut verb = group.written.clone();
+        verb.push("be".to_owned());
+        return complement(tail(rest, 1), &verb, &reading, found);
+    }
+    // "I try to walk three miles every day": the habit tried is the habit.
+    if matches!(main.lower.as_str(), "try" | "tried") && rest.get(1).is_some_and(|word| word.lower == "to") && rest.len() > 3 {
+        let object = tail(rest, 2);
+        let verb_text = third(span(rest, 0, 2));
+        if !mentions_you(object)
+            && !is_dangling(tail(object, 1))
+            && !names_task(object)
+            && !TASK_INFINITIVES.contains(&object[0].lower.as_str())
+        {
+            let statement = anchored(&sentence(&[verb_text], &third(object), adverbial), reading.time, false);
+            push(found, MemoryType::Fact, "habit", object, statement, 0.7, &reading, false);
+        }
+        return;
+    }
+    if group.be && main.lower.ends_with("ing") && main.lower.len() > 4 {
+        return progressive(&group, rest, adverbial, &reading, found);
+    }
+    if group.be || (group.perfect && group.written.last().is_some_and(|last| last == "been") && !main.lower.ends_with("ing")) {
+        if group.perfect && main.lower == "to" {
+            let statement = sentence(&group.written, &third(rest), adverbial);
+            let confidence = if group.negated { 0.45 } else { 0.7 };
+            if !is_dangling(tail(rest, 1)) {
+                push(found, MemoryType::Context, "experience", tail(rest, 1), statement, confidence, &reading, true);
+            }
+            return;
+        }
+        return complement(rest, &group.written, &reading, found);
+    }
+    if group.perfect && main.lower.ends_with("ing") {
+        return progressive(&group, rest, adverbial, &reading, found);
+    }
+    let lemma = lemma(&main.lower);
+    let class = Lexicon::of(Language::English).verb_class(&lemma);
+    let object = tail(rest, 1);
+    let mut verb_written = group.written.clone();
+    // "I hurt my jaw last week": a verb whose past is its present reads as past with a past time.
+    let past_by_time = object.iter().any(|word| matches!(word.lower.as_str(), "yesterday" | "ago" | "last")) && group.written.is_empty();
+    verb_written.push(if group.written.iter().all(|word| FREQUENCY.contains(&word.as_str())) && !past_by_time {
+        english_third_person(&main.lower).unwrap_or_else(|| main.lower.clone())
+    } else {
+        main.lower.clone()
+    });
+    let past = group.past || is_english_past(&main.lower) || past_by_time;
+    let statement_of = |object: &[Word]| anchored(&sentence(&verb_written, &third(object), adverbial), reading.time, past);
+    if group.can {
+        if group.negated {
+            if class == Some(VerbClass::Eat) {
+                return push(found, MemoryType::Preference, "does_not_eat", object, statement_of(object), 0.8, &reading, false);
+            }
+        } else if class.is_none() && !object.is_empty() && !mentions_you(object) && !is_dangling(object) {
+            return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.7, &reading, false);
+        }
+        return;
+    }
+    match class {
+        Some(VerbClass::Have) => have(object, &verb_written, adverbial, past, &reading, found),
+        Some(VerbClass::Like | VerbClass::Prefer | VerbClass::Dislike) => {
+            let negative = group.negated || class == Some(VerbClass::Dislike);
+            let slot = if negative { "dislikes" } else { "likes" };
+            let memory_type = MemoryType::Preference;
+            for item in list_items(object) {
+                if is_reaction(&item) {
+                    continue;
+                }
+                push(found, memory_type, slot, &item, statement_of(&item), 0.8, &reading, false);
+            }
+        }
+        Some(VerbClass::Live) => {
+            if object.first().is_some_and(|word| word.lower == "with") {
+                return push(found, MemoryType::Relationship, "lives_with", tail(object, 1), statement_of(object), 0.8, &reading, false);
+            }
+            let place = place_after_preposition(object);
+            if !is_place(place) {
+                return;
+            }
+            if past && !group.perfect {
+                return push(
+                    found,
+                    MemoryType::Fact,
+                    "former_home",
+                    place,
+                    anchored(&sentence(&["used to live".into()], &third(object), adverbial), reading.time, true),
+                    0.75,
+                    &reading,
+                    false,
+                );
+            }
+            push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, &reading, false);
+        }
+        Some(VerbClass::Move) => moved(object, &group, adverbial, &reading, found),
+        Some(VerbClass::Origin) => {
+            if object.first().is_some_and(|word| word.lower == "up") && object.len() > 2 {
+                push(
+                    found,
+                    MemoryType::Identity,
+                    "origin",
+                    place_after_preposition(tail(object, 1)),
+                    statement_of(object),
+                    0.8,
+                    &reading,
+                    false,
+                );
+            }
+        }
+        Some(VerbClass::Work) => work(object, &verb_written, adverbial, past, &reading, found),
+        Some(VerbClass::Study | VerbClass::Teach) if !object.is_empty() && !is_dangling(object) => {
+            let slot = if class == Some(VerbClass::Teach) { "teaches" } else { "education" };
+            push(found, MemoryType::Identity, slot, object, statement_of(object), 0.8, &reading, false);
+        }
+        Some(VerbClass::Speak) if object.first().is_some_and(Word::is_capitalized) => {
+            push(found, MemoryType::Identity, "languages", object, statement_of(object), 0.85, &reading, false);
+        }
+        Some(VerbClass::Plan) => plan(object, &verb_written, adverbial, past, &reading, found),
+        Some(VerbClass::Decide) if !object.is_empty() && !is_dangling(strip_to(object)) && !mentions_you(object) => {
+            push(found, MemoryType::Decision, "decision", object, statement_of(object), 0.8, &reading, false);
+        }
+        Some(VerbClass::Use) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) && !names_task(object) => {
+            if main.lower == "run" || main.lower == "ran" {
+                if object.iter().any(|word| word.is_capitalized() || word.is_number()) && !past {
+                    push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.75, &reading, false);
+                } else {
+                    generic(object, &verb_written, adverbial, past, &reading, found);
+                }
+                return;
+            }
+            if past || object.iter().any(|word| word.lower == "to") {
+                return;
+            }
+            push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.8, &reading, false);
+        }
+        Some(VerbClass::Learn) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) => {
+            let (memory_type, slot) = if past { (MemoryType::Skill, "skill") } else { (MemoryType::Goal, "learning") };
+            push(found, memory_type, slot, object, statement_of(object), 0.8, &reading, false);
+        }
+        Some(VerbClass::Eat) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) => {
+            let slot = if group.negated { "does_not_eat" } else { "eats" };
+            push(found, MemoryType::Preference, slot, object, statement_of(object), 0.8, &reading, false);
+        }
+        Some(VerbClass::Called) => {}
+        Some(VerbClass::Conversational) => {
+            // "I know how to weld", "I know Python": a skill; any other knowing is talk.
+            if main.lower == "know" && !group.negated {
+                let how = object.first().is_some_and(|word| word.lower == "how") && object.get(1).is_some_and(|word| word.lower == "to");
+                if how && object.len() > 2 {
+                    push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.75, &reading, false);
+                }
+            }
+        }
+        Some(_) => {}
+        None => generic(object, &verb_written, adverbial, past, &reading, found),
+    }
+}
+
+/// "I moved to Oslo (from Lisbon)": the new home, and the old one as a former home.
+fn moved(object: &[Word], group: &VerbGroup, adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
+    let Some(to) = object.iter().position(|word| word.lower == "to") else { return };
+    let from = object.iter().position(|word| word.lower == "from");
+    let destination_end = from.filter(|&from| from > to).unwrap_or(object.len());
+    let destination = trim_time(span(object, to + 1, destination_end));
+    if destination.is_empty() || is_dangling(destination) {
+        return;
+    }
+    if group.future || group.be {
+        let statement = anchored(&sentence(&["is moving to".into()], &third(destination), adverbial), reading.time, false);
+        return push(found, MemoryType::Goal, "goal", destination, statement, 0.75, reading, false);
+    }
+    let change = Reading { change: true, ..*reading };
+    push(found, MemoryType::Identity, "home", destination, format!("Lives in {}", third(destination)), 0.85, &change, false);
+    if let Some(from) = from {
+        let origin_end = if to > from { to } else { object.len() };
+        let origin = trim_time(span(object, from + 1, origin_end));
+        if !origin.is_empty() && !is_dangling(origin) {
+            push(found, MemoryType::Fact, "former_home", origin, format!("Used to live in {}", third(origin)), 0.8, reading, false);
+        }
+    }
+    let whole = anchored(&sentence(&["moved".into()], &third(object), adverbial), reading.time, true);
+    push(found, MemoryType::Context, "life_event", object, whole, 0.7, reading, false);
+}
+
+/// "I work as a welder at Acme in Leeds": occupation, employer, field, project.
+fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
+    let Some(first) = object.first() else { return };
+    let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, past);
+    if past {
+        if !is_dangling(tail(object, 1)) && object.len() > 1 {
+            push(found, MemoryType::Fact, "former_work", object, statement, 0.75, reading, false);
+        }
+        return;
+    }
+    let value = trim_time(tail(object, 1.min(object.len())));
+    if value.is_empty() || is_dangling(value) || mentions_you(value) {
+        return;
+    }
+    match first.lower.as_str() {
+        "as" => {
+            push(found, MemoryType::Identity, "occupation", value, capitalized(&format!("works as {}", third(value))), 0.85, reading, false)
+        }
+        "at" | "for" => {
+            push(found, MemoryType::Identity, "employer", value, capitalized(&format!("works at {}", third(value))), 0.85, reading, false)
+        }
+        "on" if !names_task(value) => push(found, MemoryType::Project, "project", value, statement, 0.75, reading, false),
+        "on" => {}
+        "in" | "with" | "from" | "remotely" | "part-time" | "full-time" | "nights" | "night" | "two" | "three" => {
+            push(found, MemoryType::Identity, "work", object, statement, 0.75, reading, false);
+        }
+        _ => {}
+    }
+}
+
+/// "I want to / plan to / hope to / will …": a goal, unless it is about the task at hand or
+/// points at nothing said ("I want to quit that").
+fn plan(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
+    if past || object.is_empty() || mentions_you(object) {
+        return;
+    }
+    let (first, action) = match object[0].lower.as_str() {
+        "to" | "on" | "of" | "about" => (1, object.get(1)),
+        _ => (0, None),
+    };
+    let Some(action) = action else {
+        // "I want a dog", "I want kids": wants that name people or animals are goals; "I want
+        // the result row-wise" is a request.
+        if object.iter().any(|word| is_kin(&word.lower, Language::English)) {
+            push(found, MemoryType::Goal, "goal", object, sentence(verb, &third(object), adverbial), 0.75, reading, false);
+        }
+        return;
+    };
+    let action_lemma = lemma(&action.lower);
+    if TASK_INFINITIVES.contains(&action_lemma.as_str())
+        && !matches!(action_lemma.as_str(), "start" | "learn" | "move" | "run" | "build" | "stop" | "work")
+    {
+        return;
+    }
+    let after = tail(object, first + 1);
+    if (after.is_empty() && !matches!(action_lemma.as_str(), "retire" | "travel" | "graduate" | "marry" | "relocate"))
+        || is_dangling(after)
+        || names_task(after)
+    {
+        return;
+    }
+    if matches!(action_lemma.as_str(), "move" | "relocate") && after.first().is_some_and(|word| word.lower == "to") {
+        let destination = trim_time(tail(after, 1));
+        if !destination.is_empty() && !is_dangling(destination) {
+            let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
+            return push(found, MemoryType::Goal, "goal", destination, statement, 0.75, reading, false);
+        }
+        return;
+    }
+    let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
+    push(found, MemoryType::Goal, "goal", tail(object, first), statement, 0.75, reading, false);
+}
+
+/// "I have two kids", "I have a Tesla", "I have diabetes", "I've got a question" (no memory).
+fn have(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
+    let object = trim_time(object);
+    if object.is_empty() || object[0].lower == "to" || object[0].lower == "been" || is_dangling(object) || mentions_you(object) {
+        return;
+    }
+    for item in list_items(object) {
+        let head: Vec<&str> = item.iter().take(5).map(|word| word.lower.as_str()).collect();
+        if head.iter().any(|word| is_task_noun(word) || matches!(*word, "fun" | "common" | "blast" | "chat" | "talk" | "conversation"))
+            || matches!(head.first(), Some(&("no" | "nothing" | "something" | "time" | "fun" | "trouble" | "a" | "an")) if head.len() == 1)
+        {
+            continue;
+        }
+        if head.first().is_some_and(|word| matches!(*word, "no" | "any"))
+            && head.get(1).is_some_and(|word| matches!(*word, "idea" | "clue" | "problem" | "worries" | "time" | "plans" | "experience"))
+        {
+            continue;
+        }
+        let statement = anchored(&sentence(verb, &third(&item), adverbial), reading.time, past);
+        let kin = item.iter().find(|word| is_kin(&word.lower, Language::English));
+        match kin {
+            Some(kin) => {
+                let slot = if is_partner(&kin.lower) {
+                    "partner"
+                } else if item.iter().any(|word| word.is_number() || is_count(&word.lower)) && is_child(&kin.lower) {
+                    "children"
+                } else {
+                    "relation"
+                };
+                push(found, MemoryType::Relationship, slot, &item, statement, 0.85, reading, false);
+            }
+            None if past => push(found, MemoryType::Context, "life_event", &item, statement, 0.65, reading, false),
+            None => push(found, MemoryType::Fact, "has", &item, statement, 0.7, reading, false),
+        }
+    }
+}
+
+/// "I'm …": what the user is, by the complement's form.
+fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Vec<Found>) {
+    let lexicon = Lexicon::of(Language::English);
+    let mut start = 0;
+    while words.get(start).is_some_and(|word| {
+        lexicon.fillers.contains(&word.lower.as_str()) || matches!(word.lower.as_str(), "so" | "very" | "quite" | "a bit")
+    }) {
+        start += 1;
+    }
+    let words = tail(words, start);
+    let Some(first) = words.first() else { return };
+    let negated = verb.iter().any(|word| word == "not" || word == "never");
+    let past = verb.iter().any(|word| word == "was") && !verb.iter().any(|word| word == "been");
+    let verb_text = if verb.is_empty() { vec!["is".to_owned()] } else { verb.to_vec() };
+    let say = |rest: &[Word]| anchored(&sentence(&verb_text, &third(rest), &[]), reading.time, past);
+    let first_lower = first.lower.as_str();
+    if first.is_number() && !past && !negated {
+        let years = words.get(1).is_none_or(|word| matches!(word.lower.as_str(), "years" | "year" | "yo" | "y/o" | "yrs" | "now" | "and"));
+        if years && first_lower.len() <= 3 && first_lower.parse::<u32>().is_ok_and(|age| (5..=110).contains(&age)) {
+            return push(
+                found,
+                MemoryType::Identity,
+                "age",
+                span(words, 0, 1),
+                format!("Is {first_lower} years old"),
+                0.85,
+                reading,
+                false,
+            );
+        }
+        return;
+    }
+    let followed_by = |wanted: &[&str]| words.get(1).is_some_and(|word| wanted.contains(&word.lower.as_str()));
+    let skill_or_fear = (matches!(first_lower, "afraid" | "scared" | "terrified") && followed_by(&["of"]))
+        || (matches!(first_lower, "good" | "great" | "bad" | "terrible") && followed_by(&["at", "with"]));
+    if is_conversational_state(first_lower) && !skill_or_fear {
+        return;
+    }
+    if matches!(first_lower, "afraid" | "scared" | "terrified") {
+        return push(found, MemoryType::Fact, "fear", tail(words, 2), say(words), 0.8, reading, false);
+    }
+    if mentions_you(words) || is_dangling(words) {
+        return;
+    }
+    match first_lower {
+        "from" if words.len() > 1 => {
+            let place = trim_time(tail(words, 1));
+            let statement = capitalized(&format!("{} from {}", if past { "was" } else { "comes" }, third(place)));
+            return push(found, MemoryType::Identity, "origin", place, statement, 0.85, reading, false);
+        }
+        "born" => {
+            if words.len() > 2 {
+                return push(
+                    found,
+                    MemoryType::Identity,
+                    "origin",
+                    place_after_preposition(tail(words, 1)),
+                    say(words),
+                    0.85,
+                    reading,
+                    false,
+                );
+            }
+            return;
+        }
+        "based" | "located" | "living" | "settled" if words.len() > 2 => {
+            let place = place_after_preposition(tail(words, 1));
+            return push(found, MemoryType::Identity, "home", place, format!("Lives in {}", third(place)), 0.85, reading, false);
+        }
+        "called" | "named" if words.len() > 1 && words[1].is_capitalized() => {
+            return push(
+                found,
+                MemoryType::Identity,
+                "name",
+                span(words, 1, 2),
+                format!("Name is {}", words[1].text),
+                0.85,
+                reading,
+                false,
+            );
+        }
+        "allergic" | "intolerant" => return push(found, MemoryType::Fact, "allergy", words, say(words), 0.85, reading, false),
+        "married" | "engaged" | "divorced" | "single" | "widowed" | "separated" => {
+            return push(found, MemoryType::Relationship, "partner", span(words, 0, 1), say(words), 0.85, reading, false);
+        }
+        "into" | "passionate" | "obsessed" | "fond" | "keen" | "crazy" | "addicted" if words.len() > 2 || first_lower == "into" => {
+            if !is_reaction(tail(words, 1)) {
+                return push(found, MemoryType::Preference, "likes", tail(words, 1), say(words), 0.8, reading, false);
+            }
+            return;
+        }
+        "interested" if words.get(1).is_some_and(|word| word.lower == "in") && !mentions_you(words) => {
+            if !is_reaction(tail(words, 2))
+                && !tail(words, 2).first().is_some_and(|word| {
+                    word.lower.ends_with("ing") && matches!(word.lower.as_str(), "hearing" | "learning" | "knowing" | "seeing")
+                })
+            {
+                return push(found, MemoryType::Preference, "likes", tail(words, 2), say(words), 0.75, reading, false);
+            }
+            return;
+        }
+        "good" | "great" | "bad" | "terrible" | "fluent" | "skilled" | "proficient" | "experienced" | "decent" | "expert"
+            if words.len() > 2 =>
+        {
+            let memory_type = if first_lower == "fluent" { MemoryType::Identity } else { MemoryType::Skill };
+            return push(
+                found,
+                memory_type,
+                if first_lower == "fluent" { "languages" } else { "skill" },
+                tail(words, 2),
+                say(words),
+                0.8,
+                reading,
+                false,
+            );
+        }
+        "on" if words.len() > 1 => {
+            if words.iter().skip(1).any(|word| word.is_capitalized() || word.is_number()) {
+                return push(found, MemoryType::Environment, "environment", tail(words, 1), say(words), 0.8, reading, false);
+            }
+            if words.iter().any(|word| matches!(word.lower.as_str(), "diet" | "medication" | "meds" | "keto")) {
+                return push(found, MemoryType::Fact, "health", tail(words, 1), say(words), 0.75, reading, false);
+            }
+            return;
+        }
+        "in" | "at" if words.len() > 1 => {
+            if words
+                .iter()
+                .skip(1)
+                .any(|word| matches!(word.lower.as_str(), "school" | "college" | "university" | "grade" | "uni" | "year" | "class"))
+            {
+                return push(found, MemoryType::Identity, "education", tail(words, 1), say(words), 0.75, reading, false);
+            }
+            if words[1].is_capitalized() && !past {
+                return push(found, MemoryType::Context, "location", tail(words, 1), say(words), 0.65, reading, false);
+            }
+            // "I'm in a juvenile detention center", "I'm in an open relationship".
+            if matches!(words[1].lower.as_str(), "a" | "an") && words.len() >= 4 && !names_task(words) {
+                return push(found, MemoryType::Context, "situation", tail(words, 1), say(words), 0.65, reading, false);
+            }
+            return;
+        }
+        _ => {}
+    }
+    // "I'm Ana", "I'm George": a name; "I'm Canadian": a nationality.
+    if first.is_capitalized() && words.len() <= 3 && words.iter().all(Word::is_capitalized) && !past && !negated {
+        let nationality = ["an", "ish", "ese", "ch", "i", "ic"].iter().any(|ending| first_lower.ends_with(ending)) && words.len() == 1;
+        if nationality {
+            return push(
+                found,
+                MemoryType::Identity,
+                "nationality",
+                words,
+                capitalized(&format!("is {}", joined(words))),
+                0.8,
+                reading,
+                false,
+            );
+        }
+        return push(found, MemoryType::Identity, "name", words, format!("Name is {}", joined(words)), 0.8, reading, false);
+    }
+    // "I was raised in…", "I'm employed by…": a passive says what happened to the user.
+    if words.len() > 2 && is_english_past(first_lower) && !matches!(first_lower, "used" | "born") {
+        let memory_type = if past { MemoryType::Context } else { MemoryType::Fact };
+        return push(found, memory_type, "experience", tail(words, 1), say(words), 0.75, reading, false);
+    }
+    // "I'm vegan", "I'm a strict vegetarian"; "a vegan mom of two" is a noun phrase whose
+    // modifiers are read below.
+    let diet_head =
+        |at: usize| words.get(at + 1).is_none_or(|next| matches!(next.lower.as_str(), "and" | "since" | "now" | "too" | "for" | "so"));
+    let diet = (is_diet(first_lower) && diet_head(0))
+        || (words.len() > 1 && is_diet(&words[1].lower) && matches!(first_lower, "a" | "an" | "strict" | "fully") && diet_head(1));
+    if diet {
+        let statement = if negated { say(words) } else { capitalized(&format!("is {}", third(words))) };
+        return push(found, MemoryType::Preference, "diet", words, statement, 0.85, reading, false);
+    }
+    if matches!(first_lower, "a" | "an" | "the") {
+        return noun_phrase(words, &verb_text, negated, past, reading, found);
+    }
+    if words.len() <= 4 && words.iter().all(|word| !is_task_noun(&word.lower)) && first.lower.chars().all(|c| c.is_alphabetic() || c == '-')
+    {
+        let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
+        push(found, memory_type, "trait", words, say(words), 0.7, reading, false);
+    }
+}
+
+/// "a vegan mom of two in Austin", "a teacher with two toddlers in Denver", "a big fan of
+/// jazz": the core noun phrase and each modifier on its own.
+fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, reading: &Reading, found: &mut Vec<Found>) {
+    let lower: Vec<&str> = words.iter().map(|word| word.lower.as_str()).collect();
+    if lower.iter().take(4).any(|word| matches!(*word, "fan" | "lover" | "enthusiast" | "nerd" | "junkie" | "buff" | "geek" | "fanatic")) {
+        let of = lower.iter().position(|word| *word == "of").map_or(1, |of| of + 1);
+        let value = if of < words.len() { tail(words, of) } else { tail(words, 1) };
+        if !is_reaction(value) {
+            push(found, MemoryType::Preference, "likes", value, capitalized(&format!("is {}", third(words))), 0.8, reading, false);
+        }
+        return;
+    }
+    if matches!(lower.get(1), Some(&("bit" | "little" | "lot" | "huge" | "big" | "quick" | "few" | "couple")))
+        && lower.get(2).is_some_and(|word| *word == "of" || is_conversational_state(word))
+    {
+        return;
+    }
+    let boundary = lower.iter().enumerate().skip(1).find(|(index, word)| {
+        matches!(**word, "with" | "in" | "from" | "who" | "that" | "and" | "based" | "living" | "working" | "since")
+            || (**word == "of" && lower.get(index - 1).is_some_and(|previous| is_parent(previous)))
+    });
+    let core_end = boundary.map_or(words.len(), |(index, _)| index);
+    let core = span(words, 0, core_end);
+    // The head noun stands before any "for"/"at"/"of" phrase the core keeps ("a mail carrier
+    // for the US Postal Service").
+    let head_end =
+        core.iter().skip(1).position(|word| matches!(word.lower.as_str(), "for" | "at" | "of" | "on")).map_or(core.len(), |at| at + 1);
+    let head = span(core, 0, head_end).last().map_or("", |word| word.lower.as_str());
+    if core.len() < 2 || core.len() > 8 || is_task_noun(head) || is_pointer(head) {
+        return;
+    }
+    let verb_text = verb.join(" ");
+    let core_statement = capitalized(&format!("{verb_text} {}", third(core)));
+    if negated {
+        // "I'm not a doctor": true, but said to correct the assistant, not to describe oneself.
+        let statement = capitalized(&format!("{verb_text} {}", third(core)));
+        return push(found, MemoryType::Identity, "trait", tail(core, 1), statement, 0.45, reading, false);
+    }
+    let occupation = looks_like_occupation(head) && !past;
+    if occupation {
+        push(found, MemoryType::Identity, "occupation", tail(core, 1), core_statement, 0.8, reading, false);
+    } else if is_parent(head) {
+        push(found, MemoryType::Relationship, "relation", tail(core, 1), core_statement, 0.75, reading, false);
+    } else {
+        let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
+        push(found, memory_type, "trait", tail(core, 1), core_statement, 0.75, reading, false);
+    }
+    if negated || past {
+        return;
+    }
+    // The modifiers, each a memory of its own.
+    let mut index = core_end;
+    while index < words.len() {
+        let end = (index + 1..words.len())
+            .find(|&next| matches!(lower[next], "with" | "in" | "at" | "from" | "who" | "and" | "based" | "living" | "working" | "since"))
+            .unwrap_or(words.len());
+        let part = span(words, index + 1, end);
+        match lower[index] {
+            "of" if part.first().is_some_and(|word| word.is_number() || is_count(&word.lower)) => {
+                let statement = format!("Has {} children", part[0].lower);
+                push(found, MemoryType::Relationship, "children", part, statement, 0.75, reading, false);
+            }
+            "with" | "and" if part.iter().any(|word| is_kin(&word.lower, Language::English)) => {
+                let statement = capitalized(&format!("has {}", third(part)));
+                push(found, MemoryType::Relationship, "relation", part, statement, 0.75, reading, false);
+            }
+            "in" | "based" | "living" if !part.is_empty() && part.iter().any(Word::is_capitalized) => {
+                let place = if matches!(part.first().map(|word| word.lower.as_str()), Some("in")) { tail(part, 1) } else { part };
+                push(found, MemoryType::Identity, "home", place, format!("Lives in {}", third(place)), 0.7, reading, false);
+            }
+            "at" if part.first().is_some_and(Word::is_capitalized) && occupation => {
+                push(found, MemoryType::Identity, "employer", part, format!("Works at {}", third(part)), 0.75, reading, false);
+            }
+            "who" | "that" if part.len() >= 2 && !mentions_you(part) && !is_dangling(tail(part, 1)) => {
+                let verb = part[0].lower.as_str();
+                let told = Lexicon::of(Language::English)
+                    .verb_class(verb)
+                    .is_some_and(|class| matches!(class, VerbClass::Conversational | VerbClass::Task));
+                if (verb.ends_with('s') || is_english_past(verb)) && !told {
+                    push(found, MemoryType::Fact, "habit", part, capitalized(&third(part)), 0.7, reading, false);
+                }
+            }
+            "from" if part.first().is_some_and(Word::is_capitalized) => {
+                push(found, MemoryType::Identity, "origin", part, format!("Comes from {}", third(part)), 0.75, reading, false);
+            }
+            _ => {}
+        }
+        index = end;
+    }
+}
+
+/// "I'm learning Rust", "I'm training for a marathon", "I'm building a budgeting app", "I've
+/// been working as a nurse for ten years".
+fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
+    let main = &rest[0];
+    let object = tail(rest, 1);
+    let lemma = lemma(&main.lower);
+    if mentions_you(object) || is_dangling(object) || object.is_empty() {
+        return;
+    }
+    let first = object[0].lower.as_str();
+    let passing = match main.lower.as_str() {
+        "doing" | "feeling" | "wondering" | "asking" | "saying" | "talking" | "telling" | "trying" | "kidding" | "joking" => true,
+        "thinking" => !(matches!(first, "about" | "of") && object.get(1).is_some_and(|word| word.lower.ends_with("ing"))),
+        "having" => matches!(first, "a" | "fun" | "trouble" | "issues" | "problems" | "difficulty" | "some" | "the"),
+        "looking" => first != "for" || names_task(object),
+        "getting" => !matches!(first, "married" | "divorced" | "engaged" | "ready" | "a" | "my" | "into" | "back"),
+        "going" => !object.iter().any(Word::is_capitalized) && first != "to",
+        _ => false,
+    };
+    if passing {
+        return;
+    }
+    if main.lower == "looking" {
+        // "looking for new recipes to try" is the task of the day; "looking for a job" is a situation.
+        if object.iter().any(|word| word.lower == "to") || object.len() > 8 {
+            return;
+        }
+        let statement = anchored(&sentence(&["is looking".to_owned()], &third(object), adverbial), reading.time, false);
+        return push(found, MemoryType::Context, "situation", tail(object, 1), statement, 0.7, reading, false);
+    }
+    let class = Lexicon::of(Language::English).verb_class(&lemma);
+    let mut verb = group.written.clone();
+    verb.push(main.lower.clone());
+    let statement = anchored(&sentence(&verb, &third(object), adverbial), reading.time, group.past);
+    match class {
+        Some(VerbClass::Conversational | VerbClass::Task) if lemma != "think" => {}
+        Some(VerbClass::Conversational) => {
+            // "I'm thinking about moving to Spain": a plan.
+            let statement = anchored(&sentence(&verb, &third(object), adverbial), reading.time, false);
+            push(found, MemoryType::Goal, "goal", tail(object, 1), statement, 0.7, reading, false);
+        }
+        Some(VerbClass::Live) if !group.past => {
+            let place = place_after_preposition(object);
+            if !place.is_empty() {
+                push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, reading, false);
+            }
+        }
+        Some(VerbClass::Move) => moved(object, &VerbGroup { be: true, ..VerbGroup::default() }, adverbial, reading, found),
+        Some(VerbClass::Work) => work(object, &verb, adverbial, group.past, reading, found),
+        Some(VerbClass::Study) => push(found, MemoryType::Identity, "education", object, statement, 0.8, reading, false),
+        Some(VerbClass::Learn) => {
+            if !matches!(first, "from" | "about" | "a" | "so" | "more" | "lots" | "that" | "how" | "to") {
+                push(found, MemoryType::Goal, "learning", object, statement, 0.8, reading, false);
+            }
+        }
+        Some(VerbClass::Plan) => plan(tail(rest, 1), &verb, adverbial, group.past, reading, found),
+        Some(VerbClass::Use) => {
+            if !names_task(object) && !group.past {
+                push(found, MemoryType::Environment, "environment", object, statement, 0.75, reading, false);
+            }
+        }
+        _ => {
+            if names_task(object) {
+                return;
+            }
+            let (memory_type, slot) = match lemma.as_str() {
+                "build" | "develop" | "write" | "make" | "create" | "design" | "code" | "launch" | "start" | "run" | "found" | "plan"
+                | "organize" | "organise" => (MemoryType::Project, "project"),
+                "train" | "prepare" | "save" => (MemoryType::Goal, "goal"),
+                "get" if object.first().is_some_and(|word| word.lower == "married") => (MemoryType::Goal, "goal"),
+                _ => (MemoryType::Context, "situation"),
+            };
+            push(found, memory_type, slot, object, statement, 0.7, reading, false);
+        }
+    }
+}
+
+/// Any other verb: a habit in the present ("I volunteer at a shelter"), an event in the past
+/// ("I ran a half marathon last May").
+fn generic(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
+    if object.is_empty() || mentions_you(object) || is_dangling(object) || names_task(object) {
+        return;
+    }
+    let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, past);
+    let negated = verb.iter().any(|word| word == "not" || word == "never");
+    if past && !verb.iter().any(|word| word == "used") {
+        // "I've never tried sushi" answers the conversation; said again, it is kept.
+        let confidence = if negated { 0.45 } else { 0.7 };
+        push(found, MemoryType::Context, "life_event", object, statement, confidence, reading, false);
+    } else if verb.iter().any(|word| word == "will" || word == "going") {
+        // What the user will do: a plan, weakly (most are the evening's plans).
+        let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
+        push(found, MemoryType::Goal, "goal", object, statement, 0.55, reading, false);
+    } else {
+        let confidence = if negated { 0.7 } else { 0.75 };
+        push(found, MemoryType::Fact, "habit", object, statement, confidence, reading, false);
+    }
+}
+
+/// "my husband is allergic to peanuts", "my name is Ana", "my favourite food is pho": what
+/// the user's people and things are.
+fn possessed(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
+    let lexicon = Lexicon::of(Language::English);
+    // The noun phrase ends where its verb starts.
+    let Some(verb_at) =
+        words.iter().enumerate().skip(1).find(|(index, word)| is_finite_after_noun(word, &words[index - 1])).map(|(index, _)| index)
+    else {
+        return;
+    };
+    let noun = span(words, 0, verb_at);
+    let rest = tail(words, verb_at);
+    let noun_lower: Vec<&str> = noun.iter().map(|word| word.lower.as_str()).collect();
+    let head = *noun_lower.last().unwrap_or(&"");
+    if noun_lower.iter().any(|word| is_task_noun(word)) || rest.len() < 2 {
+        return;
+    }
+    let predicate = tail(rest, 1);
+    let verb = &rest[0].lower;
+    if mentions_you(predicate) || (is_dangling(predicate) && !verb.starts_with("is")) {
+        return;
+    }
+    let statement =
+        anchored(&format!("Their {} {}", joined(noun), rest_in_third_person(rest, lexicon)), reading.time, is_english_past(verb));
+    let statement = with_adverbial(statement, adverbial, reading.time);
+    let copula = matches!(verb.as_str(), "is" | "are" | "was" | "were");
+    match noun_lower.as_slice() {
+        ["name"] if copula && predicate[0].is_capitalized() => {
+            let name = words_until_break(predicate);
+            push(found, MemoryType::Identity, "name", name, format!("Name is {}", joined(name)), 0.9, reading, false);
+        }
+        ["pronouns"] if copula => {
+            push(found, MemoryType::Identity, "pronouns", predicate, format!("Pronouns are {}", joined(predicate)), 0.9, reading, false)
+        }
+        ["email" | "e-mail"] | ["email", "address"] if copula => {
+            push(found, MemoryType::Identity, "email", predicate, format!("E-mail is {}", joined(predicate)), 0.9, reading, false)
+        }
+        ["phone" | "mobile" | "cell"] | ["phone" | "mobile" | "cell", "number"] | ["number"] if copula => {
+            push(found, MemoryType::Identity, "phone", predicate, format!("Phone number is {}", joined(predicate)), 0.9, reading, false)
+        }
+        ["address"] | ["home", "address"] if copula => {
+            push(found, MemoryType::Identity, "address", predicate, format!("Address is {}", joined(predicate)), 0.9, reading, false)
+        }
+        ["birthday"] if copula => push(found, MemoryType::Identity, "birthday", predicate, statement, 0.85, reading, false),
+        [.., "job" | "occupation" | "profession"] if copula => {
+            push(found, MemoryType::Identity, "occupation", predicate, statement, 0.8, reading, false)
+        }
+        [.., "goal" | "dream" | "plan" | "resolution" | "ambition"] if copula => {
+            push(found, MemoryType::Goal, "goal", predicate, statement, 0.8, reading, false)
+        }
+        ["favorite" | "favourite", ..] | [.., "hobby" | "hobbies" | "passion"] => {
+            push(found, MemoryType::Preference, "favourite", words, statement, 0.85, reading, false);
+        }
+        _ if noun_lower.iter().any(|word| is_kin(word, Language::English)) => {
+            // What others say of the user is theirs to say.
+            if matches!(verb.as_str(), "says" | "said" | "thinks" | "thought" | "told" | "believes" | "wants" | "asked" | "calls") {
+                return;
+            }
+            let slot = if is_partner(head) { "partner_fact" } else { "relation" };
+            push(found, MemoryType::Relationship, slot, words, statement, 0.8, reading, false);
+        }
+        _ => {
+            if noun.len() > 3 || is_pointer(head) || predicate.iter().all(|word| is_pointer(&word.lower)) {
+                return;
+            }
+            // Said once, "my car is red" is too thin to keep; said again, it is kept.
+            push(found, MemoryType::Fact, "about", words, statement, 0.45, reading, false);
+        }
+    }
+}
+
+/// Whether `word` is where a subject noun phrase's verb starts ("my husband |works", "my
+/// kids |are").
+fn is_finite_after_noun(word: &Word, previous: &Word) -> bool {
+    let lower = word.lower.as_str();
+    if matches!(
+        lower,
+        "is" | "are"
+            | "was"
+            | "were"
+            | "has"
+            | "have"
+            | "had"
+            | "will"
+            | "can"
+            | "does"
+            | "did"
+            | "do"
+            | "loves"
+            | "likes"
+            | "hates"
+            | "works"
+            | "lives"
+    ) {
+        return true;
+    }
+    if word.is_capitalized() || word.is_number() {
+        return false;
+    }
+    if is_english_past(lower) && !matches!(lower, "used" | "born" | "named" | "called") {
+        return true;
+    }
+    let plural_subject =
+        previous.lower.ends_with('s') || matches!(previous.lower.as_str(), "children" | "parents" | "kids" | "people" | "and");
+    (lower.ends_with('s')
+        && !lower.ends_with("ss")
+        && !previous.lower.ends_with('s')
+        && lower.len() > 3
+        && !is_kin(lower, Language::English))
+        || (lower.ends_with("ed") && lower.len() > 4)
+        || (plural_subject && Lexicon::of(Language::English).verb_class(lower).is_some())
+}
+
+/// Whether the words mention the assistant ("you", "your").
+fn mentions_you(words: &[Word]) -> bool {
+    words.iter().any(|word| {
+        matches!(word.lower.as_str(), "you" | "your" | "yours" | "yourself" | "chatgpt" | "gpt" | "claude" | "gemini" | "copilot")
+            // Chat shorthand, not a name ("U Zlatého").
+            || (matches!(word.lower.as_str(), "u" | "ur") && !word.is_capitalized())
+    })
+}
+
+/// Whether an object points only at something said before ("that", "it", "this one"): the
+/// clause says nothing on its own.
+fn is_dangling(words: &[Word]) -> bool {
+    const THIN: &[&str] = &[
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "out",
+        "up",
+        "again",
+        "more",
+        "too",
+        "as",
+        "well",
+        "now",
+        "all",
+        "only",
+        "just",
+        "really",
+        "also",
+        "before",
+        "yet",
+        "sometimes",
+        "once",
+        "twice",
+        "ever",
+        "anymore",
+        "either",
+        "much",
+        "lot",
+        "bunch",
+        "few",
+        "times",
+        "time",
+        "while",
+        "in",
+        "for",
+        "a",
+        "couple",
+        "sometime",
+        "someday",
+        "soon",
+        "later",
+        "today",
+        "then",
+        "there",
+        "here",
+        "back",
+        "with",
+        "about",
+        "on",
+        "at",
+    ];
+    let content: Vec<&Word> = words.iter().filter(|word| !THIN.contains(&word.lower.as_str())).collect();
+    if content.is_empty() || content.iter().all(|word| is_pointer(&word.lower) || word.lower.chars().all(|c| !c.is_alphanumeric())) {
+        return true;
+    }
+    // The object the verb takes points back ("do them", "seen that before", "go there").
+    let first = words.iter().find(|word| {
+        !matches!(word.lower.as_str(), "a" | "an" | "the" | "to" | "only" | "just" | "really" | "also" | "all" | "ever" | "never")
+    });
+    first.is_some_and(|word| {
+        matches!(word.lower.as_str(), "it" | "that" | "this" | "them" | "those" | "these" | "there" | "one" | "so" | "too")
+    })
+}
+
+/// A reaction to the assistant's output: "number 8", "your examples", "the second one", "it".
+fn is_reaction(words: &[Word]) -> bool {
+    let words = strip_to(words);
+    if words.is_empty() || is_dangling(words) || mentions_you(words) {
+        return true;
+    }
+    let first = words[0].lower.as_str();
+    let second = words.get(1).map_or("", |word| word.lower.as_str());
+    (matches!(first, "the" | "this" | "that" | "these" | "those")
+        && (is_pointer(second)
+            || is_task_noun(second)
+            || matches!(
+                second,
+                "idea"
+                    | "way"
+                    | "list"
+                    | "name"
+                    | "names"
+                    | "title"
+                    | "plan"
+                    | "story"
+                    | "poem"
+                    | "song"
+                    | "image"
+                    | "picture"
+                    | "logo"
+                    | "design"
+                    | "format"
+                    | "tone"
+                    | "color"
+                    | "colour"
+                    | "font"
+                    | "structure"
+                    | "layout"
+            )))
+        || (matches!(first, "this" | "that" | "these" | "those" | "it" | "them") && words.len() <= 3)
+        || matches!(first, "number" | "option" | "how" | "what" | "when" | "where" | "which")
+        || words.iter().take(3).any(|word| is_task_noun(&word.lower))
+        || (words.len() == 2 && matches!(second, "one" | "ones"))
+}
+
+/// Whether an object names the task at hand ("a function", "the code", "an error").
+fn names_task(words: &[Word]) -> bool {
+    words.iter().take(4).any(|word| is_task_noun(&word.lower))
+}
+
+/// Coordinated objects as separate items: "to bake cookies and knit" → "to bake cookies",
+/// "to knit"; "two cats and a dog" → "two cats", "a dog". Two single words ("rock and roll",
+/// "salt and pepper") stay one item.
+fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
+    let (prefix, body) =
+        if words.first().is_some_and(|word| word.lower == "to") { (span(words, 0, 1), tail(words, 1)) } else { (span(words, 0, 0), words) };
+    let mut items: Vec<Vec<Word>> = vec![Vec::new()];
+    for word in body {
+        if matches!(word.lower.as_str(), "and" | "or" | "&" | "plus") {
+            items.push(Vec::new());
+            continue;
+        }
+        if let Some(item) = items.last_mut() {
+            item.push(Word { comma: false, ..word.clone() });
+        }
+        if word.comma {
+            items.push(Vec::new());
+        }
+    }
+    items.retain(|item| !item.is_empty());
+    let two_single_words = items.len() == 2 && items.iter().all(|item| item.len() == 1) && !body.iter().any(|word| word.comma);
+    if items.len() < 2 || two_single_words || items.len() > 8 {
+        return vec![words.iter().map(|word| Word { comma: false, ..word.clone() }).collect()];
+    }
+    items.into_iter().map(|item| prefix.iter().cloned().chain(item).collect()).collect()
+}
+
+/// The object without a leading "to" ("to bake" → "bake").
+fn strip_to(words: &[Word]) -> &[Word] {
+    if words.first().is_some_and(|word| word.lower == "to") { tail(words, 1) } else { words }
+}
+
+/// Whether words name a place: a name ("Leeds", "New York") or a noun phrase with its
+/// determiner ("a small town", "the city"); "hope" in "I live in hope" is none.
+fn is_place(words: &[Word]) -> bool {
+    !words.is_empty()
+        && !is_dangling(words)
+        && (words[0].is_capitalized() || matches!(words[0].lower.as_str(), "a" | "an" | "the" | "their" | "my" | "our"))
+}
+
+/// The place after "in", "at", "near", "to" ("in Leeds" → "Leeds"), without a trailing time.
+fn place_after_preposition(words: &[Word]) -> &[Word] {
+    let start =
+        usize::from(words.first().is_some_and(|word| matches!(word.lower.as_str(), "in" | "at" | "near" | "to" | "on" | "outside" | "by")));
+    trim_time(tail(words, start.min(words.len())))
+}
+
+/// Words up to a time phrase or a clause break ("Oslo last year" → "Oslo", "Leeds for ten years" → "Leeds").
+fn trim_time(words: &[Word]) -> &[Word] {
+    let end = words
+        .iter()
+        .position(|word| {
+            !word.is_capitalized()
+                && matches!(
+                    word.lower.as_str(),
+                    "for"
+                        | "since"
+                        | "last"
+                        | "this"
+                        | "next"
+                        | "ago"
+                        | "recently"
+                        | "now"
+                        | "because"
+                        | "when"
+                        | "yesterday"
+                        | "today"
+                        | "and"
+                        | "but"
+                        | "so"
+                )
+        })
+        .unwrap_or(words.len());
+    span(words, 0, end)
+}
+
+/// A name: capitalized words, up to the first word that is not.
+fn words_until_break(words: &[Word]) -> &[Word] {
+    let end = words.iter().position(|word| !word.is_capitalized()).unwrap_or(words.len()).max(1);
+    &words[..end.min(words.len())]
+}
+
+fn is_parent(word: &str) -> bool {
+    matches!(
+        word,
+        "mom" | "mum" | "mother" | "dad" | "father" | "parent" | "mama" | "papa" | "grandma" | "grandpa" | "grandmother" | "grandfather"
+    )
+}
+
+fn is_child(word: &str) -> bool {
+    matches!(
+        word,
+        "kid"
+            | "kids"
+            | "child"
+            | "children"
+            | "son"
+            | "sons"
+            | "daughter"
+            | "daughters"
+            | "boys"
+            | "girls"
+            | "toddlers"
+            | "teenagers"
+            | "twins"
+            | "babies"
+            | "grandkids"
+            | "grandchildren"
+    )
+}
+
+fn is_count(word: &str) -> bool {
+    matches!(word, "two" | "three" | "four" | "five" | "six" | "seven" | "eight" | "nine" | "ten" | "a" | "an" | "one")
+}
+
+/// `words` in the third person.
+fn third(words: &[Word]) -> String {
+    rest_in_third_person(words, Lexicon::of(Language::English))
+}
+
+/// A statement: the verb group, the rest, and the adverbial that opened the clause.
+fn sentence(verb: &[String], rest: &str, adverbial: &[Word]) -> String {
+    let mut text = verb.join(" ");
+    if !rest.is_empty() {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(rest);
+    }
+    if !adverbial.is_empty() {
+        text.push(' ');
+        text.push_str(&third(adverbial));
+    }
+    capitalized(&text)
+}
+
+fn with_adverbial(statement: String, adverbial: &[Word], time: crate::model::Micros) -> String {
+    if adverbial.is_empty() {
+        return statement;
+    }
+    anchor(&format!("{statement} {}", third(adverbial)), time, true)
+}
+
+fn anchored(statement: &str, time: crate::model::Micros, past: bool) -> String {
+    anchor(statement, time, past)
+}
+
+/// Adds one disclosure.
+#[expect(clippy::too_many_arguments, reason = "one call shape for every reading; a struct would only rename the arguments")]
+fn push(
+    found: &mut Vec<Found>,
+    memory_type: MemoryType,
+    slot: &'static str,
+    value: &[Word],
+    statement: String,
+    confidence: f32,
+    reading: &Reading,
+    _past: bool,
+) {
+    let value = joined(value);
+    if value.is_empty() || statement.split_whitespace().count() > 24 {
+        return;
+    }
+    found.push(Found { memory_type, slot, value, statement, confidence: confidence * reading.scale, change: reading.change, span: 0..0 });
+}

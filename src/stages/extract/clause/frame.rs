@@ -1,0 +1,912 @@
+//! The reader German, French, Spanish and Czech share: a clause's subject (the pronoun, the
+//! verb's first-person ending where the language drops the pronoun, German's verb-second order
+//! after a time phrase, or a possessive), its verb's class from the language's lexicon, and the
+//! clause written again with the verb in the third person and the user's pronouns and
+//! possessives replaced, in the clause's own language and word order.
+
+use super::lexicon::Lexicon;
+use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun};
+use super::verbs::{VerbClass, class_of};
+use super::words::{Word, joined, span, tail};
+use super::{Context, Found, capitalized, rest_in_third_person};
+use crate::stages::extract::MemoryType;
+use crate::stages::extract::language::Language;
+
+/// Words that open a question.
+fn question_openers(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::German => &[
+            "wie",
+            "was",
+            "wo",
+            "warum",
+            "wann",
+            "wer",
+            "welche",
+            "welcher",
+            "welches",
+            "kannst",
+            "könntest",
+            "kann",
+            "gibt",
+            "ist",
+            "sind",
+            "hast",
+            "bitte",
+            "kennst",
+            "weißt",
+            "sollte",
+            "soll",
+            "würdest",
+            "wieso",
+            "weshalb",
+            "schreib",
+            "erkläre",
+            "erklär",
+            "hilf",
+            "gib",
+            "zeig",
+            "danke",
+            "vielen",
+        ],
+        Language::French => &[
+            "comment",
+            "pourquoi",
+            "où",
+            "quand",
+            "qui",
+            "quel",
+            "quelle",
+            "quels",
+            "quelles",
+            "est-ce",
+            "peux",
+            "pourrais",
+            "qu'",
+            "que",
+            "quoi",
+            "combien",
+            "as-tu",
+            "peux-tu",
+            "pourrais-tu",
+            "écris",
+            "explique",
+            "aide",
+            "donne",
+            "merci",
+            "pouvez-vous",
+            "pouvez",
+        ],
+        Language::Spanish => &[
+            "cómo", "qué", "dónde", "cuándo", "quién", "cuál", "cuáles", "puedes", "podrías", "hay", "cuánto", "cuántos", "escribe",
+            "explica", "ayúdame", "dame", "gracias", "podéis", "puede",
+        ],
+        Language::Czech => &[
+            "jak",
+            "co",
+            "kde",
+            "proč",
+            "kdy",
+            "kdo",
+            "který",
+            "která",
+            "které",
+            "můžeš",
+            "mohl",
+            "mohla",
+            "jaký",
+            "jaká",
+            "jaké",
+            "kolik",
+            "napiš",
+            "vysvětli",
+            "pomoz",
+            "dej",
+            "díky",
+            "děkuji",
+            "děkuju",
+            "poraď",
+        ],
+        Language::English => &[],
+    }
+}
+
+/// Hedges that may open a clause ("ich glaube", "je pense que", "creo que", "asi").
+fn hedges(language: Language) -> &'static [&'static [&'static str]] {
+    match language {
+        Language::German => &[&["ich", "glaube"], &["ich", "denke"], &["vielleicht"], &["wahrscheinlich"]],
+        Language::French => &[&["je", "pense", "que"], &["je", "crois", "que"], &["peut-être"], &["probablement"]],
+        Language::Spanish => &[&["creo", "que"], &["pienso", "que"], &["quizás"], &["quizá"], &["tal", "vez"], &["probablemente"]],
+        Language::Czech => &[&["asi"], &["možná"], &["myslím"], &["pravděpodobně"]],
+        Language::English => &[],
+    }
+}
+
+/// Words that frame a clause as "as a …" ("als Lehrerin …", "en tant que …", "jako učitel …").
+fn frame_words(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::German => &["als"],
+        Language::French => &["en", "tant", "que"],
+        Language::Czech => &["jako"],
+        _ => &[],
+    }
+}
+
+/// Words that mention the assistant.
+fn mentions_you(words: &[Word]) -> bool {
+    words.iter().any(|word| {
+        matches!(
+            word.lower.as_str(),
+            "du" | "dich"
+                | "dir"
+                | "dein"
+                | "deine"
+                | "deinen"
+                | "deinem"
+                | "tu"
+                | "te"
+                | "toi"
+                | "ton"
+                | "ta"
+                | "tes"
+                | "vous"
+                | "votre"
+                | "vos"
+                | "tú"
+                | "ti"
+                | "tus"
+                | "usted"
+                | "ustedes"
+                | "ty"
+                | "tebe"
+                | "tobě"
+                | "tvůj"
+                | "tvoje"
+                | "tvoji"
+                | "vám"
+                | "vás"
+                | "chatgpt"
+                | "gpt"
+        )
+    })
+}
+
+/// Prepositions before a place ("in", "à", "en", "v").
+fn is_place_preposition(word: &str) -> bool {
+    matches!(word, "in" | "im" | "nach" | "bei" | "à" | "au" | "aux" | "en" | "dans" | "v" | "ve" | "do" | "na")
+}
+
+/// Words of age ("Jahre", "ans", "años", "let").
+fn is_years(word: &str) -> bool {
+    matches!(word, "jahre" | "jahren" | "ans" | "años" | "let" | "roky" | "rok" | "roků")
+}
+
+/// French participles of verbs whose perfect is made with "être".
+const FRENCH_ETRE_PARTICIPLES: &[&str] = &[
+    "allé",
+    "allée",
+    "allés",
+    "allées",
+    "parti",
+    "partie",
+    "venu",
+    "venue",
+    "né",
+    "née",
+    "arrivé",
+    "arrivée",
+    "devenu",
+    "devenue",
+    "resté",
+    "restée",
+    "tombé",
+    "tombée",
+    "retourné",
+    "retournée",
+    "installé",
+    "installée",
+    "rentré",
+    "rentrée",
+    "sorti",
+    "sortie",
+    "monté",
+    "montée",
+];
+
+/// Reads one clause.
+pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Vec<Found>) {
+    let language = lexicon.language;
+    let mut at = 0;
+    let mut scale = 1.0_f32;
+    loop {
+        while at < words.len() && lexicon.lead_ins.contains(&words[at].lower.as_str()) && words.len() - at > 2 {
+            at += 1;
+        }
+        let Some(hedge) = hedges(language)
+            .iter()
+            .find(|hedge| words[at..].iter().take(hedge.len()).map(|word| word.lower.as_str()).eq(hedge.iter().copied()))
+        else {
+            break;
+        };
+        at += hedge.len();
+        if words.get(at).is_some_and(|word| matches!(word.lower.as_str(), "dass" | "que" | "že")) {
+            at += 1;
+        }
+        scale = 0.6;
+    }
+    let Some(first) = words.get(at) else { return };
+    if question_openers(language).contains(&first.lower.as_str()) {
+        return;
+    }
+    let reading = Reading { lexicon, scale, change: false, time: context.time };
+    let frame = frame_words(language);
+    if !frame.is_empty()
+        && tail(words, at).iter().take(frame.len()).map(|word| word.lower.as_str()).eq(frame.iter().copied())
+        && words.len() > at + frame.len()
+    {
+        // "Als Vater von zwei Kindern in Hamburg frage ich mich …": the frame ends where the
+        // main clause's verb stands before its subject.
+        let rest = tail(words, at + frame.len());
+        let end = (1..rest.len())
+            .find(|&index| lexicon.self_subjects.contains(&rest[index].lower.as_str()))
+            .map_or(rest.len(), |subject| subject - 1);
+        let rest = span(rest, 0, end.max(1));
+        let statement = format!("{} {}", be_word(language), rest_in_third_person(rest, lexicon));
+        return push(found, MemoryType::Identity, "trait", rest, capitalized(&statement), 0.7, &reading);
+    }
+    let words = tail(words, at);
+    let lower = |index: usize| words.get(index).map_or("", |word| word.lower.as_str());
+    // The subject: a pronoun, a possessive, a first-person verb, or "ich" after the verb.
+    if lexicon.possessives.iter().any(|(possessive, _)| *possessive == lower(0)) {
+        return possessed(tail(words, 1), &reading, found);
+    }
+    if language == Language::Spanish {
+        let negated = lower(0) == "no";
+        let start = usize::from(negated);
+        let liking = matches!(
+            lower(start + 1),
+            "gusta" | "gustan" | "encanta" | "encantan" | "fascina" | "fascinan" | "interesa" | "interesan" | "llamo" | "mudé"
+        );
+        if lower(start) == "me" && liking {
+            return spanish_me(tail(words, start + 1), negated, &reading, found);
+        }
+    }
+    let mut verb_at = if lexicon.self_subjects.contains(&lower(0)) { 1 } else { 0 };
+    let mut negated = false;
+    while lexicon.negations.contains(&lower(verb_at)) || matches!(lower(verb_at), "me" | "m'" | "se") && language != Language::Czech {
+        negated |= lexicon.negations.contains(&lower(verb_at));
+        verb_at += 1;
+    }
+    let adverbial: &[Word] = &[];
+    if verb_at == 0 && !is_first_person_verb(lexicon, lower(0), words.get(1)) {
+        match language {
+            // German puts the verb second: "Seit 2019 wohne ich in Berlin".
+            Language::German => {
+                let inverted =
+                    (1..words.len().min(6)).find(|&index| lower(index) == "ich" && (lexicon.third_person)(lower(index - 1)).is_some());
+                if let Some(subject) = inverted {
+                    let verb = &words[subject - 1];
+                    let rest = tail(words, subject + 1);
+                    let negated = rest.iter().take(3).any(|word| lexicon.negations.contains(&word.lower.as_str()));
+                    return clause(verb, rest, span(words, 0, subject - 1), negated, &reading, found);
+                }
+            }
+            // Czech puts the past auxiliary second: "Loni jsem běžel půlmaraton".
+            Language::Czech => {
+                let auxiliary = (1..words.len().min(5)).find(|&index| lower(index) == "jsem");
+                if let Some(auxiliary) = auxiliary
+                    && let Some(verb) = words.get(auxiliary + 1).filter(|word| word.lower.ends_with('l') || word.lower.ends_with("la"))
+                {
+                    let rest: Vec<Word> = tail(words, auxiliary + 2).iter().filter(|word| word.lower != "se").cloned().collect();
+                    return clause(verb, &rest, span(words, 0, auxiliary), false, &reading, found);
+                }
+            }
+            _ => {}
+        }
+        return;
+    }
+    let Some(verb) = words.get(verb_at) else { return };
+    // "übrigens wohne ich in Wien": the subject after the verb is not part of what follows.
+    let after_verb = usize::from(lexicon.self_subjects.contains(&lower(verb_at + 1)));
+    let mut rest: Vec<Word> = tail(words, verb_at + 1 + after_verb).to_vec();
+    // Czech past: "pracoval jsem jako …" (and "jsem se"), the auxiliary is dropped.
+    if language == Language::Czech {
+        rest.retain(|word| word.lower != "jsem");
+    }
+    let negated_verb = negated && language == Language::Spanish && verb.lower.ends_with('o');
+    if negated_verb || lexicon.self_subjects.contains(&lower(0)) || is_first_person_verb(lexicon, &verb.lower, words.get(verb_at + 1)) {
+        clause(verb, &rest, adverbial, negated, &reading, found);
+    }
+}
+
+/// Whether `word` is the first-person verb that opens a clause without its pronoun.
+fn is_first_person_verb(lexicon: &Lexicon, word: &str, next: Option<&Word>) -> bool {
+    match lexicon.language {
+        Language::Spanish => {
+            (lexicon.first_person_verb)(word)
+                || (word.len() >= 4
+                    && word.ends_with('o')
+                    && !matches!(
+                        word,
+                        "pero"
+                            | "como"
+                            | "todo"
+                            | "cuando"
+                            | "algo"
+                            | "mucho"
+                            | "poco"
+                            | "claro"
+                            | "bueno"
+                            | "nuevo"
+                            | "solo"
+                            | "también"
+                            | "tanto"
+                            | "otro"
+                            | "esto"
+                            | "eso"
+                            | "hola"
+                    ))
+        }
+        Language::Czech => {
+            (lexicon.first_person_verb)(word)
+                || ((word.ends_with('l') || word.ends_with("la")) && next.is_some_and(|next| next.lower == "jsem"))
+        }
+        // After "und"/"et" the subject is often left out ("…und arbeite als Tischlerin"): the
+        // verbs whose class is known open such a clause.
+        Language::German | Language::French => lexicon.verb_class(word).is_some(),
+        Language::English => false,
+    }
+}
+
+/// How a clause is being read.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    lexicon: &'a Lexicon,
+    scale: f32,
+    change: bool,
+    time: crate::model::Micros,
+}
+
+/// "Me gusta/encanta X" (a like), "me llamo X" (a name), "me mudé a X" (a move).
+fn spanish_me(words: &[Word], negated: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
+    let Some(verb) = words.first() else { return };
+    let rest = tail(words, 1);
+    match verb.lower.as_str() {
+        "gusta" | "gustan" | "encanta" | "encantan" | "fascina" | "fascinan" | "interesa" | "interesan" if !is_reaction(rest) => {
+            let (negation, slot) = if negated { ("No le", "dislikes") } else { ("Le", "likes") };
+            let statement = format!("{negation} {} {}", verb.lower, rest_in_third_person(rest, reading.lexicon));
+            push(found, MemoryType::Preference, slot, rest, statement, 0.8, reading);
+        }
+        "llamo" if rest.first().is_some_and(Word::is_capitalized) => {
+            let name = names(rest);
+            push(found, MemoryType::Identity, "name", name, format!("Se llama {}", joined(name)), 0.9, reading);
+        }
+        "mudé" => moved(tail(rest, usize::from(rest.first().is_some_and(|word| word.lower == "a"))), reading, found, "Vive en"),
+        _ => {}
+    }
+}
+
+/// A clause whose subject is the user, with its verb and what follows.
+fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
+    let lexicon = reading.lexicon;
+    let language = lexicon.language;
+    let verb_lower = verb.lower.as_str();
+    let stem = if language == Language::Czech {
+        verb_lower.strip_prefix("ne").filter(|stem| lexicon.verb_class(stem).is_some()).unwrap_or(verb_lower)
+    } else {
+        verb_lower
+    };
+    let negated = negated
+        || stem != verb_lower
+        || rest.iter().take(3).any(|word| lexicon.negations.contains(&word.lower.as_str()) && word.lower != "plus");
+    let class = match lexicon.verb_class(stem) {
+        // "učím se" is learning, "učím" teaching.
+        Some(VerbClass::Teach) if language == Language::Czech && rest.first().is_some_and(|word| word.lower == "se") => {
+            Some(VerbClass::Learn)
+        }
+        // "je viens de finir…", "vengo de trabajar": just did, not where from.
+        Some(VerbClass::Origin)
+            if rest.first().is_some_and(|word| matches!(word.lower.as_str(), "de" | "d'"))
+                && rest.get(1).is_some_and(|word| !word.is_capitalized()) =>
+        {
+            return;
+        }
+        class => class,
+    };
+    let Some(third) = (lexicon.third_person)(verb_lower) else { return };
+    let neg_prefix = match language {
+        Language::French if negated => {
+            if third.starts_with(['a', 'e', 'é', 'i', 'o', 'u', 'h']) {
+                "n'"
+            } else {
+                "ne "
+            }
+        }
+        Language::Spanish if negated => "no ",
+        _ => "",
+    };
+    let reflexive = match language {
+        Language::French if matches!(class, Some(VerbClass::Called | VerbClass::Move)) => "s'",
+        _ => "",
+    };
+    let rest_text = rest_in_third_person(rest, lexicon);
+    let mut statement = format!("{neg_prefix}{reflexive}{third} {rest_text}");
+    if !adverbial.is_empty() {
+        // The time phrase moves behind the verb: its first word loses the capital the sentence
+        // start gave it.
+        let moved = rest_in_third_person(adverbial, lexicon);
+        let mut letters = moved.chars();
+        let moved: String = letters.next().map_or(String::new(), |first| first.to_lowercase().chain(letters).collect());
+        statement = format!("{statement} {moved}");
+    }
+    let statement = capitalized(statement.trim()).replace("' ", "'");
+    if rest.is_empty() || mentions_you(rest) {
+        return;
+    }
+    let past = is_past(language, verb_lower);
+    match class {
+        Some(VerbClass::Be) => be(rest, &statement, negated, past, reading, found),
+        Some(VerbClass::Have) => have(rest, &statement, past, reading, found),
+        Some(VerbClass::Like | VerbClass::Prefer | VerbClass::Dislike) => {
+            if !is_reaction(rest) {
+                let slot = if negated || class == Some(VerbClass::Dislike) { "dislikes" } else { "likes" };
+                push(found, MemoryType::Preference, slot, rest, statement, 0.8, reading);
+            }
+        }
+        Some(VerbClass::Live) => {
+            if rest.first().is_some_and(|word| matches!(word.lower.as_str(), "mit" | "avec" | "con" | "s" | "se")) {
+                push(found, MemoryType::Relationship, "lives_with", tail(rest, 1), statement, 0.8, reading);
+            } else if past {
+                push(found, MemoryType::Fact, "former_home", place(rest), statement, 0.75, reading);
+            } else if !is_dangling(rest) {
+                push(found, MemoryType::Identity, "home", place(rest), statement, 0.85, reading);
+            }
+        }
+        Some(VerbClass::Move) => {
+            let (prefix, to_words) = match language {
+                Language::German => ("Wohnt in", &["nach"][..]),
+                Language::French => ("Habite à", &["à", "en", "au"][..]),
+                Language::Czech => ("Bydlí v", &["do"][..]),
+                _ => ("Vive en", &["a"][..]),
+            };
+            if let Some(to) = rest.iter().position(|word| to_words.contains(&word.lower.as_str())) {
+                moved(tail(rest, to + 1), reading, found, prefix);
+            }
+        }
+        Some(VerbClass::Origin) if !is_dangling(rest) => push(found, MemoryType::Identity, "origin", place(rest), statement, 0.8, reading),
+        Some(VerbClass::Work) => {
+            let first = rest[0].lower.as_str();
+            let value = tail(rest, 1.min(rest.len()));
+            if past || value.is_empty() || is_dangling(value) {
+                if past && !value.is_empty() && !is_dangling(value) {
+                    push(found, MemoryType::Fact, "former_work", rest, statement, 0.75, reading);
+                }
+                return;
+            }
+            match first {
+                "als" | "comme" | "como" | "jako" => push(found, MemoryType::Identity, "occupation", value, statement, 0.85, reading),
+                "bei" | "chez" | "para" | "u" | "pro" | "für" => {
+                    push(found, MemoryType::Identity, "employer", value, statement, 0.85, reading)
+                }
+                _ => push(found, MemoryType::Identity, "work", rest, statement, 0.75, reading),
+            }
+        }
+        Some(VerbClass::Study | VerbClass::Teach) if !is_dangling(rest) => {
+            let slot = if class == Some(VerbClass::Teach) { "teaches" } else { "education" };
+            push(found, MemoryType::Identity, slot, rest, statement, 0.8, reading);
+        }
+        Some(VerbClass::Speak) if !is_dangling(rest) => push(found, MemoryType::Identity, "languages", rest, statement, 0.8, reading),
+        Some(VerbClass::Plan) if !past && !is_dangling(rest) && !names_task(rest) && !asks(rest, language) => {
+            push(found, MemoryType::Goal, "goal", rest, statement, 0.75, reading);
+        }
+        Some(VerbClass::Decide) if !is_dangling(rest) => push(found, MemoryType::Decision, "decision", rest, statement, 0.8, reading),
+        Some(VerbClass::Use) if !is_dangling(rest) && !names_task(rest) => {
+            push(found, MemoryType::Environment, "environment", rest, statement, 0.8, reading)
+        }
+        Some(VerbClass::Learn) if !is_dangling(rest) && !names_task(rest) => {
+            push(found, MemoryType::Goal, "learning", rest, statement, 0.8, reading)
+        }
+        Some(VerbClass::Called) => {
+            let name_words: &[Word] = if rest.first().is_some_and(|word| word.lower == "se") { tail(rest, 1) } else { rest };
+            if name_words.first().is_some_and(Word::is_capitalized) {
+                let name = names(name_words);
+                push(found, MemoryType::Identity, "name", name, statement, 0.9, reading);
+            }
+        }
+        Some(VerbClass::Eat) if !is_dangling(rest) => {
+            let slot = if negated { "does_not_eat" } else { "eats" };
+            push(found, MemoryType::Preference, slot, rest, statement, 0.8, reading);
+        }
+        Some(_) => {}
+        None => {
+            if is_dangling(rest) || names_task(rest) || rest.is_empty() {
+                return;
+            }
+            if past {
+                push(found, MemoryType::Context, "life_event", rest, statement, 0.7, reading);
+            } else {
+                push(found, MemoryType::Fact, "habit", rest, statement, 0.7, reading);
+            }
+        }
+    }
+}
+
+/// "Ich bin …", "je suis …", "soy …", "jsem …": what the user is.
+fn be(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
+    let lexicon = reading.lexicon;
+    let mut start = 0;
+    while rest.get(start).is_some_and(|word| lexicon.fillers.contains(&word.lower.as_str())) {
+        start += 1;
+    }
+    let words = tail(rest, start);
+    let Some(first) = words.first() else { return };
+    let first_lower = first.lower.as_str();
+    if is_conversational_state(first_lower) || is_dangling(words) || words.iter().take(3).any(|word| is_task_noun(&word.lower)) {
+        return;
+    }
+    // A perfect made with "sein"/"être" ("bin … gelaufen", "je suis allé…"): an event.
+    let perfect = match reading.lexicon.language {
+        Language::German => words.last().is_some_and(|word| {
+            word.lower.starts_with("ge") && (word.lower.ends_with("en") || word.lower.ends_with('t')) && word.lower.len() > 5
+        }),
+        Language::French => FRENCH_ETRE_PARTICIPLES.contains(&first_lower),
+        _ => false,
+    };
+    if perfect {
+        return push(found, MemoryType::Context, "life_event", words, statement.to_owned(), 0.7, reading);
+    }
+    // "Estoy aprendiendo alemán": the gerund says what.
+    if first_lower.ends_with("ando") || first_lower.ends_with("iendo") || first_lower.ends_with("yendo") {
+        let (memory_type, slot) = match lexicon.verb_class(first_lower) {
+            Some(VerbClass::Learn) => (MemoryType::Goal, "learning"),
+            _ => (MemoryType::Context, "situation"),
+        };
+        if words.len() > 1 && !is_dangling(tail(words, 1)) {
+            push(found, memory_type, slot, tail(words, 1), statement.to_owned(), 0.75, reading);
+        }
+        return;
+    }
+    if first.is_number() {
+        if !past
+            && !negated
+            && words.get(1).is_none_or(|word| is_years(&word.lower))
+            && first_lower.parse::<u32>().is_ok_and(|age| (5..=110).contains(&age))
+        {
+            push(found, MemoryType::Identity, "age", span(words, 0, 1), statement.to_owned(), 0.85, reading);
+        }
+        return;
+    }
+    if is_diet(first_lower) || words.get(1).is_some_and(|word| is_diet(&word.lower)) {
+        return push(found, MemoryType::Preference, "diet", words, statement.to_owned(), 0.85, reading);
+    }
+    if first_lower.starts_with("allergi") || first_lower.starts_with("alérgic") || first_lower.starts_with("alergick") {
+        return push(found, MemoryType::Fact, "allergy", words, statement.to_owned(), 0.85, reading);
+    }
+    if matches!(
+        first_lower,
+        "verheiratet"
+            | "verlobt"
+            | "geschieden"
+            | "ledig"
+            | "marié"
+            | "mariée"
+            | "célibataire"
+            | "divorcé"
+            | "divorcée"
+            | "casado"
+            | "casada"
+            | "soltero"
+            | "soltera"
+            | "divorciado"
+            | "divorciada"
+            | "ženatý"
+            | "vdaná"
+            | "svobodný"
+            | "svobodná"
+            | "rozvedený"
+            | "rozvedená"
+            | "zasnoubený"
+            | "zasnoubená"
+    ) {
+        return push(found, MemoryType::Relationship, "partner", span(words, 0, 1), statement.to_owned(), 0.85, reading);
+    }
+    if matches!(first_lower, "aus" | "de" | "d'" | "z" | "ze") && words.len() > 1 && words[1].is_capitalized() {
+        return push(found, MemoryType::Identity, "origin", tail(words, 1), statement.to_owned(), 0.85, reading);
+    }
+    if is_place_preposition(first_lower) {
+        if words.len() > 1 && words[1].is_capitalized() && !past {
+            push(found, MemoryType::Context, "location", tail(words, 1), statement.to_owned(), 0.65, reading);
+        }
+        return;
+    }
+    if words.len() <= 6 {
+        let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
+        // "Ich bin kein Arzt": true, but said to correct, not to describe oneself.
+        let confidence = if negated { 0.45 } else { 0.75 };
+        push(found, memory_type, "trait", words, statement.to_owned(), confidence, reading);
+    }
+}
+
+/// "Ich habe zwei Kinder", "j'ai 34 ans", "tengo un perro", "mám rád kávu", "j'ai couru …".
+fn have(rest: &[Word], statement: &str, past: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
+    let language = reading.lexicon.language;
+    let Some(first) = rest.first() else { return };
+    if is_dangling(rest) || rest.iter().take(4).any(|word| is_task_noun(&word.lower)) {
+        return;
+    }
+    // Czech "mám rád(a) X": a like.
+    if language == Language::Czech && matches!(first.lower.as_str(), "rád" | "ráda" | "rádi") {
+        if !is_reaction(tail(rest, 1)) {
+            push(found, MemoryType::Preference, "likes", tail(rest, 1), statement.to_owned(), 0.8, reading);
+        }
+        return;
+    }
+    if first.is_number() && rest.get(1).is_some_and(|word| is_years(&word.lower)) {
+        if first.lower.parse::<u32>().is_ok_and(|age| (5..=110).contains(&age)) && !past {
+            push(found, MemoryType::Identity, "age", span(rest, 0, 1), statement.to_owned(), 0.85, reading);
+        }
+        return;
+    }
+    if is_perfect_participle(language, rest) {
+        return push(found, MemoryType::Context, "life_event", rest, statement.to_owned(), 0.7, reading);
+    }
+    match rest.iter().find(|word| is_kin(&word.lower, language)) {
+        Some(kin) => {
+            let slot = if is_partner(&kin.lower) { "partner" } else { "relation" };
+            push(found, MemoryType::Relationship, slot, rest, statement.to_owned(), 0.85, reading);
+        }
+        None if past => push(found, MemoryType::Context, "life_event", rest, statement.to_owned(), 0.65, reading),
+        None => push(found, MemoryType::Fact, "has", rest, statement.to_owned(), 0.7, reading),
+    }
+}
+
+/// Whether the words after "habe", "ai", "he" are a perfect tense ("j'ai couru un
+/// semi-marathon", "ich habe … gekündigt", "he corrido …").
+fn is_perfect_participle(language: Language, rest: &[Word]) -> bool {
+    match language {
+        Language::French => {
+            rest.iter().take(2).any(|word| {
+                let lower = word.lower.as_str();
+                (lower.ends_with('é') || lower.ends_with("ai") || lower.ends_with("u") || lower.ends_with("it") || lower.ends_with("is"))
+                    && lower.len() > 3
+                    && !is_kin(lower, language)
+            }) && !rest[0].is_number()
+        }
+        Language::Spanish => rest.first().is_some_and(|word| word.lower.ends_with("ado") || word.lower.ends_with("ido")),
+        Language::German => rest.last().is_some_and(|word| {
+            word.lower.starts_with("ge") && (word.lower.ends_with('t') || word.lower.ends_with("en")) && word.lower.len() > 5
+        }),
+        _ => false,
+    }
+}
+
+/// "mein Mann ist allergisch", "ma fille a 7 ans", "mi hermana vive en Lima", "můj manžel je
+/// alergický": what the user's people and things are.
+fn possessed(words: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>) {
+    let lexicon = reading.lexicon;
+    let language = lexicon.language;
+    let Some(noun) = words.first() else { return };
+    // A name may follow the noun ("meine Tochter Ema ist …").
+    let mut verb_at = 1;
+    while words.get(verb_at).is_some_and(|word| {
+        word.is_capitalized() && language != Language::German
+            || (language == Language::German && word.is_capitalized() && verb_at < 3 && !is_finite_german(&word.lower))
+    }) {
+        verb_at += 1;
+    }
+    let Some(verb) = words.get(verb_at) else { return };
+    let rest = tail(words, verb_at + 1);
+    if rest.is_empty() || is_task_noun(&noun.lower) || mentions_you(rest) {
+        return;
+    }
+    let noun_lower = noun.lower.as_str();
+    let possessive = match language {
+        Language::German => {
+            if noun_lower.ends_with('e')
+                || matches!(
+                    noun_lower,
+                    "frau" | "tochter" | "schwester" | "mutter" | "mama" | "oma" | "freundin" | "partnerin" | "familie" | "katze"
+                )
+            {
+                "Ihre"
+            } else {
+                "Ihr"
+            }
+        }
+        Language::French => match noun_lower {
+            _ if noun_lower.starts_with(['a', 'e', 'é', 'i', 'o', 'u', 'h']) => "Son",
+            "femme" | "fille" | "sœur" | "soeur" | "mère" | "maman" | "copine" | "compagne" | "épouse" | "famille" | "tante"
+            | "cousine" | "chatte" | "voisine" | "collègue" => "Sa",
+            _ if noun_lower.ends_with('s') || noun_lower.ends_with('x') => "Ses",
+            _ => "Son",
+        },
+        Language::Spanish => {
+            if noun_lower.ends_with('s') {
+                "Sus"
+            } else {
+                "Su"
+            }
+        }
+        _ => "Její",
+    };
+    let statement = format!("{possessive} {}", rest_in_third_person(words, lexicon));
+    let name_words = matches!(noun_lower, "name" | "nom" | "nombre" | "jméno");
+    if name_words && rest.first().is_some_and(Word::is_capitalized) {
+        let name = names(rest);
+        return push(found, MemoryType::Identity, "name", name, statement, 0.9, reading);
+    }
+    let favourite = noun_lower.starts_with("lieblings")
+        || rest_contains(words, &["préféré", "préférée", "favorito", "favorita", "oblíbené", "oblíbený", "oblíbená"]);
+    if favourite {
+        return push(found, MemoryType::Preference, "favourite", span(words, 0, verb_at), statement, 0.85, reading);
+    }
+    if is_kin(noun_lower, language) {
+        if matches!(verb.lower.as_str(), "sagt" | "meint" | "dit" | "pense" | "dice" | "cree" | "říká" | "myslí") {
+            return;
+        }
+        let slot = if is_partner(noun_lower) { "partner_fact" } else { "relation" };
+        return push(found, MemoryType::Relationship, slot, span(words, 0, verb_at), statement, 0.8, reading);
+    }
+    if !is_pointer(noun_lower) && rest.iter().any(|word| !is_pointer(&word.lower)) && words.len() <= 10 {
+        push(found, MemoryType::Fact, "about", span(words, 0, verb_at), statement, 0.6, reading);
+    }
+}
+
+fn is_finite_german(word: &str) -> bool {
+    matches!(word, "ist" | "hat" | "war" | "wird")
+}
+
+fn rest_contains(words: &[Word], any: &[&str]) -> bool {
+    words.iter().any(|word| any.contains(&word.lower.as_str()))
+}
+
+/// "zog nach Wien", "me mudé a Lima": the new home (a change).
+fn moved(rest: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>, prefix: &str) {
+    let destination = place(rest);
+    if destination.is_empty() || is_dangling(destination) {
+        return;
+    }
+    let statement = format!("{prefix} {}", joined(destination));
+    let changed = Reading { change: true, ..*reading };
+    push(found, MemoryType::Identity, "home", destination, statement, 0.85, &changed);
+}
+
+/// The place in "in Berlin", "à Lyon", "en Sevilla", "v Brně", up to a time word.
+fn place(rest: &[Word]) -> &[Word] {
+    let start = rest.iter().position(|word| is_place_preposition(&word.lower)).map_or(0, |at| at + 1);
+    let rest = tail(rest, start);
+    let end = rest
+        .iter()
+        .position(|word| {
+            !word.is_capitalized()
+                && matches!(
+                    word.lower.as_str(),
+                    "seit" | "depuis" | "desde" | "od" | "und" | "et" | "y" | "a" | "mit" | "avec" | "con" | "s"
+                )
+        })
+        .unwrap_or(rest.len());
+    span(rest, 0, end)
+}
+
+/// Capitalized words from the start ("Ana María Díaz y …" → "Ana María Díaz").
+fn names(words: &[Word]) -> &[Word] {
+    let end = words.iter().position(|word| !word.is_capitalized()).unwrap_or(words.len()).max(1);
+    &words[..end.min(words.len())]
+}
+
+/// Whether the verb form is a past one (a simple past, or a participle with its auxiliary
+/// dropped).
+fn is_past(language: Language, verb: &str) -> bool {
+    match language {
+        Language::German => {
+            (verb.ends_with("te") && class_of(Language::German, verb).is_none())
+                || matches!(verb, "war" | "hatte" | "zog" | "ging" | "fuhr" | "lief" | "kam" | "aß" | "trank")
+        }
+        Language::French => verb.ends_with("ais"),
+        Language::Spanish => {
+            verb.ends_with('é')
+                || (verb.ends_with('í') && verb.len() > 3)
+                || verb.ends_with("aba")
+                || matches!(verb, "fui" | "tuve" | "hice" | "estuve")
+        }
+        Language::Czech => verb.ends_with('l') || verb.ends_with("la"),
+        Language::English => false,
+    }
+}
+
+/// Whether the object only points back ("das", "ça", "eso", "to").
+fn is_dangling(words: &[Word]) -> bool {
+    let thin = |word: &Word| {
+        is_pointer(&word.lower)
+            || matches!(
+                word.lower.as_str(),
+                "le" | "la"
+                    | "les"
+                    | "l'"
+                    | "el"
+                    | "los"
+                    | "las"
+                    | "un"
+                    | "une"
+                    | "una"
+                    | "uno"
+                    | "ein"
+                    | "eine"
+                    | "der"
+                    | "die"
+                    | "den"
+                    | "dem"
+                    | "auch"
+                    | "ja"
+                    | "y"
+                    | "a"
+                    | "mal"
+            )
+    };
+    if words.iter().all(thin) {
+        return true;
+    }
+    // "z toho", "de ça", "davon": a preposition, then what was said before.
+    let preposition = |word: &Word| {
+        matches!(word.lower.as_str(), "z" | "ze" | "o" | "na" | "de" | "d'" | "à" | "von" | "über" | "mit" | "con" | "sobre" | "en")
+    };
+    let demonstrative =
+        |word: &Word| matches!(word.lower.as_str(), "ça" | "cela" | "ceci" | "eso" | "esto" | "to" | "tohle" | "tamto" | "es" | "dies");
+    (words.first().is_some_and(preposition) && words.get(1).is_some_and(|word| is_pointer(&word.lower) || matches!(word.lower.as_str(), "toho" | "tom" | "tím" | "davon" | "darüber" | "damit")))
+        // "regarder ça demain": an infinitive and what was said before.
+        || words.get(1).is_some_and(demonstrative)
+}
+
+/// A reaction to the assistant's output ("das", "deine Beispiele", "la deuxième", "eso").
+fn is_reaction(words: &[Word]) -> bool {
+    is_dangling(words)
+        || mentions_you(words)
+        || words.first().is_some_and(|word| is_pointer(&word.lower) && words.len() <= 3)
+        || words.iter().take(3).any(|word| {
+            is_task_noun(&word.lower)
+                || matches!(word.lower.as_str(), "nummer" | "numéro" | "número" | "číslo" | "variante" | "option" | "opción" | "možnost")
+        })
+}
+
+fn names_task(words: &[Word]) -> bool {
+    words.iter().take(4).any(|word| is_task_noun(&word.lower))
+}
+
+/// Whether a plan is a request to the assistant ("ich möchte wissen", "je veux savoir").
+fn asks(words: &[Word], language: Language) -> bool {
+    let task: &[&str] = match language {
+        Language::German => &["wissen", "fragen", "sehen", "verstehen", "dass", "eine", "einen", "ein", "das", "die", "den"],
+        Language::French => &["savoir", "demander", "voir", "comprendre", "que", "un", "une", "le", "la", "les"],
+        Language::Spanish => &["saber", "preguntar", "ver", "entender", "que", "un", "una", "el", "la", "los"],
+        Language::Czech => &["vědět", "zeptat", "vidět", "pochopit", "abys", "aby"],
+        Language::English => &[],
+    };
+    words.first().is_some_and(|word| task.contains(&word.lower.as_str()))
+}
+
+fn be_word(language: Language) -> &'static str {
+    match language {
+        Language::German => "ist",
+        Language::French => "est",
+        Language::Spanish => "es",
+        Language::Czech => "je",
+        Language::English => "is",
+    }
+}
+
+fn push(
+    found: &mut Vec<Found>,
+    memory_type: MemoryType,
+    slot: &'static str,
+    value: &[Word],
+    statement: String,
+    confidence: f32,
+    reading: &Reading<'_>,
+) {
+    let value = joined(value);
+    if value.is_empty() || statement.split_whitespace().count() > 24 {
+        return;
+    }
+    let _ = reading.time;
+    found.push(Found { memory_type, slot, value, statement, confidence: confidence * reading.scale, change: reading.change, span: 0..0 });
+}

@@ -1,0 +1,78 @@
+//! Standing wishes to the assistant: "Please always answer in metric units", "Never suggest
+//! npm", "From now on, call me Sam", "Antworte immer auf Deutsch", "Réponds toujours en
+//! français". They are instructions (PAM's `instruction`), kept as said.
+
+use super::words::{Word, joined};
+use super::{Found, capitalized};
+use crate::stages::extract::MemoryType;
+use crate::stages::extract::language::Language;
+
+/// Words that make an imperative a standing wish.
+fn standing(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::English => &["always", "never", "from now on", "going forward", "in future", "in the future", "every time", "by default"],
+        Language::German => &["immer", "nie", "niemals", "ab jetzt", "von nun an", "künftig", "grundsätzlich"],
+        Language::French => &["toujours", "jamais", "désormais", "dorénavant", "à l'avenir", "par défaut"],
+        Language::Spanish => &["siempre", "nunca", "a partir de ahora", "de ahora en adelante", "por defecto"],
+        Language::Czech => &["vždy", "vždycky", "nikdy", "od teď", "odteď", "napříště"],
+    }
+}
+
+/// Words a standing wish is not opened with (a subject: "I always…" is a habit).
+fn subjects(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::English => &[
+            "i", "we", "my", "our", "it", "he", "she", "they", "this", "that", "there", "you", "what", "how", "why", "do", "does", "is",
+            "are", "can",
+        ],
+        Language::German => &["ich", "wir", "mein", "meine", "es", "er", "sie", "das", "du", "was", "wie", "warum"],
+        Language::French => &["je", "j'", "nous", "mon", "ma", "il", "elle", "c'", "ce", "on", "tu", "vous", "que", "qu'", "comment"],
+        Language::Spanish => &["yo", "nosotros", "mi", "él", "ella", "eso", "esto", "tú", "qué", "cómo"],
+        Language::Czech => &["já", "my", "můj", "moje", "on", "ona", "to", "ty", "co", "jak", "proč"],
+    }
+}
+
+/// The standing wish `words` state, if they state one.
+pub fn read(words: &[Word], language: Language) -> Option<Found> {
+    let mut start = 0;
+    while words.get(start).is_some_and(|word| {
+        matches!(
+            word.lower.as_str(),
+            "please" | "pls" | "bitte" | "stp" | "svp" | "por" | "favor" | "prosím" | "and" | "also" | "und" | "et" | "y" | "a"
+        )
+    }) {
+        start += 1;
+    }
+    let words = &words[start..];
+    let first = words.first()?;
+    let do_not = first.lower == "do" && words.get(1).is_some_and(|word| word.lower == "not");
+    if (subjects(language).contains(&first.lower.as_str()) && !do_not) || words.len() < 3 || words.len() > 20 {
+        return None;
+    }
+    // The wish is said at the start: "Always answer…", "Never suggest…", "From now on, call
+    // me…", "Don't ever…", "Answer always…" ("But it's not always easy" is no wish).
+    let opening = format!(" {} ", words.iter().take(4).map(|word| word.lower.as_str()).collect::<Vec<_>>().join(" "));
+    let never_ever = language == Language::English && opening.contains(" not ever ");
+    if !never_ever && !standing(language).iter().any(|marker| opening.contains(&format!(" {marker} "))) {
+        return None;
+    }
+    let lexicon = super::lexicon::Lexicon::of(language);
+    if lexicon.lead_ins.contains(&first.lower.as_str())
+        || words
+            .iter()
+            .take(3)
+            .any(|word| matches!(word.lower.as_str(), "it" | "is" | "was" | "are" | "i" | "es" | "ist" | "c'est" | "est" | "je" | "to"))
+    {
+        return None;
+    }
+    let text = joined(words);
+    Some(Found {
+        memory_type: MemoryType::Procedure,
+        slot: "instruction",
+        value: text.clone(),
+        statement: capitalized(&text),
+        confidence: 0.85,
+        change: false,
+        span: 0..0,
+    })
+}

@@ -1,0 +1,463 @@
+//! Each language's closed word classes, the part of grammar that does not grow with what people
+//! talk about: the user as a subject, possessives and pronouns and what a third-person
+//! statement writes for them, conjunctions, markers that open a clause, fillers, negation, and
+//! how a first-person verb becomes a third-person one. Open words (occupations, places, names,
+//! foods, tools) are never listed: they are whatever stands in the clause.
+
+use super::verbs::{self, VerbClass};
+use crate::stages::extract::language::Language;
+
+/// One language's closed word classes.
+pub struct Lexicon {
+    /// The language.
+    pub language: Language,
+    /// Words that open a new clause after a comma: question words, conjunctions, other subjects.
+    openers: &'static [&'static str],
+    /// Coordinating conjunctions: a cut before one when a subject follows it.
+    conjunctions: &'static [&'static str],
+    /// Subordinators that always open a new clause ("because", "although").
+    subordinators: &'static [&'static str],
+    /// The user as a subject ("i", "ich", "je", "yo", "já").
+    pub self_subjects: &'static [&'static str],
+    /// The user with others ("we").
+    pub plural_subjects: &'static [&'static str],
+    /// The user's possessives and what a statement writes for them ("my" → "their").
+    pub possessives: &'static [(&'static str, &'static str)],
+    /// Other first-person pronouns and what a statement writes for them ("me" → "them").
+    pub pronouns: &'static [(&'static str, &'static str)],
+    /// Discourse markers and conjunctions skipped at a clause's start.
+    pub lead_ins: &'static [&'static str],
+    /// Intensifiers and time fillers dropped from a statement ("really", "just", "currently").
+    pub fillers: &'static [&'static str],
+    /// Negation words.
+    pub negations: &'static [&'static str],
+    /// A first-person verb's third-person form ("wohne" → "wohnt"); `None` when the word is no
+    /// first-person verb form the language's rules know.
+    pub third_person: fn(&str) -> Option<String>,
+    /// Whether a word is a first-person singular verb, for languages that drop the subject.
+    pub first_person_verb: fn(&str) -> bool,
+    /// Other words that may start a statement about the user: standing wishes ("always",
+    /// "never") and, in English, the user as an object ("didn't work for us").
+    pub standing: &'static [&'static str],
+}
+
+impl Lexicon {
+    /// The lexicon of `language`.
+    pub fn of(language: Language) -> &'static Lexicon {
+        match language {
+            Language::English => &ENGLISH,
+            Language::German => &GERMAN,
+            Language::French => &FRENCH,
+            Language::Spanish => &SPANISH,
+            Language::Czech => &CZECH,
+        }
+    }
+
+    /// Whether `word` (lowercase) opens a new clause after a comma.
+    pub fn opens_clause(&self, word: &str) -> bool {
+        self.openers.contains(&word) || self.conjunctions.contains(&word) || self.subordinators.contains(&word)
+    }
+
+    /// Whether `word` is a coordinating conjunction.
+    pub fn is_conjunction(&self, word: &str) -> bool {
+        self.conjunctions.contains(&word)
+    }
+
+    /// Whether `word` always opens a new clause.
+    pub fn is_subordinator(&self, word: &str) -> bool {
+        self.subordinators.contains(&word)
+    }
+
+    /// Whether `word` starts a clause about the user: a subject, a possessive or (where the
+    /// subject is dropped) a first-person verb.
+    pub fn starts_subject(&self, word: &str) -> bool {
+        let word = word.trim_end_matches('\'');
+        if self.language == Language::English && (word.starts_with("i'") || matches!(word, "im" | "ive")) {
+            return true;
+        }
+        if self.language == Language::French && (word.starts_with("j'") || word.starts_with("j’")) {
+            return true;
+        }
+        if matches!(self.language, Language::German | Language::French) && self.verb_class(word).is_some() {
+            return true;
+        }
+        self.self_subjects.iter().any(|subject| subject.trim_end_matches('\'') == word)
+            || self.plural_subjects.contains(&word)
+            || self.possessives.iter().any(|(possessive, _)| *possessive == word)
+            || (self.first_person_verb)(word)
+    }
+
+    /// Whether `sentence` may say something about the user in this language: one of its words
+    /// is a first-person subject, possessive or verb, or a word of a standing wish. Most
+    /// sentences of a history hold none, and are not read further.
+    pub fn may_disclose(&self, sentence: &str) -> bool {
+        sentence.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).any(|word| {
+            let marker = |list: &[&str]| {
+                list.iter().any(|marker| marker.trim_end_matches('\'').eq_ignore_ascii_case(word.trim_end_matches(['\'', '’'])))
+            };
+            let possessive = self.possessives.iter().any(|(possessive, _)| possessive.eq_ignore_ascii_case(word));
+            let english_contraction = self.language == Language::English && {
+                let lower = word.to_ascii_lowercase();
+                lower.starts_with("i'") || lower.starts_with("i’") || lower == "im" || lower == "ive"
+            };
+            let elided = self.language == Language::French && {
+                let lower = word.to_lowercase();
+                lower.starts_with("j'") || lower.starts_with("j’") || lower.starts_with("m'") || lower.starts_with("m’")
+            };
+            marker(self.self_subjects)
+                || marker(self.plural_subjects)
+                || possessive
+                || english_contraction
+                || elided
+                || marker(self.standing)
+                || (matches!(self.language, Language::Spanish | Language::Czech) && {
+                    let lower = word.to_lowercase();
+                    (self.first_person_verb)(&lower)
+                        || (self.language == Language::Spanish && lower.ends_with('o') && lower.len() >= 4)
+                        || lower == "me"
+                })
+        })
+    }
+
+    /// What a statement writes for the first-person word `word` (lowercase), if it is one.
+    pub fn third_person_pronoun(&self, word: &str) -> Option<&'static str> {
+        self.possessives.iter().chain(self.pronouns).find(|(first, _)| *first == word).map(|(_, third)| *third)
+    }
+
+    /// The class of the verb `word` (lowercase) in this language.
+    pub fn verb_class(&self, word: &str) -> Option<VerbClass> {
+        verbs::class_of(self.language, word)
+    }
+}
+
+fn never(_: &str) -> bool {
+    false
+}
+
+static ENGLISH: Lexicon = Lexicon {
+    language: Language::English,
+    openers: &[
+        "i", "my", "we", "our", "you", "he", "she", "they", "it", "this", "that", "how", "what", "where", "why", "when", "which", "who",
+        "can", "could", "would", "should", "do", "does", "is", "are", "please", "any", "thanks", "thank", "so", "then", "also", "plus",
+    ],
+    conjunctions: &["and", "but", "or", "so", "plus", "yet", "since", "while", "as", "now"],
+    subordinators: &["because", "although", "though", "whereas", "but", "cause", "cuz", "unless"],
+    self_subjects: &["i"],
+    plural_subjects: &["we"],
+    possessives: &[("my", "their"), ("our", "their")],
+    pronouns: &[
+        ("i", "they"),
+        ("me", "them"),
+        ("mine", "theirs"),
+        ("myself", "themselves"),
+        ("we", "they"),
+        ("us", "them"),
+        ("ours", "theirs"),
+    ],
+    lead_ins: &[
+        "and",
+        "but",
+        "or",
+        "so",
+        "also",
+        "well",
+        "oh",
+        "yeah",
+        "yes",
+        "yep",
+        "no",
+        "nope",
+        "actually",
+        "honestly",
+        "btw",
+        "lol",
+        "haha",
+        "um",
+        "hmm",
+        "hi",
+        "hey",
+        "hello",
+        "ok",
+        "okay",
+        "anyway",
+        "because",
+        "cause",
+        "cuz",
+        "since",
+        "though",
+        "although",
+        "plus",
+        "then",
+        "now",
+        "currently",
+        "personally",
+        "basically",
+        "like",
+        "fyi",
+        "wow",
+        "ah",
+        "sure",
+        "right",
+        "great",
+        "cool",
+        "nice",
+        "alright",
+    ],
+    fillers: &[
+        "really",
+        "just",
+        "actually",
+        "also",
+        "honestly",
+        "personally",
+        "basically",
+        "literally",
+        "totally",
+        "absolutely",
+        "definitely",
+        "truly",
+        "seriously",
+        "currently",
+        "still",
+        "now",
+        "kinda",
+        "pretty",
+        "super",
+        "so",
+        "very",
+        "too",
+        "even",
+        "certainly",
+        "genuinely",
+    ],
+    negations: &["not", "never", "no"],
+    third_person: verbs::english_third_person,
+    first_person_verb: never,
+    standing: &["always", "never", "ever", "us", "me"],
+};
+
+static GERMAN: Lexicon = Lexicon {
+    language: Language::German,
+    openers: &[
+        "ich",
+        "mein",
+        "meine",
+        "wir",
+        "unser",
+        "unsere",
+        "du",
+        "sie",
+        "er",
+        "es",
+        "das",
+        "wie",
+        "was",
+        "wo",
+        "warum",
+        "wann",
+        "welche",
+        "welcher",
+        "kannst",
+        "könntest",
+        "kann",
+        "hast",
+        "bitte",
+        "danke",
+        "also",
+        "dann",
+        "aber",
+        "und",
+        "weil",
+        "denn",
+        "obwohl",
+        "da",
+        "wobei",
+    ],
+    conjunctions: &["und", "aber", "oder", "sondern", "denn"],
+    subordinators: &["weil", "obwohl", "aber", "denn", "sondern"],
+    self_subjects: &["ich"],
+    plural_subjects: &["wir"],
+    possessives: &[
+        ("mein", "ihr"),
+        ("meine", "ihre"),
+        ("meinen", "ihren"),
+        ("meinem", "ihrem"),
+        ("meiner", "ihrer"),
+        ("meines", "ihres"),
+        ("unser", "ihr"),
+        ("unsere", "ihre"),
+        ("unseren", "ihren"),
+        ("unserem", "ihrem"),
+        ("unserer", "ihrer"),
+    ],
+    pronouns: &[("ich", "sie"), ("mich", "sich"), ("mir", "sich"), ("wir", "sie"), ("uns", "sich")],
+    lead_ins: &[
+        "und",
+        "aber",
+        "oder",
+        "also",
+        "naja",
+        "na",
+        "ja",
+        "nein",
+        "übrigens",
+        "ehrlich",
+        "gesagt",
+        "hallo",
+        "hi",
+        "hey",
+        "ok",
+        "okay",
+        "weil",
+        "denn",
+        "da",
+        "obwohl",
+        "sondern",
+        "zwar",
+        "ach",
+        "gut",
+    ],
+    fillers: &[
+        "wirklich",
+        "eigentlich",
+        "echt",
+        "total",
+        "halt",
+        "eben",
+        "ja",
+        "gerade",
+        "auch",
+        "sehr",
+        "so",
+        "mal",
+        "schon",
+        "noch",
+        "ziemlich",
+    ],
+    negations: &["nicht", "kein", "keine", "keinen", "keinem", "keiner", "nie", "niemals"],
+    third_person: verbs::german_third_person,
+    first_person_verb: never,
+    standing: &["immer", "nie", "niemals"],
+};
+
+static FRENCH: Lexicon = Lexicon {
+    language: Language::French,
+    openers: &[
+        "je", "j'", "mon", "ma", "mes", "nous", "on", "tu", "vous", "il", "elle", "ils", "elles", "c'", "comment", "quoi", "que", "qu'",
+        "où", "pourquoi", "quand", "quel", "quelle", "quels", "peux", "pourrais", "merci", "donc", "alors", "mais", "et", "parce", "car",
+        "puisque",
+    ],
+    conjunctions: &["et", "mais", "ou", "donc", "car"],
+    subordinators: &["parce", "car", "mais", "puisque", "bien", "quoique"],
+    self_subjects: &["je", "j'"],
+    plural_subjects: &["nous", "on"],
+    possessives: &[("mon", "son"), ("ma", "sa"), ("mes", "ses"), ("notre", "leur"), ("nos", "leurs")],
+    pronouns: &[("je", "il·elle"), ("j'", "il·elle"), ("me", "se"), ("m'", "s'"), ("moi", "soi"), ("nous", "eux")],
+    lead_ins: &[
+        "et",
+        "mais",
+        "ou",
+        "donc",
+        "alors",
+        "bon",
+        "bah",
+        "ben",
+        "oui",
+        "non",
+        "d'ailleurs",
+        "sinon",
+        "salut",
+        "bonjour",
+        "coucou",
+        "ok",
+        "car",
+        "parce",
+        "que",
+        "puisque",
+        "enfin",
+        "bref",
+        "franchement",
+    ],
+    fillers: &["vraiment", "juste", "actuellement", "aussi", "très", "trop", "encore", "déjà", "toujours", "bien", "franchement"],
+    negations: &["ne", "n'", "pas", "jamais", "plus", "rien"],
+    third_person: verbs::french_third_person,
+    first_person_verb: never,
+    standing: &["toujours", "jamais"],
+};
+
+static SPANISH: Lexicon = Lexicon {
+    language: Language::Spanish,
+    openers: &[
+        "yo", "mi", "mis", "me", "nosotros", "nosotras", "tú", "usted", "él", "ella", "cómo", "qué", "dónde", "por", "cuándo", "cuál",
+        "puedes", "podrías", "gracias", "pero", "y", "porque", "aunque", "así", "entonces",
+    ],
+    conjunctions: &["y", "e", "pero", "o", "así"],
+    subordinators: &["porque", "aunque", "pero", "sino"],
+    self_subjects: &["yo"],
+    plural_subjects: &["nosotros", "nosotras"],
+    possessives: &[("mi", "su"), ("mis", "sus"), ("nuestro", "su"), ("nuestra", "su"), ("nuestros", "sus"), ("nuestras", "sus")],
+    pronouns: &[("yo", "él·ella"), ("me", "se"), ("mí", "sí"), ("conmigo", "consigo"), ("nos", "se")],
+    lead_ins: &[
+        "y", "e", "pero", "o", "pues", "bueno", "vale", "sí", "hola", "oye", "ok", "porque", "aunque", "entonces", "además", "también",
+        "la", "verdad", "así", "que",
+    ],
+    fillers: &["realmente", "muy", "también", "actualmente", "ahora", "todavía", "ya", "solo", "sólo", "bastante", "mucho"],
+    negations: &["no", "nunca", "jamás"],
+    third_person: verbs::spanish_third_person,
+    first_person_verb: verbs::spanish_first_person,
+    standing: &["siempre", "nunca"],
+};
+
+static CZECH: Lexicon = Lexicon {
+    language: Language::Czech,
+    openers: &[
+        "já", "můj", "moje", "moji", "my", "naše", "náš", "ty", "on", "ona", "to", "jak", "co", "kde", "proč", "kdy", "který", "která",
+        "můžeš", "mohl", "mohla", "díky", "děkuji", "ale", "a", "protože", "takže", "tak", "i",
+    ],
+    conjunctions: &["a", "ale", "nebo", "i", "takže", "tak"],
+    subordinators: &["protože", "ale", "jelikož", "ačkoli", "ačkoliv", "přestože"],
+    self_subjects: &["já"],
+    plural_subjects: &["my"],
+    possessives: &[
+        ("můj", "její"),
+        ("moje", "její"),
+        ("moji", "její"),
+        ("mé", "její"),
+        ("mí", "její"),
+        ("mého", "jejího"),
+        ("mému", "jejímu"),
+        ("mém", "jejím"),
+        ("mým", "jejím"),
+        ("mou", "její"),
+        ("mých", "jejích"),
+        ("náš", "její"),
+        ("naše", "její"),
+        ("naši", "její"),
+        ("našeho", "jejího"),
+    ],
+    pronouns: &[("já", "ona"), ("mě", "ji"), ("mne", "ji"), ("mně", "jí"), ("mi", "jí"), ("mnou", "jí")],
+    lead_ins: &[
+        "a", "ale", "nebo", "tak", "no", "jo", "ano", "ne", "ahoj", "čau", "dobrý", "den", "ok", "protože", "takže", "jinak", "teda",
+        "vlastně",
+    ],
+    fillers: &[
+        "opravdu",
+        "fakt",
+        "vlastně",
+        "teď",
+        "taky",
+        "také",
+        "moc",
+        "velmi",
+        "hodně",
+        "ještě",
+        "už",
+        "právě",
+        "momentálně",
+        "aktuálně",
+    ],
+    negations: &["ne", "nikdy"],
+    third_person: verbs::czech_third_person,
+    first_person_verb: verbs::czech_first_person,
+    standing: &["vždy", "vždycky", "nikdy"],
+};

@@ -1,0 +1,281 @@
+//! Self-disclosure by clause analysis: a sentence is cut into clauses, each clause's subject is
+//! found (the user, the user with others, or someone or something of the user's: "my husband",
+//! "my job"), its verb read with the language's closed word classes, and the clause written
+//! again as a third-person statement ("I'm a carpenter" → *Is a carpenter*, "my husband is
+//! allergic to peanuts" → *Their husband is allergic to peanuts*). What the clause is about is
+//! open: any occupation, place, name, food or tool stands as said. Only the grammar is listed.
+//!
+//! English has its own reader ([`english`]); German, French, Spanish and Czech share one
+//! ([`frame`]) over their [`lexicon`]s.
+
+pub mod anchor;
+pub mod english;
+pub mod frame;
+pub mod instruction;
+pub mod lexicon;
+pub mod nouns;
+pub mod split;
+pub mod verbs;
+pub mod words;
+
+use super::MemoryType;
+use super::language::Language;
+use crate::model::Micros;
+use lexicon::Lexicon;
+use words::Word;
+
+/// One thing a clause says about the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// Its type.
+    pub memory_type: MemoryType,
+    /// The slot it fills (see [`super::slots`]).
+    pub slot: &'static str,
+    /// The value: what the statement says of the slot.
+    pub value: String,
+    /// The third-person statement.
+    pub statement: String,
+    /// How sure the reading is.
+    pub confidence: f32,
+    /// Whether the clause says the value changed ("I moved to", "I now work at"), which lets it
+    /// replace a single-valued slot's current value on its own.
+    pub change: bool,
+    /// The clause's byte range in the sentence: the evidence.
+    pub span: std::ops::Range<usize>,
+}
+
+/// What the readers know of the sentence around a clause.
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    /// When the message was written (relative times are anchored to it).
+    pub time: Micros,
+}
+
+/// The disclosures of one sentence of the user's own words, read as `language`.
+pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec<Found> {
+    let lexicon = Lexicon::of(language);
+    let mut found = Vec::new();
+    if !lexicon.may_disclose(sentence) || asks_for_writing(sentence, language) {
+        return found;
+    }
+    for range in split::clauses(sentence, lexicon) {
+        let clause = &sentence[range.clone()];
+        // A hypothetical is not so; a clause with a bracketed placeholder ("I'm [name]", "I
+        // work at [company]") is a template, not a fact.
+        if is_hypothetical(clause, language) || (clause.contains('[') && clause.contains(']')) {
+            continue;
+        }
+        let words = words::words(clause, language);
+        if words.is_empty() {
+            continue;
+        }
+        let before = found.len();
+        if let Some(wish) = instruction::read(&words, language) {
+            found.push(wish);
+        } else {
+            match language {
+                Language::English => english::read(&words, context, &mut found),
+                _ => frame::read(&words, lexicon, context, &mut found),
+            }
+        }
+        for item in &mut found[before..] {
+            item.span = trimmed(sentence, range.clone());
+        }
+    }
+    found
+}
+
+/// `range` of `text` without the spaces and clause punctuation at its ends.
+fn trimmed(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let slice = &text[range.clone()];
+    let start = range.start + (slice.len() - slice.trim_start().len());
+    let kept = slice.trim().trim_end_matches([',', ';', ':', '-', '—', '–']).trim_end();
+    start..start + kept.len()
+}
+
+/// Whether a clause speaks of what is not so: a condition or a wish ("if I were", "wenn ich",
+/// "si j'étais", "si tuviera", "kdybych").
+fn is_hypothetical(clause: &str, language: Language) -> bool {
+    let lower = format!(" {} ", clause.to_lowercase().replace('’', "'"));
+    let markers: &[&str] = match language {
+        Language::English => {
+            &[" if ", " unless ", " suppose ", " imagine ", " pretend ", " hypothetically ", " let's say ", " i wish ", " what if "]
+        }
+        Language::German => &[" wenn ", " falls ", " angenommen ", " stell dir vor ", " würde ", " wäre ", " hätte "],
+        Language::French => &[" si je ", " si j'", " imaginons ", " supposons ", " serais ", " aurais ", " imagine "],
+        Language::Spanish => &[" si ", " imagina ", " supongamos ", " sería ", " tuviera ", " fuera "],
+        Language::Czech => &[" kdyby", " pokud bych ", " představ si ", " dejme tomu ", " bych "],
+    };
+    markers.iter().any(|marker| lower.contains(marker))
+}
+
+/// Whether the sentence asks for a text to be written ("Write a cover letter saying I am a
+/// nurse"): what it says of the user is the text's, not a fact.
+fn asks_for_writing(sentence: &str, language: Language) -> bool {
+    let lower = sentence.trim_start().to_lowercase();
+    let openers: &[&str] = match language {
+        Language::English => &[
+            "write ",
+            "draft ",
+            "compose ",
+            "translate ",
+            "rewrite ",
+            "rephrase ",
+            "generate ",
+            "create a ",
+            "make a ",
+            "pretend ",
+            "act as ",
+            "imagine ",
+            "please write ",
+            "can you write ",
+            "could you write ",
+        ],
+        Language::German => &["schreib", "formulier", "übersetz", "verfasse", "erstelle ", "stell dir vor", "tu so"],
+        Language::French => &["écris", "rédige", "traduis", "reformule", "imagine", "fais comme si"],
+        Language::Spanish => &["escribe", "redacta", "traduce", "reformula", "imagina", "haz como si"],
+        Language::Czech => &["napiš", "přelož", "přeformuluj", "představ si", "předstírej", "sepiš"],
+    };
+    openers.iter().any(|opener| lower.starts_with(opener))
+}
+
+/// `words` as a statement's text: first-person words in the third person, fillers left out.
+pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
+    let mut out: Vec<Word> = Vec::with_capacity(words.len());
+    let mut previous_was_subject = false;
+    for word in words {
+        if lexicon.fillers.contains(&word.lower.as_str()) && !out.is_empty() {
+            continue;
+        }
+        let mut written = match lexicon.third_person_pronoun(&word.lower) {
+            Some(third) => Word { text: third.to_owned(), lower: third.to_owned(), comma: false },
+            None => word.clone(),
+        };
+        if previous_was_subject && lexicon.language == Language::English {
+            let verb = match word.lower.as_str() {
+                "am" => Some("are"),
+                "was" => Some("were"),
+                _ => None,
+            };
+            if let Some(verb) = verb {
+                written = Word { text: verb.to_owned(), lower: verb.to_owned(), comma: false };
+            }
+        }
+        previous_was_subject = lexicon.self_subjects.contains(&word.lower.as_str());
+        out.push(written);
+    }
+    words::joined(&out)
+}
+
+/// `text` with its first letter in upper case.
+pub fn capitalized(text: &str) -> String {
+    let mut characters = text.chars();
+    characters.next().map_or(String::new(), |first| first.to_uppercase().chain(characters).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Words the readers give meaning to, in every language, with punctuation and odd
+    /// characters: any clause made of them must read without a panic.
+    const VOCABULARY: &[&str] = &[
+        "I",
+        "I'm",
+        "my",
+        "we",
+        "our",
+        "am",
+        "have",
+        "been",
+        "not",
+        "never",
+        "to",
+        "a",
+        "the",
+        "as",
+        "and",
+        "but",
+        "love",
+        "live",
+        "in",
+        "moved",
+        "from",
+        "work",
+        "at",
+        "want",
+        "will",
+        "would",
+        "can",
+        "going",
+        "used",
+        "is",
+        "are",
+        "was",
+        "afraid",
+        "of",
+        "married",
+        "from",
+        "based",
+        "called",
+        "Ana",
+        "Leeds",
+        "34",
+        "years",
+        "old",
+        "you",
+        "your",
+        "that",
+        "it",
+        "ich",
+        "bin",
+        "mein",
+        "wohne",
+        "je",
+        "j'ai",
+        "suis",
+        "mon",
+        "soy",
+        "vivo",
+        "me",
+        "gusta",
+        "mi",
+        "jsem",
+        "bydlím",
+        "můj",
+        "mám",
+        "rád",
+        "nejím",
+        ",",
+        "?",
+        "!",
+        "’",
+        "ß",
+        "ě",
+        "—",
+        ";",
+        ":",
+        "if",
+        "always",
+        "never",
+        "please",
+        "yesterday",
+        "last",
+        "May",
+        "ago",
+        "two",
+    ];
+
+    proptest! {
+        #[test]
+        fn any_clause_reads_without_a_panic(picks in proptest::collection::vec(0..VOCABULARY.len(), 0..14), language in 0..5usize) {
+            let sentence: Vec<&str> = picks.iter().map(|&pick| VOCABULARY[pick]).collect();
+            let sentence = sentence.join(" ");
+            let found = disclosures(&sentence, Language::ALL[language], &Context { time: 1_683_547_200_000_000 });
+            for item in found {
+                prop_assert!(sentence.get(item.span.clone()).is_some());
+            }
+        }
+    }
+}

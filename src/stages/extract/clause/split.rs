@@ -1,0 +1,165 @@
+//! Cuts a sentence into clauses: at semicolons and dashes, at a comma or a conjunction that
+//! opens a new clause ("…, I live in Leeds", "… and my wife works at…", "… because I'm
+//! vegan"), so each clause says one thing and a fact inside a question ("I'm a teacher, how do
+//! I…?") stands apart from the question.
+
+use super::lexicon::Lexicon;
+use crate::stages::extract::language::Language;
+
+/// The clauses of `sentence`, as byte ranges into it, in order.
+pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>> {
+    let raw: Vec<(usize, &str)> =
+        sentence.split_whitespace().map(|word| (word.as_ptr() as usize - sentence.as_ptr() as usize, word)).collect();
+    let mut cuts = vec![0];
+    for index in 1..raw.len() {
+        let (start, word) = raw[index];
+        let previous = raw[index - 1].1;
+        let word = bare(word);
+        let next = raw.get(index + 1).map_or(String::new(), |(_, next)| bare(next));
+        let after_mark =
+            previous.ends_with(',') || previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "-" | "–" | "—");
+        // A label after a comma ("…, token: ghp_…") opens what it labels.
+        let label = previous.ends_with(',') && raw[index].1.ends_with(':');
+        let hard = previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "–" | "—") || label;
+        // After a comma, "and"/"or" go on a list ("to grill, garden, and go gambling") unless
+        // a subject follows them.
+        let opens = lexicon.opens_clause(&word)
+            && !matches!(word.as_str(), "and" | "or" | "plus" | "und" | "oder" | "et" | "ou" | "y" | "e" | "o" | "a" | "i" | "nebo");
+        let conjunction_before_subject = lexicon.is_conjunction(&word) && lexicon.starts_subject(&next);
+        // A run-on ("I'm a chef I love cooking") starts a clause at the user's own "I", unless a
+        // word before it makes the clause depend on another ("if I", "when I", "the book I read").
+        // …and only after a clause that already had the user as its subject ("Last year I ran",
+        // "Maybe I will" are one clause).
+        let since_cut = &raw[cuts.last().map_or(0, |cut| raw.iter().position(|(at, _)| at == cut).unwrap_or(0))..index];
+        let had_subject = since_cut.len() >= 3 && since_cut.iter().any(|(_, earlier)| lexicon.starts_subject(&bare(earlier)));
+        let run_on = lexicon.language == Language::English
+            && had_subject
+            && (word == "i" || word.starts_with("i'") || word == "im" || word == "we" || word.starts_with("we'"))
+            && !matches!(
+                bare(previous).as_str(),
+                "if" | "when"
+                    | "whenever"
+                    | "unless"
+                    | "whether"
+                    | "than"
+                    | "as"
+                    | "that"
+                    | "what"
+                    | "where"
+                    | "how"
+                    | "why"
+                    | "who"
+                    | "which"
+                    | "wish"
+                    | "suppose"
+                    | "and"
+                    | "or"
+                    | "but"
+                    | "so"
+                    | "because"
+                    | "since"
+                    | "while"
+                    | "until"
+                    | "before"
+                    | "after"
+                    | "once"
+                    | "think"
+                    | "guess"
+                    | "believe"
+                    | "hope"
+                    | "know"
+                    | "feel"
+                    | "say"
+                    | "saying"
+                    | "says"
+                    | "said"
+                    | "mean"
+                    | "bet"
+                    | "like"
+                    | "things"
+                    | "thing"
+                    | "one"
+                    | "ones"
+                    | "time"
+                    | "place"
+                    | "way"
+                    | "everything"
+                    | "anything"
+                    | "something"
+                    | "all"
+                    | "do"
+                    | "does"
+                    | "did"
+                    | "can"
+                    | "could"
+                    | "would"
+                    | "should"
+                    | "will"
+                    | "am"
+                    | "are"
+                    | "is"
+                    | "was"
+                    | "were"
+                    | "have"
+                    | "has"
+                    | "had"
+                    | "shall"
+                    | "may"
+                    | "might"
+                    | "must"
+            );
+        if hard
+            || (after_mark && (opens || lexicon.starts_subject(&word)))
+            || conjunction_before_subject
+            || lexicon.is_subordinator(&word)
+            || run_on
+        {
+            cuts.push(start);
+        }
+    }
+    cuts.push(sentence.len());
+    cuts.windows(2).map(|pair| pair[0]..pair[1]).filter(|range| !sentence[range.clone()].trim().is_empty()).collect()
+}
+
+/// A raw word lowercased, without the punctuation around it.
+fn bare(word: &str) -> String {
+    word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’').to_lowercase().replace('’', "'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(sentence: &str, language: Language) -> Vec<&str> {
+        clauses(sentence, Lexicon::of(language)).into_iter().map(|range| sentence[range].trim()).collect()
+    }
+
+    #[test]
+    fn a_clause_starts_at_a_new_subject_or_a_subordinator() {
+        assert_eq!(
+            split("I'm a teacher in Denver, how do I keep toddlers busy?", Language::English),
+            ["I'm a teacher in Denver,", "how do I keep toddlers busy?"]
+        );
+        assert_eq!(
+            split("I live in Austin, Texas and my wife works at a bakery.", Language::English),
+            ["I live in Austin, Texas", "and my wife works at a bakery."]
+        );
+        assert_eq!(split("I love to bake cookies and knit", Language::English), ["I love to bake cookies and knit"]);
+        assert_eq!(
+            split("I don't eat meat, so keep the recipes vegetarian.", Language::English),
+            ["I don't eat meat,", "so keep the recipes vegetarian."]
+        );
+        assert_eq!(
+            split("For the app I'm building we chose Postgres.", Language::English),
+            ["For the app I'm building", "we chose Postgres."]
+        );
+        assert_eq!(split("What should I cook because I'm vegan?", Language::English), ["What should I cook", "because I'm vegan?"]);
+    }
+
+    #[test]
+    fn pro_drop_languages_cut_before_a_first_person_verb() {
+        assert_eq!(split("Vivo en Sevilla y trabajo en un hospital.", Language::Spanish), ["Vivo en Sevilla", "y trabajo en un hospital."]);
+        assert_eq!(split("Bydlím v Brně a pracuji jako zedník.", Language::Czech), ["Bydlím v Brně", "a pracuji jako zedník."]);
+        assert_eq!(split("Mám psa a kočku.", Language::Czech), ["Mám psa a kočku."]);
+    }
+}

@@ -1,0 +1,162 @@
+//! Words of a clause as the analysers read them: each with its text as written (names keep
+//! their case, "C++" and "node.js" stay whole) and a lowercase form to compare, and with the
+//! contractions a language writes ("I'm", "don't", "j'ai") opened into their words.
+
+use crate::stages::extract::language::Language;
+
+/// One word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// As written (a contraction's parts are written out: "'m" is "am").
+    pub text: String,
+    /// Lowercase, with typographic apostrophes made plain.
+    pub lower: String,
+    /// Whether a comma (or semicolon) followed the word: where the items of a list part.
+    pub comma: bool,
+}
+
+impl Word {
+    /// A word as written.
+    pub fn new(text: &str) -> Word {
+        Word { text: text.to_owned(), lower: text.to_lowercase().replace('’', "'"), comma: false }
+    }
+
+    /// Whether the word starts with a capital letter (a name, in the middle of a clause).
+    pub fn is_capitalized(&self) -> bool {
+        self.text.chars().next().is_some_and(char::is_uppercase)
+    }
+
+    /// Whether the word is a number ("34", "2,5").
+    pub fn is_number(&self) -> bool {
+        self.lower.chars().next().is_some_and(|c| c.is_ascii_digit())
+    }
+}
+
+/// Punctuation stripped from either end of a word.
+fn is_edge_punctuation(c: char) -> bool {
+    matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '“' | '”' | '„' | '«' | '»' | '¿' | '¡' | '*' | '_' | '…')
+}
+
+/// The words of `text`, contractions opened for `language`.
+pub fn words(text: &str, language: Language) -> Vec<Word> {
+    let mut words = Vec::new();
+    for raw in text.split_whitespace() {
+        let trimmed = raw.trim_matches(is_edge_punctuation).trim_matches(|c| c == '\'' || c == '’');
+        if trimmed.is_empty() {
+            continue;
+        }
+        match language {
+            Language::English => open_english(trimmed, &mut words),
+            Language::French => open_french(trimmed, &mut words),
+            _ => words.push(Word::new(trimmed)),
+        }
+        if raw.trim_end_matches(['"', '”', '\'', ')']).ends_with([',', ';'])
+            && let Some(last) = words.last_mut()
+        {
+            last.comma = true;
+        }
+    }
+    words
+}
+
+/// English contractions: "I'm" → "I am", "don't" → "do not", "I've" → "I have".
+fn open_english(word: &str, words: &mut Vec<Word>) {
+    let lower = word.to_lowercase().replace('’', "'");
+    let whole: Option<&[&str]> = match lower.as_str() {
+        "im" | "i'm" => Some(&["I", "am"]),
+        "ive" | "i've" => Some(&["I", "have"]),
+        "i'll" => Some(&["I", "will"]),
+        "i'd" => Some(&["I", "would"]),
+        "dont" | "don't" => Some(&["do", "not"]),
+        "doesn't" | "doesnt" => Some(&["does", "not"]),
+        "didn't" | "didnt" => Some(&["did", "not"]),
+        "can't" | "cant" | "cannot" => Some(&["can", "not"]),
+        "won't" | "wont" => Some(&["will", "not"]),
+        "wouldn't" | "wouldnt" => Some(&["would", "not"]),
+        "couldn't" | "couldnt" => Some(&["could", "not"]),
+        "haven't" | "havent" => Some(&["have", "not"]),
+        "hasn't" => Some(&["has", "not"]),
+        "wasn't" | "wasnt" => Some(&["was", "not"]),
+        "isn't" | "isnt" => Some(&["is", "not"]),
+        "aren't" => Some(&["are", "not"]),
+        "we're" => Some(&["we", "are"]),
+        "we've" => Some(&["we", "have"]),
+        "we'll" => Some(&["we", "will"]),
+        "we'd" => Some(&["we", "would"]),
+        "gonna" => Some(&["going", "to"]),
+        "wanna" => Some(&["want", "to"]),
+        "it's" => Some(&["it", "is"]),
+        "that's" => Some(&["that", "is"]),
+        "there's" => Some(&["there", "is"]),
+        "he's" => Some(&["he", "is"]),
+        "she's" => Some(&["she", "is"]),
+        "they're" => Some(&["they", "are"]),
+        "you're" => Some(&["you", "are"]),
+        _ => None,
+    };
+    match whole {
+        Some(parts) => words.extend(parts.iter().map(|part| Word::new(part))),
+        None => words.push(Word::new(word)),
+    }
+}
+
+/// French elisions: "j'ai" → "j'" "ai", "n'aime" → "n'" "aime", "m'appelle" → "m'" "appelle".
+fn open_french(word: &str, words: &mut Vec<Word>) {
+    let apostrophe = word.char_indices().find(|(_, c)| *c == '\'' || *c == '’');
+    match apostrophe {
+        Some((at, c)) if at > 0 && at <= 2 && at + c.len_utf8() < word.len() => {
+            let head = &word[..at];
+            words.push(Word::new(&format!("{head}'")));
+            open_french(&word[at + c.len_utf8()..], words);
+        }
+        _ => words.push(Word::new(word)),
+    }
+}
+
+/// `words[from..]` written out as text, joined with spaces.
+pub fn joined(words: &[Word]) -> String {
+    let mut text = String::new();
+    for word in words {
+        if !text.is_empty() && !text.ends_with('\'') {
+            text.push(' ');
+        }
+        text.push_str(&word.text);
+    }
+    text
+}
+
+/// `words` from `start` on (empty past the end): readers slice by positions they computed, and
+/// a clause shorter than a pattern expects must never panic.
+pub fn tail(words: &[Word], start: usize) -> &[Word] {
+    words.get(start..).unwrap_or(&[])
+}
+
+/// `words[start..end]`, clamped to the words there are.
+pub fn span(words: &[Word], start: usize, end: usize) -> &[Word] {
+    let end = end.min(words.len());
+    words.get(start.min(end)..end).unwrap_or(&[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lower(text: &str, language: Language) -> Vec<String> {
+        words(text, language).into_iter().map(|word| word.lower).collect()
+    }
+
+    #[test]
+    fn english_contractions_open_into_their_words() {
+        assert_eq!(lower("I'm sure I don't eat C++.", Language::English), ["i", "am", "sure", "i", "do", "not", "eat", "c++"]);
+        assert_eq!(lower("I’ve got node.js, (really)!", Language::English), ["i", "have", "got", "node.js", "really"]);
+    }
+
+    #[test]
+    fn french_elisions_split_after_the_apostrophe() {
+        assert_eq!(
+            lower("J'ai un chat et je n'aime pas l'hiver", Language::French),
+            ["j'", "ai", "un", "chat", "et", "je", "n'", "aime", "pas", "l'", "hiver"]
+        );
+        assert_eq!(joined(&words("j'habite à Lyon", Language::French)), "j'habite à Lyon");
+    }
+}
