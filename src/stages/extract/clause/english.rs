@@ -613,6 +613,10 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             if past || object.iter().any(|word| word.lower == "to") {
                 return;
             }
+            // "I'm going to use lyrics from my favourite songs": a plan, not a tool of theirs.
+            if group.future {
+                return push(found, MemoryType::Goal, "goal", object, statement_of(object), 0.55, &reading, false);
+            }
             push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.8, &reading, false);
         }
         Some(VerbClass::Learn) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) => {
@@ -685,7 +689,11 @@ fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
         "at" | "for" => {
             push(found, MemoryType::Identity, "employer", value, capitalized(&format!("works at {}", third(value))), 0.85, reading, false)
         }
-        "on" if !names_task(value) => push(found, MemoryType::Project, "project", value, statement, 0.75, reading, false),
+        "on" if !names_task(value)
+            && !matches!(value[0].lower.as_str(), "in" | "at" | "for" | "with" | "from" | "on" | "to" | "it" | "this" | "that") =>
+        {
+            push(found, MemoryType::Project, "project", value, statement, 0.75, reading, false);
+        }
         "on" => {}
         "in" | "with" | "from" | "remotely" | "part-time" | "full-time" | "nights" | "night" | "two" | "three" => {
             push(found, MemoryType::Identity, "work", object, statement, 0.75, reading, false);
@@ -1329,6 +1337,39 @@ fn is_dangling(words: &[Word]) -> bool {
     ];
     let content: Vec<&Word> = words.iter().filter(|word| !THIN.contains(&word.lower.as_str())).collect();
     if content.is_empty() || content.iter().all(|word| is_pointer(&word.lower) || word.lower.chars().all(|c| !c.is_alphanumeric())) {
+        return true;
+    }
+    // It ends pointing back ("added some breath work with it"), or is only a measure ("an
+    // hour", "more than 20 minutes"): what it is about was said before.
+    let last_two: Vec<&str> = words.iter().rev().take(2).map(|word| word.lower.as_str()).collect();
+    if matches!(
+        last_two.as_slice(),
+        ["it" | "that" | "this" | "them" | "those", "with" | "for" | "about" | "on" | "of" | "to" | "in" | "from" | "like"]
+    ) {
+        return true;
+    }
+    let measure = |word: &&Word| {
+        word.is_number()
+            || matches!(
+                word.lower.as_str(),
+                "hour"
+                    | "hours"
+                    | "minute"
+                    | "minutes"
+                    | "day"
+                    | "days"
+                    | "week"
+                    | "weeks"
+                    | "month"
+                    | "months"
+                    | "than"
+                    | "less"
+                    | "least"
+                    | "most"
+                    | "half"
+            )
+    };
+    if content.iter().all(measure) {
         return true;
     }
     // The object the verb takes points back ("do them", "seen that before", "go there").

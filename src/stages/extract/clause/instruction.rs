@@ -56,6 +56,10 @@ pub fn read(words: &[Word], language: Language) -> Option<Found> {
     if !never_ever && !standing(language).iter().any(|marker| opening.contains(&format!(" {marker} "))) {
         return None;
     }
+    // "Going forward then" is no wish: besides its marker it says nothing to do.
+    if words.iter().skip(2).all(|word| matches!(word.lower.as_str(), "then" | "so" | "now" | "too" | "ok" | "okay" | "please")) {
+        return None;
+    }
     let lexicon = super::lexicon::Lexicon::of(language);
     if lexicon.lead_ins.contains(&first.lower.as_str())
         || words

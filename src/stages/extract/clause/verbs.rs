@@ -273,7 +273,27 @@ pub fn english_third_person(verb: &str) -> Option<String> {
     if let Some(form) = irregular {
         return Some(form.to_owned());
     }
-    if is_english_past(verb) || !verb.chars().all(|c| c.is_alphabetic() || c == '-') {
+    let participle = matches!(
+        verb,
+        "done"
+            | "gone"
+            | "been"
+            | "seen"
+            | "taken"
+            | "given"
+            | "written"
+            | "known"
+            | "grown"
+            | "begun"
+            | "eaten"
+            | "driven"
+            | "spoken"
+            | "chosen"
+            | "broken"
+            | "forgotten"
+            | "gotten"
+    );
+    if participle || is_english_past(verb) || !verb.chars().all(|c| c.is_alphabetic() || c == '-') {
         return Some(verb.to_owned());
     }
     let consonant_y = verb.len() > 2 && verb.ends_with('y') && !verb[..verb.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
