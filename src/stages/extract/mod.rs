@@ -19,6 +19,7 @@ pub mod consolidate;
 pub mod echo;
 pub mod entities;
 pub mod evidence_spool;
+pub mod gate;
 pub mod language;
 pub mod secrets;
 pub mod sentences;
@@ -99,6 +100,9 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
 /// (the assistant's previous turn, if any): a like or dislike of what the assistant just
 /// stated is a reaction, not a memory ([`echo`]).
 pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str, time: Micros, extraction: &mut Extraction) {
+    if !gate::may_disclose(text) {
+        return;
+    }
     let sentences = sentences::own_sentences(text);
     if sentences.is_empty() {
         return;
@@ -106,7 +110,7 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
     // The language is told from the user's own sentences, not from pasted code or documents.
     let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
     let languages = language::likely(&own_words.join(" "));
-    let context = clause::Context { time };
+    let context = clause::Context { time, sure: languages.len() == 1 };
     // Told only when a like or dislike is found: most replies have none.
     let mut echo: Option<echo::Echo> = None;
     for &sentence in &sentences {

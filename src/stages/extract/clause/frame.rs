@@ -278,7 +278,7 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
         verb_at += 1;
     }
     let adverbial: &[Word] = &[];
-    if verb_at == 0 && !is_first_person_verb(lexicon, lower(0), words.get(1)) {
+    if verb_at == 0 && !is_first_person_verb(lexicon, lower(0), words.get(1), context.sure) {
         match language {
             // German puts the verb second: "Seit 2019 wohne ich in Berlin".
             Language::German => {
@@ -314,17 +314,21 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
         rest.retain(|word| word.lower != "jsem");
     }
     let negated_verb = negated && language == Language::Spanish && verb.lower.ends_with('o');
-    if negated_verb || lexicon.self_subjects.contains(&lower(0)) || is_first_person_verb(lexicon, &verb.lower, words.get(verb_at + 1)) {
+    if negated_verb
+        || lexicon.self_subjects.contains(&lower(0))
+        || is_first_person_verb(lexicon, &verb.lower, words.get(verb_at + 1), context.sure)
+    {
         clause(verb, &rest, adverbial, negated, &reading, found);
     }
 }
 
 /// Whether `word` is the first-person verb that opens a clause without its pronoun.
-fn is_first_person_verb(lexicon: &Lexicon, word: &str, next: Option<&Word>) -> bool {
+fn is_first_person_verb(lexicon: &Lexicon, word: &str, next: Option<&Word>, sure: bool) -> bool {
     match lexicon.language {
         Language::Spanish => {
             (lexicon.first_person_verb)(word)
-                || (word.len() >= 4
+                || (sure
+                    && word.len() >= 4
                     && word.ends_with('o')
                     && !matches!(
                         word,

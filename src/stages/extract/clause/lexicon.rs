@@ -96,21 +96,23 @@ impl Lexicon {
                 list.iter().any(|marker| marker.trim_end_matches('\'').eq_ignore_ascii_case(word.trim_end_matches(['\'', '’'])))
             };
             let possessive = self.possessives.iter().any(|(possessive, _)| possessive.eq_ignore_ascii_case(word));
-            let english_contraction = self.language == Language::English && {
-                let lower = word.to_ascii_lowercase();
-                lower.starts_with("i'") || lower.starts_with("i’") || lower == "im" || lower == "ive"
+            // Checked on the bytes: this runs on every word of every sentence that gets this far.
+            let opens_with = |letters: &[u8]| {
+                let bytes = word.as_bytes();
+                bytes.len() > 1
+                    && letters.iter().any(|letter| bytes[0].eq_ignore_ascii_case(letter))
+                    && (bytes[1] == b'\'' || word[1..].starts_with('’'))
             };
-            let elided = self.language == Language::French && {
-                let lower = word.to_lowercase();
-                lower.starts_with("j'") || lower.starts_with("j’") || lower.starts_with("m'") || lower.starts_with("m’")
-            };
+            let english_contraction = self.language == Language::English
+                && (opens_with(b"i") || word.eq_ignore_ascii_case("im") || word.eq_ignore_ascii_case("ive"));
+            let elided = self.language == Language::French && opens_with(b"jm");
             marker(self.self_subjects)
                 || marker(self.plural_subjects)
                 || possessive
                 || english_contraction
                 || elided
                 || marker(self.standing)
-                || (matches!(self.language, Language::Spanish | Language::Czech) && {
+                || (matches!(self.language, Language::Spanish | Language::Czech) && might_be_first_person_verb(self.language, word) && {
                     let lower = word.to_lowercase();
                     (self.first_person_verb)(&lower)
                         || (self.language == Language::Spanish && lower.ends_with('o') && lower.len() >= 4)
@@ -127,6 +129,26 @@ impl Lexicon {
     /// The class of the verb `word` (lowercase) in this language.
     pub fn verb_class(&self, word: &str) -> Option<VerbClass> {
         verbs::class_of(self.language, word)
+    }
+}
+
+/// A cheap look at a word's ending before the first-person verb test, which lowercases and
+/// looks the word up: most words of a sentence end otherwise.
+fn might_be_first_person_verb(language: Language, word: &str) -> bool {
+    let word = word.trim_end_matches(['\'', '’']);
+    match language {
+        Language::Spanish => {
+            word.ends_with(['o', 'O', 'é', 'í', 'y']) || word.eq_ignore_ascii_case("me") || word.eq_ignore_ascii_case("he")
+        }
+        _ => {
+            word.ends_with("ím")
+                || word.ends_with("ám")
+                || word.ends_with('i')
+                || word.ends_with('u')
+                || word.ends_with("em")
+                || word.ends_with('l')
+                || word.ends_with("la")
+        }
     }
 }
 

@@ -18,7 +18,9 @@ pub struct Word {
 impl Word {
     /// A word as written.
     pub fn new(text: &str) -> Word {
-        Word { text: text.to_owned(), lower: text.to_lowercase().replace('’', "'"), comma: false }
+        let lower = if text.bytes().any(|byte| byte.is_ascii_uppercase() || byte >= 0x80) { text.to_lowercase() } else { text.to_owned() };
+        let lower = if lower.contains('’') { lower.replace('’', "'") } else { lower };
+        Word { text: text.to_owned(), lower, comma: false }
     }
 
     /// Whether the word starts with a capital letter (a name, in the middle of a clause).
