@@ -39,6 +39,12 @@ pub fn entity_of(memory_type: MemoryType, slot: &str, value: &str, statement: &s
         _ => return None,
     };
     let mut words: Vec<&str> = value.split_whitespace().collect();
+    // A relationship's value is the clause about the person ("daughter Ema is 7"): the entity
+    // is the name in it, and a clause naming no one names no entity.
+    if memory_type == MemoryType::Relationship {
+        words.retain(|word| word.chars().next().is_some_and(char::is_uppercase));
+        words.truncate(MAX_NAME_WORDS);
+    }
     while words.first().is_some_and(|word| LEADING_WORDS.contains(&word.to_lowercase().as_str())) {
         words.remove(0);
     }

@@ -575,19 +575,17 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, &reading, false);
         }
         Some(VerbClass::Move) => moved(object, &group, adverbial, &reading, found),
-        Some(VerbClass::Origin) => {
-            if object.first().is_some_and(|word| word.lower == "up") && object.len() > 2 {
-                push(
-                    found,
-                    MemoryType::Identity,
-                    "origin",
-                    place_after_preposition(tail(object, 1)),
-                    statement_of(object),
-                    0.8,
-                    &reading,
-                    false,
-                );
-            }
+        Some(VerbClass::Origin) if object.first().is_some_and(|word| word.lower == "up") && object.len() > 2 => {
+            push(
+                found,
+                MemoryType::Identity,
+                "origin",
+                place_after_preposition(tail(object, 1)),
+                statement_of(object),
+                0.8,
+                &reading,
+                false,
+            );
         }
         Some(VerbClass::Work) => work(object, &verb_written, adverbial, past, &reading, found),
         Some(VerbClass::Study | VerbClass::Teach) if !object.is_empty() && !is_dangling(object) => {
@@ -628,17 +626,15 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             push(found, MemoryType::Preference, slot, object, statement_of(object), 0.8, &reading, false);
         }
         Some(VerbClass::Called) => {}
-        Some(VerbClass::Conversational) => {
-            // "I know how to weld", "I know Python": a skill; any other knowing is talk.
-            if main.lower == "know" && !group.negated {
-                let how = object.first().is_some_and(|word| word.lower == "how") && object.get(1).is_some_and(|word| word.lower == "to");
-                if how && object.len() > 2 {
-                    push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.75, &reading, false);
-                }
-            }
+        // "I know how to weld": a skill; any other knowing is talk.
+        Some(VerbClass::Conversational)
+            if main.lower == "know" && !group.negated && object.len() > 2 && object[0].lower == "how" && object[1].lower == "to" =>
+        {
+            push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.75, &reading, false);
         }
         Some(_) => {}
-        None => generic(object, &verb_written, adverbial, past, &reading, found),
+        None if looks_like_a_verb(&main.lower) && object.len() <= 12 => generic(object, &verb_written, adverbial, past, &reading, found),
+        None => {}
     }
 }
 
@@ -1156,6 +1152,23 @@ fn generic(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, rea
         let confidence = if negated { 0.7 } else { 0.75 };
         push(found, MemoryType::Fact, "habit", object, statement, confidence, reading, false);
     }
+}
+
+/// Whether the word after the subject can be the verb of a habit or an event: not an adjective,
+/// adverb or noun by its ending ("we useful…", "I also…"), not a function word. Any other
+/// word stands as said: the verbs of habits are open.
+fn looks_like_a_verb(word: &str) -> bool {
+    const NOT_VERB_ENDINGS: &[&str] =
+        &["ful", "less", "ous", "ive", "able", "ible", "al", "ic", "ly", "ness", "ment", "tion", "sion", "ity", "ish"];
+    const FUNCTION_WORDS: &[&str] = &[
+        "the", "a", "an", "also", "too", "all", "both", "each", "it", "this", "that", "they", "you", "he", "she", "what", "how", "in",
+        "on", "at", "for", "with", "not", "so", "very", "really", "of", "to", "and", "or", "but", "if", "then", "than", "just", "only",
+        "some", "any", "no", "more", "most", "here", "there", "my", "your", "our", "their", "its", "his", "her", "who", "which", "when",
+        "where", "why",
+    ];
+    word.chars().all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+        && !FUNCTION_WORDS.contains(&word)
+        && !NOT_VERB_ENDINGS.iter().any(|ending| word.len() > ending.len() + 2 && word.ends_with(ending))
 }
 
 /// "my husband is allergic to peanuts", "my name is Ana", "my favourite food is pho": what
