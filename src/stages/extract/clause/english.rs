@@ -256,16 +256,7 @@ fn pitfall(words: &[Word], found: &mut Vec<Found>) {
         return;
     }
     let statement = format!("{} did not work", joined(subject));
-    push(
-        found,
-        MemoryType::Pitfall,
-        "pitfall",
-        subject,
-        capitalized(&statement),
-        0.75,
-        &Reading { scale: 1.0, time: 0, change: false },
-        false,
-    );
+    push(found, MemoryType::Pitfall, "pitfall", subject, capitalized(&statement), 0.75, &Reading { scale: 1.0, time: 0, change: false });
 }
 
 /// How a clause is being read.
@@ -466,7 +457,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
         if modal == "would" && matches!(rest[0].lower.as_str(), "prefer" | "rather") && rest.len() > 1 && !is_reaction(tail(rest, 1)) {
             let object = tail(rest, 1);
             let statement = capitalized(&format!("prefers {}", third(object)));
-            push(found, MemoryType::Preference, "likes", object, statement, 0.75, &reading, false);
+            push(found, MemoryType::Preference, "likes", object, statement, 0.75, &reading);
             return;
         }
         // "I'd love to visit Japan" is a wish worth keeping; "I could", "I should" are not said as so.
@@ -474,7 +465,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             modal == "would" && matches!(rest[0].lower.as_str(), "love" | "like") && rest.get(1).is_some_and(|word| word.lower == "to");
         if wish && rest.len() > 2 && !TASK_INFINITIVES.contains(&rest[2].lower.as_str()) && !mentions_you(tail(rest, 2)) {
             let statement = format!("Would like to {}", third(tail(rest, 2)));
-            push(found, MemoryType::Goal, "goal", tail(rest, 2), statement, 0.7, &reading, false);
+            push(found, MemoryType::Goal, "goal", tail(rest, 2), statement, 0.7, &reading);
         }
         return;
     }
@@ -495,7 +486,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             && !TASK_INFINITIVES.contains(&object[0].lower.as_str())
         {
             let statement = anchored(&sentence(&[verb_text], &third(object), adverbial), reading.time, false);
-            push(found, MemoryType::Fact, "habit", object, statement, 0.7, &reading, false);
+            push(found, MemoryType::Fact, "habit", object, statement, 0.7, &reading);
         }
         return;
     }
@@ -507,7 +498,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             let statement = sentence(&group.written, &third(rest), adverbial);
             let confidence = if group.negated { 0.45 } else { 0.7 };
             if !is_dangling(tail(rest, 1)) {
-                push(found, MemoryType::Context, "experience", tail(rest, 1), statement, confidence, &reading, true);
+                push(found, MemoryType::Context, "experience", tail(rest, 1), statement, confidence, &reading);
             }
             return;
         }
@@ -532,10 +523,10 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     if group.can {
         if group.negated {
             if class == Some(VerbClass::Eat) {
-                return push(found, MemoryType::Preference, "does_not_eat", object, statement_of(object), 0.8, &reading, false);
+                return push(found, MemoryType::Preference, "does_not_eat", object, statement_of(object), 0.8, &reading);
             }
         } else if class.is_none() && !object.is_empty() && !mentions_you(object) && !is_dangling(object) {
-            return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.7, &reading, false);
+            return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.7, &reading);
         }
         return;
     }
@@ -549,12 +540,12 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
                 if is_reaction(&item) {
                     continue;
                 }
-                push(found, memory_type, slot, &item, statement_of(&item), 0.8, &reading, false);
+                push(found, memory_type, slot, &item, statement_of(&item), 0.8, &reading);
             }
         }
         Some(VerbClass::Live) => {
             if object.first().is_some_and(|word| word.lower == "with") {
-                return push(found, MemoryType::Relationship, "lives_with", tail(object, 1), statement_of(object), 0.8, &reading, false);
+                return push(found, MemoryType::Relationship, "lives_with", tail(object, 1), statement_of(object), 0.8, &reading);
             }
             let place = place_after_preposition(object);
             if !is_place(place) {
@@ -569,40 +560,30 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
                     anchored(&sentence(&["used to live".into()], &third(object), adverbial), reading.time, true),
                     0.75,
                     &reading,
-                    false,
                 );
             }
-            push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, &reading, false);
+            push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, &reading);
         }
         Some(VerbClass::Move) => moved(object, &group, adverbial, &reading, found),
         Some(VerbClass::Origin) if object.first().is_some_and(|word| word.lower == "up") && object.len() > 2 => {
-            push(
-                found,
-                MemoryType::Identity,
-                "origin",
-                place_after_preposition(tail(object, 1)),
-                statement_of(object),
-                0.8,
-                &reading,
-                false,
-            );
+            push(found, MemoryType::Identity, "origin", place_after_preposition(tail(object, 1)), statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Work) => work(object, &verb_written, adverbial, past, &reading, found),
         Some(VerbClass::Study | VerbClass::Teach) if !object.is_empty() && !is_dangling(object) => {
             let slot = if class == Some(VerbClass::Teach) { "teaches" } else { "education" };
-            push(found, MemoryType::Identity, slot, object, statement_of(object), 0.8, &reading, false);
+            push(found, MemoryType::Identity, slot, object, statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Speak) if object.first().is_some_and(Word::is_capitalized) => {
-            push(found, MemoryType::Identity, "languages", object, statement_of(object), 0.85, &reading, false);
+            push(found, MemoryType::Identity, "languages", object, statement_of(object), 0.85, &reading);
         }
         Some(VerbClass::Plan) => plan(object, &verb_written, adverbial, past, &reading, found),
         Some(VerbClass::Decide) if !object.is_empty() && !is_dangling(strip_to(object)) && !mentions_you(object) => {
-            push(found, MemoryType::Decision, "decision", object, statement_of(object), 0.8, &reading, false);
+            push(found, MemoryType::Decision, "decision", object, statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Use) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) && !names_task(object) => {
             if main.lower == "run" || main.lower == "ran" {
                 if object.iter().any(|word| word.is_capitalized() || word.is_number()) && !past {
-                    push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.75, &reading, false);
+                    push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.75, &reading);
                 } else {
                     generic(object, &verb_written, adverbial, past, &reading, found);
                 }
@@ -613,24 +594,24 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             }
             // "I'm going to use lyrics from my favourite songs": a plan, not a tool of theirs.
             if group.future {
-                return push(found, MemoryType::Goal, "goal", object, statement_of(object), 0.55, &reading, false);
+                return push(found, MemoryType::Goal, "goal", object, statement_of(object), 0.55, &reading);
             }
-            push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.8, &reading, false);
+            push(found, MemoryType::Environment, "environment", object, statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Learn) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) => {
             let (memory_type, slot) = if past { (MemoryType::Skill, "skill") } else { (MemoryType::Goal, "learning") };
-            push(found, memory_type, slot, object, statement_of(object), 0.8, &reading, false);
+            push(found, memory_type, slot, object, statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Eat) if !object.is_empty() && !is_dangling(object) && !mentions_you(object) => {
             let slot = if group.negated { "does_not_eat" } else { "eats" };
-            push(found, MemoryType::Preference, slot, object, statement_of(object), 0.8, &reading, false);
+            push(found, MemoryType::Preference, slot, object, statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Called) => {}
         // "I know how to weld": a skill; any other knowing is talk.
         Some(VerbClass::Conversational)
             if main.lower == "know" && !group.negated && object.len() > 2 && object[0].lower == "how" && object[1].lower == "to" =>
         {
-            push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.75, &reading, false);
+            push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.75, &reading);
         }
         Some(_) => {}
         None if looks_like_a_verb(&main.lower) && object.len() <= 12 => generic(object, &verb_written, adverbial, past, &reading, found),
@@ -649,19 +630,19 @@ fn moved(object: &[Word], group: &VerbGroup, adverbial: &[Word], reading: &Readi
     }
     if group.future || group.be {
         let statement = anchored(&sentence(&["is moving to".into()], &third(destination), adverbial), reading.time, false);
-        return push(found, MemoryType::Goal, "goal", destination, statement, 0.75, reading, false);
+        return push(found, MemoryType::Goal, "goal", destination, statement, 0.75, reading);
     }
     let change = Reading { change: true, ..*reading };
-    push(found, MemoryType::Identity, "home", destination, format!("Lives in {}", third(destination)), 0.85, &change, false);
+    push(found, MemoryType::Identity, "home", destination, format!("Lives in {}", third(destination)), 0.85, &change);
     if let Some(from) = from {
         let origin_end = if to > from { to } else { object.len() };
         let origin = trim_time(span(object, from + 1, origin_end));
         if !origin.is_empty() && !is_dangling(origin) {
-            push(found, MemoryType::Fact, "former_home", origin, format!("Used to live in {}", third(origin)), 0.8, reading, false);
+            push(found, MemoryType::Fact, "former_home", origin, format!("Used to live in {}", third(origin)), 0.8, reading);
         }
     }
     let whole = anchored(&sentence(&["moved".into()], &third(object), adverbial), reading.time, true);
-    push(found, MemoryType::Context, "life_event", object, whole, 0.7, reading, false);
+    push(found, MemoryType::Context, "life_event", object, whole, 0.7, reading);
 }
 
 /// "I work as a welder at Acme in Leeds": occupation, employer, field, project.
@@ -670,7 +651,7 @@ fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
     let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, past);
     if past {
         if !is_dangling(tail(object, 1)) && object.len() > 1 {
-            push(found, MemoryType::Fact, "former_work", object, statement, 0.75, reading, false);
+            push(found, MemoryType::Fact, "former_work", object, statement, 0.75, reading);
         }
         return;
     }
@@ -679,20 +660,18 @@ fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
         return;
     }
     match first.lower.as_str() {
-        "as" => {
-            push(found, MemoryType::Identity, "occupation", value, capitalized(&format!("works as {}", third(value))), 0.85, reading, false)
-        }
+        "as" => push(found, MemoryType::Identity, "occupation", value, capitalized(&format!("works as {}", third(value))), 0.85, reading),
         "at" | "for" => {
-            push(found, MemoryType::Identity, "employer", value, capitalized(&format!("works at {}", third(value))), 0.85, reading, false)
+            push(found, MemoryType::Identity, "employer", value, capitalized(&format!("works at {}", third(value))), 0.85, reading)
         }
         "on" if !names_task(value)
             && !matches!(value[0].lower.as_str(), "in" | "at" | "for" | "with" | "from" | "on" | "to" | "it" | "this" | "that") =>
         {
-            push(found, MemoryType::Project, "project", value, statement, 0.75, reading, false);
+            push(found, MemoryType::Project, "project", value, statement, 0.75, reading);
         }
         "on" => {}
         "in" | "with" | "from" | "remotely" | "part-time" | "full-time" | "nights" | "night" | "two" | "three" => {
-            push(found, MemoryType::Identity, "work", object, statement, 0.75, reading, false);
+            push(found, MemoryType::Identity, "work", object, statement, 0.75, reading);
         }
         _ => {}
     }
@@ -712,7 +691,7 @@ fn plan(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
         // "I want a dog", "I want kids": wants that name people or animals are goals; "I want
         // the result row-wise" is a request.
         if object.iter().any(|word| is_kin(&word.lower, Language::English)) {
-            push(found, MemoryType::Goal, "goal", object, sentence(verb, &third(object), adverbial), 0.75, reading, false);
+            push(found, MemoryType::Goal, "goal", object, sentence(verb, &third(object), adverbial), 0.75, reading);
         }
         return;
     };
@@ -733,12 +712,12 @@ fn plan(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
         let destination = trim_time(tail(after, 1));
         if !destination.is_empty() && !is_dangling(destination) {
             let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
-            return push(found, MemoryType::Goal, "goal", destination, statement, 0.75, reading, false);
+            return push(found, MemoryType::Goal, "goal", destination, statement, 0.75, reading);
         }
         return;
     }
     let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
-    push(found, MemoryType::Goal, "goal", tail(object, first), statement, 0.75, reading, false);
+    push(found, MemoryType::Goal, "goal", tail(object, first), statement, 0.75, reading);
 }
 
 /// "I have two kids", "I have a Tesla", "I have diabetes", "I've got a question" (no memory).
@@ -770,10 +749,10 @@ fn have(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
                 } else {
                     "relation"
                 };
-                push(found, MemoryType::Relationship, slot, &item, statement, 0.85, reading, false);
+                push(found, MemoryType::Relationship, slot, &item, statement, 0.85, reading);
             }
-            None if past => push(found, MemoryType::Context, "life_event", &item, statement, 0.65, reading, false),
-            None => push(found, MemoryType::Fact, "has", &item, statement, 0.7, reading, false),
+            None if past => push(found, MemoryType::Context, "life_event", &item, statement, 0.65, reading),
+            None => push(found, MemoryType::Fact, "has", &item, statement, 0.7, reading),
         }
     }
 }
@@ -797,16 +776,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     if first.is_number() && !past && !negated {
         let years = words.get(1).is_none_or(|word| matches!(word.lower.as_str(), "years" | "year" | "yo" | "y/o" | "yrs" | "now" | "and"));
         if years && first_lower.len() <= 3 && first_lower.parse::<u32>().is_ok_and(|age| (5..=110).contains(&age)) {
-            return push(
-                found,
-                MemoryType::Identity,
-                "age",
-                span(words, 0, 1),
-                format!("Is {first_lower} years old"),
-                0.85,
-                reading,
-                false,
-            );
+            return push(found, MemoryType::Identity, "age", span(words, 0, 1), format!("Is {first_lower} years old"), 0.85, reading);
         }
         return;
     }
@@ -817,7 +787,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
         return;
     }
     if matches!(first_lower, "afraid" | "scared" | "terrified") {
-        return push(found, MemoryType::Fact, "fear", tail(words, 2), say(words), 0.8, reading, false);
+        return push(found, MemoryType::Fact, "fear", tail(words, 2), say(words), 0.8, reading);
     }
     if mentions_you(words) || is_dangling(words) {
         return;
@@ -826,46 +796,28 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
         "from" if words.len() > 1 => {
             let place = trim_time(tail(words, 1));
             let statement = capitalized(&format!("{} from {}", if past { "was" } else { "comes" }, third(place)));
-            return push(found, MemoryType::Identity, "origin", place, statement, 0.85, reading, false);
+            return push(found, MemoryType::Identity, "origin", place, statement, 0.85, reading);
         }
         "born" => {
             if words.len() > 2 {
-                return push(
-                    found,
-                    MemoryType::Identity,
-                    "origin",
-                    place_after_preposition(tail(words, 1)),
-                    say(words),
-                    0.85,
-                    reading,
-                    false,
-                );
+                return push(found, MemoryType::Identity, "origin", place_after_preposition(tail(words, 1)), say(words), 0.85, reading);
             }
             return;
         }
         "based" | "located" | "living" | "settled" if words.len() > 2 => {
             let place = place_after_preposition(tail(words, 1));
-            return push(found, MemoryType::Identity, "home", place, format!("Lives in {}", third(place)), 0.85, reading, false);
+            return push(found, MemoryType::Identity, "home", place, format!("Lives in {}", third(place)), 0.85, reading);
         }
         "called" | "named" if words.len() > 1 && words[1].is_capitalized() => {
-            return push(
-                found,
-                MemoryType::Identity,
-                "name",
-                span(words, 1, 2),
-                format!("Name is {}", words[1].text),
-                0.85,
-                reading,
-                false,
-            );
+            return push(found, MemoryType::Identity, "name", span(words, 1, 2), format!("Name is {}", words[1].text), 0.85, reading);
         }
-        "allergic" | "intolerant" => return push(found, MemoryType::Fact, "allergy", words, say(words), 0.85, reading, false),
+        "allergic" | "intolerant" => return push(found, MemoryType::Fact, "allergy", words, say(words), 0.85, reading),
         "married" | "engaged" | "divorced" | "single" | "widowed" | "separated" => {
-            return push(found, MemoryType::Relationship, "partner", span(words, 0, 1), say(words), 0.85, reading, false);
+            return push(found, MemoryType::Relationship, "partner", span(words, 0, 1), say(words), 0.85, reading);
         }
         "into" | "passionate" | "obsessed" | "fond" | "keen" | "crazy" | "addicted" if words.len() > 2 || first_lower == "into" => {
             if !is_reaction(tail(words, 1)) {
-                return push(found, MemoryType::Preference, "likes", tail(words, 1), say(words), 0.8, reading, false);
+                return push(found, MemoryType::Preference, "likes", tail(words, 1), say(words), 0.8, reading);
             }
             return;
         }
@@ -875,7 +827,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
                     word.lower.ends_with("ing") && matches!(word.lower.as_str(), "hearing" | "learning" | "knowing" | "seeing")
                 })
             {
-                return push(found, MemoryType::Preference, "likes", tail(words, 2), say(words), 0.75, reading, false);
+                return push(found, MemoryType::Preference, "likes", tail(words, 2), say(words), 0.75, reading);
             }
             return;
         }
@@ -891,15 +843,14 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
                 say(words),
                 0.8,
                 reading,
-                false,
             );
         }
         "on" if words.len() > 1 => {
             if words.iter().skip(1).any(|word| word.is_capitalized() || word.is_number()) {
-                return push(found, MemoryType::Environment, "environment", tail(words, 1), say(words), 0.8, reading, false);
+                return push(found, MemoryType::Environment, "environment", tail(words, 1), say(words), 0.8, reading);
             }
             if words.iter().any(|word| matches!(word.lower.as_str(), "diet" | "medication" | "meds" | "keto")) {
-                return push(found, MemoryType::Fact, "health", tail(words, 1), say(words), 0.75, reading, false);
+                return push(found, MemoryType::Fact, "health", tail(words, 1), say(words), 0.75, reading);
             }
             return;
         }
@@ -909,14 +860,14 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
                 .skip(1)
                 .any(|word| matches!(word.lower.as_str(), "school" | "college" | "university" | "grade" | "uni" | "year" | "class"))
             {
-                return push(found, MemoryType::Identity, "education", tail(words, 1), say(words), 0.75, reading, false);
+                return push(found, MemoryType::Identity, "education", tail(words, 1), say(words), 0.75, reading);
             }
             if words[1].is_capitalized() && !past {
-                return push(found, MemoryType::Context, "location", tail(words, 1), say(words), 0.65, reading, false);
+                return push(found, MemoryType::Context, "location", tail(words, 1), say(words), 0.65, reading);
             }
             // "I'm in a juvenile detention center", "I'm in an open relationship".
             if matches!(words[1].lower.as_str(), "a" | "an") && words.len() >= 4 && !names_task(words) {
-                return push(found, MemoryType::Context, "situation", tail(words, 1), say(words), 0.65, reading, false);
+                return push(found, MemoryType::Context, "situation", tail(words, 1), say(words), 0.65, reading);
             }
             return;
         }
@@ -926,23 +877,14 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     if first.is_capitalized() && words.len() <= 3 && words.iter().all(Word::is_capitalized) && !past && !negated {
         let nationality = ["an", "ish", "ese", "ch", "i", "ic"].iter().any(|ending| first_lower.ends_with(ending)) && words.len() == 1;
         if nationality {
-            return push(
-                found,
-                MemoryType::Identity,
-                "nationality",
-                words,
-                capitalized(&format!("is {}", joined(words))),
-                0.8,
-                reading,
-                false,
-            );
+            return push(found, MemoryType::Identity, "nationality", words, capitalized(&format!("is {}", joined(words))), 0.8, reading);
         }
-        return push(found, MemoryType::Identity, "name", words, format!("Name is {}", joined(words)), 0.8, reading, false);
+        return push(found, MemoryType::Identity, "name", words, format!("Name is {}", joined(words)), 0.8, reading);
     }
     // "I was raised in…", "I'm employed by…": a passive says what happened to the user.
     if words.len() > 2 && is_english_past(first_lower) && !matches!(first_lower, "used" | "born") {
         let memory_type = if past { MemoryType::Context } else { MemoryType::Fact };
-        return push(found, memory_type, "experience", tail(words, 1), say(words), 0.75, reading, false);
+        return push(found, memory_type, "experience", tail(words, 1), say(words), 0.75, reading);
     }
     // "I'm vegan", "I'm a strict vegetarian"; "a vegan mom of two" is a noun phrase whose
     // modifiers are read below.
@@ -952,7 +894,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
         || (words.len() > 1 && is_diet(&words[1].lower) && matches!(first_lower, "a" | "an" | "strict" | "fully") && diet_head(1));
     if diet {
         let statement = if negated { say(words) } else { capitalized(&format!("is {}", third(words))) };
-        return push(found, MemoryType::Preference, "diet", words, statement, 0.85, reading, false);
+        return push(found, MemoryType::Preference, "diet", words, statement, 0.85, reading);
     }
     if matches!(first_lower, "a" | "an" | "the") {
         return noun_phrase(words, &verb_text, negated, past, reading, found);
@@ -960,7 +902,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     if words.len() <= 4 && words.iter().all(|word| !is_task_noun(&word.lower)) && first.lower.chars().all(|c| c.is_alphabetic() || c == '-')
     {
         let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
-        push(found, memory_type, "trait", words, say(words), 0.7, reading, false);
+        push(found, memory_type, "trait", words, say(words), 0.7, reading);
     }
 }
 
@@ -972,7 +914,7 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
         let of = lower.iter().position(|word| *word == "of").map_or(1, |of| of + 1);
         let value = if of < words.len() { tail(words, of) } else { tail(words, 1) };
         if !is_reaction(value) {
-            push(found, MemoryType::Preference, "likes", value, capitalized(&format!("is {}", third(words))), 0.8, reading, false);
+            push(found, MemoryType::Preference, "likes", value, capitalized(&format!("is {}", third(words))), 0.8, reading);
         }
         return;
     }
@@ -1000,16 +942,16 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
     if negated {
         // "I'm not a doctor": true, but said to correct the assistant, not to describe oneself.
         let statement = capitalized(&format!("{verb_text} {}", third(core)));
-        return push(found, MemoryType::Identity, "trait", tail(core, 1), statement, 0.45, reading, false);
+        return push(found, MemoryType::Identity, "trait", tail(core, 1), statement, 0.45, reading);
     }
     let occupation = looks_like_occupation(head) && !past;
     if occupation {
-        push(found, MemoryType::Identity, "occupation", tail(core, 1), core_statement, 0.8, reading, false);
+        push(found, MemoryType::Identity, "occupation", tail(core, 1), core_statement, 0.8, reading);
     } else if is_parent(head) {
-        push(found, MemoryType::Relationship, "relation", tail(core, 1), core_statement, 0.75, reading, false);
+        push(found, MemoryType::Relationship, "relation", tail(core, 1), core_statement, 0.75, reading);
     } else {
         let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
-        push(found, memory_type, "trait", tail(core, 1), core_statement, 0.75, reading, false);
+        push(found, memory_type, "trait", tail(core, 1), core_statement, 0.75, reading);
     }
     if negated || past {
         return;
@@ -1024,18 +966,18 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
         match lower[index] {
             "of" if part.first().is_some_and(|word| word.is_number() || is_count(&word.lower)) => {
                 let statement = format!("Has {} children", part[0].lower);
-                push(found, MemoryType::Relationship, "children", part, statement, 0.75, reading, false);
+                push(found, MemoryType::Relationship, "children", part, statement, 0.75, reading);
             }
             "with" | "and" if part.iter().any(|word| is_kin(&word.lower, Language::English)) => {
                 let statement = capitalized(&format!("has {}", third(part)));
-                push(found, MemoryType::Relationship, "relation", part, statement, 0.75, reading, false);
+                push(found, MemoryType::Relationship, "relation", part, statement, 0.75, reading);
             }
             "in" | "based" | "living" if !part.is_empty() && part.iter().any(Word::is_capitalized) => {
                 let place = if matches!(part.first().map(|word| word.lower.as_str()), Some("in")) { tail(part, 1) } else { part };
-                push(found, MemoryType::Identity, "home", place, format!("Lives in {}", third(place)), 0.7, reading, false);
+                push(found, MemoryType::Identity, "home", place, format!("Lives in {}", third(place)), 0.7, reading);
             }
             "at" if part.first().is_some_and(Word::is_capitalized) && occupation => {
-                push(found, MemoryType::Identity, "employer", part, format!("Works at {}", third(part)), 0.75, reading, false);
+                push(found, MemoryType::Identity, "employer", part, format!("Works at {}", third(part)), 0.75, reading);
             }
             "who" | "that" if part.len() >= 2 && !mentions_you(part) && !is_dangling(tail(part, 1)) => {
                 let verb = part[0].lower.as_str();
@@ -1043,11 +985,11 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
                     .verb_class(verb)
                     .is_some_and(|class| matches!(class, VerbClass::Conversational | VerbClass::Task));
                 if (verb.ends_with('s') || is_english_past(verb)) && !told {
-                    push(found, MemoryType::Fact, "habit", part, capitalized(&third(part)), 0.7, reading, false);
+                    push(found, MemoryType::Fact, "habit", part, capitalized(&third(part)), 0.7, reading);
                 }
             }
             "from" if part.first().is_some_and(Word::is_capitalized) => {
-                push(found, MemoryType::Identity, "origin", part, format!("Comes from {}", third(part)), 0.75, reading, false);
+                push(found, MemoryType::Identity, "origin", part, format!("Comes from {}", third(part)), 0.75, reading);
             }
             _ => {}
         }
@@ -1083,7 +1025,7 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
             return;
         }
         let statement = anchored(&sentence(&["is looking".to_owned()], &third(object), adverbial), reading.time, false);
-        return push(found, MemoryType::Context, "situation", tail(object, 1), statement, 0.7, reading, false);
+        return push(found, MemoryType::Context, "situation", tail(object, 1), statement, 0.7, reading);
     }
     let class = Lexicon::of(Language::English).verb_class(&lemma);
     let mut verb = group.written.clone();
@@ -1094,26 +1036,26 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
         Some(VerbClass::Conversational) => {
             // "I'm thinking about moving to Spain": a plan.
             let statement = anchored(&sentence(&verb, &third(object), adverbial), reading.time, false);
-            push(found, MemoryType::Goal, "goal", tail(object, 1), statement, 0.7, reading, false);
+            push(found, MemoryType::Goal, "goal", tail(object, 1), statement, 0.7, reading);
         }
         Some(VerbClass::Live) if !group.past => {
             let place = place_after_preposition(object);
             if !place.is_empty() {
-                push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, reading, false);
+                push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, reading);
             }
         }
         Some(VerbClass::Move) => moved(object, &VerbGroup { be: true, ..VerbGroup::default() }, adverbial, reading, found),
         Some(VerbClass::Work) => work(object, &verb, adverbial, group.past, reading, found),
-        Some(VerbClass::Study) => push(found, MemoryType::Identity, "education", object, statement, 0.8, reading, false),
+        Some(VerbClass::Study) => push(found, MemoryType::Identity, "education", object, statement, 0.8, reading),
         Some(VerbClass::Learn) => {
             if !matches!(first, "from" | "about" | "a" | "so" | "more" | "lots" | "that" | "how" | "to") {
-                push(found, MemoryType::Goal, "learning", object, statement, 0.8, reading, false);
+                push(found, MemoryType::Goal, "learning", object, statement, 0.8, reading);
             }
         }
         Some(VerbClass::Plan) => plan(tail(rest, 1), &verb, adverbial, group.past, reading, found),
         Some(VerbClass::Use) => {
             if !names_task(object) && !group.past {
-                push(found, MemoryType::Environment, "environment", object, statement, 0.75, reading, false);
+                push(found, MemoryType::Environment, "environment", object, statement, 0.75, reading);
             }
         }
         _ => {
@@ -1127,7 +1069,7 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
                 "get" if object.first().is_some_and(|word| word.lower == "married") => (MemoryType::Goal, "goal"),
                 _ => (MemoryType::Context, "situation"),
             };
-            push(found, memory_type, slot, object, statement, 0.7, reading, false);
+            push(found, memory_type, slot, object, statement, 0.7, reading);
         }
     }
 }
@@ -1143,14 +1085,14 @@ fn generic(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, rea
     if past && !verb.iter().any(|word| word == "used") {
         // "I've never tried sushi" answers the conversation; said again, it is kept.
         let confidence = if negated { 0.45 } else { 0.7 };
-        push(found, MemoryType::Context, "life_event", object, statement, confidence, reading, false);
+        push(found, MemoryType::Context, "life_event", object, statement, confidence, reading);
     } else if verb.iter().any(|word| word == "will" || word == "going") {
         // What the user will do: a plan, weakly (most are the evening's plans).
         let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
-        push(found, MemoryType::Goal, "goal", object, statement, 0.55, reading, false);
+        push(found, MemoryType::Goal, "goal", object, statement, 0.55, reading);
     } else {
         let confidence = if negated { 0.7 } else { 0.75 };
-        push(found, MemoryType::Fact, "habit", object, statement, confidence, reading, false);
+        push(found, MemoryType::Fact, "habit", object, statement, confidence, reading);
     }
 }
 
@@ -1200,29 +1142,29 @@ fn possessed(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut 
     match noun_lower.as_slice() {
         ["name"] if copula && predicate[0].is_capitalized() => {
             let name = words_until_break(predicate);
-            push(found, MemoryType::Identity, "name", name, format!("Name is {}", joined(name)), 0.9, reading, false);
+            push(found, MemoryType::Identity, "name", name, format!("Name is {}", joined(name)), 0.9, reading);
         }
         ["pronouns"] if copula => {
-            push(found, MemoryType::Identity, "pronouns", predicate, format!("Pronouns are {}", joined(predicate)), 0.9, reading, false)
+            push(found, MemoryType::Identity, "pronouns", predicate, format!("Pronouns are {}", joined(predicate)), 0.9, reading)
         }
         ["email" | "e-mail"] | ["email", "address"] if copula => {
-            push(found, MemoryType::Identity, "email", predicate, format!("E-mail is {}", joined(predicate)), 0.9, reading, false)
+            push(found, MemoryType::Identity, "email", predicate, format!("E-mail is {}", joined(predicate)), 0.9, reading)
         }
         ["phone" | "mobile" | "cell"] | ["phone" | "mobile" | "cell", "number"] | ["number"] if copula => {
-            push(found, MemoryType::Identity, "phone", predicate, format!("Phone number is {}", joined(predicate)), 0.9, reading, false)
+            push(found, MemoryType::Identity, "phone", predicate, format!("Phone number is {}", joined(predicate)), 0.9, reading)
         }
         ["address"] | ["home", "address"] if copula => {
-            push(found, MemoryType::Identity, "address", predicate, format!("Address is {}", joined(predicate)), 0.9, reading, false)
+            push(found, MemoryType::Identity, "address", predicate, format!("Address is {}", joined(predicate)), 0.9, reading)
         }
-        ["birthday"] if copula => push(found, MemoryType::Identity, "birthday", predicate, statement, 0.85, reading, false),
+        ["birthday"] if copula => push(found, MemoryType::Identity, "birthday", predicate, statement, 0.85, reading),
         [.., "job" | "occupation" | "profession"] if copula => {
-            push(found, MemoryType::Identity, "occupation", predicate, statement, 0.8, reading, false)
+            push(found, MemoryType::Identity, "occupation", predicate, statement, 0.8, reading)
         }
         [.., "goal" | "dream" | "plan" | "resolution" | "ambition"] if copula => {
-            push(found, MemoryType::Goal, "goal", predicate, statement, 0.8, reading, false)
+            push(found, MemoryType::Goal, "goal", predicate, statement, 0.8, reading)
         }
         ["favorite" | "favourite", ..] | [.., "hobby" | "hobbies" | "passion"] => {
-            push(found, MemoryType::Preference, "favourite", words, statement, 0.85, reading, false);
+            push(found, MemoryType::Preference, "favourite", words, statement, 0.85, reading);
         }
         _ if noun_lower.iter().any(|word| is_kin(word, Language::English)) => {
             // What others say of the user is theirs to say.
@@ -1230,14 +1172,14 @@ fn possessed(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut 
                 return;
             }
             let slot = if is_partner(head) { "partner_fact" } else { "relation" };
-            push(found, MemoryType::Relationship, slot, words, statement, 0.8, reading, false);
+            push(found, MemoryType::Relationship, slot, words, statement, 0.8, reading);
         }
         _ => {
             if noun.len() > 3 || is_pointer(head) || predicate.iter().all(|word| is_pointer(&word.lower)) {
                 return;
             }
             // Said once, "my car is red" is too thin to keep; said again, it is kept.
-            push(found, MemoryType::Fact, "about", words, statement, 0.45, reading, false);
+            push(found, MemoryType::Fact, "about", words, statement, 0.45, reading);
         }
     }
 }
@@ -1588,7 +1530,6 @@ fn anchored(statement: &str, time: crate::model::Micros, past: bool) -> String {
 }
 
 /// Adds one disclosure.
-#[expect(clippy::too_many_arguments, reason = "one call shape for every reading; a struct would only rename the arguments")]
 fn push(
     found: &mut Vec<Found>,
     memory_type: MemoryType,
@@ -1597,11 +1538,6 @@ fn push(
     statement: String,
     confidence: f32,
     reading: &Reading,
-    _past: bool,
 ) {
-    let value = joined(value);
-    if value.is_empty() || statement.split_whitespace().count() > 24 {
-        return;
-    }
-    found.push(Found { memory_type, slot, value, statement, confidence: confidence * reading.scale, change: reading.change, span: 0..0 });
+    found.extend(Found::new(memory_type, slot, value, statement, confidence * reading.scale, reading.change));
 }

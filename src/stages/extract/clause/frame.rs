@@ -238,7 +238,7 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
     if question_openers(language).contains(&first.lower.as_str()) {
         return;
     }
-    let reading = Reading { lexicon, scale, change: false, time: context.time };
+    let reading = Reading { lexicon, scale, change: false };
     let frame = frame_words(language);
     if !frame.is_empty()
         && tail(words, at).iter().take(frame.len()).map(|word| word.lower.as_str()).eq(frame.iter().copied())
@@ -368,7 +368,6 @@ struct Reading<'a> {
     lexicon: &'a Lexicon,
     scale: f32,
     change: bool,
-    time: crate::model::Micros,
 }
 
 /// "Me gusta/encanta X" (a like), "me llamo X" (a name), "me mudé a X" (a move).
@@ -907,10 +906,5 @@ fn push(
     confidence: f32,
     reading: &Reading<'_>,
 ) {
-    let value = joined(value);
-    if value.is_empty() || statement.split_whitespace().count() > 24 {
-        return;
-    }
-    let _ = reading.time;
-    found.push(Found { memory_type, slot, value, statement, confidence: confidence * reading.scale, change: reading.change, span: 0..0 });
+    found.extend(Found::new(memory_type, slot, value, statement, confidence * reading.scale, reading.change));
 }

@@ -44,6 +44,33 @@ pub struct Found {
     pub span: std::ops::Range<usize>,
 }
 
+impl Found {
+    /// A reading of one clause, unless its value is empty or its statement runs past a
+    /// sentence's length (a run-on the cut missed). The span is set by [`disclosures`].
+    pub fn new(
+        memory_type: MemoryType,
+        slot: &'static str,
+        value: &[Word],
+        statement: String,
+        confidence: f32,
+        change: bool,
+    ) -> Option<Found> {
+        let value = words::joined(value);
+        (!value.is_empty() && statement.split_whitespace().count() <= MAX_STATEMENT_WORDS).then_some(Found {
+            memory_type,
+            slot,
+            value,
+            statement,
+            confidence,
+            change,
+            span: 0..0,
+        })
+    }
+}
+
+/// Most words a statement may have.
+const MAX_STATEMENT_WORDS: usize = 24;
+
 /// What the readers know of the sentence around a clause.
 #[derive(Debug, Clone, Copy)]
 pub struct Context {
