@@ -1,12 +1,15 @@
-//! Dedup by content, as PAM's `content_hash` defines it (the normalized text): the first message
-//! with a given text, in input order, is kept; later ones become [`Disposition::Duplicate`].
+//! Dedup by content, as PAM's `content_hash` defines it (the normalized text), per author role:
+//! the first message with a given text from a given role, in input order, is kept; later ones
+//! become [`Disposition::Duplicate`]. The role is part of the key because a user who says what an
+//! assistant once said (or pastes it back) said it themselves: dropping it would lose the user's
+//! own words, and what extraction learns from them.
 //!
 //! The index keys on each message's 128-bit dedup key (XXH3 of the normalized text, see
 //! [`crate::hash::content_key`]: an accidental collision is practically impossible) and lives
 //! in a [`KeySet`], which spills to disk so memory stays bounded.
 
 use crate::key_set::KeySet;
-use crate::model::{Conversation, Disposition, Warnings};
+use crate::model::{Conversation, Disposition, Role, Warnings};
 use crate::stages::Stage;
 
 /// The dedup stage.
@@ -26,7 +29,7 @@ impl Stage for Dedup {
             if message.disposition != Disposition::Keep {
                 continue;
             }
-            match self.seen.insert(message.content_key.dedup) {
+            match self.seen.insert(role_key(message.role, message.content_key.dedup)) {
                 Ok(true) => {}
                 Ok(false) => message.disposition = Disposition::Duplicate,
                 Err(_) => {
@@ -39,5 +42,56 @@ impl Stage for Dedup {
 
     fn take_warnings(&mut self) -> Warnings {
         std::mem::take(&mut self.warnings)
+    }
+}
+
+/// The dedup key of `text_key` said by `role`: the text key with a constant of each role mixed
+/// in, so equal texts of two roles never share a key (a 128-bit collision aside, as likely as one
+/// between two texts).
+fn role_key(role: Role, text_key: u128) -> u128 {
+    let salt: u128 = match role {
+        Role::User => 0,
+        Role::Assistant => 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834,
+        Role::System => 0x6a09_e667_f3bc_c908_b2fb_1366_ea95_7d3e,
+        Role::Tool => 0x3c6e_f372_fe94_f82b_a54f_f53a_5f1d_36f1,
+    };
+    text_key ^ salt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::content_key;
+    use crate::model::{Message, Origin, Provider};
+
+    fn said(role: Role, id: &str, text: &str) -> Message {
+        let mut message = Message::user_for_tests(id, None, text, 0);
+        message.role = role;
+        message.content_key = content_key(text, false);
+        message
+    }
+
+    fn dispositions(messages: Vec<Message>) -> Vec<Disposition> {
+        let origin = Origin { file: "test.json".into(), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c".into(), origin);
+        conversation.messages = messages;
+        Dedup::default().process(&mut conversation);
+        conversation.messages.iter().map(|message| message.disposition).collect()
+    }
+
+    #[test]
+    fn a_repeated_text_of_one_role_is_a_duplicate() {
+        let found = dispositions(vec![said(Role::User, "a", "I live in Oslo."), said(Role::User, "b", "i live in  oslo.")]);
+        assert_eq!(found, [Disposition::Keep, Disposition::Duplicate]);
+    }
+
+    #[test]
+    fn a_user_saying_what_the_assistant_said_is_kept() {
+        let found = dispositions(vec![
+            said(Role::Assistant, "a", "I live in Oslo."),
+            said(Role::User, "b", "I live in Oslo."),
+            said(Role::User, "c", "I live in Oslo."),
+        ]);
+        assert_eq!(found, [Disposition::Keep, Disposition::Keep, Disposition::Duplicate]);
     }
 }

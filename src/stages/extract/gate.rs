@@ -6,32 +6,46 @@
 
 use std::sync::LazyLock;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 
 use super::language::{self, Language};
 
-/// Every language's words that may open a statement about the user: subjects, possessives,
-/// the user as an object, French elisions, and the words of standing wishes.
-static MARKERS: LazyLock<FxHashSet<&'static str>> = LazyLock::new(|| {
-    [
+/// A word's part in the gate: bit 7 when it may open a statement about the user, and the
+/// languages it marks ([`language::marked_languages`]) in the low bits, so one lookup a word
+/// does both.
+const OPENS_STATEMENT: u8 = 0x80;
+
+/// Every language's words that may open a statement about the user (subjects, possessives,
+/// the user as an object, French elisions, and the words of standing wishes), and every word
+/// that marks a language.
+static WORDS: LazyLock<FxHashMap<&'static str, u8>> = LazyLock::new(|| {
+    let mut words: FxHashMap<&'static str, u8> = language::marked_languages().collect();
+    for opener in [
         "i", "i'm", "im", "i've", "ive", "i'll", "i'd", "my", "me", "mine", "myself", "we", "we're", "we've", "we'll", "us", "our",
         "always", "never", "ever", "ich", "mein", "meine", "meinen", "meinem", "meiner", "meines", "mich", "mir", "wir", "unser", "unsere",
         "immer", "nie", "niemals", "je", "j'", "mon", "ma", "mes", "moi", "nous", "notre", "nos", "toujours", "jamais", "yo", "mi", "mis",
         "nosotros", "nosotras", "nuestro", "nuestra", "siempre", "nunca", "já", "můj", "moje", "moji", "mé", "mého", "mému", "mém", "mým",
-        "mou", "mých", "mě", "mně", "my", "náš", "naše", "vždy", "vždycky", "nikdy", "jsem",
-    ]
-    .into_iter()
-    .collect()
+        "mou", "mých", "mě", "mně", "náš", "naše", "vždy", "vždycky", "nikdy", "jsem",
+    ] {
+        *words.entry(opener).or_default() |= OPENS_STATEMENT;
+    }
+    words
 });
 
-/// Whether `text` may say something about the user: one of its words is a marker of any
-/// language, or, where the message reads as Spanish or Czech (which leave the subject out), a
-/// word has a first-person verb ending.
+/// Whether `text` may say something about the user: one of its words opens a statement in
+/// any language, or, where the message reads as Spanish or Czech (which leave the subject out),
+/// a word has a first-person verb ending.
 pub fn may_disclose(text: &str) -> bool {
     let mut verb_ending = false;
+    let mut scores = language::Scores::default();
     let mut folded = String::new();
     for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')) {
-        if word.is_empty() || word.len() > 12 {
+        if word.is_empty() {
+            continue;
+        }
+        // No word of the table is longer (and a long word is a word of no language's list).
+        if word.len() > 12 {
+            scores.add_marked(0);
             continue;
         }
         let lower = if word.bytes().any(|byte| byte.is_ascii_uppercase() || byte >= 0x80) {
@@ -41,13 +55,15 @@ pub fn may_disclose(text: &str) -> bool {
         } else {
             word
         };
-        if MARKERS.contains(lower) || lower.starts_with("j'") || lower.starts_with("i'") || lower.starts_with("m'") {
+        let part = WORDS.get(lower).copied().unwrap_or(0);
+        if part & OPENS_STATEMENT != 0 || lower.starts_with("j'") || lower.starts_with("i'") || lower.starts_with("m'") {
             return true;
         }
+        scores.add_marked(part);
         verb_ending |=
             (lower.len() >= 4 && lower.ends_with('o')) || ["ím", "ám", "ji", "ju", "é", "í"].iter().any(|ending| lower.ends_with(ending));
     }
-    verb_ending && language::likely(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
+    verb_ending && scores.finish(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
 }
 
 #[cfg(test)]

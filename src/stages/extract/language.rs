@@ -206,12 +206,90 @@ pub fn detect(text: &str) -> Language {
 /// (short texts often share a word or two between languages: Spanish and English `me`), or every
 /// language when the text has no marker at all.
 pub fn likely(text: &str) -> Vec<Language> {
-    let scores = scores(text);
-    let best = scores.iter().copied().max().unwrap_or(0);
-    if best == 0 {
-        return Language::ALL.to_vec();
+    let mut scores = Scores::default();
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()) {
+        if scores.words_counted() == MOST_WORDS_SCORED {
+            break;
+        }
+        // Most words are lower case already: no copy for them.
+        let needs_folding = word.chars().any(|c| c.is_uppercase() || c == '’');
+        let folded;
+        let lower = if needs_folding {
+            folded = word.to_lowercase().replace('’', "'");
+            folded.as_str()
+        } else {
+            word
+        };
+        scores.add_word(lower);
     }
-    Language::ALL.iter().zip(scores).filter(|(_, score)| *score == best).map(|(language, _)| *language).collect()
+    scores.finish(text)
+}
+
+/// Words scored at most: the start of a long text tells its language.
+const MOST_WORDS_SCORED: u32 = 400;
+
+/// Each language's score for a text, built word by word (so a pass over the words for another
+/// purpose can score them on the way): two points a marker word, and one a character only that
+/// language writes (`ř`, `ß`, `ñ`, `ç`).
+#[derive(Debug, Default)]
+pub struct Scores {
+    scores: [u32; 5],
+    words: u32,
+}
+
+impl Scores {
+    /// How many words were added.
+    pub fn words_counted(&self) -> u32 {
+        self.words
+    }
+
+    /// Adds one word, lowercased with plain apostrophes; past the first
+    /// [`MOST_WORDS_SCORED`] words, adding does nothing.
+    pub fn add_word(&mut self, lower: &str) {
+        self.add_marked(MARKERS.get(lower).copied().unwrap_or(0));
+    }
+
+    /// Adds one word that marks the languages of `languages` ([`marked_languages`]).
+    pub fn add_marked(&mut self, languages: u8) {
+        if self.words == MOST_WORDS_SCORED {
+            return;
+        }
+        self.words += 1;
+        for (index, score) in self.scores.iter_mut().enumerate() {
+            if languages & (1 << index) != 0 {
+                *score += 2;
+            }
+        }
+    }
+
+    /// The languages `text` (whose words were added) may be written in, most likely first, as
+    /// [`likely`] tells them.
+    pub fn finish(mut self, text: &str) -> Vec<Language> {
+        if !text.is_ascii() {
+            for character in text.chars().take(4000) {
+                match character {
+                    'ř' | 'ů' | 'ě' | 'š' | 'č' | 'ž' | 'ň' | 'ť' | 'ď' | 'Ř' | 'Ů' | 'Ě' | 'Š' | 'Č' | 'Ž' => {
+                        self.scores[4] += 1
+                    }
+                    'ß' | 'ä' | 'ö' | 'Ä' | 'Ö' => self.scores[1] += 1,
+                    'ñ' | '¿' | '¡' => self.scores[3] += 1,
+                    'ç' | 'è' | 'ê' | 'à' | 'ù' | 'œ' => self.scores[2] += 1,
+                    _ => {}
+                }
+            }
+        }
+        let best = self.scores.iter().copied().max().unwrap_or(0);
+        if best == 0 {
+            return Language::ALL.to_vec();
+        }
+        Language::ALL.iter().zip(self.scores).filter(|(_, score)| *score == best).map(|(language, _)| *language).collect()
+    }
+}
+
+/// Every word that marks a language, with the languages it marks as bits (1 << the language's
+/// index in [`Language::ALL`]).
+pub fn marked_languages() -> impl Iterator<Item = (&'static str, u8)> {
+    MARKERS.iter().map(|(word, languages)| (*word, *languages))
 }
 
 /// Every marker word, with the languages it marks as bits (1 << the language's index in
@@ -225,40 +303,6 @@ static MARKERS: LazyLock<FxHashMap<&'static str, u8>> = LazyLock::new(|| {
     }
     markers
 });
-
-/// Each language's score for `text`: two points a marker word, and one a character only that
-/// language writes (`ř`, `ß`, `ñ`, `ç`).
-fn scores(text: &str) -> [u32; 5] {
-    let mut scores = [0u32; 5];
-    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).take(400) {
-        // Most words are lower case already: no copy for them.
-        let needs_folding = word.chars().any(|c| c.is_uppercase() || c == '’');
-        let folded;
-        let lower = if needs_folding {
-            folded = word.to_lowercase().replace('’', "'");
-            folded.as_str()
-        } else {
-            word
-        };
-        if let Some(languages) = MARKERS.get(lower) {
-            for (index, score) in scores.iter_mut().enumerate() {
-                if languages & (1 << index) != 0 {
-                    *score += 2;
-                }
-            }
-        }
-    }
-    for character in text.chars().take(4000) {
-        match character {
-            'ř' | 'ů' | 'ě' | 'š' | 'č' | 'ž' | 'ň' | 'ť' | 'ď' | 'Ř' | 'Ů' | 'Ě' | 'Š' | 'Č' | 'Ž' => scores[4] += 1,
-            'ß' | 'ä' | 'ö' | 'Ä' | 'Ö' => scores[1] += 1,
-            'ñ' | '¿' | '¡' => scores[3] += 1,
-            'ç' | 'è' | 'ê' | 'à' | 'ù' | 'œ' => scores[2] += 1,
-            _ => {}
-        }
-    }
-    scores
-}
 
 #[cfg(test)]
 mod tests {

@@ -155,7 +155,9 @@ fn add_candidate(
     // A contact detail said with another fact ("I'm a nurse, reach me at jo@example.org") is
     // no part of that fact: masked in its statement and value as in its quote. Only the
     // contact-detail memories themselves keep it (and are written only on request).
-    let (statement, value) = if slots::is_personal_slot(found.slot) {
+    // The statement and value are written from the clause's words: with no contact detail in
+    // the clause, there is none in them.
+    let (statement, value) = if slots::is_personal_slot(found.slot) || secrets::contacts::find(evidence).is_empty() {
         (found.statement, found.value)
     } else {
         (secrets::clean_quote(&found.statement).into_owned(), secrets::clean_quote(&found.value).into_owned())

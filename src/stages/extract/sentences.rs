@@ -62,6 +62,11 @@ pub fn own_sentences(message: &str) -> Vec<Sentence> {
 /// Whether the message sets up a story, a game or a role ("Role play: you are…", "Pretend
 /// I'm a pirate", "Stell dir vor", "Imagina que"): nothing in it is said of the user.
 fn is_make_believe(message: &str) -> bool {
+    // Every opener starts with one of these letters: most messages are not lowercased.
+    let first = message.trim_start().chars().next().map_or(' ', |c| c.to_ascii_lowercase());
+    if !matches!(first, 'r' | 'l' | 'p' | 'a' | 'y' | 'i' | 'w' | 's' | 'j' | 'f' | 'h' | 't') {
+        return false;
+    }
     let head: String = message.trim_start().chars().take(60).collect::<String>().to_lowercase().replace('’', "'");
     const OPENERS: &[&str] = &[
         "role play",
@@ -103,6 +108,12 @@ fn is_make_believe(message: &str) -> bool {
 /// A letter's salutation ("Dear Ms Novak,", "To whom it may concern", "Sehr geehrte…",
 /// "Chère Madame,", "Estimado señor:", "Vážený pane,"): what follows is a letter.
 fn is_salutation(line: &str) -> bool {
+    // Most lines are longer or end otherwise: they are not lowercased.
+    let short = line.len() <= 60 || line.chars().count() <= 60;
+    let ends_as_salutation = line.ends_with(',') || line.ends_with(':') || line.ends_with('!') || !line.contains(' ');
+    if !short || !(ends_as_salutation || line.get(..7).is_some_and(|head| head.eq_ignore_ascii_case("to whom"))) {
+        return false;
+    }
     let lower = line.to_lowercase();
     const OPENERS: &[&str] = &[
         "dear ",
@@ -127,10 +138,7 @@ fn is_salutation(line: &str) -> bool {
         "milý ",
         "milá ",
     ];
-    let short = line.chars().count() <= 60;
-    short
-        && (line.ends_with(',') || line.ends_with(':') || line.ends_with('!') || !line.contains(' ') || lower.starts_with("to whom"))
-        && OPENERS.iter().any(|opener| lower.starts_with(opener))
+    OPENERS.iter().any(|opener| lower.starts_with(opener))
 }
 
 /// Where a line's own words end at a colon that introduces material: a colon after a word
@@ -274,8 +282,17 @@ fn looks_like_code(line: &str) -> bool {
     if trimmed.starts_with("$ ") || trimmed.starts_with("# ") && trimmed.contains('/') {
         return true;
     }
-    let symbols = trimmed.chars().filter(|c| matches!(c, '{' | '}' | ';' | '=' | '<' | '>' | '(' | ')' | '[' | ']' | '|' | '\\')).count();
-    let letters = trimmed.chars().filter(|c| c.is_alphabetic()).count();
+    // One pass over the bytes: the symbols are ASCII, and a letter is an ASCII letter or the
+    // first byte of any other alphabetic character.
+    let (mut symbols, mut letters) = (0usize, 0usize);
+    for (at, byte) in trimmed.bytes().enumerate() {
+        match byte {
+            b'{' | b'}' | b';' | b'=' | b'<' | b'>' | b'(' | b')' | b'[' | b']' | b'|' | b'\\' => symbols += 1,
+            _ if byte.is_ascii_alphabetic() => letters += 1,
+            _ if byte >= 0xC0 => letters += usize::from(trimmed[at..].chars().next().is_some_and(char::is_alphabetic)),
+            _ => {}
+        }
+    }
     symbols * 6 > letters.max(1) || trimmed.ends_with(';') || trimmed.ends_with('{')
 }
 
@@ -299,7 +316,12 @@ fn split_sentences(message: &str, start: usize, end: usize, out: &mut Vec<Senten
 /// Whether `text` ends with an abbreviation whose dot does not end a sentence: a single letter,
 /// a dotted one (`e.g`, `z.B`), or a common title or short form.
 fn ends_with_abbreviation(text: &str) -> bool {
-    let word = text.rsplit([' ', '(']).next().unwrap_or("").to_lowercase();
+    let word = text.rsplit([' ', '(']).next().unwrap_or("");
+    // A word of more than six letters is none of them (and is not lowercased).
+    if word.len() > 6 && !word.contains('.') {
+        return false;
+    }
+    let word = word.to_lowercase();
     const SHORT_FORMS: [&str; 16] =
         ["mr", "mrs", "ms", "dr", "prof", "vs", "etc", "approx", "usw", "bzw", "ca", "nr", "str", "p.ex", "cf", "atd"];
     // "e.g", "i.e", "z.B", "p.ex": short letter groups between dots. An address or a file name

@@ -10,12 +10,22 @@ use crate::stages::extract::language::Language;
 pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>> {
     let raw: Vec<(usize, &str)> =
         sentence.split_whitespace().map(|word| (word.as_ptr() as usize - sentence.as_ptr() as usize, word)).collect();
+    // Each word's bare form and whether it can start a subject, told once: the checks below look
+    // at a word's neighbours and at every word since the last cut.
+    let bares: Vec<std::borrow::Cow<'_, str>> = raw.iter().map(|(_, word)| bare(word)).collect();
+    let subjects: Vec<bool> = bares.iter().map(|word| lexicon.starts_subject(word)).collect();
     let mut cuts = vec![0];
+    // The word index of the last cut, and of the last word since it that starts a subject.
+    let mut cut_index = 0;
+    let mut last_subject: Option<usize> = None;
     for index in 1..raw.len() {
-        let (start, word) = raw[index];
+        if subjects[index - 1] {
+            last_subject = Some(index - 1);
+        }
+        let (start, _) = raw[index];
         let previous = raw[index - 1].1;
-        let word = bare(word);
-        let next = raw.get(index + 1).map_or(String::new(), |(_, next)| bare(next));
+        let word = bares[index].as_ref();
+        let next = bares.get(index + 1).map_or("", |next| next.as_ref());
         let after_mark =
             previous.ends_with(',') || previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "-" | "–" | "—");
         // A label after a comma ("…, token: ghp_…") opens what it labels.
@@ -23,20 +33,19 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
         let hard = previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "–" | "—") || label;
         // After a comma, "and"/"or" go on a list ("to grill, garden, and go gambling") unless
         // a subject follows them.
-        let opens = lexicon.opens_clause(&word)
-            && !matches!(word.as_str(), "and" | "or" | "plus" | "und" | "oder" | "et" | "ou" | "y" | "e" | "o" | "a" | "i" | "nebo");
-        let conjunction_before_subject = lexicon.is_conjunction(&word) && lexicon.starts_subject(&next);
+        let opens = lexicon.opens_clause(word)
+            && !matches!(word, "and" | "or" | "plus" | "und" | "oder" | "et" | "ou" | "y" | "e" | "o" | "a" | "i" | "nebo");
+        let conjunction_before_subject = lexicon.is_conjunction(word) && lexicon.starts_subject(next);
         // A run-on ("I'm a chef I love cooking") starts a clause at the user's own "I", unless a
         // word before it makes the clause depend on another ("if I", "when I", "the book I read").
         // …and only after a clause that already had the user as its subject ("Last year I ran",
         // "Maybe I will" are one clause).
-        let since_cut = &raw[cuts.last().map_or(0, |cut| raw.iter().position(|(at, _)| at == cut).unwrap_or(0))..index];
-        let had_subject = since_cut.len() >= 3 && since_cut.iter().any(|(_, earlier)| lexicon.starts_subject(&bare(earlier)));
+        let had_subject = index - cut_index >= 3 && last_subject.is_some_and(|at| at >= cut_index);
         let run_on = lexicon.language == Language::English
             && had_subject
             && (word == "i" || word.starts_with("i'") || word == "im" || word == "we" || word.starts_with("we'"))
             && !matches!(
-                bare(previous).as_str(),
+                bares[index - 1].as_ref(),
                 "if" | "when"
                     | "whenever"
                     | "unless"
@@ -108,13 +117,9 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
                     | "might"
                     | "must"
             );
-        if hard
-            || (after_mark && (opens || lexicon.starts_subject(&word)))
-            || conjunction_before_subject
-            || lexicon.is_subordinator(&word)
-            || run_on
-        {
+        if hard || (after_mark && (opens || subjects[index])) || conjunction_before_subject || lexicon.is_subordinator(word) || run_on {
             cuts.push(start);
+            cut_index = index;
         }
     }
     cuts.push(sentence.len());
@@ -122,8 +127,14 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
 }
 
 /// A raw word lowercased, without the punctuation around it.
-fn bare(word: &str) -> String {
-    word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’').to_lowercase().replace('’', "'")
+fn bare(word: &str) -> std::borrow::Cow<'_, str> {
+    let trimmed = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
+    // Most words are plain lowercase ASCII: no copy for them.
+    if trimmed.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'\'') {
+        std::borrow::Cow::Borrowed(trimmed)
+    } else {
+        std::borrow::Cow::Owned(trimmed.to_lowercase().replace('’', "'"))
+    }
 }
 
 #[cfg(test)]

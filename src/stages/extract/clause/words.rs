@@ -63,6 +63,20 @@ pub fn words(text: &str, language: Language) -> Vec<Word> {
 
 /// English contractions: "I'm" → "I am", "don't" → "do not", "I've" → "I have".
 fn open_english(word: &str, words: &mut Vec<Word>) {
+    // Every contraction below is short and has an apostrophe or is one of a few written
+    // without: other words are not lowercased.
+    let may_be_contraction = word.len() <= 9
+        && (word.contains(['\'', '’'])
+            || [
+                "im", "ive", "dont", "doesnt", "didnt", "cant", "cannot", "wont", "wouldnt", "couldnt", "havent", "wasnt", "isnt", "gonna",
+                "wanna",
+            ]
+            .iter()
+            .any(|form| form.eq_ignore_ascii_case(word)));
+    if !may_be_contraction {
+        words.push(Word::new(word));
+        return;
+    }
     let lower = word.to_lowercase().replace('’', "'");
     let whole: Option<&[&str]> = match lower.as_str() {
         "im" | "i'm" => Some(&["I", "am"]),
