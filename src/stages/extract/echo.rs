@@ -66,6 +66,13 @@ fn content_words(text: &str) -> impl Iterator<Item = String> + '_ {
                     | "all"
                     | "very"
                     | "really"
+                    | "too"
+                    | "also"
+                    | "well"
+                    | "just"
+                    | "much"
+                    | "lot"
+                    | "lots"
                     | "der"
                     | "die"
                     | "das"
@@ -90,6 +97,8 @@ mod tests {
         assert!(echo.repeats("the fresh air"));
         assert!(echo.repeats("option 3"));
         assert!(!echo.repeats("hiking in the Alps"));
+        // Agreeing with what the assistant said is no news: "I love the fresh air too".
+        assert!(echo.repeats("the fresh air too"));
     }
 
     #[test]

@@ -199,6 +199,15 @@ const TASK_INFINITIVES: &[&str] = &[
 /// Reads one English clause.
 pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
     let lexicon = Lexicon::of(Language::English);
+    // "I'm a teacher too", "I love dogs as well": agreeing adds nothing to what is said.
+    let mut end = words.len();
+    while end > 2 && matches!(words[end - 1].lower.as_str(), "too" | "also" | "either") {
+        end -= 1;
+    }
+    if end > 3 && words[end - 2].lower == "as" && words[end - 1].lower == "well" {
+        end -= 2;
+    }
+    let words = span(words, 0, end);
     let mut at = 0;
     let mut scale = 1.0_f32;
     loop {
@@ -225,6 +234,10 @@ pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
         complement(tail(words, at + 1), &[], &reading, found);
         return;
     }
+    if let Some(favourite) = inverted_favourite(tail(words, at), scale) {
+        found.push(favourite);
+        return;
+    }
     let Some(subject) = (at..words.len().min(at + 8)).find(|&index| matches!(words[index].lower.as_str(), "i" | "we" | "my" | "our"))
     else {
         pitfall(tail(words, at), found);
@@ -242,6 +255,38 @@ pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
         "we" => user(tail(words, subject + 1), adverbial, &Reading { scale: scale * 0.9, ..reading }, found),
         _ => possessed(tail(words, subject + 1), adverbial, &reading, found),
     }
+}
+
+/// "Mickey Mouse is my favorite character", "Pizza is my favourite food": a favourite said
+/// with the thing first. The thing is named, not pointed at ("they're my favorite band").
+fn inverted_favourite(words: &[Word], scale: f32) -> Option<Found> {
+    let verb = words.iter().position(|word| matches!(word.lower.as_str(), "is" | "are" | "was"))?;
+    let thing = span(words, 0, verb);
+    let after = tail(words, verb + 1);
+    let favourite = after.len() >= 3
+        && matches!(after[0].lower.as_str(), "my" | "our")
+        && matches!(after[1].lower.as_str(), "favorite" | "favourite" | "fave");
+    let named = !thing.is_empty()
+        && thing.len() <= 5
+        && !thing.iter().any(|word| is_pointer(&word.lower) || QUESTION_OPENERS.contains(&word.lower.as_str()) || word.lower == "i")
+        && !thing
+            .iter()
+            .any(|word| matches!(word.lower.as_str(), "he" | "she" | "they" | "we" | "you" | "there" | "here" | "what" | "which"));
+    if !favourite || !named {
+        return None;
+    }
+    let kinds = tail(after, 2);
+    let kind_end = kinds
+        .iter()
+        .position(|word| matches!(word.lower.as_str(), "and" | "but" | "because" | "since" | "so" | "ever" | "of" | "in" | "to"))
+        .unwrap_or(kinds.len());
+    let kind_end = kinds.iter().position(|word| word.comma).map_or(kind_end, |comma| kind_end.min(comma + 1));
+    if kind_end == 0 || kind_end > 3 {
+        return None;
+    }
+    let copula = if words[verb].lower == "are" { "are" } else { "is" };
+    let statement = format!("Their {} {} {copula} {}", after[1].lower, joined(span(kinds, 0, kind_end)), joined(thing));
+    Found::new(MemoryType::Preference, "favourite", thing, capitalized(&statement), 0.85 * scale, false)
 }
 
 /// "Webpack didn't work for us", "Docker Desktop never worked on my laptop": what failed the
@@ -305,12 +350,16 @@ fn verb_group(words: &[Word]) -> VerbGroup {
         let next = words.get(index + 1).map_or("", |next| next.lower.as_str());
         match lower {
             "now" | "recently" | "finally" | "officially" => group.change = true,
+            // "I once rode…", "I twice ran…": how often, not the verb.
+            "once" | "twice" => {}
             _ if FREQUENCY.contains(&lower) => group.written.push(lower.to_owned()),
             _ if lexicon.fillers.contains(&lower) => {}
             // Other adverbs ("especially", "secretly") say how, not what.
             _ if lower.ends_with("ly")
                 && lower.len() > 4
                 && !matches!(lower, "fly" | "apply" | "rely" | "reply" | "supply" | "bully")
+                && !is_ly_adjective(lower)
+                && !next.is_empty()
                 && next != "to" => {}
             "am" | "are" | "is" => {
                 group.push("am");
@@ -452,6 +501,19 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     if rest.is_empty() {
         return;
     }
+    // "I have a pet cow and drive a big truck": two verb phrases of one subject, each read on
+    // its own. Not under a negation or a modal, which may or may not reach the second ("I
+    // don't eat meat and drink milk"), nor after an infinitive ("I love to bake and knit", one
+    // list).
+    if !group.negated
+        && group.modal.is_none()
+        && rest.get(1).is_none_or(|word| word.lower != "to")
+        && let Some(and) = second_verb_phrase(rest)
+    {
+        user(span(words, 0, group.next + and), adverbial, &reading, found);
+        user(tail(rest, and + 1), adverbial, &reading, found);
+        return;
+    }
     if let Some(modal) = &group.modal {
         // "I would prefer tea", "I'd rather have tea": a preference.
         if modal == "would" && matches!(rest[0].lower.as_str(), "prefer" | "rather") && rest.len() > 1 && !is_reaction(tail(rest, 1)) {
@@ -463,7 +525,9 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
         // "I'd love to visit Japan" is a wish worth keeping; "I could", "I should" are not said as so.
         let wish =
             modal == "would" && matches!(rest[0].lower.as_str(), "love" | "like") && rest.get(1).is_some_and(|word| word.lower == "to");
-        if wish && rest.len() > 2 && !TASK_INFINITIVES.contains(&rest[2].lower.as_str()) && !mentions_you(tail(rest, 2)) {
+        let wished = tail(rest, 2);
+        let bare_light_verb = wished.len() == 1 && is_light_verb(&wished[0].lower);
+        if wish && rest.len() > 2 && !bare_light_verb && !TASK_INFINITIVES.contains(&rest[2].lower.as_str()) && !mentions_you(wished) {
             let statement = format!("Would like to {}", third(tail(rest, 2)));
             push(found, MemoryType::Goal, "goal", tail(rest, 2), statement, 0.7, &reading);
         }
@@ -479,7 +543,8 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     // "I try to walk three miles every day": the habit tried is the habit.
     if matches!(main.lower.as_str(), "try" | "tried") && rest.get(1).is_some_and(|word| word.lower == "to") && rest.len() > 3 {
         let object = tail(rest, 2);
-        let verb_text = third(span(rest, 0, 2));
+        let tried = if group.written.is_empty() && main.lower == "try" { "tries".to_owned() } else { main.lower.clone() };
+        let verb_text = format!("{tried} to");
         if !mentions_you(object)
             && !is_dangling(tail(object, 1))
             && !names_task(object)
@@ -525,7 +590,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             if class == Some(VerbClass::Eat) {
                 return push(found, MemoryType::Preference, "does_not_eat", object, statement_of(object), 0.8, &reading);
             }
-        } else if class.is_none() && !object.is_empty() && !mentions_you(object) && !is_dangling(object) {
+        } else if class.is_none() && !object.is_empty() && !mentions_you(object) && !is_dangling(object) && !is_light_verb(&main.lower) {
             return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.7, &reading);
         }
         return;
@@ -544,8 +609,11 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             }
         }
         Some(VerbClass::Live) => {
-            if object.first().is_some_and(|word| word.lower == "with") {
-                return push(found, MemoryType::Relationship, "lives_with", tail(object, 1), statement_of(object), 0.8, &reading);
+            // "I live (here) with my husband".
+            let with = if object.first().is_some_and(|word| matches!(word.lower.as_str(), "here" | "there")) { 1 } else { 0 };
+            if object.get(with).is_some_and(|word| word.lower == "with") && object.len() > with + 1 {
+                let companion = tail(object, with + 1);
+                return push(found, MemoryType::Relationship, "lives_with", companion, statement_of(tail(object, with)), 0.8, &reading);
             }
             let place = place_after_preposition(object);
             if !is_place(place) {
@@ -563,6 +631,10 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
                 );
             }
             push(found, MemoryType::Identity, "home", place, format!("Lives {}", third(object)), 0.85, &reading);
+        }
+        // "I move south for the winter": a habit, not a move.
+        Some(VerbClass::Move) if main.lower == "move" && !object.iter().any(|word| matches!(word.lower.as_str(), "to" | "from")) => {
+            generic(object, &verb_written, adverbial, past, &reading, found);
         }
         Some(VerbClass::Move) => moved(object, &group, adverbial, &reading, found),
         Some(VerbClass::Origin) if object.first().is_some_and(|word| word.lower == "up") && object.len() > 2 => {
@@ -607,6 +679,25 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             push(found, MemoryType::Preference, slot, object, statement_of(object), 0.8, &reading);
         }
         Some(VerbClass::Called) => {}
+        // "I see the Rolling Stones in concert every year": what they do again and again.
+        Some(VerbClass::Conversational)
+            if matches!(main.lower.as_str(), "see" | "watch" | "visit")
+                && !group.negated
+                && says_how_often(object)
+                && !is_dangling(object) =>
+        {
+            push(found, MemoryType::Fact, "habit", object, statement_of(object), 0.7, &reading);
+        }
+        // "I believe in god", "I don't believe in ghosts": a belief; any other believing is talk.
+        Some(VerbClass::Conversational)
+            if main.lower == "believe"
+                && object.len() >= 2
+                && object[0].lower == "in"
+                && !is_dangling(tail(object, 1))
+                && !mentions_you(object) =>
+        {
+            push(found, MemoryType::Identity, "trait", tail(object, 1), statement_of(object), 0.75, &reading);
+        }
         // "I know how to weld": a skill; any other knowing is talk.
         Some(VerbClass::Conversational)
             if main.lower == "know" && !group.negated && object.len() > 2 && object[0].lower == "how" && object[1].lower == "to" =>
@@ -619,9 +710,57 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     }
 }
 
+/// Where a second verb phrase of the same subject starts after "and" or "but" in `rest` (the
+/// words after the subject's verb group), as the index of the conjunction: the word after it is
+/// a verb the lexicon knows, or a word that can be a verb followed by what opens its object
+/// ("and drive a big truck"). Not a gerund ("swimming and running" are one list), not a name.
+fn second_verb_phrase(rest: &[Word]) -> Option<usize> {
+    let lexicon = Lexicon::of(Language::English);
+    (1..rest.len().saturating_sub(2)).find(|&at| {
+        if !matches!(rest[at].lower.as_str(), "and" | "but") || rest[at - 1].comma && rest[at].lower == "and" && at + 2 >= rest.len() {
+            return false;
+        }
+        let verb = &rest[at + 1];
+        let next = rest[at + 2].lower.as_str();
+        if verb.is_capitalized() || verb.lower.ends_with("ing") || verb.is_number() {
+            return false;
+        }
+        let known =
+            lexicon.verb_class(&lemma(&verb.lower)).is_some_and(|class| !matches!(class, VerbClass::Be | VerbClass::Conversational));
+        let opens_object = matches!(
+            next,
+            "a" | "an" | "the" | "my" | "our" | "some" | "every" | "to" | "in" | "at" | "for" | "with" | "on" | "two" | "three" | "lots"
+        );
+        (known && next != "and") || (looks_like_a_verb(&verb.lower) && opens_object && !is_english_past(&rest[at - 1].lower))
+    })
+}
+
 /// "I moved to Oslo (from Lisbon)": the new home, and the old one as a former home.
 fn moved(object: &[Word], group: &VerbGroup, adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
-    let Some(to) = object.iter().position(|word| word.lower == "to") else { return };
+    let Some(to) = object.iter().position(|word| word.lower == "to") else {
+        // "I just moved into my first home": a move, to no named place.
+        if object.first().is_some_and(|word| word.lower == "into") && object.len() > 2 && !group.future && !group.be {
+            let whole = anchored(&sentence(&["moved".into()], &third(object), adverbial), reading.time, true);
+            if !is_dangling(tail(object, 1)) {
+                push(found, MemoryType::Context, "life_event", tail(object, 1), whole, 0.7, reading);
+            }
+            return;
+        }
+        // "I just moved here from Germany": where the user lived before.
+        let from = object.iter().position(|word| word.lower == "from");
+        if let Some(from) = from
+            && !group.future
+            && !group.be
+        {
+            let origin = trim_time(tail(object, from + 1));
+            if !origin.is_empty() && !is_dangling(origin) && origin[0].is_capitalized() {
+                push(found, MemoryType::Fact, "former_home", origin, format!("Used to live in {}", third(origin)), 0.8, reading);
+                let whole = anchored(&sentence(&["moved".into()], &third(object), adverbial), reading.time, true);
+                push(found, MemoryType::Context, "life_event", object, whole, 0.7, reading);
+            }
+        }
+        return;
+    };
     let from = object.iter().position(|word| word.lower == "from");
     let destination_end = from.filter(|&from| from > to).unwrap_or(object.len());
     let destination = trim_time(span(object, to + 1, destination_end));
@@ -722,7 +861,22 @@ fn plan(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
 
 /// "I have two kids", "I have a Tesla", "I have diabetes", "I've got a question" (no memory).
 fn have(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
-    let object = trim_time(object);
+    // A list goes on past "and" ("one brother and three sisters"); a time phrase ends it.
+    let end = object
+        .iter()
+        .position(|word| {
+            !word.is_capitalized() && matches!(word.lower.as_str(), "for" | "since" | "last" | "ago" | "because" | "when" | "but" | "so")
+        })
+        .unwrap_or(object.len());
+    let object = span(object, 0, end);
+    // "I have only read it once", "I've ever had": a perfect the verb group did not see, not a
+    // possession.
+    let after_adverbs = object
+        .iter()
+        .find(|word| !matches!(word.lower.as_str(), "only" | "just" | "never" | "ever" | "already" | "also" | "actually" | "really"));
+    if after_adverbs.is_some_and(|word| is_participle(&word.lower) || (is_english_past(&word.lower) && !word.is_capitalized())) {
+        return;
+    }
     if object.is_empty() || object[0].lower == "to" || object[0].lower == "been" || is_dangling(object) || mentions_you(object) {
         return;
     }
@@ -731,6 +885,17 @@ fn have(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
         if head.iter().any(|word| is_task_noun(word) || matches!(*word, "fun" | "common" | "blast" | "chat" | "talk" | "conversation"))
             || matches!(head.first(), Some(&("no" | "nothing" | "something" | "time" | "fun" | "trouble" | "a" | "an")) if head.len() == 1)
         {
+            continue;
+        }
+        // "Has two", "has theirs", "with lots of…", "a lot of favorite books": a count or a
+        // pronoun of what was said before, or a reply to "what's your favorite…".
+        let only_count = item.iter().all(|word| {
+            word.is_number() || is_count(&word.lower) || matches!(word.lower.as_str(), "few" | "couple" | "each" | "of" | "a" | "both")
+        });
+        let pronoun =
+            matches!(head.first(), Some(&("mine" | "yours" | "theirs" | "his" | "hers" | "ours" | "with" | "in" | "at" | "for" | "on")));
+        let favourites = head.iter().any(|word| matches!(*word, "favorite" | "favourite" | "favorites" | "favourites"));
+        if only_count || pronoun || favourites {
             continue;
         }
         if head.first().is_some_and(|word| matches!(*word, "no" | "any"))
@@ -779,6 +944,15 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
             return push(found, MemoryType::Identity, "age", span(words, 0, 1), format!("Is {first_lower} years old"), 0.85, reading);
         }
         return;
+    }
+    // "I'm in my thirties", "I'm in my early 40s": an age said by its decade.
+    if first_lower == "in" && !negated && words.get(1).is_some_and(|word| word.lower == "my") {
+        let decade = tail(words, 2);
+        let named = decade.iter().take(2).any(|word| is_decade(&word.lower));
+        if named && decade.len() <= 2 {
+            let statement = format!("Is in their {}", joined(decade));
+            return push(found, MemoryType::Identity, "age", decade, statement, 0.8, reading);
+        }
     }
     let followed_by = |wanted: &[&str]| words.get(1).is_some_and(|word| wanted.contains(&word.lower.as_str()));
     let skill_or_fear = (matches!(first_lower, "afraid" | "scared" | "terrified") && followed_by(&["of"]))
@@ -834,6 +1008,11 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
         "good" | "great" | "bad" | "terrible" | "fluent" | "skilled" | "proficient" | "experienced" | "decent" | "expert"
             if words.len() > 2 =>
         {
+            // "I'm not good at it", "good at either": at what was said before.
+            if is_dangling(tail(words, 2)) || tail(words, 2).iter().all(|word| matches!(word.lower.as_str(), "either" | "neither" | "both"))
+            {
+                return;
+            }
             let memory_type = if first_lower == "fluent" { MemoryType::Identity } else { MemoryType::Skill };
             return push(
                 found,
@@ -865,8 +1044,9 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
             if words[1].is_capitalized() && !past {
                 return push(found, MemoryType::Context, "location", tail(words, 1), say(words), 0.65, reading);
             }
-            // "I'm in a juvenile detention center", "I'm in an open relationship".
-            if matches!(words[1].lower.as_str(), "a" | "an") && words.len() >= 4 && !names_task(words) {
+            // "I'm in a juvenile detention center", "I'm in an open relationship", "I'm in the army".
+            let the_group = words[1].lower == "the" && (3..=5).contains(&words.len()) && !is_pointer(&words[2].lower);
+            if (matches!(words[1].lower.as_str(), "a" | "an") && words.len() >= 4 || the_group) && !names_task(words) {
                 return push(found, MemoryType::Context, "situation", tail(words, 1), say(words), 0.65, reading);
             }
             return;
@@ -878,6 +1058,10 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
         let nationality = ["an", "ish", "ese", "ch", "i", "ic"].iter().any(|ending| first_lower.ends_with(ending)) && words.len() == 1;
         if nationality {
             return push(found, MemoryType::Identity, "nationality", words, capitalized(&format!("is {}", joined(words))), 0.8, reading);
+        }
+        // A role, not a name ("I'm User 2").
+        if matches!(first_lower, "user" | "assistant" | "bot" | "ai" | "human" | "speaker" | "person") {
+            return;
         }
         return push(found, MemoryType::Identity, "name", words, format!("Name is {}", joined(words)), 0.8, reading);
     }
@@ -899,7 +1083,23 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     if matches!(first_lower, "a" | "an" | "the") {
         return noun_phrase(words, &verb_text, negated, past, reading, found);
     }
-    if words.len() <= 4 && words.iter().all(|word| !is_task_noun(&word.lower)) && first.lower.chars().all(|c| c.is_alphabetic() || c == '-')
+    // "I'm pregnant with my first child", "I'm afraid of heights": a state and what it is of.
+    let state_with_object = words.len() > 4
+        && words.len() <= 8
+        && matches!(words[1].lower.as_str(), "with" | "of" | "about" | "for")
+        && !is_dangling(tail(words, 2))
+        && !names_task(words)
+        && looks_like_a_verb(first_lower);
+    if state_with_object && !negated {
+        let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
+        return push(found, memory_type, "trait", words, say(words), 0.7, reading);
+    }
+    // "I'm name", "I was all like", "I'm the opposite": a placeholder, a quote's frame, a pointer.
+    let empty = words.iter().any(|word| matches!(word.lower.as_str(), "name" | "like" | "opposite" | "same" | "user" | "one"));
+    if words.len() <= 4
+        && !empty
+        && words.iter().all(|word| !is_task_noun(&word.lower))
+        && first.lower.chars().all(|c| c.is_alphabetic() || c == '-')
     {
         let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
         push(found, memory_type, "trait", words, say(words), 0.7, reading);
@@ -918,14 +1118,20 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
         }
         return;
     }
+    // "a bit of a party animal" is a party animal.
+    if lower.len() > 4 && lower[1] == "bit" && lower[2] == "of" && matches!(lower[3], "a" | "an") {
+        return noun_phrase(tail(words, 3), verb, negated, past, reading, found);
+    }
     if matches!(lower.get(1), Some(&("bit" | "little" | "lot" | "huge" | "big" | "quick" | "few" | "couple")))
         && lower.get(2).is_some_and(|word| *word == "of" || is_conversational_state(word))
     {
         return;
     }
     let boundary = lower.iter().enumerate().skip(1).find(|(index, word)| {
-        matches!(**word, "with" | "in" | "from" | "who" | "that" | "and" | "based" | "living" | "working" | "since")
-            || (**word == "of" && lower.get(index - 1).is_some_and(|previous| is_parent(previous)))
+        matches!(
+            **word,
+            "with" | "in" | "from" | "who" | "that" | "and" | "based" | "living" | "working" | "since" | "during" | "every" | "to"
+        ) || (**word == "of" && lower.get(index - 1).is_some_and(|previous| is_parent(previous)))
     });
     let core_end = boundary.map_or(words.len(), |(index, _)| index);
     let core = span(words, 0, core_end);
@@ -1031,6 +1237,12 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
     let mut verb = group.written.clone();
     verb.push(main.lower.clone());
     let statement = anchored(&sentence(&verb, &third(object), adverbial), reading.time, group.past);
+    // "I'm getting married in June", "I'm expecting twins": what is about to happen in their life.
+    let life_change = (main.lower == "getting" && matches!(first, "married" | "engaged" | "divorced"))
+        || (main.lower == "expecting" && !matches!(first, "that" | "to" | "a" | "an" | "the" | "it" | "some" | "more"));
+    if life_change && !group.negated {
+        return push(found, MemoryType::Context, "life_event", object, statement, 0.75, reading);
+    }
     match class {
         Some(VerbClass::Conversational | VerbClass::Task) if lemma != "think" => {}
         Some(VerbClass::Conversational) => {
@@ -1087,6 +1299,29 @@ fn generic(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, rea
         let confidence = if negated { 0.45 } else { 0.7 };
         push(found, MemoryType::Context, "life_event", object, statement, confidence, reading);
     } else if verb.iter().any(|word| word == "will" || word == "going") {
+        // "I'll bring my tools", "I'm going to check": the next few minutes, not a plan.
+        if verb.last().is_some_and(|main| {
+            matches!(
+                main.as_str(),
+                "bring"
+                    | "come"
+                    | "get"
+                    | "take"
+                    | "check"
+                    | "see"
+                    | "let"
+                    | "try"
+                    | "start"
+                    | "make"
+                    | "do"
+                    | "give"
+                    | "send"
+                    | "look"
+                    | "keep"
+            )
+        }) {
+            return;
+        }
         // What the user will do: a plan, weakly (most are the evening's plans).
         let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, false);
         push(found, MemoryType::Goal, "goal", object, statement, 0.55, reading);
@@ -1291,7 +1526,9 @@ fn is_dangling(words: &[Word]) -> bool {
         "at",
     ];
     let content: Vec<&Word> = words.iter().filter(|word| !THIN.contains(&word.lower.as_str())).collect();
-    if content.is_empty() || content.iter().all(|word| is_pointer(&word.lower) || word.lower.chars().all(|c| !c.is_alphanumeric())) {
+    // "IT" (the field) written in capitals points at nothing.
+    let pointer = |word: &Word| is_pointer(&word.lower) && word.text != "IT";
+    if content.is_empty() || content.iter().all(|word| pointer(word) || word.lower.chars().all(|c| !c.is_alphanumeric())) {
         return true;
     }
     // It ends pointing back ("added some breath work with it"), or is only a measure ("an
@@ -1331,9 +1568,18 @@ fn is_dangling(words: &[Word]) -> bool {
     let first = words.iter().find(|word| {
         !matches!(word.lower.as_str(), "a" | "an" | "the" | "to" | "only" | "just" | "really" | "also" | "all" | "ever" | "never")
     });
-    first.is_some_and(|word| {
-        matches!(word.lower.as_str(), "it" | "that" | "this" | "them" | "those" | "these" | "there" | "one" | "so" | "too")
-    })
+    // "one brother" counts; "that one", "one of them" point back.
+    let counted_one =
+        words.windows(2).any(|pair| pair[0].lower == "one" && !matches!(pair[1].lower.as_str(), "of" | "too" | "more" | "day" | "time"));
+    !counted_one
+        && first.is_some_and(|word| {
+            // "their songs", "his energy": someone said before, not the user.
+            word.text != "IT"
+                && matches!(
+                    word.lower.as_str(),
+                    "it" | "that" | "this" | "them" | "those" | "these" | "there" | "one" | "so" | "too" | "his" | "her" | "their" | "its"
+                )
+        })
 }
 
 /// A reaction to the assistant's output: "number 8", "your examples", "the second one", "it".
@@ -1344,7 +1590,11 @@ fn is_reaction(words: &[Word]) -> bool {
     }
     let first = words[0].lower.as_str();
     let second = words.get(1).map_or("", |word| word.lower.as_str());
+    // "the color pink", "the song Hey Jude": named, not pointed at.
+    let named =
+        matches!(second, "color" | "colour" | "song") && words.len() >= 3 && !matches!(words[2].lower.as_str(), "of" | "you" | "in");
     (matches!(first, "the" | "this" | "that" | "these" | "those")
+        && !named
         && (is_pointer(second)
             || is_task_noun(second)
             || matches!(
@@ -1406,7 +1656,31 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
     if items.len() < 2 || two_single_words || items.len() > 8 {
         return vec![words.iter().map(|word| Word { comma: false, ..word.clone() }).collect()];
     }
-    items.into_iter().map(|item| prefix.iter().cloned().chain(item).collect()).collect()
+    // After "to", an item opens with its verb ("to watch comedies"); a later item that opens
+    // with a noun phrase ("thrillers", "the news", "Mario Kart") is the object of the verb
+    // before it, and a gerund ("kayaking") takes no "to".
+    let mut last_verb: Option<Word> = None;
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let first_verb = last_verb.clone();
+            let opener = &item[0];
+            let noun_phrase = opener.is_capitalized()
+                || opener.is_number()
+                || (opener.lower.ends_with('s') && !opener.lower.ends_with("ss"))
+                || matches!(opener.lower.as_str(), "a" | "an" | "the" | "some" | "my" | "our");
+            if !noun_phrase && item.len() >= 2 {
+                last_verb = Some(opener.clone());
+            }
+            match &first_verb {
+                _ if prefix.is_empty() || index == 0 => prefix.iter().cloned().chain(item).collect(),
+                _ if opener.lower.ends_with("ing") && opener.lower.len() > 4 => item,
+                Some(verb) if noun_phrase => prefix.iter().cloned().chain(std::iter::once(verb.clone())).chain(item).collect(),
+                _ => prefix.iter().cloned().chain(item).collect(),
+            }
+        })
+        .collect()
 }
 
 /// The object without a leading "to" ("to bake" → "bake").
@@ -1462,6 +1736,99 @@ fn trim_time(words: &[Word]) -> &[Word] {
 fn words_until_break(words: &[Word]) -> &[Word] {
     let end = words.iter().position(|word| !word.is_capitalized()).unwrap_or(words.len()).max(1);
     &words[..end.min(words.len())]
+}
+
+/// A verb of getting things done rather than of an ability: "I can go for a walk", "I can
+/// bring snacks", "I can figure it out" offer or allow; they say no skill.
+fn is_light_verb(word: &str) -> bool {
+    matches!(
+        word,
+        "go" | "come"
+            | "get"
+            | "take"
+            | "bring"
+            | "pick"
+            | "change"
+            | "figure"
+            | "do"
+            | "give"
+            | "send"
+            | "check"
+            | "tell"
+            | "find"
+            | "call"
+            | "meet"
+            | "wait"
+            | "stop"
+            | "start"
+            | "put"
+            | "look"
+            | "try"
+            | "see"
+            | "let"
+            | "make"
+            | "buy"
+            | "pay"
+            | "leave"
+            | "stay"
+            | "ask"
+            | "imagine"
+            | "relate"
+            | "understand"
+            | "help"
+            | "handle"
+            | "afford"
+            | "manage"
+            | "hear"
+            | "say"
+            | "think"
+    )
+}
+
+/// Adjectives that end like adverbs: "I'm lonely", "I'm an early riser".
+fn is_ly_adjective(word: &str) -> bool {
+    matches!(
+        word,
+        "lonely"
+            | "friendly"
+            | "lovely"
+            | "elderly"
+            | "ugly"
+            | "silly"
+            | "early"
+            | "curly"
+            | "lively"
+            | "holy"
+            | "jolly"
+            | "costly"
+            | "unfriendly"
+            | "homely"
+            | "lowly"
+            | "manly"
+            | "motherly"
+            | "fatherly"
+            | "orderly"
+            | "sickly"
+            | "smelly"
+            | "chilly"
+            | "hilly"
+    )
+}
+
+/// Whether words say how often: "every year", "each summer", "twice a week", "on weekends".
+fn says_how_often(words: &[Word]) -> bool {
+    words.windows(2).any(|pair| {
+        matches!(pair[0].lower.as_str(), "every" | "each")
+            || (matches!(pair[0].lower.as_str(), "once" | "twice" | "times") && matches!(pair[1].lower.as_str(), "a" | "per" | "every"))
+            || (pair[0].lower == "on" && matches!(pair[1].lower.as_str(), "weekends" | "sundays" | "saturdays" | "fridays"))
+    })
+}
+
+/// A decade of life: "thirties", "40s", "20's".
+fn is_decade(word: &str) -> bool {
+    matches!(word, "teens" | "twenties" | "thirties" | "forties" | "fifties" | "sixties" | "seventies" | "eighties" | "nineties")
+        || (word.len() <= 4
+            && word.trim_end_matches('s').trim_end_matches('\'').parse::<u32>().is_ok_and(|n| n % 10 == 0 && (10..=90).contains(&n)))
 }
 
 fn is_parent(word: &str) -> bool {

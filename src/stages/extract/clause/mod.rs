@@ -178,7 +178,9 @@ pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
         if lexicon.fillers.contains(&word.lower.as_str()) && !out.is_empty() {
             continue;
         }
-        let mut written = match lexicon.third_person_pronoun(&word.lower) {
+        // "the US" is a country, not "us".
+        let country = word.text == "US" || word.text == "U.S";
+        let mut written = match lexicon.third_person_pronoun(&word.lower).filter(|_| !country) {
             Some(third) => Word { text: third.to_owned(), lower: third.to_owned(), comma: false },
             None => word.clone(),
         };

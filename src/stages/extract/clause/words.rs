@@ -42,12 +42,20 @@ fn is_edge_punctuation(c: char) -> bool {
 /// The words of `text`, contractions opened for `language`.
 pub fn words(text: &str, language: Language) -> Vec<Word> {
     let mut words = Vec::new();
-    for raw in text.split_whitespace() {
+    let mut raws = text.split_whitespace().peekable();
+    while let Some(raw) = raws.next() {
         let trimmed = raw.trim_matches(is_edge_punctuation).trim_matches(|c| c == '\'' || c == '’');
         if trimmed.is_empty() {
             continue;
         }
         match language {
+            Language::English if raws.peek().is_some_and(|next| is_after_is(next)) && ends_with_s_for_is(trimmed) => {
+                // "My dad's a plumber": the "'s" is "is" (before "a", "from", "not"…), not a
+                // possessive ("my dad's car").
+                let noun = &trimmed[..trimmed.len() - if trimmed.ends_with("'s") { 2 } else { "’s".len() }];
+                words.push(Word::new(noun));
+                words.push(Word::new("is"));
+            }
             Language::English => open_english(trimmed, &mut words),
             Language::French => open_french(trimmed, &mut words),
             _ => words.push(Word::new(trimmed)),
@@ -59,6 +67,39 @@ pub fn words(text: &str, language: Language) -> Vec<Word> {
         }
     }
     words
+}
+
+/// Whether a word ends with an "'s" that may be "is" (not "it's", "that's" and the like, which
+/// [`open_english`] opens, nor "let's").
+fn ends_with_s_for_is(word: &str) -> bool {
+    (word.ends_with("'s") || word.ends_with("’s"))
+        && word.chars().count() > 3
+        && !["it's", "that's", "there's", "he's", "she's", "let's", "what's", "who's", "where's", "how's", "here's"]
+            .iter()
+            .any(|form| form.eq_ignore_ascii_case(&word.replace('’', "'")))
+}
+
+/// Whether a word can follow "is" but not a possessive "'s": an article, a preposition of
+/// place or origin, a negation, an adverb of degree or frequency.
+fn is_after_is(raw: &str) -> bool {
+    let word = raw.trim_matches(is_edge_punctuation).to_lowercase();
+    matches!(
+        word.as_str(),
+        "a" | "an"
+            | "from"
+            | "in"
+            | "not"
+            | "very"
+            | "really"
+            | "so"
+            | "always"
+            | "also"
+            | "still"
+            | "now"
+            | "allergic"
+            | "retired"
+            | "married"
+    )
 }
 
 /// English contractions: "I'm" → "I am", "don't" → "do not", "I've" → "I have".
