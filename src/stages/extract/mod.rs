@@ -14,6 +14,7 @@
 //! [`evidence_spool`]) and the memories, with the [`entities`] they name, go to every sink after
 //! the last conversation.
 
+pub mod answer;
 pub mod clause;
 pub mod consolidate;
 pub mod echo;
@@ -71,6 +72,9 @@ pub struct Extraction {
     pub dropped_secret: u64,
 }
 
+/// Longest reply read as a subjectless answer to a question about a favourite.
+const MOST_ANSWER_BYTES: usize = 80;
+
 /// Extracts candidates from the user's written messages of `conversation`.
 pub fn extract_conversation(conversation: &Conversation) -> Extraction {
     let mut extraction = Extraction::default();
@@ -101,6 +105,15 @@ pub fn extract_message(text: &str, message_id: &str, time: Micros, extraction: &
 /// stated is a reaction, not a memory ([`echo`]).
 pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str, time: Micros, extraction: &mut Extraction) {
     if !gate::may_disclose(text) {
+        // "Insane Clown Posse." to "What's your favorite band?": the question says what the
+        // short answer, which has no first-person word, is.
+        if text.len() <= MOST_ANSWER_BYTES
+            && let Some(kind) = assistant_said.and_then(answer::favourite_asked)
+            && let Some(&sentence) = sentences::own_sentences(text).first()
+            && let Some(item) = answer::answer(sentence.text(text), &kind)
+        {
+            add_candidate(item, Language::English, sentence.text(text), sentence, message_id, time, extraction);
+        }
         return;
     }
     let sentences = sentences::own_sentences(text);

@@ -444,3 +444,77 @@ const WORDS: &[&str] = &[
     "so",
     "if",
 ];
+
+#[test]
+fn verb_phrases_of_one_subject_joined_by_and_are_read_one_by_one() {
+    assert_yields("I have a pet cow and drive a big truck.", MemoryType::Fact, "Drives a big truck");
+    assert_yields("I work at a bank and live in Leeds.", MemoryType::Identity, "Lives in Leeds");
+    assert_yields("I work at a bank and live in Leeds.", MemoryType::Identity, "Works at a bank");
+    // Under a negation the second verb may or may not be negated: not split.
+    assert!(!extracted("I don't eat meat and drink milk.").iter().any(|(_, statement)| statement == "Drinks milk"));
+}
+
+#[test]
+fn a_list_after_to_keeps_its_verb_and_a_gerund_takes_no_to() {
+    assert_yields("I like to watch comedies and thrillers.", MemoryType::Preference, "Likes to watch thrillers");
+    assert_yields("I like to spend time with my family and friends.", MemoryType::Preference, "Likes to spend time with friends");
+    assert_yields("I like to read sci-fi and fantasy.", MemoryType::Preference, "Likes to read fantasy");
+    assert_yields("I love to bake cookies and knit.", MemoryType::Preference, "Loves to knit");
+}
+
+#[test]
+fn favourites_ages_beliefs_and_contracted_is_are_read() {
+    assert_yields("Mickey Mouse is my favorite character.", MemoryType::Preference, "Their favorite character is Mickey Mouse");
+    assert_yields("Horror movies are my favorite!", MemoryType::Preference, "Horror movies are their favorite");
+    assert_nothing("They're my favorite band.");
+    assert_yields("I'm in my early 40s.", MemoryType::Identity, "Is in their early 40s");
+    assert_yields("I don't believe in ghosts.", MemoryType::Identity, "Does not believe in ghosts");
+    assert_yields("My dad's a plumber.", MemoryType::Relationship, "Their dad is a plumber");
+    assert!(!extracted("My dad's car is red.").iter().any(|(_, statement)| statement.starts_with("Their dad is")));
+    assert_yields("I have one brother and three sisters.", MemoryType::Relationship, "Has three sisters");
+    assert_yields("I work in IT.", MemoryType::Identity, "Works in IT");
+}
+
+#[test]
+fn habits_moves_and_life_changes_in_progress_are_read() {
+    assert_yields("I see the Rolling Stones in concert every year.", MemoryType::Fact, "Sees the Rolling Stones in concert every year");
+    assert_yields("I read about 20 books a year.", MemoryType::Fact, "Reads about 20 books a year");
+    assert_yields("I move south for the winter.", MemoryType::Fact, "Moves south for the winter");
+    assert_yields("I just moved here from Germany.", MemoryType::Fact, "Used to live in Germany");
+    assert_yields("I just moved into my first home.", MemoryType::Context, "Moved into their first home");
+    assert_yields("I'm getting married to my best friend.", MemoryType::Context, "Is getting married to their best friend");
+    assert_yields("I'm going to business school next year.", MemoryType::Goal, "Is going to business school in 2024");
+    assert_nothing("I'm going to the store.");
+    assert_nothing("I'll bring my tools.");
+}
+
+#[test]
+fn agreement_and_the_qualities_of_what_was_said_are_no_news() {
+    let mut extraction = Extraction::default();
+    extract_reply("I love to dance too.", Some("I love to dance."), "m1", 0, &mut extraction);
+    assert!(extraction.candidates.is_empty(), "{:?}", extraction.candidates);
+    for text in ["I love the characters.", "I love their songs.", "Likes to do those things.", "I'm not good at it.", "I have two."] {
+        assert_nothing(text);
+    }
+    assert_yields("I love the Beatles.", MemoryType::Preference, "Loves the Beatles");
+    assert_yields("I hate the color pink.", MemoryType::Preference, "Hates the color pink");
+    assert_yields("I'm a skateboarder too.", MemoryType::Identity, "Is a skateboarder");
+}
+
+#[test]
+fn a_question_back_after_a_comma_leaves_the_fact_before_it() {
+    assert_yields("I'm George, what's your name?", MemoryType::Identity, "Name is George");
+    assert_yields("I'm from Ohio, have you ever been?", MemoryType::Identity, "Comes from Ohio");
+    assert_nothing("I'm User 2.");
+}
+
+#[test]
+fn a_short_answer_to_a_question_about_a_favourite_is_that_favourite() {
+    let mut extraction = Extraction::default();
+    extract_reply("Insane Clown Posse.", Some("Nice! What's your favorite band?"), "m1", 0, &mut extraction);
+    let statements: Vec<&str> = extraction.candidates.iter().map(|candidate| candidate.statement.as_str()).collect();
+    assert_eq!(statements, ["Their favorite band is Insane Clown Posse"]);
+    let mut extraction = Extraction::default();
+    extract_reply("Insane Clown Posse.", Some("They played here last night."), "m1", 0, &mut extraction);
+    assert!(extraction.candidates.is_empty(), "no question, no answer");
+}

@@ -132,7 +132,7 @@ const HEDGES: &[&[&str]] = &[
 
 /// Frequency adverbs kept in a statement ("Usually runs before work").
 const FREQUENCY: &[&str] =
-    &["usually", "always", "often", "sometimes", "rarely", "seldom", "occasionally", "mostly", "generally", "normally", "mainly"];
+    &["usually", "always", "often", "sometimes", "rarely", "seldom", "occasionally", "mostly", "generally", "normally", "mainly", "only"];
 
 /// Infinitives after "want to", "like to", "will" that are about the conversation or the task
 /// ("I want to know", "I'd like to ask", "I'll try that").
@@ -263,9 +263,9 @@ fn inverted_favourite(words: &[Word], scale: f32) -> Option<Found> {
     let verb = words.iter().position(|word| matches!(word.lower.as_str(), "is" | "are" | "was"))?;
     let thing = span(words, 0, verb);
     let after = tail(words, verb + 1);
-    let favourite = after.len() >= 3
+    let favourite = after.len() >= 2
         && matches!(after[0].lower.as_str(), "my" | "our")
-        && matches!(after[1].lower.as_str(), "favorite" | "favourite" | "fave");
+        && matches!(after[1].lower.as_str(), "favorite" | "favourite" | "fave" | "favorites" | "favourites");
     let named = !thing.is_empty()
         && thing.len() <= 5
         && !thing.iter().any(|word| is_pointer(&word.lower) || QUESTION_OPENERS.contains(&word.lower.as_str()) || word.lower == "i")
@@ -281,11 +281,16 @@ fn inverted_favourite(words: &[Word], scale: f32) -> Option<Found> {
         .position(|word| matches!(word.lower.as_str(), "and" | "but" | "because" | "since" | "so" | "ever" | "of" | "in" | "to"))
         .unwrap_or(kinds.len());
     let kind_end = kinds.iter().position(|word| word.comma).map_or(kind_end, |comma| kind_end.min(comma + 1));
-    if kind_end == 0 || kind_end > 3 {
+    if kind_end > 3 {
         return None;
     }
     let copula = if words[verb].lower == "are" { "are" } else { "is" };
-    let statement = format!("Their {} {} {copula} {}", after[1].lower, joined(span(kinds, 0, kind_end)), joined(thing));
+    // "Horror movies are my favorite": the kind is the thing's.
+    let statement = if kind_end == 0 {
+        format!("{} {copula} their {}", joined(thing), after[1].lower)
+    } else {
+        format!("Their {} {} {copula} {}", after[1].lower, joined(span(kinds, 0, kind_end)), joined(thing))
+    };
     Found::new(MemoryType::Preference, "favourite", thing, capitalized(&statement), 0.85 * scale, false)
 }
 
@@ -534,6 +539,24 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
         return;
     }
     let main = &rest[0];
+    // "I'm going to be getting married": a progressive after a future.
+    if main.lower == "be" && rest.len() > 2 && rest[1].lower.ends_with("ing") && rest[1].lower.len() > 4 {
+        let mut written = group.written.clone();
+        written.push("be".to_owned());
+        let future = VerbGroup { written, be: true, future: group.future, ..VerbGroup::default() };
+        return progressive(&future, tail(rest, 1), adverbial, &reading, found);
+    }
+    // "I'm going to business school next year": "going to" a place, not a verb.
+    let going_to = group.future && group.written.iter().any(|word| word == "going");
+    if going_to
+        && (!looks_like_a_verb(&main.lower) || matches!(main.lower.as_str(), "the" | "a" | "my"))
+        && says_when_ahead(rest)
+        && !is_dangling(rest)
+        && !mentions_you(rest)
+    {
+        let statement = anchored(&sentence(&["is going to".to_owned()], &third(rest), adverbial), reading.time, false);
+        return push(found, MemoryType::Goal, "goal", rest, statement, 0.6, &reading);
+    }
     // "I used to be a painter", "I will be a father": the complement says what.
     if main.lower == "be" && rest.len() > 1 {
         let mut verb = group.written.clone();
@@ -680,13 +703,21 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
         }
         Some(VerbClass::Called) => {}
         // "I see the Rolling Stones in concert every year": what they do again and again.
-        Some(VerbClass::Conversational)
-            if matches!(main.lower.as_str(), "see" | "watch" | "visit")
-                && !group.negated
-                && says_how_often(object)
-                && !is_dangling(object) =>
+        Some(VerbClass::Conversational | VerbClass::Task)
+            if !group.negated && says_how_often(object) && !is_dangling(object) && !mentions_you(object) && !names_task(object) =>
         {
             push(found, MemoryType::Fact, "habit", object, statement_of(object), 0.7, &reading);
+        }
+        // "I help tend the fields": a habit of helping with something named; "help me" asks.
+        Some(VerbClass::Conversational | VerbClass::Task)
+            if main.lower == "help"
+                && object.len() >= 2
+                && looks_like_a_verb(&object[0].lower)
+                && !is_pointer(&object[0].lower)
+                && !matches!(object[0].lower.as_str(), "me" | "us" | "out" | "him" | "her" | "them")
+                && !mentions_you(object) =>
+        {
+            generic(object, &verb_written, adverbial, past, &reading, found);
         }
         // "I believe in god", "I don't believe in ghosts": a belief; any other believing is talk.
         Some(VerbClass::Conversational)
@@ -739,7 +770,14 @@ fn second_verb_phrase(rest: &[Word]) -> Option<usize> {
 fn moved(object: &[Word], group: &VerbGroup, adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
     let Some(to) = object.iter().position(|word| word.lower == "to") else {
         // "I just moved into my first home": a move, to no named place.
-        if object.first().is_some_and(|word| word.lower == "into") && object.len() > 2 && !group.future && !group.be {
+        if object.first().is_some_and(|word| word.lower == "into") && object.len() > 2 && (group.future || group.be) {
+            let statement = anchored(&sentence(&["is moving".into()], &third(object), adverbial), reading.time, false);
+            if !is_dangling(tail(object, 1)) {
+                push(found, MemoryType::Goal, "goal", tail(object, 1), statement, 0.7, reading);
+            }
+            return;
+        }
+        if object.first().is_some_and(|word| word.lower == "into") && object.len() > 2 {
             let whole = anchored(&sentence(&["moved".into()], &third(object), adverbial), reading.time, true);
             if !is_dangling(tail(object, 1)) {
                 push(found, MemoryType::Context, "life_event", tail(object, 1), whole, 0.7, reading);
@@ -809,7 +847,7 @@ fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
             push(found, MemoryType::Project, "project", value, statement, 0.75, reading);
         }
         "on" => {}
-        "in" | "with" | "from" | "remotely" | "part-time" | "full-time" | "nights" | "night" | "two" | "three" => {
+        "in" | "with" | "from" | "remotely" | "part-time" | "full-time" | "full" | "part" | "nights" | "night" | "two" | "three" => {
             push(found, MemoryType::Identity, "work", object, statement, 0.75, reading);
         }
         _ => {}
@@ -819,7 +857,9 @@ fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
 /// "I want to / plan to / hope to / will …": a goal, unless it is about the task at hand or
 /// points at nothing said ("I want to quit that").
 fn plan(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
-    if past || object.is_empty() || mentions_you(object) {
+    // "I've always wanted a pet cow": a wish held until now.
+    let held = verb.iter().any(|word| word == "always") && verb.iter().any(|word| matches!(word.as_str(), "has" | "have"));
+    if (past && !held) || object.is_empty() || mentions_you(object) {
         return;
     }
     let (first, action) = match object[0].lower.as_str() {
@@ -829,7 +869,7 @@ fn plan(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
     let Some(action) = action else {
         // "I want a dog", "I want kids": wants that name people or animals are goals; "I want
         // the result row-wise" is a request.
-        if object.iter().any(|word| is_kin(&word.lower, Language::English)) {
+        if object.iter().any(|word| is_kin(&word.lower, Language::English)) || (held && !is_dangling(object)) {
             push(found, MemoryType::Goal, "goal", object, sentence(verb, &third(object), adverbial), 0.75, reading);
         }
         return;
@@ -957,7 +997,24 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     let followed_by = |wanted: &[&str]| words.get(1).is_some_and(|word| wanted.contains(&word.lower.as_str()));
     let skill_or_fear = (matches!(first_lower, "afraid" | "scared" | "terrified") && followed_by(&["of"]))
         || (matches!(first_lower, "good" | "great" | "bad" | "terrible") && followed_by(&["at", "with"]));
-    if is_conversational_state(first_lower) && !skill_or_fear {
+    // "I'm so excited to go to Disney World this year": what they look forward to.
+    let looking_forward = matches!(first_lower, "excited" | "eager" | "thrilled") && followed_by(&["to"]) && words.len() > 3;
+    if looking_forward && !negated && !past {
+        let plan = tail(words, 2);
+        let light = is_light_verb(&plan[0].lower) && plan.len() < 3;
+        if !light
+            && looks_like_a_verb(&plan[0].lower)
+            && says_when_ahead(plan)
+            && !is_dangling(tail(plan, 1))
+            && !mentions_you(plan)
+            && !names_task(plan)
+        {
+            return push(found, MemoryType::Goal, "goal", plan, say(words), 0.6, reading);
+        }
+        return;
+    }
+    let interest = first_lower == "interested" && followed_by(&["in"]) && words.len() > 2;
+    if is_conversational_state(first_lower) && !skill_or_fear && !interest {
         return;
     }
     if matches!(first_lower, "afraid" | "scared" | "terrified") {
@@ -1140,7 +1197,7 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
     let head_end =
         core.iter().skip(1).position(|word| matches!(word.lower.as_str(), "for" | "at" | "of" | "on")).map_or(core.len(), |at| at + 1);
     let head = span(core, 0, head_end).last().map_or("", |word| word.lower.as_str());
-    if core.len() < 2 || core.len() > 8 || is_task_noun(head) || is_pointer(head) {
+    if core.len() < 2 || head_end > 6 || core.len() > 12 || is_task_noun(head) || is_pointer(head) {
         return;
     }
     let verb_text = verb.join(" ");
@@ -1165,8 +1222,16 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
     // The modifiers, each a memory of its own.
     let mut index = core_end;
     while index < words.len() {
+        // A relative clause ("who volunteers at a soup kitchen") runs on to its end.
+        let relative = matches!(lower[index], "who" | "that");
         let end = (index + 1..words.len())
-            .find(|&next| matches!(lower[next], "with" | "in" | "at" | "from" | "who" | "and" | "based" | "living" | "working" | "since"))
+            .find(|&next| {
+                if relative {
+                    matches!(lower[next], "who" | "and")
+                } else {
+                    matches!(lower[next], "with" | "in" | "at" | "from" | "who" | "and" | "based" | "living" | "working" | "since")
+                }
+            })
             .unwrap_or(words.len());
         let part = span(words, index + 1, end);
         match lower[index] {
@@ -1222,6 +1287,15 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
         "going" => !object.iter().any(Word::is_capitalized) && first != "to",
         _ => false,
     };
+    // "I'm looking forward to going to business school": a plan.
+    if main.lower == "looking" && first == "forward" && object.get(1).is_some_and(|word| word.lower == "to") && object.len() > 2 {
+        let plan = tail(object, 2);
+        if !is_dangling(plan) && !mentions_you(plan) && !names_task(plan) && says_when_ahead(plan) {
+            let statement = anchored(&sentence(&["is looking forward to".to_owned()], &third(plan), adverbial), reading.time, false);
+            push(found, MemoryType::Goal, "goal", plan, statement, 0.65, reading);
+        }
+        return;
+    }
     if passing {
         return;
     }
@@ -1243,7 +1317,12 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
     if life_change && !group.negated {
         return push(found, MemoryType::Context, "life_event", object, statement, 0.75, reading);
     }
+    // "I'm helping my dad tend the fields": what they are doing with their people.
+    let with_their_people = object.len() > 2 && object[0].lower == "my" && is_kin(&object[1].lower, Language::English);
     match class {
+        Some(VerbClass::Conversational | VerbClass::Task) if lemma == "help" && with_their_people => {
+            push(found, MemoryType::Context, "situation", object, statement, 0.7, reading);
+        }
         Some(VerbClass::Conversational | VerbClass::Task) if lemma != "think" => {}
         Some(VerbClass::Conversational) => {
             // "I'm thinking about moving to Spain": a plan.
@@ -1367,6 +1446,10 @@ fn possessed(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut 
     }
     let predicate = tail(rest, 1);
     let verb = &rest[0].lower;
+    // "My name is name": a template's placeholder.
+    if predicate.iter().all(|word| noun_lower.contains(&word.lower.as_str())) {
+        return;
+    }
     if mentions_you(predicate) || (is_dangling(predicate) && !verb.starts_with("is")) {
         return;
     }
@@ -1446,6 +1529,11 @@ fn is_finite_after_noun(word: &Word, previous: &Word) -> bool {
     }
     if word.is_capitalized() || word.is_number() {
         return false;
+    }
+    // "my two grown children never visit", "my father used to drive": the predicate opens with
+    // an adverb or "used to".
+    if matches!(lower, "never" | "always" | "often" | "usually" | "sometimes" | "rarely" | "still") {
+        return true;
     }
     if is_english_past(lower) && !matches!(lower, "used" | "born" | "named" | "called") {
         return true;
@@ -1568,6 +1656,16 @@ fn is_dangling(words: &[Word]) -> bool {
     let first = words.iter().find(|word| {
         !matches!(word.lower.as_str(), "a" | "an" | "the" | "to" | "only" | "just" | "really" | "also" | "all" | "ever" | "never")
     });
+    // "those things", "that stuff": what was said before.
+    if words.windows(2).any(|pair| {
+        matches!(pair[0].lower.as_str(), "those" | "these" | "that" | "this" | "such")
+            && matches!(
+                pair[1].lower.as_str(),
+                "things" | "thing" | "stuff" | "kinds" | "kind" | "sorts" | "sort" | "types" | "type" | "ones" | "activities" | "places"
+            )
+    }) {
+        return true;
+    }
     // "one brother" counts; "that one", "one of them" point back.
     let counted_one =
         words.windows(2).any(|pair| pair[0].lower == "one" && !matches!(pair[1].lower.as_str(), "of" | "too" | "more" | "day" | "time"));
@@ -1593,6 +1691,11 @@ fn is_reaction(words: &[Word]) -> bool {
     // "the color pink", "the song Hey Jude": named, not pointed at.
     let named =
         matches!(second, "color" | "colour" | "song") && words.len() >= 3 && !matches!(words[2].lower.as_str(), "of" | "you" | "in");
+    // "the characters", "the atmosphere", "the fresh air": a quality of something said before,
+    // which only a name makes a thing of its own ("the Beatles", "the Harry Potter series").
+    if first == "the" && !named && words.len() >= 2 && tail(words, 1).iter().all(|word| !word.is_capitalized() && !word.is_number()) {
+        return true;
+    }
     (matches!(first, "the" | "this" | "that" | "these" | "those")
         && !named
         && (is_pointer(second)
@@ -1659,7 +1762,7 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
     // After "to", an item opens with its verb ("to watch comedies"); a later item that opens
     // with a noun phrase ("thrillers", "the news", "Mario Kart") is the object of the verb
     // before it, and a gerund ("kayaking") takes no "to".
-    let mut last_verb: Option<Word> = None;
+    let mut last_verb: Option<Vec<Word>> = None;
     items
         .into_iter()
         .enumerate()
@@ -1668,15 +1771,26 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
             let opener = &item[0];
             let noun_phrase = opener.is_capitalized()
                 || opener.is_number()
+                || !looks_like_a_verb(&opener.lower)
+                || is_y_noun(&opener.lower)
                 || (opener.lower.ends_with('s') && !opener.lower.ends_with("ss"))
                 || matches!(opener.lower.as_str(), "a" | "an" | "the" | "some" | "my" | "our");
             if !noun_phrase && item.len() >= 2 {
-                last_verb = Some(opener.clone());
+                // What a later noun phrase joins: the verb, or everything up to the last
+                // preposition ("spend time with" my family and friends).
+                let joins = item
+                    .iter()
+                    .rposition(|word| matches!(word.lower.as_str(), "with" | "to" | "in" | "at" | "on" | "for" | "about" | "of"))
+                    .filter(|&at| at > 0)
+                    .map_or(1, |at| at + 1);
+                last_verb = Some(item[..joins].to_vec());
             }
             match &first_verb {
                 _ if prefix.is_empty() || index == 0 => prefix.iter().cloned().chain(item).collect(),
                 _ if opener.lower.ends_with("ing") && opener.lower.len() > 4 => item,
-                Some(verb) if noun_phrase => prefix.iter().cloned().chain(std::iter::once(verb.clone())).chain(item).collect(),
+                Some(verb) if noun_phrase => prefix.iter().chain(verb).cloned().chain(item).collect(),
+                // No verb to take it ("to read and fantasy"): the thing itself, without "to".
+                None if noun_phrase => item,
                 _ => prefix.iter().cloned().chain(item).collect(),
             }
         })
@@ -1785,6 +1899,35 @@ fn is_light_verb(word: &str) -> bool {
     )
 }
 
+/// A word in "-y" after a consonant that is a noun ("fantasy", "poetry", "pottery") rather
+/// than one of the few verbs so written ("carry", "study", "worry").
+fn is_y_noun(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    bytes.len() > 3
+        && bytes[bytes.len() - 1] == b'y'
+        && !matches!(bytes[bytes.len() - 2], b'a' | b'e' | b'o' | b'u' | b'i')
+        && !matches!(
+            word,
+            "carry"
+                | "marry"
+                | "worry"
+                | "hurry"
+                | "bury"
+                | "study"
+                | "copy"
+                | "apply"
+                | "rely"
+                | "deny"
+                | "supply"
+                | "reply"
+                | "vary"
+                | "tidy"
+                | "empty"
+                | "party"
+                | "ready"
+        )
+}
+
 /// Adjectives that end like adverbs: "I'm lonely", "I'm an early riser".
 fn is_ly_adjective(word: &str) -> bool {
     matches!(
@@ -1815,13 +1958,49 @@ fn is_ly_adjective(word: &str) -> bool {
     )
 }
 
+/// Whether words say when, ahead of now, beyond today: "next year", "this summer", "in the
+/// fall", "soon". "I'm going to the store" is the day's errand; "I'm going to business school
+/// next year" a plan.
+fn says_when_ahead(words: &[Word]) -> bool {
+    const WHEN: &[&str] = &[
+        "year",
+        "month",
+        "summer",
+        "winter",
+        "spring",
+        "fall",
+        "autumn",
+        "semester",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    words.iter().any(|word| matches!(word.lower.as_str(), "soon" | "someday" | "eventually"))
+        || words
+            .windows(2)
+            .any(|pair| matches!(pair[0].lower.as_str(), "next" | "this" | "in" | "the") && WHEN.contains(&pair[1].lower.as_str()))
+}
+
 /// Whether words say how often: "every year", "each summer", "twice a week", "on weekends".
 fn says_how_often(words: &[Word]) -> bool {
     words.windows(2).any(|pair| {
         matches!(pair[0].lower.as_str(), "every" | "each")
             || (matches!(pair[0].lower.as_str(), "once" | "twice" | "times") && matches!(pair[1].lower.as_str(), "a" | "per" | "every"))
             || (pair[0].lower == "on" && matches!(pair[1].lower.as_str(), "weekends" | "sundays" | "saturdays" | "fridays"))
-    })
+    }) || words.len() > 3 && {
+        // "20 books a year", "three times per week".
+        let last = &words[words.len() - 2..];
+        matches!(last[0].lower.as_str(), "a" | "per") && matches!(last[1].lower.as_str(), "day" | "week" | "month" | "year" | "night")
+    }
 }
 
 /// A decade of life: "thirties", "40s", "20's".

@@ -11,6 +11,11 @@ use crate::stages::extract::language::Language;
 pub fn is_kin(word: &str, language: Language) -> bool {
     let kin: &[&str] = match language {
         Language::English => &[
+            "ex",
+            "ex-wife",
+            "ex-husband",
+            "ex-boyfriend",
+            "ex-girlfriend",
             "wife",
             "husband",
             "partner",

@@ -117,7 +117,28 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
                     | "might"
                     | "must"
             );
-        if hard || (after_mark && (opens || subjects[index])) || conjunction_before_subject || lexicon.is_subordinator(word) || run_on {
+        // "I love dogs, they're the best": someone else's clause starts after the comma.
+        // "I'm George, what's your name?", "I'm from Ohio, have you been?": a question to the
+        // other person starts after the comma.
+        let asks_back = lexicon.language == Language::English
+            && previous.ends_with(',')
+            && (matches!(word, "what's" | "how's" | "where's" | "who's")
+                || (matches!(word, "have" | "do" | "did" | "are" | "were" | "can" | "could" | "would" | "will" | "what" | "how")
+                    && matches!(next, "you" | "about")));
+        let other_subject = asks_back
+            || lexicon.language == Language::English
+                && previous.ends_with(',')
+                && matches!(
+                    word,
+                    "they" | "they're" | "he" | "he's" | "she" | "she's" | "it" | "it's" | "there's" | "you" | "you're" | "that's"
+                );
+        if hard
+            || (after_mark && (opens || subjects[index]))
+            || other_subject
+            || conjunction_before_subject
+            || lexicon.is_subordinator(word)
+            || run_on
+        {
             cuts.push(start);
             cut_index = index;
         }
