@@ -202,7 +202,8 @@ fn duplicates_keep_the_first_and_chains_skip_them() {
         "c2",
         vec![
             text_node("x", Some("root"), "user", "hello", 1.0e9),
-            text_node("y", Some("x"), "assistant", "  THANKS!  ", 1.0e9 + 1.0),
+            // The same text by the same role (an assistant saying it would be another message).
+            text_node("y", Some("x"), "user", "  THANKS!  ", 1.0e9 + 1.0),
             text_node("z", Some("y"), "user", "bye", 1.0e9 + 2.0),
         ],
         Some("z"),
