@@ -485,6 +485,8 @@ fn habits_moves_and_life_changes_in_progress_are_read() {
     assert_yields("I'm getting married to my best friend.", MemoryType::Context, "Is getting married to their best friend");
     assert_yields("I'm going to business school next year.", MemoryType::Goal, "Is going to business school in 2024");
     assert_nothing("I'm going to the store.");
+    assert_nothing("I'd like to then use that as the moment to start.");
+    assert_yields("I'd love to learn more about beekeeping.", MemoryType::Goal, "Would like to learn more about beekeeping");
     assert_nothing("I'll bring my tools.");
 }
 

@@ -532,7 +532,19 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             modal == "would" && matches!(rest[0].lower.as_str(), "love" | "like") && rest.get(1).is_some_and(|word| word.lower == "to");
         let wished = tail(rest, 2);
         let bare_light_verb = wished.len() == 1 && is_light_verb(&wished[0].lower);
-        if wish && rest.len() > 2 && !bare_light_verb && !TASK_INFINITIVES.contains(&rest[2].lower.as_str()) && !mentions_you(wished) {
+        // "I'd like to then use that as…": what the wished verb takes points back.
+        let verb_at = wished
+            .iter()
+            .position(|word| !matches!(word.lower.as_str(), "then" | "also" | "just" | "really" | "maybe" | "perhaps"))
+            .unwrap_or(0);
+        let points_back = wished.len() > verb_at + 1 && is_dangling(tail(wished, verb_at + 1));
+        if wish
+            && rest.len() > 2
+            && !bare_light_verb
+            && !points_back
+            && !TASK_INFINITIVES.contains(&rest[2].lower.as_str())
+            && !mentions_you(wished)
+        {
             let statement = format!("Would like to {}", third(tail(rest, 2)));
             push(found, MemoryType::Goal, "goal", tail(rest, 2), statement, 0.7, &reading);
         }
