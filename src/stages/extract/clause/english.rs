@@ -268,10 +268,11 @@ fn inverted_favourite(words: &[Word], scale: f32) -> Option<Found> {
         && matches!(after[1].lower.as_str(), "favorite" | "favourite" | "fave" | "favorites" | "favourites");
     let named = !thing.is_empty()
         && thing.len() <= 5
-        && !thing.iter().any(|word| is_pointer(&word.lower) || QUESTION_OPENERS.contains(&word.lower.as_str()) || word.lower == "i")
-        && !thing
-            .iter()
-            .any(|word| matches!(word.lower.as_str(), "he" | "she" | "they" | "we" | "you" | "there" | "here" | "what" | "which"));
+        && !thing.iter().any(|word| {
+            is_pointer(&word.lower)
+                || QUESTION_OPENERS.contains(&word.lower.as_str())
+                || matches!(word.lower.as_str(), "i" | "he" | "she" | "they" | "we" | "you" | "there" | "here" | "what" | "which")
+        });
     if !favourite || !named {
         return None;
     }
@@ -760,7 +761,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
 fn second_verb_phrase(rest: &[Word]) -> Option<usize> {
     let lexicon = Lexicon::of(Language::English);
     (1..rest.len().saturating_sub(2)).find(|&at| {
-        if !matches!(rest[at].lower.as_str(), "and" | "but") || rest[at - 1].comma && rest[at].lower == "and" && at + 2 >= rest.len() {
+        if !matches!(rest[at].lower.as_str(), "and" | "but") {
             return false;
         }
         let verb = &rest[at + 1];
@@ -1779,7 +1780,6 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
         .into_iter()
         .enumerate()
         .map(|(index, item)| {
-            let first_verb = last_verb.clone();
             let opener = &item[0];
             let noun_phrase = opener.is_capitalized()
                 || opener.is_number()
@@ -1787,24 +1787,29 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
                 || is_y_noun(&opener.lower)
                 || (opener.lower.ends_with('s') && !opener.lower.ends_with("ss"))
                 || matches!(opener.lower.as_str(), "a" | "an" | "the" | "some" | "my" | "our");
-            if !noun_phrase && item.len() >= 2 {
-                // What a later noun phrase joins: the verb, or everything up to the last
-                // preposition ("spend time with" my family and friends).
+            let gerund = opener.lower.ends_with("ing") && opener.lower.len() > 4;
+            // What a later noun phrase joins: the verb, or everything up to the last
+            // preposition ("spend time with" my family and friends).
+            let joins_next = (!noun_phrase && item.len() >= 2).then(|| {
                 let joins = item
                     .iter()
                     .rposition(|word| matches!(word.lower.as_str(), "with" | "to" | "in" | "at" | "on" | "for" | "about" | "of"))
                     .filter(|&at| at > 0)
                     .map_or(1, |at| at + 1);
-                last_verb = Some(item[..joins].to_vec());
-            }
-            match &first_verb {
+                item[..joins].to_vec()
+            });
+            let written = match &last_verb {
                 _ if prefix.is_empty() || index == 0 => prefix.iter().cloned().chain(item).collect(),
-                _ if opener.lower.ends_with("ing") && opener.lower.len() > 4 => item,
+                _ if gerund => item,
                 Some(verb) if noun_phrase => prefix.iter().chain(verb).cloned().chain(item).collect(),
                 // No verb to take it ("to read and fantasy"): the thing itself, without "to".
                 None if noun_phrase => item,
                 _ => prefix.iter().cloned().chain(item).collect(),
+            };
+            if joins_next.is_some() {
+                last_verb = joins_next;
             }
+            written
         })
         .collect()
 }
