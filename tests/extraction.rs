@@ -173,3 +173,25 @@ fn pipeline_files_set_extraction_and_name_a_bad_value_by_its_key() {
     let error = memport::pipeline::config::load(&write("min_confidence = 1.5"), 0).unwrap_err().to_string();
     assert!(error.contains("min-confidence"), "{error}");
 }
+
+#[test]
+fn a_self_statement_repeated_in_another_conversation_is_written_there_and_is_evidence_of_both() {
+    let folder = tempfile::tempdir().unwrap();
+    let said_in = |id: &str, start: f64| {
+        let nodes = vec![
+            text_node(&format!("{id}-u1"), Some("root"), "user", "I work as a nurse in Leeds.", start),
+            text_node(&format!("{id}-a1"), Some(&format!("{id}-u1")), "assistant", "Noted.", start + 1.0),
+            text_node(&format!("{id}-u2"), Some(&format!("{id}-a1")), "user", "Thanks!", start + 2.0),
+        ];
+        conversation(id, nodes, Some(&format!("{id}-u2")))
+    };
+    let input = write_export(folder.path(), &[said_in("c1", 1_700_000_000.0), said_in("c2", 1_700_100_000.0)]);
+    let out = tempfile::tempdir().unwrap();
+    let report = run(&input, out.path(), ExtractionSettings { extract: Some(ConsolidateOptions::default()), redact_secrets: false });
+    // The second "Noted." and "Thanks!" are copies; the second self-statement is not.
+    assert_eq!((report.counts.messages_written, report.counts.messages_duplicate), (4, 2), "{:?}", report.counts);
+    let pam: serde_json::Value = serde_json::from_slice(&std::fs::read(out.path().join("pam/memory-store.json")).unwrap()).unwrap();
+    let nurse = pam["memories"].as_array().unwrap().iter().find(|memory| memory["content"].as_str().unwrap().contains("nurse")).unwrap();
+    let sources = nurse.to_string();
+    assert!(sources.contains("c1-u1") && sources.contains("c2-u1"), "evidence of both conversations: {sources}");
+}

@@ -267,6 +267,9 @@ pub struct Message {
     pub content_key: ContentKey,
     /// Written, skipped by a policy, or a duplicate.
     pub disposition: Disposition,
+    /// Extraction found something the user says about themselves in it: dedup keeps such a
+    /// message in each conversation that says it, since saying it again is evidence too.
+    pub discloses: bool,
 }
 
 /// What kind of memory a provider keeps, mapped to each format's vocabulary.
@@ -430,6 +433,7 @@ impl Message {
             on_active_branch: true,
             content_key: ContentKey::default(),
             disposition: Disposition::Keep,
+            discloses: false,
         }
     }
 }

@@ -45,7 +45,13 @@ pub struct WorkerFindings {
 pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings, decode: &DecodeOptions) -> WorkerFindings {
     let mut findings = WorkerFindings::default();
     if settings.extract.is_some() {
-        findings.extraction = Some(extract_conversation(conversation));
+        let extraction = extract_conversation(conversation);
+        for candidate in &extraction.candidates {
+            if let Some(message) = conversation.messages.get_mut(candidate.message_index) {
+                message.discloses = true;
+            }
+        }
+        findings.extraction = Some(extraction);
     }
     if settings.redact_secrets {
         let mut count = |kind: SecretKind| *findings.redacted.entry(kind.as_str()).or_insert(0) += 1;

@@ -2,7 +2,10 @@
 //! the first message with a given text from a given role, in input order, is kept; later ones
 //! become [`Disposition::Duplicate`]. The role is part of the key because a user who says what an
 //! assistant once said (or pastes it back) said it themselves: dropping it would lose the user's
-//! own words, and what extraction learns from them.
+//! own words, and what extraction learns from them. For the same reason a user message that says
+//! something about the user ([`Message::discloses`](crate::model::Message::discloses)) stays in each conversation that says it: the
+//! person said it again on another occasion, and the memory's evidence names every one (a repeat
+//! within one conversation is still a copy).
 //!
 //! The index keys on each message's 128-bit dedup key (XXH3 of the normalized text, see
 //! [`crate::hash::content_key`]: an accidental collision is practically impossible) and lives
@@ -25,12 +28,20 @@ impl Stage for Dedup {
     }
 
     fn process(&mut self, conversation: &mut Conversation) {
+        // The disclosing messages this conversation keeps: few, so a list.
+        let mut disclosed_here: Vec<u128> = Vec::new();
         for message in &mut conversation.messages {
             if message.disposition != Disposition::Keep {
                 continue;
             }
-            match self.seen.insert(role_key(message.role, message.content_key.dedup)) {
+            let key = role_key(message.role, message.content_key.dedup);
+            let first_here = message.discloses && !disclosed_here.contains(&key);
+            if first_here {
+                disclosed_here.push(key);
+            }
+            match self.seen.insert(key) {
                 Ok(true) => {}
+                Ok(false) if first_here => {}
                 Ok(false) => message.disposition = Disposition::Duplicate,
                 Err(_) => {
                     // The spill file failed: keep the message (never lose one) and say so.
@@ -72,11 +83,21 @@ mod tests {
     }
 
     fn dispositions(messages: Vec<Message>) -> Vec<Disposition> {
+        dispositions_in(&mut Dedup::default(), messages)
+    }
+
+    fn dispositions_in(dedup: &mut Dedup, messages: Vec<Message>) -> Vec<Disposition> {
         let origin = Origin { file: "test.json".into(), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c".into(), origin);
         conversation.messages = messages;
-        Dedup::default().process(&mut conversation);
+        dedup.process(&mut conversation);
         conversation.messages.iter().map(|message| message.disposition).collect()
+    }
+
+    fn disclosing(id: &str, text: &str) -> Message {
+        let mut message = said(Role::User, id, text);
+        message.discloses = true;
+        message
     }
 
     #[test]
@@ -93,5 +114,20 @@ mod tests {
             said(Role::User, "c", "I live in Oslo."),
         ]);
         assert_eq!(found, [Disposition::Keep, Disposition::Keep, Disposition::Duplicate]);
+    }
+
+    #[test]
+    fn a_self_statement_said_again_in_another_conversation_is_kept() {
+        let mut dedup = Dedup::default();
+        let first = dispositions_in(&mut dedup, vec![disclosing("a", "I'm a nurse in Leeds."), said(Role::User, "b", "Thanks!")]);
+        assert_eq!(first, [Disposition::Keep, Disposition::Keep]);
+        let second = dispositions_in(&mut dedup, vec![disclosing("c", "I'm a nurse in Leeds."), said(Role::User, "d", "Thanks!")]);
+        assert_eq!(second, [Disposition::Keep, Disposition::Duplicate]);
+    }
+
+    #[test]
+    fn a_self_statement_repeated_within_one_conversation_is_a_duplicate() {
+        let found = dispositions(vec![disclosing("a", "I'm a nurse in Leeds."), disclosing("b", "I'm a nurse in Leeds.")]);
+        assert_eq!(found, [Disposition::Keep, Disposition::Duplicate]);
     }
 }

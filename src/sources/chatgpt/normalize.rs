@@ -195,6 +195,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             on_active_branch,
             content_key: ContentKey::default(),
             disposition,
+            discloses: false,
         });
     }
     if !unknown_type_messages.is_empty() {

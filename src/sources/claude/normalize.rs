@@ -152,6 +152,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
             on_active_branch,
             content_key,
             disposition,
+            discloses: false,
         });
     }
     Ok(Decoded { conversation, rejected_messages, warnings })

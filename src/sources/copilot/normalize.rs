@@ -184,6 +184,7 @@ pub fn decode_conversation(
             status: truncated.then(|| "truncated".to_owned()),
             on_active_branch: true,
             disposition,
+            discloses: false,
         });
     }
     let conversation = Conversation {

@@ -270,6 +270,7 @@ impl MessageFields {
             on_active_branch: self.on_active_branch,
             content_key,
             disposition,
+            discloses: false,
         }
     }
 }

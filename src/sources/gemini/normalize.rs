@@ -138,6 +138,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
                     status: None,
                     on_active_branch: active,
                     disposition,
+                    discloses: false,
                 }
             };
         let Some(prompt) = turn.prompt else {

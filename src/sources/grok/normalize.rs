@@ -156,6 +156,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
             status,
             on_active_branch,
             disposition,
+            discloses: false,
         });
     }
     let conversation = Conversation {

@@ -383,5 +383,6 @@ fn read_message(
         on_active_branch,
         content_key,
         disposition,
+        discloses: false,
     })
 }
