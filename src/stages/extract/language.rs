@@ -207,15 +207,16 @@ pub fn detect(text: &str) -> Language {
 /// language when the text has no marker at all.
 pub fn likely(text: &str) -> Vec<Language> {
     let mut scores = Scores::default();
+    // Most words are lower case already: only the others are folded, into one buffer.
+    let mut folded = String::new();
     for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()) {
         if scores.words_counted() == MOST_WORDS_SCORED {
             break;
         }
-        // Most words are lower case already: no copy for them.
         let needs_folding = word.chars().any(|c| c.is_uppercase() || c == '’');
-        let folded;
         let lower = if needs_folding {
-            folded = word.to_lowercase().replace('’', "'");
+            folded.clear();
+            folded.extend(word.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
             folded.as_str()
         } else {
             word

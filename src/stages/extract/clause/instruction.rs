@@ -51,9 +51,14 @@ pub fn read(words: &[Word], language: Language) -> Option<Found> {
     }
     // The wish is said at the start: "Always answer…", "Never suggest…", "From now on, call
     // me…", "Don't ever…", "Answer always…" ("But it's not always easy" is no wish).
-    let opening = format!(" {} ", words.iter().take(4).map(|word| word.lower.as_str()).collect::<Vec<_>>().join(" "));
+    let mut opening = String::with_capacity(64);
+    for word in words.iter().take(4) {
+        opening.push(' ');
+        opening.push_str(&word.lower);
+    }
+    opening.push(' ');
     let never_ever = language == Language::English && opening.contains(" not ever ");
-    if !never_ever && !standing(language).iter().any(|marker| opening.contains(&format!(" {marker} "))) {
+    if !never_ever && !standing(language).iter().any(|marker| says_phrase(&opening, marker)) {
         return None;
     }
     // "Going forward then" is no wish: besides its marker it says nothing to do.
@@ -79,4 +84,10 @@ pub fn read(words: &[Word], language: Language) -> Option<Found> {
         change: false,
         span: 0..0,
     })
+}
+
+/// Whether `padded` (words between single spaces, a space at each end) holds the words of
+/// `phrase` in a row.
+fn says_phrase(padded: &str, phrase: &str) -> bool {
+    padded.match_indices(phrase).any(|(at, _)| padded[..at].ends_with(' ') && padded[at + phrase.len()..].starts_with(' '))
 }

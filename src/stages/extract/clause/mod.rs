@@ -127,7 +127,10 @@ fn trimmed(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<usize> 
 /// Whether a clause speaks of what is not so: a condition or a wish ("if I were", "wenn ich",
 /// "si j'étais", "si tuviera", "kdybych").
 fn is_hypothetical(clause: &str, language: Language) -> bool {
-    let lower = format!(" {} ", clause.to_lowercase().replace('’', "'"));
+    let mut lower = String::with_capacity(clause.len() + 2);
+    lower.push(' ');
+    lower.extend(clause.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
+    lower.push(' ');
     let markers: &[&str] = match language {
         Language::English => {
             &[" if ", " unless ", " suppose ", " imagine ", " pretend ", " hypothetically ", " let's say ", " i wish ", " what if "]
@@ -143,7 +146,9 @@ fn is_hypothetical(clause: &str, language: Language) -> bool {
 /// Whether the sentence asks for a text to be written ("Write a cover letter saying I am a
 /// nurse"): what it says of the user is the text's, not a fact.
 fn asks_for_writing(sentence: &str, language: Language) -> bool {
-    let lower = sentence.trim_start().to_lowercase();
+    // The longest opener is shorter than this many characters: only they are lowercased.
+    const OPENER_CHARS: usize = 24;
+    let lower: String = sentence.trim_start().chars().take(OPENER_CHARS).flat_map(char::to_lowercase).collect();
     let openers: &[&str] = match language {
         Language::English => &[
             "write ",

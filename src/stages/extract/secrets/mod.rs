@@ -20,6 +20,9 @@ pub mod tokens;
 pub mod words;
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::RegexSet;
 
 /// What kind of secret a span holds; its name is the placeholder's (`[REDACTED:api_key]`, MIF's convention).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -65,9 +68,20 @@ pub struct Secret {
     pub end: usize,
 }
 
+/// The patterns every finder starts from, in one set: a text none of them matches holds no
+/// secret. Nearly every text is such a text, and one pass of the set over it costs about what
+/// one of the dozen finders' passes did.
+static ANY_CUE: LazyLock<RegexSet> = LazyLock::new(|| {
+    let cues = [tokens::cues(), named::cues(), assignments::cues(), numbers::cues()].concat();
+    RegexSet::new(cues.iter().map(|cue| cue.as_str())).expect("the finders' patterns are valid")
+});
+
 /// Every secret in `text`, in order of where they start; overlapping findings are merged into
 /// the first one.
 pub fn find(text: &str) -> Vec<Secret> {
+    if !ANY_CUE.is_match(text) {
+        return Vec::new();
+    }
     let mut found = Vec::new();
     tokens::find(text, &mut found);
     named::find(text, &mut found);
