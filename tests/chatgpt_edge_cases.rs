@@ -275,3 +275,25 @@ fn shards_are_found_by_pattern_and_read_in_order() {
     let contents: Vec<String> = chunks_of(out.path()).iter().map(|chunk| chunk["content"].as_str().unwrap().to_owned()).collect();
     assert_eq!(contents, ["first", "second", "third"]);
 }
+
+/// A conversations file given alone finds its assets under its folder by name, and the other
+/// files there (a broken zip, someone else's export zip) are neither opened nor read.
+#[test]
+fn a_conversations_file_given_alone_reads_no_zip_beside_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let mut node = text_node("m", Some("root"), "user", "", 1.0e9);
+    node.1["message"]["content"] = json!({"content_type": "multimodal_text", "parts": [
+        {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-Present1"}, "a picture"]});
+    let input = write_export(folder.path(), &[conversation("c", vec![node], Some("m"))]);
+    std::fs::create_dir(folder.path().join("dalle-generations")).unwrap();
+    std::fs::write(folder.path().join("dalle-generations/file-Present1-photo.webp"), b"webp").unwrap();
+    std::fs::write(folder.path().join("broken.zip"), b"PK\x03\x04 not a zip at all").unwrap();
+    let mut writer = zip::ZipWriter::new(std::fs::File::create(folder.path().join("other.zip")).unwrap());
+    writer.start_file("file-Present1-other.png", zip::write::SimpleFileOptions::default()).unwrap();
+    std::io::Write::write_all(&mut writer, b"png").unwrap();
+    writer.finish().unwrap();
+
+    let (out, report) = convert_checked(&input, BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.warnings.get("asset_missing"), None);
+    assert_eq!(chunks_of(out.path())[0]["content"], "[image: dalle-generations/file-Present1-photo.webp]\na picture");
+}

@@ -117,6 +117,19 @@ impl Container {
         }
     }
 
+    /// The files under `folder` (as deep as a folder input is searched), by name and size
+    /// only: no local file is opened, and local zips are not listed. What cannot be listed is
+    /// left out.
+    pub fn files_under(folder: &Path) -> Vec<Entry> {
+        if let Some(url) = ObjectUrl::of(folder) {
+            return remote_folder_entries(&url).unwrap_or_default();
+        }
+        let mut found = Vec::new();
+        let _ = walk_folder(folder, folder, 0, &mut found);
+        found.sort_by(|left, right| left.name.cmp(&right.name));
+        found
+    }
+
     /// Every file in the container, sorted by name so runs are deterministic.
     ///
     /// # Errors

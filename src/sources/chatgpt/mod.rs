@@ -12,6 +12,7 @@ pub mod render;
 
 use std::collections::BTreeSet;
 use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -146,11 +147,14 @@ pub fn plan(plan: &mut InputPlan, container: &Container, entries: &[Entry], mut 
         check_manifest(entries, &mut conversation_files, &mut plan.warnings, &mut plan.notes);
     }
     sort_conversation_entries(&mut conversation_files);
+    // A conversations file given alone may sit in any folder (Downloads, a home folder): its
+    // assets are looked for among the files under that folder by name only, without opening
+    // any of them or the zips among them, which are no part of the export.
     let sibling_entries = match container {
-        Container::File(file) => match file.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-            Some(parent) => Container::Folder(parent.to_owned()).entries().unwrap_or_default(),
-            None => Container::Folder(".".into()).entries().unwrap_or_default(),
-        },
+        Container::File(file) => {
+            let parent = file.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Container::files_under(parent)
+        }
         _ => entries.to_vec(),
     };
     let (names, name_map_problem) = assets::AssetIndex::read_name_map(&sibling_entries);
