@@ -45,15 +45,23 @@ fn provider_of(sniffed: Sniffed) -> Option<Provider> {
     }
 }
 
-/// The `memories.json` files of a Claude export that did not sniff as memories (cut short, not
-/// JSON, UTF-16), to be read anyway: the framer and the decoder then reject them with what is
-/// wrong, where they were passed over without a word and their memories lost unnoticed. A
-/// UTF-16 one also gets a note saying so, which the framer's "not a JSON value" would not.
-fn unread_claude_memories(unrecognized: &[(Entry, bool)], warnings: &mut Warnings, notes: &mut Vec<String>) -> Vec<Entry> {
+/// The files named `name` (Claude's `memories.json` or `projects.json`) that did not sniff as
+/// what that name holds (cut short, not JSON, UTF-16), to be read anyway: the framer and the
+/// decoder then reject them with what is wrong, where they were passed over without a word and
+/// their memories lost unnoticed (and the run ended as if all was read). A UTF-16 one also gets
+/// the warning `utf16_warning` and a note saying so, which the framer's "not a JSON value" would
+/// not.
+fn unread_claude_side_files(
+    unrecognized: &[(Entry, bool)],
+    name: &str,
+    utf16_warning: &'static str,
+    warnings: &mut Warnings,
+    notes: &mut Vec<String>,
+) -> Vec<Entry> {
     let mut files = Vec::new();
-    for (entry, is_utf16) in unrecognized.iter().filter(|(entry, _)| entry.base_name().eq_ignore_ascii_case(claude::MEMORIES_FILE)) {
+    for (entry, is_utf16) in unrecognized.iter().filter(|(entry, _)| entry.base_name().eq_ignore_ascii_case(name)) {
         if *is_utf16 {
-            warnings.add("claude_memories_utf16");
+            warnings.add(utf16_warning);
             notes.push(format!("{}: {}; its memories cannot be read", entry.display, crate::validate::input_file::UTF16_ADVICE));
         }
         files.push(entry.clone());
@@ -217,12 +225,23 @@ pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, Run
             let mut conversation_files = of(|sniffed| sniffed == Sniffed::ClaudeConversations);
             conversation_files.extend(empty_conversation_files);
             let mut memory_files = of(|sniffed| sniffed == Sniffed::ClaudeMemories);
-            memory_files.extend(unread_claude_memories(&unrecognized, &mut plan.warnings, &mut plan.notes));
-            let side_files = claude::SideFiles {
-                project_lists: of(|sniffed| sniffed == Sniffed::ClaudeProjects),
-                project_files: of(|sniffed| sniffed == Sniffed::ClaudeProject),
-                memory_files,
-            };
+            memory_files.extend(unread_claude_side_files(
+                &unrecognized,
+                claude::MEMORIES_FILE,
+                "claude_memories_utf16",
+                &mut plan.warnings,
+                &mut plan.notes,
+            ));
+            let mut project_lists = of(|sniffed| sniffed == Sniffed::ClaudeProjects);
+            project_lists.extend(unread_claude_side_files(
+                &unrecognized,
+                claude::PROJECTS_FILE,
+                "claude_projects_utf16",
+                &mut plan.warnings,
+                &mut plan.notes,
+            ));
+            let side_files =
+                claude::SideFiles { project_lists, project_files: of(|sniffed| sniffed == Sniffed::ClaudeProject), memory_files };
             claude::plan(&mut plan, container_kind, conversation_files, side_files);
         }
         Provider::Grok => grok::plan(&mut plan, container_kind, &entries, of(|sniffed| sniffed == Sniffed::GrokBackend)),
@@ -265,7 +284,7 @@ mod tests {
     /// over without a word, its memories lost unnoticed. It is planned, so reading it reports
     /// what is wrong; a UTF-16 one gets a note that says so.
     #[test]
-    fn a_broken_claude_memories_file_is_read_and_reported_not_passed_over() {
+    fn a_broken_claude_memories_or_projects_file_is_read_and_reported_not_passed_over() {
         let folder = tempfile::tempdir().unwrap();
         std::fs::write(folder.path().join("conversations.json"), CLAUDE_CONVERSATIONS).unwrap();
         std::fs::write(folder.path().join("memories.json"), br#"[{"conversations_memory": "abc"#).unwrap();
@@ -282,8 +301,18 @@ mod tests {
         assert_eq!(plan.warnings.0.get("claude_memories_utf16"), Some(&1));
         assert!(plan.notes.iter().any(|note| note.contains("memories.json: this file is UTF-16")), "{:?}", plan.notes);
 
-        // Another file that is not an export stays unread.
+        // So is a broken list of projects.
         std::fs::remove_file(folder.path().join("memories.json")).unwrap();
+        std::fs::write(folder.path().join("projects.json"), b"[{\"uuid\": \"p1\", \"name\": \"bro").unwrap();
+        let plan = plan_input(folder.path(), &SourceOptions::default()).unwrap();
+        assert_eq!(planned_names(&plan), ["conversations.json", "projects.json"]);
+        let utf16: Vec<u8> = "\u{feff}[{\"uuid\": \"p1\"}]".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        std::fs::write(folder.path().join("projects.json"), utf16).unwrap();
+        let plan = plan_input(folder.path(), &SourceOptions::default()).unwrap();
+        assert_eq!(plan.warnings.0.get("claude_projects_utf16"), Some(&1));
+
+        // Another file that is not an export stays unread.
+        std::fs::remove_file(folder.path().join("projects.json")).unwrap();
         std::fs::write(folder.path().join("notes.json"), b"{\"x\":").unwrap();
         let plan = plan_input(folder.path(), &SourceOptions::default()).unwrap();
         assert_eq!(planned_names(&plan), ["conversations.json"]);

@@ -19,6 +19,8 @@ use crate::sources::contract::{DecodeOptions, Decoded, Decoder, Framing, InputPl
 /// one that does not read as memories (cut short, UTF-16), to be reported rather than passed
 /// over.
 pub const MEMORIES_FILE: &str = "memories.json";
+/// The name of Claude's list of projects: as [`MEMORIES_FILE`], the name picks out a broken one.
+pub const PROJECTS_FILE: &str = "projects.json";
 
 /// The side files of a Claude export, found by content.
 #[derive(Debug, Default)]
