@@ -211,3 +211,20 @@ fn a_second_array_appended_to_an_export_is_reported_not_dropped() {
         report.notes
     );
 }
+
+/// An update time before the creation time (kept to the second beside a creation time kept to
+/// the microsecond) is raised to the creation time, as PAM requires, and the report counts it.
+#[test]
+fn an_update_time_before_the_creation_time_is_raised_and_reported() {
+    let mut conv = conversation("c", vec![text_node("a", Some("root"), "user", "kept", 1.0e9)], Some("a"));
+    conv["create_time"] = serde_json::json!(1_700_000_000.5);
+    conv["update_time"] = serde_json::json!(1_700_000_000.0);
+    let folder = tempfile::tempdir().unwrap();
+    let input = write_export(folder.path(), &[conv]);
+    let out = tempfile::tempdir().unwrap();
+    let report = crate::util::convert_all_branches(&[input], out.path(), &[memport::sinks::OutputFormat::Pam], 1);
+    assert_eq!(report.warnings.get("update_time_before_create_time"), Some(&1));
+    let store: serde_json::Value = serde_json::from_slice(&std::fs::read(out.path().join("pam/memory-store.json")).unwrap()).unwrap();
+    let temporal = &store["conversations_index"][0]["temporal"];
+    assert_eq!(temporal["updated_at"], temporal["created_at"], "{temporal}");
+}

@@ -25,6 +25,7 @@ mod mif;
 mod object_storage;
 mod pam;
 mod parquet_dataset;
+mod peer_validators;
 mod pipelines;
 mod regression;
 mod spark;

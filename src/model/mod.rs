@@ -487,6 +487,20 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// Raises an update time that comes before the creation time (a provider's clock, or
+    /// update times kept to the second beside creation times kept to the microsecond) to the
+    /// creation time, which formats require (PAM: `updated_at` ≥ `created_at`). Returns
+    /// whether it did, for the run report.
+    pub fn raise_update_time(&mut self) -> bool {
+        match (self.created_at, self.updated_at) {
+            (Some(created), Some(updated)) if updated < created => {
+                self.updated_at = Some(created);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A conversation of `provider` with id `id` and nothing else known yet.
     pub fn empty(provider: Provider, id: String, origin: Origin) -> Conversation {
         Conversation {

@@ -568,6 +568,9 @@ impl Dispatcher<'_> {
                     let origin = Origin { file: file.clone(), offset, index };
                     match decoder.decode(bytes, origin, &options) {
                         Ok(mut decoded) => {
+                            if decoded.conversation.raise_update_time() {
+                                decoded.warnings.add("update_time_before_create_time");
+                            }
                             let findings = extraction::on_worker(&mut decoded.conversation, &extraction_settings, &options);
                             Outcome::Decoded(Box::new(decoded), findings, fingerprint)
                         }

@@ -232,7 +232,9 @@ fn write_temporal(out: &mut Vec<u8>, created_at: Micros, updated_at: Option<Micr
     write_string(out, &format_rfc3339(created_at));
     out.extend_from_slice(b",\"updated_at\":");
     match updated_at {
-        Some(updated) => write_string(out, &format_rfc3339(updated)),
+        // PAM requires `updated_at` ≥ `created_at`; `created_at` may be a fallback here (no
+        // creation time in the source) that comes after the source's update time.
+        Some(updated) => write_string(out, &format_rfc3339(updated.max(created_at))),
         None => out.extend_from_slice(b"null"),
     }
     out.push(b'}');
