@@ -371,7 +371,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// is read forever and a named pipe blocks until something writes to it.
 fn check_inputs(inputs: &[PathBuf]) -> Result<()> {
     for input in inputs {
-        memport::sources::detect::check_regular_input(input)?;
+        memport::validate::input_file::check_regular_input(input)?;
     }
     Ok(())
 }

@@ -71,6 +71,16 @@ fn section(text: &str, name: &str) -> Vec<(String, String)> {
     pairs
 }
 
+/// The endpoint requests go to, for error messages.
+pub fn endpoint_description() -> String {
+    std::env::var("AWS_ENDPOINT_URL")
+        .or_else(|_| std::env::var("AWS_ENDPOINT_URL_S3"))
+        .or_else(|_| std::env::var("AWS_ENDPOINT"))
+        .ok()
+        .or(SharedConfig::load().endpoint_url)
+        .unwrap_or_else(|| "AWS S3".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! Object-storage failures said for people: which URL, what went wrong, and what to do.
 
 use crate::error::RunError;
-use crate::remote::client::endpoint_description;
+use crate::remote::aws_files::endpoint_description;
 use crate::remote::url::ObjectUrl;
 
 /// A request to object storage that failed (after its retries).

@@ -24,8 +24,8 @@ use crate::error::{ConfigError, RunError};
 use crate::remote::objects;
 use crate::remote::ranged_reader::RangedReader;
 use crate::remote::{ObjectUrl, ReadSeek};
-use crate::sources::detect::{check_regular_input, utf16_problem};
 use crate::validate::input_file::UTF16_SAMPLE;
+use crate::validate::input_file::{check_regular_input, utf16_problem};
 
 /// Bytes handed from the inflating thread to the framer at a time.
 const INFLATE_CHUNK: usize = 1 << 20;

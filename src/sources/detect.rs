@@ -7,37 +7,13 @@
 //! checks themselves are `validate::input_file`'s, shared with `memport validate`).
 
 use std::io::Read;
-use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::ConfigError;
 use crate::sources::container::Entry;
 use crate::sources::copilot::CsvLayout;
 use crate::sources::json_array::ArrayFramer;
-use crate::validate::input_file::{UTF16_ADVICE, UTF16_SAMPLE, special_file_kind, utf16_encoding};
-
-/// Refuses an input that is neither a regular file nor a folder: a character device
-/// (`/dev/zero`) would be read forever, a named pipe blocks until something writes to it, and
-/// neither is an export. Call it before anything opens the path.
-///
-/// # Errors
-/// [`ConfigError::Input`] naming what the path is.
-pub fn check_regular_input(path: &Path) -> Result<(), ConfigError> {
-    match special_file_kind(path) {
-        Some(kind) => Err(ConfigError::Input {
-            path: path.to_owned(),
-            reason: format!("is {kind}, not a regular file or folder; memport reads exports from files"),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// What to tell the user when `prefix` (a file's first bytes) is UTF-16 text, which no export
-/// memport reads is in; `None` otherwise.
-pub fn utf16_problem(prefix: &[u8]) -> Option<&'static str> {
-    utf16_encoding(prefix).map(|_| UTF16_ADVICE)
-}
+use crate::validate::input_file::{UTF16_SAMPLE, utf16_problem};
 
 /// Whether `entry` (a file of a zip or folder that sniffed as nothing memport reads) starts as
 /// UTF-16 text, so the "no export found" error can say so; false when it cannot be read.
@@ -237,6 +213,7 @@ mod tests {
     /// the conversion to run, not "no export found".
     #[test]
     fn a_utf16_file_is_named_as_such() {
+        use crate::validate::input_file::UTF16_ADVICE;
         let csv: Vec<u8> = "\u{feff}Conversation,Time,Author,Message\r\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
         assert_eq!(sniff(&csv), Sniffed::Other);
         assert_eq!(utf16_problem(&csv), Some(UTF16_ADVICE));
@@ -250,14 +227,5 @@ mod tests {
         assert!(entries.iter().all(entry_is_utf16));
         std::fs::write(&path, b"Conversation,Time,Author,Message\r\n").unwrap();
         assert!(!entries.iter().any(entry_is_utf16));
-    }
-
-    /// Guards the up-front refusal of inputs that are not files or folders.
-    #[test]
-    fn devices_are_refused_before_they_are_read() {
-        let error = check_regular_input(Path::new("/dev/zero")).err().map(|error| error.to_string()).unwrap_or_default();
-        assert_eq!(error, "input /dev/zero: is a character device, not a regular file or folder; memport reads exports from files");
-        assert!(check_regular_input(Path::new(".")).is_ok());
-        assert!(check_regular_input(Path::new("no such input")).is_ok(), "a missing path is reported where it is opened");
     }
 }

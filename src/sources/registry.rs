@@ -75,7 +75,7 @@ fn unread_claude_side_files(
 /// [`ConfigError`] when the path cannot be opened or holds no supported export; I/O errors.
 pub fn plan_input(path: &Path, options: &SourceOptions) -> Result<InputPlan, RunError> {
     // A device or a pipe would be read forever (or block) by the first sniff below.
-    crate::sources::detect::check_regular_input(path)?;
+    crate::validate::input_file::check_regular_input(path)?;
     if let Some(plan) = formats::pam::plan_store(path)? {
         return Ok(plan);
     }

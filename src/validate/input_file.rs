@@ -6,6 +6,8 @@
 use std::io::{self, Read};
 use std::path::Path;
 
+use crate::error::ConfigError;
+
 /// What to tell someone whose file is UTF-16 (Windows tools and Excel's "Unicode text" write
 /// it); memport reads UTF-8 only.
 pub const UTF16_ADVICE: &str = "this file is UTF-16; memport reads UTF-8 — convert it with `iconv -f UTF-16 -t UTF-8`";
@@ -22,6 +24,28 @@ pub const UTF16_SAMPLE: usize = 64;
 
 /// Bytes read at a time while looking for the first byte that is not whitespace.
 const BLANK_BLOCK: usize = 64 << 10;
+
+/// Refuses an input that is neither a regular file nor a folder: a character device
+/// (`/dev/zero`) would be read forever, a named pipe blocks until something writes to it, and
+/// neither is an export. Call it before anything opens the path.
+///
+/// # Errors
+/// [`ConfigError::Input`] naming what the path is.
+pub fn check_regular_input(path: &Path) -> Result<(), ConfigError> {
+    match special_file_kind(path) {
+        Some(kind) => Err(ConfigError::Input {
+            path: path.to_owned(),
+            reason: format!("is {kind}, not a regular file or folder; memport reads exports from files"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What to tell the user when `prefix` (a file's first bytes) is UTF-16 text, which no export
+/// memport reads is in; `None` otherwise.
+pub fn utf16_problem(prefix: &[u8]) -> Option<&'static str> {
+    utf16_encoding(prefix).map(|_| UTF16_ADVICE)
+}
 
 /// What `path` is when it is neither a regular file nor a folder (`"a character device"`,
 /// `"a named pipe (FIFO)"`, …); `None` for a file, a folder, or a path that cannot be looked at
@@ -204,5 +228,14 @@ mod tests {
         if made {
             assert_eq!(special_file_kind(&fifo), Some("a named pipe (FIFO)"));
         }
+    }
+
+    /// Guards the up-front refusal of inputs that are not files or folders.
+    #[test]
+    fn devices_are_refused_before_they_are_read() {
+        let error = check_regular_input(Path::new("/dev/zero")).err().map(|error| error.to_string()).unwrap_or_default();
+        assert_eq!(error, "input /dev/zero: is a character device, not a regular file or folder; memport reads exports from files");
+        assert!(check_regular_input(Path::new(".")).is_ok());
+        assert!(check_regular_input(Path::new("no such input")).is_ok(), "a missing path is reported where it is opened");
     }
 }

@@ -188,7 +188,7 @@ pub(super) mod tests {
 
     use super::*;
     use crate::model::extracted::{EntityKind, Evidence, MemoryType};
-    use crate::model::{Conversation, MemoryKind, Origin, Provider};
+    use crate::model::{MemoryKind, Origin, Provider};
 
     /// 2024-01-01T00:00:00Z.
     pub const FIRST_SEEN: i64 = 1_704_067_200_000_000;
@@ -238,9 +238,10 @@ pub(super) mod tests {
     }
 
     fn records(memories: Vec<MemoryRecord>, framing: Framing) -> RecordBuffers {
-        let conversation = Conversation::memories_only(Provider::ChatGpt, "extracted-memories".into(), origin(), memories);
         let mut out = RecordBuffers::default();
-        crate::sinks::aimem::records::map_conversation(&conversation, "memport", framing, &mut out);
+        for memory in &memories {
+            map_extracted(memory, memory.extracted.as_ref().unwrap(), "chatgpt", "memport", framing, &mut out);
+        }
         out
     }
 

@@ -116,10 +116,23 @@ impl Encoder for AimemEncoder {
             chunk_entities: Vec::new(),
         };
         for conversation in batch {
-            records::map_conversation(conversation, &self.producer, self.framing, &mut encoded);
+            map_conversation(conversation, &self.producer, self.framing, &mut encoded);
         }
         Encoded::Aimem(encoded)
     }
+}
+
+/// Appends the records of one conversation to `out`: its memories (provider memories and
+/// those memport extracted, in their order), then its kept messages.
+pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Framing, out: &mut records::RecordBuffers) {
+    let provider = conversation.provider.as_str();
+    for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.is_empty()) {
+        match &memory.extracted {
+            Some(extracted) => memory_records::map_extracted(memory, extracted, provider, producer, framing, out),
+            None => records::map_provider_memory(memory, provider, producer, framing, out),
+        }
+    }
+    records::map_messages(conversation, producer, framing, out);
 }
 
 /// Writes one AIMEM file.

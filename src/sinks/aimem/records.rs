@@ -4,12 +4,13 @@
 //! Mapping (memory-formats.md §2.12): one `episodic` chunk per kept message, split into linked
 //! parts above 65,536 code points; a `temporal` edge (weight 1) from each kept message's nearest
 //! kept ancestor to it, so the active thread is a chain and, under `--branches all`, branches
-//! fork where the conversation forked. Memories memport extracted are mapped in
-//! [`memory_records`](super::memory_records).
+//! fork where the conversation forked; provider memories become chunks of their own. Memories
+//! memport extracted are mapped in [`memory_records`](super::memory_records), and
+//! [`map_conversation`](super::map_conversation) puts the two together.
 
 use crate::hash::{push_hex, push_sha256_label, sha256};
 use crate::jcs::write_string;
-use crate::model::{Conversation, Message, Micros};
+use crate::model::{Conversation, MemoryRecord, Message, Micros};
 use crate::sinks::aimem::Framing;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::timefmt::push_rfc3339_bytes;
@@ -23,7 +24,7 @@ pub const MEMORY_TYPES: [&str; 8] = ["fact", "preference", "decision", "identity
 /// Longest tag.
 const MAX_TAG_LENGTH: usize = 64;
 
-/// Where [`map_conversation`] appends records: chunks already framed for the output (see
+/// Where [`map_conversation`](super::map_conversation) appends records: chunks already framed for the output (see
 /// [`Framing`]: `,` + canonical record for the bundle, NDJSON lines for the stream) with their
 /// end offsets, and edges framed the same way.
 #[derive(Debug, Default)]
@@ -54,8 +55,7 @@ pub const NDJSON_ENTITY_PREFIX: &[u8] = b"{\"_kind\":\"entity\",";
 pub const NDJSON_CHUNK_ENTITY_PREFIX: &[u8] = b"{\"_kind\":\"chunk_entity\",";
 
 /// Appends the chunk and edge records of one conversation's kept messages to `out`.
-pub fn map_conversation(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
-    map_memories(conversation, producer, framing, out);
+pub fn map_messages(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
     let provider = conversation.provider.as_str();
     let conversation_tag = tag_for("conv-", &conversation.id);
     // Times read without a zone say which zone was assumed (`tz-assumed-utc`, `…-p02-00`).
@@ -278,49 +278,42 @@ pub(super) fn write_chunk_tail(out: &mut Vec<u8>, piece_index: usize, piece_coun
     out.extend_from_slice(b"\"}");
 }
 
-/// Appends the chunks of a conversation's provider memories (those not already written):
-/// one chunk per memory with its kind's `memory_type`, split and linked like long messages.
-fn map_memories(conversation: &Conversation, producer: &str, framing: Framing, out: &mut RecordBuffers) {
-    let provider = conversation.provider.as_str();
-    for memory in conversation.memories.iter().filter(|memory| memory.is_written() && !memory.text.is_empty()) {
-        if let Some(extracted) = &memory.extracted {
-            super::memory_records::map_extracted(memory, extracted, provider, producer, framing, out);
-            continue;
-        }
-        let mut base_id = memory_urn(producer, provider, &memory.id);
-        // A type read from another AIMEM producer is written as it was.
-        let memory_type = memory.format_type("aimem-type").filter(|kind| MEMORY_TYPES.contains(kind)).unwrap_or(memory.kind.aimem_type());
-        let pieces = split_content(&memory.text);
-        let piece_count = pieces.len();
-        let mut previous: Option<String> = None;
-        for (piece_index, piece) in pieces.into_iter().enumerate() {
-            let chunk_id = piece_id(&mut base_id, piece_index, piece_count);
-            let open: &[u8] = match framing {
-                Framing::Bundle => {
-                    out.chunks.push(b',');
-                    b"{"
-                }
-                Framing::Ndjson => NDJSON_CHUNK_PREFIX,
-            };
-            write_chunk_head(&mut out.chunks, open, piece, &chunk_id, memory.created_at, memory_type);
-            out.chunks.extend_from_slice(b"\"provider-memory\",\"src-");
-            out.chunks.extend_from_slice(provider.as_bytes());
-            out.chunks.extend_from_slice(b"\",");
-            write_string(&mut out.chunks, &tag_for("kind-", memory.kind.as_str()));
-            for label in &memory.labels {
+/// Appends the chunks of a provider memory of `provider`: one chunk with its kind's
+/// `memory_type`, split and linked like long messages.
+pub(super) fn map_provider_memory(memory: &MemoryRecord, provider: &str, producer: &str, framing: Framing, out: &mut RecordBuffers) {
+    let mut base_id = memory_urn(producer, provider, &memory.id);
+    // A type read from another AIMEM producer is written as it was.
+    let memory_type = memory.format_type("aimem-type").filter(|kind| MEMORY_TYPES.contains(kind)).unwrap_or(memory.kind.aimem_type());
+    let pieces = split_content(&memory.text);
+    let piece_count = pieces.len();
+    let mut previous: Option<String> = None;
+    for (piece_index, piece) in pieces.into_iter().enumerate() {
+        let chunk_id = piece_id(&mut base_id, piece_index, piece_count);
+        let open: &[u8] = match framing {
+            Framing::Bundle => {
                 out.chunks.push(b',');
-                write_string(&mut out.chunks, &tag_for("", label));
+                b"{"
             }
-            write_chunk_tail(&mut out.chunks, piece_index, piece_count, "standard");
-            if framing == Framing::Ndjson {
-                out.chunks.push(b'\n');
-            }
-            out.chunk_ends.push(out.chunks.len());
-            if let Some(source) = &previous {
-                push_edge(out, framing, TEMPORAL, source, &chunk_id, memory.created_at);
-            }
-            previous = Some(chunk_id);
+            Framing::Ndjson => NDJSON_CHUNK_PREFIX,
+        };
+        write_chunk_head(&mut out.chunks, open, piece, &chunk_id, memory.created_at, memory_type);
+        out.chunks.extend_from_slice(b"\"provider-memory\",\"src-");
+        out.chunks.extend_from_slice(provider.as_bytes());
+        out.chunks.extend_from_slice(b"\",");
+        write_string(&mut out.chunks, &tag_for("kind-", memory.kind.as_str()));
+        for label in &memory.labels {
+            out.chunks.push(b',');
+            write_string(&mut out.chunks, &tag_for("", label));
         }
+        write_chunk_tail(&mut out.chunks, piece_index, piece_count, "standard");
+        if framing == Framing::Ndjson {
+            out.chunks.push(b'\n');
+        }
+        out.chunk_ends.push(out.chunks.len());
+        if let Some(source) = &previous {
+            push_edge(out, framing, TEMPORAL, source, &chunk_id, memory.created_at);
+        }
+        previous = Some(chunk_id);
     }
 }
 

@@ -130,7 +130,7 @@ fn shard_problem(entry: &Entry) -> (&'static str, String) {
             format!("is empty ({size}); the conversations it should hold are not in the export — download it again"),
         );
     }
-    if let Some(advice) = crate::sources::detect::utf16_problem(&head) {
+    if let Some(advice) = crate::validate::input_file::utf16_problem(&head) {
         return ("manifest_shard_utf16", format!("{advice}; the conversations in it cannot be read until then"));
     }
     (

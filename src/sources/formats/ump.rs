@@ -133,7 +133,7 @@ impl RecordSource for MarkdownFiles {
 fn markdown_record(bytes: &[u8]) -> Result<Value, String> {
     // Said before "not UTF-8": a record saved by a Windows editor as "Unicode" is UTF-16, and
     // the advice converts it.
-    if let Some(advice) = crate::sources::detect::utf16_problem(bytes) {
+    if let Some(advice) = crate::validate::input_file::utf16_problem(bytes) {
         return Err(advice.to_owned());
     }
     let text = std::str::from_utf8(bytes).map_err(|error| format!("not UTF-8 text (byte {} is not UTF-8)", error.valid_up_to()))?;

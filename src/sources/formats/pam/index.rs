@@ -128,7 +128,7 @@ fn read_conversation_file(path: &Path) -> Result<Vec<u8>, String> {
         Ok(_) => {}
     }
     let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
-    if let Some(advice) = crate::sources::detect::utf16_problem(&bytes) {
+    if let Some(advice) = crate::validate::input_file::utf16_problem(&bytes) {
         return Err(format!("{}: {advice}", path.display()));
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").map(<[u8]>::to_vec).unwrap_or(bytes);
