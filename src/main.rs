@@ -627,44 +627,32 @@ fn finish_run(report: &RunReport, json: bool) -> Result<u8> {
 }
 
 fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
-    let mut reports = Vec::with_capacity(inputs.len());
+    let mut inspections = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let scratch = tempfile::tempdir().context("creating a scratch folder")?;
-        let options = Options {
-            inputs: vec![input],
-            also_read: Vec::new(),
-            outputs: vec![(OutputFormat::AimemNdjson, scratch.path().join("inspect.aimem.ndjson"))],
-            threads: default_threads(),
-            report: None,
-            rejects: None,
-            exported_at: 0,
-            producer: "memport".into(),
-            tenant_id: default_tenant_id("memport"),
-            dedup: memport::pipeline::DedupPolicy::Off,
-            branches: memport::sources::BranchPolicy::All,
-            source: memport::sources::SourceOptions::default(),
-            partition_by_provider: false,
-            owner_id: memport::pipeline::config::DEFAULT_OWNER_ID.to_owned(),
-            sign_key: None,
-            progress: true,
-            extraction: memport::pipeline::extraction::ExtractionSettings::default(),
-            incremental: None,
-        };
-        reports.push(memport::run(&options)?);
+        inspections.push(memport::pipeline::inspect::inspect_input(
+            &input,
+            &memport::sources::SourceOptions::default(),
+            default_threads(),
+            true,
+        )?);
     }
     if json {
-        let summaries: Vec<_> = reports.iter().map(|report| serde_json::json!({"inputs": report.inputs, "counts": report.counts, "warnings": report.warnings, "notes": report.notes})).collect();
+        let summaries: Vec<_> = inspections
+            .iter()
+            .map(|inspection| {
+                serde_json::json!({"inputs": [inspection.input], "counts": inspection.counts, "warnings": inspection.warnings.0, "notes": inspection.notes})
+            })
+            .collect();
         println!("{}", serde_json::to_string_pretty(&summaries)?);
         return Ok(0);
     }
-    for report in &reports {
-        for input in &report.inputs {
-            println!("{}\n  provider: {}\n  layout:   {}\n  size:     {} bytes", input.path, input.provider, input.layout, input.bytes);
-            for file in &input.files {
-                println!("  reads:    {file}");
-            }
+    for inspection in &inspections {
+        let input = &inspection.input;
+        println!("{}\n  provider: {}\n  layout:   {}\n  size:     {} bytes", input.path, input.provider, input.layout, input.bytes);
+        for file in &input.files {
+            println!("  reads:    {file}");
         }
-        let counts = &report.counts;
+        let counts = &inspection.counts;
         println!(
             "  records:  {} conversations ({} unreadable), {} messages ({} unreadable), {} provider memories",
             counts.conversations_read, counts.conversations_rejected, counts.messages_read, counts.messages_rejected, counts.memories_read
@@ -673,10 +661,10 @@ fn inspect(inputs: Vec<PathBuf>, json: bool) -> Result<u8> {
             "  by policy (all branches, no dedup): {}",
             counts.messages_skipped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ")
         );
-        for (warning, count) in &report.warnings {
+        for (warning, count) in &inspection.warnings.0 {
             println!("  warning:  {warning} x{count}");
         }
-        for note in &report.notes {
+        for note in &inspection.notes {
             println!("  note:     {note}");
         }
     }

@@ -69,6 +69,17 @@ fn inspect_names_provider_layout_and_counts() {
     assert_eq!(value[0]["counts"]["messages_read"], 136);
 }
 
+/// `inspect` counts with the engine alone: it writes no scratch copy of the export, so a
+/// large export never fills the temporary folder.
+#[test]
+fn inspect_writes_nothing_even_to_the_temporary_folder() {
+    // A temporary folder that does not exist: any file made there would fail the run.
+    let temporary = tempfile::tempdir().unwrap().path().join("gone");
+    let output = memport().env("TMPDIR", &temporary).args(["inspect", "examples/chatgpt-small"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("15 conversations"));
+}
+
 #[test]
 fn rejected_records_make_the_exit_code_one() {
     let folder = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@ pub mod config;
 pub mod delta;
 pub mod engine;
 pub mod extraction;
+pub mod inspect;
 pub mod memories_preview;
 pub mod output_guard;
 pub mod output_paths;
@@ -178,21 +179,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     }
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
-    let inputs: Vec<InputSummary> = plans
-        .iter()
-        .map(|plan| InputSummary {
-            path: plan.path.clone(),
-            provider: plan.format.unwrap_or(plan.provider.as_str()),
-            layout: plan.layout.clone(),
-            bytes: plan.bytes_on_disk,
-            files: {
-                // A PAM store is read in two passes over its memory-store.json; name it once.
-                let mut files: Vec<String> = plan.streams.iter().map(|stream| stream.entry.name.clone()).collect();
-                files.dedup();
-                files
-            },
-        })
-        .collect();
+    let inputs: Vec<InputSummary> = plans.iter().map(input_summary).collect();
     let delta = match delta {
         Some(filter) => {
             let index = filter.prepare(&plans)?;
@@ -348,6 +335,22 @@ fn carried_vendor_extensions(plans: &[sources::InputPlan]) -> Vec<(String, serde
         }
     }
     carried
+}
+
+/// What the report says of one planned input.
+fn input_summary(plan: &sources::InputPlan) -> InputSummary {
+    InputSummary {
+        path: plan.path.clone(),
+        provider: plan.format.unwrap_or(plan.provider.as_str()),
+        layout: plan.layout.clone(),
+        bytes: plan.bytes_on_disk,
+        files: {
+            // A PAM store is read in two passes over its memory-store.json; name it once.
+            let mut files: Vec<String> = plan.streams.iter().map(|stream| stream.entry.name.clone()).collect();
+            files.dedup();
+            files
+        },
+    }
 }
 
 fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {
