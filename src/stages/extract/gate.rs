@@ -60,8 +60,9 @@ pub fn may_disclose(text: &str) -> bool {
             return true;
         }
         scores.add_marked(part);
-        verb_ending |=
-            (lower.len() >= 4 && lower.ends_with('o')) || ["ím", "ám", "ji", "ju", "é", "í"].iter().any(|ending| lower.ends_with(ending));
+        verb_ending = verb_ending
+            || (lower.len() >= 4 && lower.ends_with('o'))
+            || ["ím", "ám", "ji", "ju", "é", "í"].iter().any(|ending| lower.ends_with(ending));
     }
     verb_ending && scores.finish(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
 }

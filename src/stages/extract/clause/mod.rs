@@ -129,7 +129,11 @@ fn trimmed(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<usize> 
 fn is_hypothetical(clause: &str, language: Language) -> bool {
     let mut lower = String::with_capacity(clause.len() + 2);
     lower.push(' ');
-    lower.extend(clause.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
+    if clause.is_ascii() {
+        lower.extend(clause.bytes().map(|byte| char::from(byte.to_ascii_lowercase())));
+    } else {
+        lower.extend(clause.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
+    }
     lower.push(' ');
     let markers: &[&str] = match language {
         Language::English => {

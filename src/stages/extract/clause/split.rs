@@ -33,7 +33,9 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
         let hard = previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "–" | "—") || label;
         // After a comma, "and"/"or" go on a list ("to grill, garden, and go gambling") unless
         // a subject follows them.
-        let opens = lexicon.opens_clause(word)
+        // Told only after a mark: the word lists are not searched for every word.
+        let opens = after_mark
+            && lexicon.opens_clause(word)
             && !matches!(word, "and" | "or" | "plus" | "und" | "oder" | "et" | "ou" | "y" | "e" | "o" | "a" | "i" | "nebo");
         let conjunction_before_subject = lexicon.is_conjunction(word) && lexicon.starts_subject(next);
         // A run-on ("I'm a chef I love cooking") starts a clause at the user's own "I", unless a

@@ -18,7 +18,7 @@ pub struct Word {
 impl Word {
     /// A word as written.
     pub fn new(text: &str) -> Word {
-        let lower = if text.bytes().any(|byte| byte.is_ascii_uppercase() || byte >= 0x80) { text.to_lowercase() } else { text.to_owned() };
+        let lower = if text.bytes().any(|byte| byte >= 0x80) { text.to_lowercase() } else { text.to_ascii_lowercase() };
         let lower = if lower.contains('’') { lower.replace('’', "'") } else { lower };
         Word { text: text.to_owned(), lower, comma: false }
     }
