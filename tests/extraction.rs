@@ -136,7 +136,7 @@ fn extract_off_writes_transcripts_and_provider_memories_only() {
     let folder = tempfile::tempdir().unwrap();
     let input = export(folder.path());
     let out = tempfile::tempdir().unwrap();
-    let report = run(&input, out.path(), ExtractionSettings::default());
+    let report = run(&input, out.path(), ExtractionSettings::OFF);
     assert!(report.memories_extracted.is_none());
     assert_eq!(memories_in_output(&report), report.counts.memories_written);
     let bundle: serde_json::Value = serde_json::from_slice(&std::fs::read(out.path().join("memory.aimem.json")).unwrap()).unwrap();

@@ -70,7 +70,7 @@ pub fn convert_all_branches_without_extraction(inputs: &[PathBuf], out: &Path, f
     let mut options = options(inputs, out, formats);
     options.branches = BranchPolicy::All;
     options.threads = threads;
-    options.extraction = memport::pipeline::extraction::ExtractionSettings::default();
+    options.extraction = memport::pipeline::extraction::ExtractionSettings::OFF;
     let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
     assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
     report

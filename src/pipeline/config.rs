@@ -379,7 +379,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         Ok(settings) => settings,
         Err(error) => {
             problems.push(error.to_string());
-            ExtractionSettings::default()
+            ExtractionSettings::OFF
         }
     };
     let options = Options {

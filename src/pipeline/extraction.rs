@@ -20,14 +20,26 @@ pub const MEMORIES_PER_RECORD: usize = 512;
 /// The id of the memories-only records that carry extracted memories.
 pub const EXTRACTED_RECORD_ID: &str = "extracted-memories";
 
-/// What a run extracts and masks.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// What a run extracts and masks. The default is the command line's: `--extract rules` with
+/// the default consolidation options, `--redact none`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExtractionSettings {
     /// Extract memories (`--extract rules`), with these consolidation options; `None` for
     /// `--extract off`.
     pub extract: Option<ConsolidateOptions>,
     /// Mask secrets in the transcripts written (`--redact secrets`).
     pub redact_secrets: bool,
+}
+
+impl ExtractionSettings {
+    /// `--extract off --redact none`: transcripts and provider memories only.
+    pub const OFF: ExtractionSettings = ExtractionSettings { extract: None, redact_secrets: false };
+}
+
+impl Default for ExtractionSettings {
+    fn default() -> Self {
+        ExtractionSettings { extract: Some(ConsolidateOptions::default()), redact_secrets: false }
+    }
 }
 
 /// What the worker found in one conversation.

@@ -46,7 +46,7 @@ pub fn inspect_input(input: &Path, source: &SourceOptions, threads: usize, progr
         decode_options,
         threads,
         source.max_record_bytes,
-        ExtractionSettings::default(),
+        ExtractionSettings::OFF,
         stages,
         Vec::new(),
         RejectsWriter::create(None)?,

@@ -389,7 +389,7 @@ mod tests {
             owner_id: "local-user".into(),
             sign_key: None,
             progress: false,
-            extraction: extraction::ExtractionSettings::default(),
+            extraction: extraction::ExtractionSettings::OFF,
             incremental: None,
         }
     }
