@@ -32,7 +32,7 @@ pub fn own_sentences(message: &str) -> Vec<Sentence> {
     if is_make_believe(message) {
         return sentences;
     }
-    let readable_end = if message.len() > MAX_OWN_TEXT_BYTES { first_paragraph_end(message) } else { message.len() };
+    let readable_end = readable(message).len();
     let mut in_fence = false;
     let mut line_start = 0;
     for line in message[..readable_end].split_inclusive('\n') {
@@ -234,6 +234,12 @@ fn material_colon(line: &str) -> Option<usize> {
 
 /// Where the first paragraph of a long message ends (a blank line, or the first
 /// [`MAX_OWN_TEXT_BYTES`] bytes at a character boundary).
+/// The part of `message` that may hold the user's own sentences: all of it, or for a message
+/// longer than [`MAX_OWN_TEXT_BYTES`] (a pasted document) its first paragraph.
+pub fn readable(message: &str) -> &str {
+    if message.len() > MAX_OWN_TEXT_BYTES { &message[..first_paragraph_end(message)] } else { message }
+}
+
 fn first_paragraph_end(message: &str) -> usize {
     let limit = floor_char_boundary(message, MAX_OWN_TEXT_BYTES);
     message[..limit].find("\n\n").unwrap_or(limit)
