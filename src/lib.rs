@@ -19,6 +19,7 @@
 
 pub mod ascii_word;
 pub mod buffers;
+pub mod cli;
 pub mod error;
 pub mod hash;
 pub mod jcs;

@@ -1,0 +1,327 @@
+//! The command line's arguments, as clap reads them: the commands, their options and the
+//! help they print. `main.rs` parses these and hands the library what they say.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::pipeline::config;
+
+/// The `memport` command line.
+#[derive(Parser)]
+#[command(
+    name = "memport",
+    version,
+    about = "Move AI-assistant memory between systems: ChatGPT, Claude, Grok, Copilot and Gemini exports in, AIMEM, PAM, MIF, UMP, AIME and Parquet out, streaming, in flat memory.",
+    long_about = "memport reads the data export an AI assistant gives you: ChatGPT, Claude (with its \
+projects and memories), Grok, Microsoft Copilot CSVs and Gemini activity from Google Takeout (JSON or \
+HTML). Give the zip as downloaded, the unzipped folder, a folder of several zips, or the main file; \
+the provider and era are told apart by content, never by file name. It writes portable memory: an \
+AIMEM bundle or NDJSON stream, a PAM v1.0 store (memory-store.json and one file per \
+conversation), MIF v2, UMP 0.1 records, an AIME v1.0 document, or a Parquet dataset for analysis, with the provider's own memories (custom \
+instructions, saved memories, project knowledge) as memories. Its own formats are inputs too: a PAM \
+store, a MIF, UMP, AIME or AIMEM file converts to any other format, and converting memport's output \
+again gives the same records. It streams, so a 5 GB export needs no more memory \
+than a small one, and the same input always gives byte-identical output.",
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport convert s3://exports/u123/chatgpt.zip --to parquet,pam -o s3://memory/u123/   (AWS_* variables or ~/.aws)\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// memport's commands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Convert exports into one or more formats from a single read.
+    Convert(Box<ConvertArgs>),
+    /// Turn this month's full export into a delta against what earlier syncs wrote: only new
+    /// and changed conversations and messages, plus retractions of conversations the user
+    /// deleted, into OUT/runs/<run-id>/. The state file remembers what was written; the first
+    /// sync on a new state writes everything. Run it from cron with each new export.
+    Sync(Box<SyncArgs>),
+    /// Apply a PAM delta (the pam/ folder of a sync run) to a PAM store, writing the merged store
+    /// to OUT (PAM §16, incremental merge).
+    ///
+    /// BASE is a PAM store folder: the full store of a state's first sync (OUT/runs/<run-id>/pam/),
+    /// or the folder an earlier merge wrote. DELTA is the pam/ folder of a later sync run, an
+    /// incremental export. Memories are upserted by id and never deleted: a retracted one is kept,
+    /// marked retracted, and each supersedes relation of the delta marks the memory it supersedes.
+    /// Relations are unioned by id. Conversations are upserted by id: a conversation in both keeps
+    /// the base's messages in their order, each replaced by the delta's message of the same id,
+    /// followed by the delta's new messages; a conversation the delta retracts (the user deleted it)
+    /// keeps its file and is tagged retracted. The merged store is a full export named by the
+    /// delta's export_id, its total_memories and checksum computed again; it is unsigned.
+    ///
+    /// Deltas must be applied in order: each names the store it was made against
+    /// (base_export_id), so the first delta goes onto the first sync's full store, the second onto
+    /// the store that merge wrote, and so on. A delta applied to any other store is refused and
+    /// nothing is written. OUT must be a new or empty folder, or a store memport wrote (an earlier
+    /// merge's output is replaced), never BASE or DELTA.
+    #[command(
+        after_help = "Examples:\n  memport merge ~/memory/runs/<run-1>/pam ~/memory/runs/<run-2>/pam -o ~/memory/merged-2\n  memport merge ~/memory/merged-2 ~/memory/runs/<run-3>/pam -o ~/memory/merged-3\n  memport merge ~/memory/merged-3 ~/memory/runs/<run-4>/pam -o ~/memory/merged-4 --json > merge.json\n\nRun folders sort by export time, and each run's sync.json names the run it follows (base_run_id)."
+    )]
+    Merge(Box<MergeArgs>),
+    /// Run a pipeline file (TOML) such as pipelines/chatgpt-to-aimem.toml.
+    Run {
+        /// The pipeline file.
+        pipeline: PathBuf,
+        /// Export time written to outputs (RFC 3339); default SOURCE_DATE_EPOCH, else now.
+        #[arg(long, value_name = "TIME")]
+        exported_at: Option<String>,
+        /// Print the run report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Say what an input is (provider, layout, files) and count its records without writing.
+    /// With --memories: preview the memories extraction finds in what the user said about
+    /// themselves (type, statement, how often said), writing nothing.
+    Inspect {
+        /// Export zips, folders or files.
+        #[arg(value_parser = parse_location, required = true)]
+        inputs: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Preview the extracted memories instead of counting records.
+        #[arg(long)]
+        memories: bool,
+        /// With --memories: content (as a conversion reads: a repeated message is evidence
+        /// once) or off (every copy is evidence).
+        #[arg(long, default_value = "content", value_name = "content|off")]
+        dedup: String,
+    },
+    /// Check AIMEM (bundle or NDJSON), PAM (a store folder, or one memory-store, conversation or
+    /// embeddings file), MIF, UMP (JSON, NDJSON, a .ump.md file or a folder of them) and AIME
+    /// files the way a consumer does; list every problem with where it is (file#JSON-pointer).
+    /// The format is told from the content.
+    Validate {
+        /// Files or PAM store folders to check.
+        #[arg(value_parser = parse_location, required = true)]
+        files: Vec<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `memport convert`'s arguments.
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// Export zips, unzipped folders or conversation files, read in the order given; or files
+    /// of memport's formats (a PAM store folder or memory-store.json, MIF, UMP JSON/NDJSON or a
+    /// folder of .ump.md files, AIME, an AIMEM bundle or stream). Any of them may be on S3:
+    /// s3://bucket/export.zip (read by range), s3://bucket/folder/ (its objects).
+    #[arg(value_parser = parse_location, required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet
+    /// (a folder of tables: conversations, messages, memories, assets), pam (a PAM v1.0 store
+    /// folder: memory-store.json and conversations/), mif (MIF v2 JSON), ump (UMP 0.1 JSON
+    /// array), ump-ndjson, ump-md (a folder of .ump.md records), aime (AIME v1.0 JSON).
+    #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
+    pub formats: Vec<String>,
+    /// Output file for one format; a folder for several (memory.aimem.json, memory.aimem.ndjson,
+    /// parquet/, pam/, memory.mif.json, memory.ump.json, memory.ump.ndjson, ump-md/,
+    /// memory.aime.json). Parquet, PAM and ump-md always write a folder. s3://bucket/prefix/
+    /// writes to S3: built locally (in TMPDIR), uploaded, and published when the run succeeds.
+    #[arg(value_parser = parse_location, short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Write the JSON run report here (counts, warnings, outputs).
+    #[arg(value_parser = parse_location, long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write rejected records here as NDJSON (file, byte offset, conversation id, reason).
+    #[arg(value_parser = parse_location, long, value_name = "FILE")]
+    pub rejects: Option<PathBuf>,
+    /// How records are read and written.
+    #[command(flatten)]
+    pub conversion: ConversionArgs,
+}
+
+/// `memport sync`'s arguments.
+#[derive(Args)]
+pub struct SyncArgs {
+    /// This month's export: zips, unzipped folders or files. Conversations missing from a
+    /// whole export (a zip or folder) are retracted; a lone file never retracts anything.
+    #[arg(value_parser = parse_location, required_unless_present = "status")]
+    pub inputs: Vec<PathBuf>,
+    /// What earlier runs wrote: a SQLite file, made by the first sync; or a PostgreSQL
+    /// database shared by many workers (postgres://user:password@host/db; each --tenant's
+    /// rows apart, one sync per tenant at a time).
+    #[arg(long, value_name = "FILE|URL")]
+    pub state: PathBuf,
+    /// Print the state's runs and per-provider totals instead of syncing.
+    #[arg(long, conflicts_with_all = ["inputs", "formats", "output"])]
+    pub status: bool,
+    /// With --status: print JSON.
+    #[arg(long, requires = "status")]
+    pub json: bool,
+    /// Output formats of each run, comma-separated (as for convert).
+    #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required_unless_present = "status")]
+    pub formats: Vec<String>,
+    /// The folder that gets runs/<run-id>/ for each sync; or s3://bucket/prefix/, where each
+    /// run is uploaded and published before the state records it.
+    #[arg(value_parser = parse_location, short, long, value_name = "OUT", required_unless_present = "status")]
+    pub output: Option<PathBuf>,
+    /// How records are read and written.
+    #[command(flatten)]
+    pub conversion: ConversionArgs,
+}
+
+/// `memport merge`'s arguments.
+#[derive(Args)]
+pub struct MergeArgs {
+    /// The store the delta applies to: the first sync's OUT/runs/<run-id>/pam/, or the folder an
+    /// earlier merge wrote.
+    pub base: PathBuf,
+    /// The delta: the pam/ folder of a later sync run (its run folder is taken too).
+    pub delta: PathBuf,
+    /// The folder the merged store is written to: new, empty, or a store memport wrote.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Print the merge report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How records are read and written: shared by `convert` and `sync`.
+#[derive(Args)]
+pub struct ConversionArgs {
+    /// Decode threads, at least 1 [default: every core]; more than 4 per core (at most 256) are
+    /// lowered to that. Output is identical at any count.
+    #[arg(long, value_parser = parse_threads, allow_negative_numbers = true)]
+    pub threads: Option<usize>,
+    /// Export time written to outputs (RFC 3339); default SOURCE_DATE_EPOCH, else now.
+    #[arg(long, value_name = "TIME")]
+    pub exported_at: Option<String>,
+    /// AIMEM producer namespace (a-z, 0-9, -), part of every chunk id.
+    #[arg(long, default_value = "memport")]
+    pub producer: String,
+    /// AIMEM tenant id [default: a UUID derived from the producer].
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// content: drop messages whose PAM content hash was seen earlier (first wins); off: keep all.
+    #[arg(long, default_value = "content", value_name = "content|off")]
+    pub dedup: String,
+    /// active: only the thread the user last saw; all: every regeneration and edit too.
+    #[arg(long, default_value = "active", value_name = "active|all")]
+    pub branches: String,
+    /// Gemini and Copilot exports have no conversation ids: records further apart than this
+    /// start a new conversation (Gemini records with a conversation URL are grouped by it).
+    #[arg(long, default_value_t = config::DEFAULT_GAP_MINUTES, value_name = "MINUTES", allow_negative_numbers = true)]
+    pub gap_minutes: u64,
+    /// Zone of times written without one (Copilot CSVs): UTC or a fixed offset like +02:00.
+    /// Outputs tag such messages with the zone assumed.
+    // A fixed offset west of UTC starts with `-` (`--timezone -05:00`): without this clap takes
+    // it for an option and refuses it. The value is checked as an offset, so a flag taken by
+    // mistake (`--timezone --quiet`) is refused there.
+    #[arg(long, default_value = "UTC", value_name = "OFFSET", allow_hyphen_values = true)]
+    pub timezone: String,
+    /// Largest conversation (or memory-format record) read, like 256M or 2G: a larger one is
+    /// skipped and rejected, and the run goes on. One record is held in memory while it is
+    /// read, so this bounds what a broken or hostile file can take.
+    #[arg(long, default_value = config::DEFAULT_MAX_RECORD_SIZE, value_name = "SIZE")]
+    pub max_record_size: String,
+    /// Parquet only: `provider` writes Hive-style folders (messages/provider=claude/…) that
+    /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
+    #[arg(long, default_value = "none", value_name = "provider|none")]
+    pub partition_by: String,
+    /// The owner written as PAM `owner.id`, MIF `export_meta.user_id` and UMP `scope.owner`
+    /// (exports do not name their owner without personal data).
+    #[arg(long, default_value = config::DEFAULT_OWNER_ID, value_name = "ID")]
+    pub owner_id: String,
+    /// Sign PAM stores (PAM §18: Ed25519 over checksum, export id, date and owner) and UMP
+    /// records (BLAKE3 content hash, Ed25519, did:key signer) with this Ed25519 private key:
+    /// PKCS#8 PEM (openssl genpkey -algorithm ed25519), 64 hex digits or 32 raw bytes.
+    #[arg(long, value_name = "FILE")]
+    pub sign_key: Option<PathBuf>,
+    /// rules: extract typed memories (identity, preferences, relationships, goals, decisions,
+    /// standing instructions, pitfalls, skills, environment, projects, facts) from what the
+    /// user said about themselves, with evidence, into every format; off: transcripts and the
+    /// provider's own memories only.
+    #[arg(long, default_value = "rules", value_name = "rules|off")]
+    pub extract: String,
+    /// Extracted memories less sure than this (0 to 1) are dropped and counted; a statement
+    /// said again grows surer. 0.5 keeps every plain statement and drops a hedged one
+    /// ("maybe", "I think") said once, unless its rule is very sure.
+    #[arg(
+        long,
+        default_value_t = crate::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE,
+        value_name = "0..1",
+        allow_negative_numbers = true
+    )]
+    pub min_confidence: f32,
+    /// drop: leave out extracted contact details (e-mail, phone, street address); keep: write
+    /// them, marked not exportable where the format can say so (PAM, UMP).
+    #[arg(long, default_value = "drop", value_name = "drop|keep")]
+    pub extract_pii: String,
+    /// secrets: mask API keys, tokens, private keys, passwords, card and account numbers and
+    /// one-time codes in every transcript written, as [REDACTED:<kind>] (content hashes are
+    /// over the masked text); none: write the text as it is.
+    #[arg(long, default_value = "none", value_name = "secrets|none")]
+    pub redact: String,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// A path as given, or an object-storage URL (`s3://bucket/key`, kept as it is); a `file://`
+/// URL is the local path it names.
+pub fn parse_location(text: &str) -> Result<PathBuf, String> {
+    Ok(crate::remote::local_form(std::path::Path::new(text)))
+}
+
+/// `--threads` as given: a whole number, at least 1.
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("memport needs at least 1 worker thread; leave --threads out to use every core".to_owned()),
+        Ok(threads) => Ok(threads),
+        Err(_) => Err(format!("`{text}` is not a number of worker threads (1 or more)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::{Cli, Command, ConvertArgs};
+
+    /// `memport convert in --to aimem -o out` followed by `extra`.
+    fn convert_with(extra: &[&str]) -> Result<ConvertArgs, clap::Error> {
+        let mut args = vec!["memport", "convert", "in", "--to", "aimem", "-o", "out"];
+        args.extend_from_slice(extra);
+        match Cli::try_parse_from(args)?.command {
+            Command::Convert(args) => Ok(*args),
+            _ => panic!("parsed as another command"),
+        }
+    }
+
+    /// Guards the clap attributes: a debug build checks them only when they are used.
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Guards `--timezone -05:00` as the docs write it: a value that starts with `-` is the
+    /// option's value, not another option.
+    #[test]
+    fn a_negative_offset_is_a_timezone_value_in_either_form() {
+        for extra in [&["--timezone", "-05:00"][..], &["--timezone=-05:00"][..]] {
+            assert_eq!(convert_with(extra).map(|args| args.conversion.timezone).ok().as_deref(), Some("-05:00"), "{extra:?}");
+        }
+        // Negative numbers reach the checks that say what is wrong with them.
+        assert_eq!(convert_with(&["--min-confidence", "-0.5"]).map(|args| args.conversion.min_confidence).ok(), Some(-0.5));
+        let error = convert_with(&["--gap-minutes", "-5"]).err().map(|error| error.kind());
+        assert_eq!(error, Some(clap::error::ErrorKind::ValueValidation));
+    }
+
+    /// Guards `--threads`: 0 is refused with a reason, and a count is kept.
+    #[test]
+    fn threads_are_at_least_one() {
+        let error = convert_with(&["--threads", "0"]).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("at least 1 worker thread"), "{error}");
+        let error = convert_with(&["--threads", "-3"]).err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(error.contains("not a number of worker threads"), "{error}");
+        assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.conversion.threads).ok(), Some(Some(3)));
+    }
+}
