@@ -16,27 +16,13 @@ use memport::pipeline::{Options, default_tenant_id, default_threads};
 use memport::sinks::{OutputFormat, output_paths};
 use memport::timefmt::parse_rfc3339;
 
-// mimalloc: the decode workers allocate many short strings; glibc malloc cost ~8% of the run
-// (docs/design-decisions.md).
+#[path = "main/allocator.rs"]
+mod allocator;
+
+// mimalloc for the many short strings of the decode workers, the system allocator for huge
+// blocks (docs/design-decisions.md#memory).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// `mi_option_purge_delay` in mimalloc's C `mi_option_e` (the Rust bindings name only some
-/// options); the test below checks that mimalloc reads it back as set.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Tells mimalloc to keep memory it has freed mapped instead of returning it to the system
-/// ("purging") a second later. A run frees and reallocates its batches all the time at the same
-/// peak; purged pages came straight back as page faults, and each purge is a `madvise` whose
-/// TLB flush interrupts the other cores. On the 4 GB Gemini export that was 12 of 15.7 s of
-/// kernel time; peak RSS rose from 232 to 253 MiB (docs/design-decisions.md).
-#[allow(unsafe_code)]
-fn keep_freed_memory_mapped() {
-    // SAFETY: `mi_option_set` stores an integer in mimalloc's option table, which it reads
-    // atomically; -1 is a documented value of this option ("no purging at all"), and it is set
-    // before any worker thread starts.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
-}
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 /// Exit code: the run finished but some records were rejected, or a file is invalid.
 const EXIT_PROBLEMS: u8 = 1;
@@ -44,7 +30,7 @@ const EXIT_PROBLEMS: u8 = 1;
 const EXIT_FAILED: u8 = 2;
 
 fn main() -> ExitCode {
-    keep_freed_memory_mapped();
+    allocator::keep_freed_memory_mapped();
     match run(Cli::parse()) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
@@ -293,22 +279,4 @@ fn validate(files: Vec<PathBuf>, json: bool) -> Result<u8> {
         print!("{}", validate_text::validations_text(&results));
     }
     Ok(if all_valid { 0 } else { EXIT_PROBLEMS })
-}
-
-#[cfg(test)]
-mod tests {
-    /// Guards `MI_OPTION_PURGE_DELAY`: option 15 must be the purge delay, whose default in the
-    /// mimalloc built here is 1000 ms (no option next to it has that default).
-    #[test]
-    #[allow(unsafe_code)]
-    fn the_option_set_is_mimallocs_purge_delay() {
-        // SAFETY: `mi_option_get` reads an integer from mimalloc's option table.
-        let default = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-            assert_eq!(default, 1000);
-        }
-        super::keep_freed_memory_mapped();
-        // SAFETY: as above.
-        assert_eq!(unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) }, -1);
-    }
 }
