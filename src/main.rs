@@ -10,8 +10,10 @@ use clap::Parser;
 
 use memport::cli::args::{Cli, Command, ConversionArgs, ConvertArgs, MergeArgs, SyncArgs};
 use memport::cli::{inspect_text, run_text, threads, validate_text};
-use memport::pipeline::config::{self, parse_branches, parse_dedup};
+use memport::pipeline::config;
+use memport::pipeline::extraction::ExtractionSettings;
 use memport::pipeline::report::RunReport;
+use memport::pipeline::settings::Partitioning;
 use memport::pipeline::{Options, default_tenant_id, default_threads};
 use memport::sinks::{OutputFormat, output_paths};
 use memport::timefmt::parse_rfc3339;
@@ -85,7 +87,7 @@ fn run(cli: Cli) -> Result<u8> {
         },
         Command::Inspect { inputs, json, memories: true, dedup } => {
             check_inputs(&inputs)?;
-            inspect_memories(inputs, json, parse_dedup(&dedup)?)
+            inspect_memories(inputs, json, dedup)
         }
         Command::Inspect { inputs, json, memories: false, .. } => {
             check_inputs(&inputs)?;
@@ -191,14 +193,14 @@ fn conversion_options(
         exported_at: resolve_exported_at(args.exported_at.as_deref())?,
         tenant_id: args.tenant.unwrap_or_else(|| default_tenant_id(&args.producer)),
         producer: args.producer,
-        dedup: parse_dedup(&args.dedup)?,
-        branches: parse_branches(&args.branches)?,
+        dedup: args.dedup,
+        branches: args.branches,
         source: config::parse_source_options(args.gap_minutes, &args.timezone, &args.max_record_size)?,
-        partition_by_provider: config::parse_partition_by(&args.partition_by)?,
+        partition_by_provider: args.partition_by == Partitioning::Provider,
         owner_id: args.owner_id,
         sign_key: args.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
         progress: !args.quiet,
-        extraction: config::parse_extraction(&args.extract, args.min_confidence, &args.extract_pii, &args.redact)?,
+        extraction: ExtractionSettings::from_choices(args.extract, args.min_confidence, args.extract_pii, args.redact)?,
         incremental: None,
     })
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use memport::pipeline::report::RunReport;
-use memport::pipeline::{DedupPolicy, Options, default_tenant_id};
+use memport::pipeline::{DedupPolicy, Options};
 use memport::sinks::OutputFormat;
 use memport::sources::BranchPolicy;
 
@@ -40,27 +40,14 @@ pub fn schema(relative: &str) -> jsonschema::Validator {
 pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> Options {
     Options {
         inputs: inputs.to_vec(),
-        also_read: Vec::new(),
         outputs: formats.iter().map(|format| (*format, out_dir.join(format.default_file_name()))).collect(),
         threads: 2,
         report: Some(out_dir.join("report.json")),
         rejects: Some(out_dir.join("rejects.ndjson")),
         exported_at: EXPORTED_AT,
-        producer: "memport".into(),
-        tenant_id: default_tenant_id("memport"),
-        dedup: DedupPolicy::Content,
-        branches: BranchPolicy::Active,
-        source: memport::sources::SourceOptions::default(),
-        partition_by_provider: false,
-        owner_id: "local-user".to_owned(),
-        sign_key: None,
         progress: false,
         // Extraction on, as by default: every test of every format carries extracted memories.
-        extraction: memport::pipeline::extraction::ExtractionSettings {
-            extract: Some(memport::stages::extract::consolidate::ConsolidateOptions::default()),
-            redact_secrets: false,
-        },
-        incremental: None,
+        ..Options::default()
     }
 }
 

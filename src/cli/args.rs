@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::pipeline::config;
+use crate::pipeline::settings::{DedupPolicy, Extractor, Partitioning, PiiPolicy, Redaction};
+use crate::sources::BranchPolicy;
 
 /// The `memport` command line.
 #[derive(Parser)]
@@ -89,8 +91,8 @@ pub enum Command {
         memories: bool,
         /// With --memories: content (as a conversion reads: a repeated message is evidence
         /// once) or off (every copy is evidence).
-        #[arg(long, default_value = "content", value_name = "content|off")]
-        dedup: String,
+        #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "content|off")]
+        dedup: DedupPolicy,
     },
     /// Check AIMEM (bundle or NDJSON), PAM (a store folder, or one memory-store, conversation or
     /// embeddings file), MIF, UMP (JSON, NDJSON, a .ump.md file or a folder of them) and AIME
@@ -195,17 +197,17 @@ pub struct ConversionArgs {
     #[arg(long, value_name = "TIME")]
     pub exported_at: Option<String>,
     /// AIMEM producer namespace (a-z, 0-9, -), part of every chunk id.
-    #[arg(long, default_value = "memport")]
+    #[arg(long, default_value = crate::pipeline::DEFAULT_PRODUCER)]
     pub producer: String,
     /// AIMEM tenant id [default: a UUID derived from the producer].
     #[arg(long)]
     pub tenant: Option<String>,
     /// content: drop messages whose PAM content hash was seen earlier (first wins); off: keep all.
-    #[arg(long, default_value = "content", value_name = "content|off")]
-    pub dedup: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "content|off")]
+    pub dedup: DedupPolicy,
     /// active: only the thread the user last saw; all: every regeneration and edit too.
-    #[arg(long, default_value = "active", value_name = "active|all")]
-    pub branches: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "active|all")]
+    pub branches: BranchPolicy,
     /// Gemini and Copilot exports have no conversation ids: records further apart than this
     /// start a new conversation (Gemini records with a conversation URL are grouped by it).
     #[arg(long, default_value_t = config::DEFAULT_GAP_MINUTES, value_name = "MINUTES", allow_negative_numbers = true)]
@@ -224,8 +226,8 @@ pub struct ConversionArgs {
     pub max_record_size: String,
     /// Parquet only: `provider` writes Hive-style folders (messages/provider=claude/…) that
     /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
-    #[arg(long, default_value = "none", value_name = "provider|none")]
-    pub partition_by: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "provider|none")]
+    pub partition_by: Partitioning,
     /// The owner written as PAM `owner.id`, MIF `export_meta.user_id` and UMP `scope.owner`
     /// (exports do not name their owner without personal data).
     #[arg(long, default_value = config::DEFAULT_OWNER_ID, value_name = "ID")]
@@ -239,8 +241,8 @@ pub struct ConversionArgs {
     /// standing instructions, pitfalls, skills, environment, projects, facts) from what the
     /// user said about themselves, with evidence, into every format; off: transcripts and the
     /// provider's own memories only.
-    #[arg(long, default_value = "rules", value_name = "rules|off")]
-    pub extract: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "rules|off")]
+    pub extract: Extractor,
     /// Extracted memories less sure than this (0 to 1) are dropped and counted; a statement
     /// said again grows surer. 0.5 keeps every plain statement and drops a hedged one
     /// ("maybe", "I think") said once, unless its rule is very sure.
@@ -253,13 +255,13 @@ pub struct ConversionArgs {
     pub min_confidence: f32,
     /// drop: leave out extracted contact details (e-mail, phone, street address); keep: write
     /// them, marked not exportable where the format can say so (PAM, UMP).
-    #[arg(long, default_value = "drop", value_name = "drop|keep")]
-    pub extract_pii: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "drop|keep")]
+    pub extract_pii: PiiPolicy,
     /// secrets: mask API keys, tokens, private keys, passwords, card and account numbers and
     /// one-time codes in every transcript written, as [REDACTED:<kind>] (content hashes are
     /// over the masked text); none: write the text as it is.
-    #[arg(long, default_value = "none", value_name = "secrets|none")]
-    pub redact: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "secrets|none")]
+    pub redact: Redaction,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,

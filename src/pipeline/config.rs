@@ -37,10 +37,11 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ConfigError;
 use crate::pipeline::extraction::ExtractionSettings;
+use crate::pipeline::settings::{Extractor, Partitioning, PiiPolicy, Redaction, parse_choice};
 use crate::pipeline::{DedupPolicy, Options, default_tenant_id, default_threads};
 use crate::sinks::OutputFormat;
 use crate::sources::{BranchPolicy, SourceOptions, TimeZone};
-use crate::stages::extract::consolidate::{ConsolidateOptions, DEFAULT_MIN_CONFIDENCE};
+use crate::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE;
 use crate::validate::input_file::{UTF16_ADVICE, special_file_kind, utf16_encoding};
 
 /// Default pause, in minutes, that starts a new conversation in exports without ids.
@@ -218,77 +219,17 @@ pub struct OutputEntry {
 /// The keys of an `[[outputs]]` table.
 const OUTPUT_KEYS: [&str; 2] = ["format", "path"];
 
-/// Builds the extraction settings from `--extract`, `--min-confidence`, `--extract-pii` and
-/// `--redact`.
+/// Builds the extraction settings from a pipeline file's `extract`, `min_confidence`,
+/// `extract_pii` and `redact`.
 ///
 /// # Errors
-/// [`ConfigError::Option`] naming the option and its valid values.
+/// [`ConfigError::Option`] naming the setting and its valid values.
 pub fn parse_extraction(extract: &str, min_confidence: f32, extract_pii: &str, redact: &str) -> Result<ExtractionSettings, ConfigError> {
-    let problem = |option: &str, reason: String| ConfigError::Option { option: option.into(), reason };
-    if !(0.0..=1.0).contains(&min_confidence) {
-        return Err(problem("min-confidence", format!("{min_confidence} is out of range; give a number from 0 to 1, such as 0.5")));
-    }
-    let keep_personal = match extract_pii {
-        "drop" => false,
-        "keep" => true,
-        other => return Err(problem("extract-pii", format!("`{other}` is not a policy (use `drop` or `keep`)"))),
-    };
-    let extract = match extract {
-        "rules" => Some(ConsolidateOptions { min_confidence, keep_personal }),
-        "off" => None,
-        other => return Err(problem("extract", format!("`{other}` is not an extractor (use `rules` or `off`)"))),
-    };
-    let redact_secrets = match redact {
-        "none" => false,
-        "secrets" => true,
-        other => return Err(problem("redact", format!("`{other}` is not a redaction (use `secrets` or `none`)"))),
-    };
-    Ok(ExtractionSettings { extract, redact_secrets })
-}
-
-/// Parses branch policy names.
-///
-/// # Errors
-/// [`ConfigError::Option`] naming the valid values.
-pub fn parse_branches(value: &str) -> Result<BranchPolicy, ConfigError> {
-    match value {
-        "active" => Ok(BranchPolicy::Active),
-        "all" => Ok(BranchPolicy::All),
-        other => Err(ConfigError::Option {
-            option: "branches".into(),
-            reason: format!("`{other}` is not a branch policy (use `active` or `all`)"),
-        }),
-    }
-}
-
-/// Parses dedup policy names.
-///
-/// # Errors
-/// [`ConfigError::Option`] naming the valid values.
-pub fn parse_dedup(value: &str) -> Result<DedupPolicy, ConfigError> {
-    match value {
-        "content" => Ok(DedupPolicy::Content),
-        "off" => Ok(DedupPolicy::Off),
-        other => {
-            Err(ConfigError::Option { option: "dedup".into(), reason: format!("`{other}` is not a dedup policy (use `content` or `off`)") })
-        }
-    }
-}
-
-/// Parses `--partition-by`: `provider` gives Hive-style provider folders, `none` one folder per
-/// table. Returns whether to partition by provider.
-///
-/// # Errors
-/// [`ConfigError::Option`] naming the valid values.
-pub fn parse_partition_by(value: &str) -> Result<bool, ConfigError> {
-    match value {
-        "provider" => Ok(true),
-        "none" => Ok(false),
-        other => Err(ConfigError::Option {
-            option: "partition-by".into(),
-            reason: format!("`{other}` is not a partitioning (use `provider` or `none`)"),
-        }),
-    }
+    // Every value is checked before the range, as the command line does.
+    let pii: PiiPolicy = parse_choice("extract-pii", "a policy", extract_pii)?;
+    let extractor: Extractor = parse_choice("extract", "an extractor", extract)?;
+    let redaction: Redaction = parse_choice("redact", "a redaction", redact)?;
+    ExtractionSettings::from_choices(extractor, min_confidence, pii, redaction)
 }
 
 /// Loads and checks a pipeline file.
@@ -330,14 +271,15 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
             Err(error) => problems.push(format!("outputs[{}].format: {error}", output.position)),
         }
     }
-    let branches = match file.branches.as_deref().map(parse_branches).transpose() {
-        Ok(branches) => branches.unwrap_or_default(),
-        Err(error) => {
-            problems.push(format!("branches: {error}"));
-            BranchPolicy::default()
-        }
-    };
-    let dedup = match file.dedup.as_deref().map(parse_dedup).transpose() {
+    let branches =
+        match file.branches.as_deref().map(|value| parse_choice::<BranchPolicy>("branches", "a branch policy", value)).transpose() {
+            Ok(branches) => branches.unwrap_or_default(),
+            Err(error) => {
+                problems.push(format!("branches: {error}"));
+                BranchPolicy::default()
+            }
+        };
+    let dedup = match file.dedup.as_deref().map(|value| parse_choice::<DedupPolicy>("dedup", "a dedup policy", value)).transpose() {
         Ok(dedup) => dedup.unwrap_or_default(),
         Err(error) => {
             problems.push(format!("dedup: {error}"));
@@ -355,14 +297,15 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
             SourceOptions::default()
         }
     };
-    let partition_by_provider = match file.partition_by.as_deref().map(parse_partition_by).transpose() {
-        Ok(partition) => partition.unwrap_or(false),
-        Err(error) => {
-            problems.push(format!("partition_by: {error}"));
-            false
-        }
-    };
-    let producer = file.producer.clone().unwrap_or_else(|| "memport".to_owned());
+    let partition_by_provider =
+        match file.partition_by.as_deref().map(|value| parse_choice("partition-by", "a partitioning", value)).transpose() {
+            Ok(partition) => partition == Some(Partitioning::Provider),
+            Err(error) => {
+                problems.push(format!("partition_by: {error}"));
+                false
+            }
+        };
+    let producer = file.producer.clone().unwrap_or_else(|| crate::pipeline::DEFAULT_PRODUCER.to_owned());
     let sign_key = match file.sign_key.as_deref().map(|path| crate::signing::SignKey::load(&resolve(path))).transpose() {
         Ok(key) => key,
         Err(error) => {

@@ -14,6 +14,7 @@ pub mod publish;
 pub mod rejects;
 pub mod remote_outputs;
 pub mod report;
+pub mod settings;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -34,15 +35,7 @@ use rejects::RejectsWriter;
 use report::{InputSummary, OptionsSummary, OutputSummary, RunReport};
 use tempfile::TempPath;
 
-/// Whether duplicate messages are dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DedupPolicy {
-    /// By PAM content hash; the first occurrence in input order wins.
-    #[default]
-    Content,
-    /// Keep every message.
-    Off,
-}
+pub use settings::DedupPolicy;
 
 /// Everything a conversion needs, checked by [`Options::validate`].
 #[derive(Debug, Clone)]
@@ -84,6 +77,37 @@ pub struct Options {
     pub extraction: extraction::ExtractionSettings,
     /// Set by a sync: its outputs are part of a series (export ids, a delta's base and since).
     pub incremental: Option<crate::sinks::Incremental>,
+}
+
+/// The producer namespace when none is given (`--producer`).
+pub const DEFAULT_PRODUCER: &str = "memport";
+
+/// The command line's defaults, but for what a run must be given: no inputs or outputs, and the
+/// export time 1970-01-01 (the command line takes `--exported-at`, `SOURCE_DATE_EPOCH` or now;
+/// the library reads no clock).
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            inputs: Vec::new(),
+            also_read: Vec::new(),
+            outputs: Vec::new(),
+            threads: default_threads(),
+            report: None,
+            rejects: None,
+            exported_at: 0,
+            producer: DEFAULT_PRODUCER.to_owned(),
+            tenant_id: default_tenant_id(DEFAULT_PRODUCER),
+            dedup: DedupPolicy::default(),
+            branches: BranchPolicy::default(),
+            source: SourceOptions::default(),
+            partition_by_provider: false,
+            owner_id: config::DEFAULT_OWNER_ID.to_owned(),
+            sign_key: None,
+            progress: true,
+            extraction: extraction::ExtractionSettings::default(),
+            incremental: None,
+        }
+    }
 }
 
 /// Default worker count: every core.
@@ -264,24 +288,15 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         warnings: Default::default(),
         notes,
         options: OptionsSummary {
-            branches: match options.branches {
-                BranchPolicy::Active => "active",
-                BranchPolicy::All => "all",
-            },
-            dedup: match options.dedup {
-                DedupPolicy::Content => "content",
-                DedupPolicy::Off => "off",
-            },
+            branches: options.branches,
+            dedup: options.dedup,
             threads: options.threads,
             exported_at: format_rfc3339(options.exported_at),
             producer: options.producer.clone(),
-            extract: if options.extraction.extract.is_some() { "rules" } else { "off" },
+            extract: options.extraction.extractor(),
             min_confidence: options.extraction.extract.map(|extract| (f64::from(extract.min_confidence) * 1000.0).round() / 1000.0),
-            extract_pii: match options.extraction.extract {
-                Some(extract) if extract.keep_personal => "keep",
-                _ => "drop",
-            },
-            redact: if options.extraction.redact_secrets { "secrets" } else { "none" },
+            extract_pii: options.extraction.pii_policy(),
+            redact: options.extraction.redaction(),
         },
         rejects: result.rejects,
         memories_extracted: result.memories,
@@ -374,23 +389,13 @@ mod tests {
     fn example_options(out: &Path) -> Options {
         Options {
             inputs: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join("chatgpt-small")],
-            also_read: Vec::new(),
             outputs: vec![(OutputFormat::AimemNdjson, out.join("memory.aimem.ndjson"))],
             threads: 1,
             report: Some(out.join("run.json")),
             rejects: Some(out.join("rejects.ndjson")),
-            exported_at: 0,
-            producer: "memport".into(),
-            tenant_id: default_tenant_id("memport"),
-            dedup: DedupPolicy::Content,
-            branches: BranchPolicy::Active,
-            source: SourceOptions::default(),
-            partition_by_provider: false,
-            owner_id: "local-user".into(),
-            sign_key: None,
             progress: false,
             extraction: extraction::ExtractionSettings::OFF,
-            incremental: None,
+            ..Options::default()
         }
     }
 
@@ -420,15 +425,15 @@ mod tests {
             warnings: Default::default(),
             notes: Vec::new(),
             options: OptionsSummary {
-                branches: "active",
-                dedup: "content",
+                branches: BranchPolicy::Active,
+                dedup: DedupPolicy::Content,
                 threads: 1,
                 exported_at: format_rfc3339(0),
                 producer: "memport".into(),
-                extract: "off",
+                extract: settings::Extractor::Off,
                 min_confidence: None,
-                extract_pii: "drop",
-                redact: "none",
+                extract_pii: settings::PiiPolicy::Drop,
+                redact: settings::Redaction::None,
             },
             rejects: 0,
             memories_extracted: None,

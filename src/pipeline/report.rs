@@ -125,9 +125,9 @@ pub struct OutputSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct OptionsSummary {
     /// `active` or `all`.
-    pub branches: &'static str,
+    pub branches: crate::sources::BranchPolicy,
     /// `content` or `off`.
-    pub dedup: &'static str,
+    pub dedup: crate::pipeline::settings::DedupPolicy,
     /// Worker threads used.
     pub threads: usize,
     /// Export time written to outputs.
@@ -135,13 +135,13 @@ pub struct OptionsSummary {
     /// Producer namespace.
     pub producer: String,
     /// `rules` or `off`.
-    pub extract: &'static str,
+    pub extract: crate::pipeline::settings::Extractor,
     /// The confidence floor of extracted memories (when extracting).
     pub min_confidence: Option<f64>,
     /// `drop` or `keep`: what happens to extracted contact details.
-    pub extract_pii: &'static str,
+    pub extract_pii: crate::pipeline::settings::PiiPolicy,
     /// `secrets` or `none`: what is masked in transcripts.
-    pub redact: &'static str,
+    pub redact: crate::pipeline::settings::Redaction,
 }
 
 /// The whole report.

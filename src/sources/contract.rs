@@ -13,8 +13,10 @@ use crate::sources::container::Entry;
 use crate::sources::json_array::{ArrayFramer, FrameError};
 use crate::sources::regroup;
 
-/// Which messages of a branched conversation flow on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which messages of a branched conversation flow on (`--branches`; a setting of the run like
+/// those of [`crate::pipeline::settings`], defined here where the sources use it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BranchPolicy {
     /// Only the thread the user last saw (`current_node` up to the root).
     #[default]
