@@ -1,7 +1,8 @@
 //! A malformed-input corpus run against the `memport` binary: broken, hostile and odd inputs of
 //! every provider and memory format, and wrong invocations. Every case is a row of one table
-//! (builder, arguments, expected exit code, what memport must say) and one test runs them all,
-//! so a run lists every case that fails with what happened. For every case memport must not
+//! (builder, arguments, expected exit code, what memport must say); one test per part of the
+//! corpus (a provider, the memory formats, the invocations, pipeline files) runs its cases and
+//! lists every one that fails with what happened. For every case memport must not
 //! crash or hang, must leave every file it was given as it was, must leave nothing behind after
 //! a failed run, and a report it writes must balance.
 
@@ -1618,15 +1619,9 @@ fn check(case: &Case) -> Vec<String> {
     problems
 }
 
-/// The corpus, one case after another (set MEMPORT_MALFORMED to a part of a name to run some).
-#[test]
-fn malformed_inputs_are_refused_or_rejected_without_crash_hang_or_damage() {
-    let cases = cases();
-    assert!(cases.len() >= 110, "the corpus has {} cases", cases.len());
-    let mut names = BTreeSet::new();
-    for case in &cases {
-        assert!(names.insert(case.name.as_str()), "two cases are named {}", case.name);
-    }
+/// Runs `cases` (those whose name holds MEMPORT_MALFORMED, when it is set) and lists every one
+/// that failed with what happened.
+fn run_cases(group: &str, cases: &[Case]) {
     let filter = std::env::var(FILTER_VARIABLE).unwrap_or_default();
     let selected: Vec<&Case> = cases.iter().filter(|case| case.name.contains(filter.as_str())).collect();
     let failures: Vec<String> = selected
@@ -1636,5 +1631,64 @@ fn malformed_inputs_are_refused_or_rejected_without_crash_hang_or_damage() {
             (!problems.is_empty()).then(|| format!("{}: {}", case.name, problems.join("; ")))
         })
         .collect();
-    assert!(failures.is_empty(), "{} of {} malformed-input cases failed:\n{}", failures.len(), selected.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} of {} {group} cases failed:\n{}", failures.len(), selected.len(), failures.join("\n"));
+}
+
+/// Guards the corpus itself: every case has its own name, so a failure names one case.
+#[test]
+fn the_corpus_names_each_case_once() {
+    let cases = cases();
+    assert!(cases.len() >= 110, "the corpus has {} cases", cases.len());
+    let mut names = BTreeSet::new();
+    for case in &cases {
+        assert!(names.insert(case.name.as_str()), "two cases are named {}", case.name);
+    }
+}
+
+// One test per part of the corpus, so the parts run side by side (set MEMPORT_MALFORMED to a
+// part of a case name to run only those cases).
+
+#[test]
+fn broken_chatgpt_exports_are_refused_or_rejected_without_crash_hang_or_damage() {
+    run_cases("ChatGPT", &chatgpt_cases());
+}
+
+#[test]
+fn broken_claude_exports_are_refused_or_rejected_without_crash_hang_or_damage() {
+    run_cases("Claude", &claude_cases());
+}
+
+#[test]
+fn broken_grok_exports_are_refused_or_rejected_without_crash_hang_or_damage() {
+    run_cases("Grok", &grok_cases());
+}
+
+#[test]
+fn broken_copilot_exports_are_refused_or_rejected_without_crash_hang_or_damage() {
+    run_cases("Copilot", &copilot_cases());
+}
+
+#[test]
+fn broken_gemini_exports_are_refused_or_rejected_without_crash_hang_or_damage() {
+    run_cases("Gemini", &gemini_cases());
+}
+
+#[test]
+fn broken_memory_format_files_are_refused_or_rejected_without_crash_hang_or_damage() {
+    run_cases("memory-format", &memory_format_cases());
+}
+
+#[test]
+fn broken_validate_and_inspect_inputs_are_refused_without_crash_or_hang() {
+    run_cases("validate and inspect", &validate_and_inspect_cases());
+}
+
+#[test]
+fn wrong_convert_invocations_are_refused_without_damage() {
+    run_cases("invocation", &invocation_cases());
+}
+
+#[test]
+fn broken_pipeline_files_are_refused_with_every_problem() {
+    run_cases("pipeline-file", &pipeline_cases());
 }

@@ -21,13 +21,15 @@ fn tool(name: &str) -> PathBuf {
     path
 }
 
-/// Every input the validators check: the real samples, the bundled examples, and the small
-/// export the bench generator makes (written under `scratch`).
-fn inputs(scratch: &Path) -> Vec<PathBuf> {
-    let mut inputs: Vec<PathBuf> = REAL_SAMPLES.iter().map(|sample| shared(sample)).collect();
+/// The bundled examples, in name order.
+fn examples() -> Vec<PathBuf> {
     let mut examples: Vec<PathBuf> = std::fs::read_dir(root().join("examples")).unwrap().map(|entry| entry.unwrap().path()).collect();
     examples.sort();
-    inputs.extend(examples);
+    examples
+}
+
+/// The small export the bench generator makes, written under `scratch`.
+fn generated(scratch: &Path) -> PathBuf {
     let generated = scratch.join("generated");
     let made = Command::new("python3")
         .arg(root().join("benches/gen_chatgpt.py"))
@@ -36,8 +38,7 @@ fn inputs(scratch: &Path) -> Vec<PathBuf> {
         .status()
         .unwrap();
     assert!(made.success(), "benches/gen_chatgpt.py --small failed");
-    inputs.push(generated);
-    inputs
+    generated
 }
 
 /// Runs `validator` with `arguments` and fails with its output unless it accepts the file.
@@ -53,11 +54,11 @@ fn accepted(validator: &Path, arguments: &[&Path], input: &Path) {
     );
 }
 
-#[test]
-fn pam_and_mif_written_from_every_sample_pass_the_reference_validators() {
+/// Converts each of `inputs` to PAM and MIF and has both reference validators check the result.
+fn validators_accept_what_is_written_from(inputs: &[PathBuf]) {
     let (pam, mif) = (tool("pam"), tool("mif"));
     let scratch = tempfile::tempdir().unwrap();
-    for (index, input) in inputs(scratch.path()).iter().enumerate() {
+    for (index, input) in inputs.iter().enumerate() {
         let out = scratch.path().join(format!("out-{index}"));
         let report = memport::run(&options(std::slice::from_ref(input), &out, &[OutputFormat::Pam, OutputFormat::Mif]))
             .unwrap_or_else(|error| panic!("{} converts: {error}", input.display()));
@@ -67,4 +68,21 @@ fn pam_and_mif_written_from_every_sample_pass_the_reference_validators() {
         let mif_file = out.join(OutputFormat::Mif.default_file_name());
         accepted(&mif, &[Path::new("validate"), &mif_file], input);
     }
+}
+
+#[test]
+fn pam_and_mif_written_from_every_real_sample_pass_the_reference_validators() {
+    let samples: Vec<PathBuf> = REAL_SAMPLES.iter().map(|sample| shared(sample)).collect();
+    validators_accept_what_is_written_from(&samples);
+}
+
+#[test]
+fn pam_and_mif_written_from_every_bundled_example_pass_the_reference_validators() {
+    validators_accept_what_is_written_from(&examples());
+}
+
+#[test]
+fn pam_and_mif_written_from_a_generated_export_pass_the_reference_validators() {
+    let scratch = tempfile::tempdir().unwrap();
+    validators_accept_what_is_written_from(&[generated(scratch.path())]);
 }
