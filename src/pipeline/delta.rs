@@ -6,11 +6,14 @@
 //! `crate::sync` implements it over its state store.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::error::RunError;
-use crate::model::{Conversation, MemoryRecord, Provider, RetractedConversation};
-use crate::sources::InputPlan;
+use crate::model::{Conversation, MemoryRecord, Origin, Provider, RetractedConversation};
+use crate::pipeline::extraction::memories_only_records;
+use crate::sources::{Decoder, InputPlan};
 use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink};
+use crate::stages::{BeforeDecode, Emit, EndBoard, Found, Stage, WorkerStep};
 
 pub use crate::hash::Fingerprint;
 
@@ -97,4 +100,96 @@ pub trait DeltaFilter: Send {
     /// # Errors
     /// When the sync's state cannot be read or written.
     fn conclude(&mut self, links: &[EarlierLink]) -> Result<Conclusion, RunError>;
+}
+
+/// A sync's delta as a stage of the run: on the worker pool, every element is fingerprinted
+/// and those an earlier run read are skipped unread; in input order, a conversation's messages
+/// emitted before are marked; at the end, extracted memories carry what earlier runs knew, and
+/// the sync's conclusion (memories written again, retractions) goes to every sink.
+pub struct DeltaStage<'filter> {
+    filter: &'filter mut dyn DeltaFilter,
+    index: Arc<UnchangedIndex>,
+}
+
+impl<'filter> DeltaStage<'filter> {
+    /// The stage for `filter`, with the elements earlier runs read (`index`, from
+    /// [`DeltaFilter::prepare`]).
+    pub fn new(filter: &'filter mut dyn DeltaFilter, index: UnchangedIndex) -> Self {
+        DeltaStage { filter, index: Arc::new(index) }
+    }
+}
+
+/// [`DeltaStage`]'s work on the worker pool.
+struct DeltaWorker {
+    index: Arc<UnchangedIndex>,
+}
+
+/// What the worker step found: the element's fingerprint, and the conversation it became in
+/// an earlier run when it is skipped.
+struct Fingerprinted {
+    fingerprint: Fingerprint,
+    unchanged: Option<String>,
+}
+
+impl WorkerStep for DeltaWorker {
+    fn before_decode(&self, provider: Provider, bytes: &[u8], decoder: &dyn Decoder) -> BeforeDecode {
+        let fingerprint = decoder.fingerprint(bytes);
+        match self.index.lookup(provider, &fingerprint) {
+            Some(conversation_id) => {
+                BeforeDecode::Skip(Box::new(Fingerprinted { fingerprint, unchanged: Some(conversation_id.to_owned()) }))
+            }
+            None => BeforeDecode::Decode(Some(Box::new(Fingerprinted { fingerprint, unchanged: None }))),
+        }
+    }
+}
+
+impl Stage for DeltaStage<'_> {
+    fn name(&self) -> &'static str {
+        "sync delta"
+    }
+
+    fn worker(&self) -> Option<Arc<dyn WorkerStep>> {
+        Some(Arc::new(DeltaWorker { index: self.index.clone() }))
+    }
+
+    fn process(&mut self, conversation: &mut Conversation, found: Option<Found>) -> Result<(), RunError> {
+        match found.and_then(|found| found.downcast::<Fingerprinted>().ok()) {
+            Some(found) => self.filter.trim(conversation, found.fingerprint),
+            None => Ok(()),
+        }
+    }
+
+    fn skipped(&mut self, provider: Provider, found: Found) -> Result<(), RunError> {
+        match found.downcast::<Fingerprinted>() {
+            Ok(found) => match &found.unchanged {
+                Some(conversation_id) => self.filter.unchanged(provider, conversation_id, found.fingerprint),
+                None => Ok(()),
+            },
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn prepare_end(&mut self, board: &mut EndBoard) -> Result<(), RunError> {
+        if board.wants_earlier_currents {
+            board.earlier_currents = self.filter.earlier_currents()?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, board: &mut EndBoard, emit: &mut dyn Emit) -> Result<(), RunError> {
+        let conclusion = self.filter.conclude(&board.earlier_links)?;
+        let origin = Origin { file: "sync".into(), offset: 0, index: 0 };
+        let batch = memories_only_records(conclusion.memories, &origin);
+        if !batch.is_empty() && !emit.records(batch)? {
+            return Ok(());
+        }
+        if !conclusion.retracted.is_empty() {
+            emit.retractions(conclusion.retracted)?;
+        }
+        Ok(())
+    }
+
+    fn pass_emitted(&mut self, records: &mut [Conversation]) -> Result<(), RunError> {
+        self.filter.trim_memories(records)
+    }
 }

@@ -18,15 +18,13 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::buffers::BufferPool;
 use crate::error::RunError;
-use crate::model::{Origin, Provider, RetractedConversation, Warnings};
-use crate::pipeline::delta::{DeltaFilter, Fingerprint, UnchangedIndex};
-use crate::pipeline::extraction::{self, ExtractionSettings, WorkerFindings};
+use crate::model::{Conversation, Origin, Provider, RetractedConversation, Warnings};
 use crate::pipeline::rejects::{RejectLevel, RejectsWriter};
 use crate::pipeline::report::Counts;
-use crate::sinks::{Encoded, Sink, SinkSummary};
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::sources::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
-use crate::stages::Stage;
 use crate::stages::extract::consolidate::MemoryCounts;
+use crate::stages::{BeforeDecode, Emit, EndBoard, Found, Stage, StageReport, WorkerStep};
 use std::collections::BTreeMap;
 
 /// A batch is cut when its elements reach this many bytes...
@@ -63,11 +61,11 @@ enum ToSink {
 
 /// What one framed element became.
 enum Outcome {
-    /// Decoded, with the fingerprint of its bytes when a sync asked for them.
-    Decoded(Box<Decoded>, WorkerFindings, Option<Fingerprint>),
-    /// Skipped before decoding: an earlier sync read the same bytes, which became this
-    /// conversation.
-    Unchanged(Provider, String, Fingerprint),
+    /// Decoded, with what each stage's worker step found (by stage index, in stage order).
+    Decoded(Box<Decoded>, Vec<(usize, Option<Found>)>),
+    /// Skipped before decoding by the worker step of stage `.0` (a sync: an earlier run read
+    /// the same bytes).
+    Skipped(usize, Provider, Found),
     Rejected(RecordReject),
     /// The input stopped early (truncated, not an array): what came before was kept.
     InputProblem(RecordReject),
@@ -93,33 +91,38 @@ pub struct EngineResult {
     pub previewed: Vec<crate::model::MemoryRecord>,
 }
 
-/// Runs the graph over `plans` into `sinks` (with none, the extracted memories come back in
-/// the result: a preview).
+/// The stages' worker steps, by stage index.
+type WorkerSteps = Arc<Vec<(usize, Arc<dyn WorkerStep>)>>;
+/// Where the sinks take their batches: each one's encoder and queue.
+type SinkSenders = Vec<(Arc<dyn Encoder>, mpsc::Sender<ToSink>)>;
+/// A sink's thread: what it wrote, or nothing when the run failed.
+type SinkTask = tokio::task::JoinHandle<Result<Option<SinkSummary>, RunError>>;
+
+/// What a run reads, and how.
+pub struct Reading {
+    /// The inputs, in order.
+    pub plans: Vec<InputPlan>,
+    /// How elements decode.
+    pub decode: DecodeOptions,
+    /// The largest element read (`--max-record-size`).
+    pub element_limit: u64,
+}
+
+/// Runs the graph over `plans` through `stages` into `sinks` (with none, the memories the
+/// stages emit at the end come back in the result: a preview).
 ///
 /// # Errors
-/// I/O errors reading inputs or writing outputs; nothing else stops a run.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "each argument is a separate part of the run the caller assembles; a struct would only rename them"
-)]
+/// I/O errors reading inputs or writing outputs, and a stage's own failure; nothing else stops
+/// a run.
 pub fn execute(
-    plans: Vec<InputPlan>,
-    decode_options: DecodeOptions,
+    reading: Reading,
     threads: usize,
-    element_limit: u64,
-    extraction_settings: ExtractionSettings,
-    mut stages: Vec<Box<dyn Stage>>,
+    mut stages: Vec<Box<dyn Stage + '_>>,
     sinks: Vec<Box<dyn Sink>>,
     mut rejects: RejectsWriter,
     progress: ProgressBar,
-    delta: Option<(&mut dyn DeltaFilter, UnchangedIndex)>,
 ) -> Result<EngineResult, RunError> {
-    // The workers fingerprint every element when a sync runs: to skip the ones it knows, and
-    // so it can know the others next time.
-    let (mut delta, unchanged) = match delta {
-        Some((filter, index)) => (Some(filter), Some(Arc::new(index))),
-        None => (None, None),
-    };
+    let steps: WorkerSteps = Arc::new(stages.iter().enumerate().filter_map(|(index, stage)| Some((index, stage.worker()?))).collect());
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -138,73 +141,22 @@ pub fn execute(
         let reader = tokio::task::spawn_blocking({
             let pool = pool.clone();
             let progress = progress.clone();
-            move || read_inputs(plans, decode_options, element_limit, unchanged, extraction_settings, &pool, &pending_sender, &progress)
+            move || read_inputs(reading, steps, &pool, &pending_sender, &progress)
         });
-
-        let mut sink_senders = Vec::with_capacity(sinks.len());
-        let mut sink_tasks = Vec::with_capacity(sinks.len());
-        for mut sink in sinks {
-            let (sender, mut receiver) = mpsc::channel::<ToSink>(SINK_QUEUE);
-            sink_senders.push((sink.encoder(), sender));
-            sink_tasks.push(tokio::task::spawn_blocking(move || -> Result<Option<SinkSummary>, RunError> {
-                loop {
-                    match receiver.blocking_recv() {
-                        Some(ToSink::Batch(slot)) => {
-                            let encoded =
-                                slot.blocking_recv().map_err(|_| RunError::Internal("an encode worker ended without a result".into()))?;
-                            sink.write_batch(encoded)?;
-                        }
-                        Some(ToSink::Retract(retracted)) => sink.retract(&retracted)?,
-                        Some(ToSink::Finish) => return sink.finish().map(Some),
-                        // The run failed elsewhere: dropping the sink removes its temporary files,
-                        // so no partial output is left looking complete.
-                        None => return Ok(None),
-                    }
-                }
-            }));
-        }
-
-        let mut counts = Counts::new();
-        let mut memory_collector = match extraction_settings.extract {
-            Some(options) => Some(extraction::Collector::new(options).map_err(|error| RunError::temporary("extraction evidence", error))?),
-            None => None,
-        };
-        let mut redacted: BTreeMap<&'static str, u64> = BTreeMap::new();
-        let mut warnings = Warnings::default();
-        let mut notes = Vec::new();
-        let mut sink_closed = false;
-        let mut collector_error: Option<RunError> = None;
+        let (sink_senders, sink_tasks) = start_sinks(sinks);
+        let mut collected = Collected::default();
         while let Some(slot) = pending_receiver.recv().await {
             let Ok(outcomes) = slot.await else {
-                collector_error = Some(RunError::Internal("a decode worker ended without a result".into()));
+                collected.error = Some(RunError::Internal("a decode worker ended without a result".into()));
                 break;
             };
             // Stages and reject writes may touch files (a spilled dedup run, the rejects file):
             // tell tokio this worker blocks for the length of one batch.
-            let batch = tokio::task::block_in_place(|| {
-                let mut batch = Vec::with_capacity(outcomes.len());
-                for outcome in outcomes {
-                    collect_outcome(
-                        outcome,
-                        &mut stages,
-                        delta.as_deref_mut(),
-                        memory_collector.as_mut(),
-                        &mut redacted,
-                        &mut counts,
-                        &mut warnings,
-                        &mut notes,
-                        &mut rejects,
-                        &mut collector_error,
-                        &mut batch,
-                    );
-                }
-                batch
-            });
-            if batch.is_empty() {
-                continue;
+            let batch = tokio::task::block_in_place(|| collected.take(outcomes, &mut stages, &mut rejects));
+            if !batch.is_empty() {
+                collected.sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
             }
-            sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
-            if sink_closed || collector_error.is_some() {
+            if collected.sink_closed || collected.error.is_some() {
                 break;
             }
         }
@@ -213,130 +165,157 @@ pub fn execute(
             Ok(result) => result,
             Err(join_error) => Err(RunError::Internal(format!("the reader thread failed: {join_error}"))),
         };
-        // The extracted memories follow the last conversation, in batches like any other.
-        let mut memories = None;
-        let mut earlier_links = Vec::new();
-        let mut previewed = Vec::new();
-        if let Some(collector) = memory_collector.take()
-            && reader_result.is_ok()
-            && collector_error.is_none()
-            && !sink_closed
-        {
-            let spool_error = |error: std::io::Error| RunError::Internal(format!("reading back extraction evidence: {error}"));
-            let earlier = match delta.as_deref_mut().map(|delta| tokio::task::block_in_place(|| delta.earlier_currents())) {
-                Some(Err(error)) => {
-                    collector_error = Some(error);
-                    Vec::new()
-                }
-                Some(Ok(earlier)) => earlier,
-                None => Vec::new(),
-            };
-            match tokio::task::block_in_place(|| collector.finish(&earlier)) {
-                Err(error) => collector_error = Some(spool_error(error)),
-                Ok(mut consolidated) => {
-                    let mut batch_index = 0;
-                    loop {
-                        if collector_error.is_some() {
-                            break;
-                        }
-                        let mut batch = match tokio::task::block_in_place(|| extraction::next_records(&mut consolidated, batch_index)) {
-                            Ok(batch) if batch.is_empty() => break,
-                            Ok(batch) => batch,
-                            Err(error) => {
-                                collector_error = Some(spool_error(error));
-                                break;
-                            }
-                        };
-                        if let Some(delta) = delta.as_deref_mut()
-                            && let Err(error) = tokio::task::block_in_place(|| delta.trim_memories(&mut batch))
-                        {
-                            collector_error = Some(error);
-                            break;
-                        }
-                        batch_index += 1;
-                        if sink_senders.is_empty() {
-                            previewed.extend(batch.into_iter().flat_map(|record| record.memories));
-                            continue;
-                        }
-                        sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
-                        if sink_closed {
-                            break;
-                        }
-                    }
-                    memories = Some(extraction::counts_of(&consolidated));
-                    earlier_links = consolidated.earlier_links().to_vec();
-                }
-            }
-        }
-        // A sync's conclusion: memories of earlier runs written again, marked, then the
-        // retractions, before the outputs are completed.
-        if let Some(delta) = delta.as_deref_mut()
-            && reader_result.is_ok()
-            && collector_error.is_none()
-            && !sink_closed
-        {
-            match tokio::task::block_in_place(|| delta.conclude(&earlier_links)) {
-                Err(error) => collector_error = Some(error),
-                Ok(conclusion) => {
-                    let origin = Origin { file: "sync".into(), offset: 0, index: 0 };
-                    let batch = extraction::memories_only_records(conclusion.memories, &origin);
-                    if !batch.is_empty() {
-                        sink_closed |= send_to_sinks(batch, &sink_senders, &pool).await;
-                    }
-                    if !conclusion.retracted.is_empty() {
-                        let retracted = Arc::new(conclusion.retracted);
-                        for (_, sender) in &sink_senders {
-                            sink_closed |= sender.send(ToSink::Retract(retracted.clone())).await.is_err();
-                        }
-                    }
-                }
+        let mut report = StageReport::default();
+        if reader_result.is_ok() && collected.error.is_none() && !collected.sink_closed {
+            match tokio::task::block_in_place(|| end_of_run(&mut stages, &sink_senders, &pool, &mut report.previewed)) {
+                Ok(closed) => collected.sink_closed |= closed,
+                Err(error) => collected.error = Some(error),
             }
         }
         // Outputs are completed only when everything before them succeeded.
-        let succeeded = reader_result.is_ok() && collector_error.is_none() && !sink_closed;
-        for (_, sender) in &sink_senders {
-            if succeeded {
-                let _ = sender.send(ToSink::Finish).await;
-            }
-        }
-        drop(sink_senders);
-        let mut outputs = Vec::with_capacity(sink_tasks.len());
-        let mut first_error = None;
-        for task in sink_tasks {
-            match task.await {
-                Ok(Ok(Some(summary))) => outputs.push(summary),
-                Ok(Ok(None)) => {}
-                Ok(Err(error)) => {
-                    first_error.get_or_insert(error);
-                }
-                Err(join_error) => {
-                    first_error.get_or_insert(RunError::Internal(format!("a sink thread failed: {join_error}")));
-                }
-            }
-        }
-        // A sink's own error explains a closed channel better than anything else.
-        if let Some(error) = first_error {
-            return Err(error);
-        }
+        let succeeded = reader_result.is_ok() && collected.error.is_none() && !collected.sink_closed;
+        let outputs = finish_sinks(sink_senders, sink_tasks, succeeded).await?;
         reader_result?;
-        if let Some(error) = collector_error {
+        let Collected { counts, mut warnings, notes, error, .. } = collected;
+        if let Some(error) = error {
             return Err(error);
         }
         for stage in &mut stages {
             warnings.merge(&stage.take_warnings());
+            stage.report(&mut report);
         }
         progress.finish_and_clear();
         let rejects_written = rejects.count;
         rejects.finish()?;
+        let StageReport { memories, redacted, previewed } = report;
         Ok(EngineResult { counts, warnings, outputs, rejects: rejects_written, notes, memories, redacted, previewed })
     })
+}
+
+/// One thread per sink, writing the batches it is sent in order; each sink's encoder and queue.
+fn start_sinks(sinks: Vec<Box<dyn Sink>>) -> (SinkSenders, Vec<SinkTask>) {
+    let mut sink_senders = Vec::with_capacity(sinks.len());
+    let mut sink_tasks = Vec::with_capacity(sinks.len());
+    for mut sink in sinks {
+        let (sender, mut receiver) = mpsc::channel::<ToSink>(SINK_QUEUE);
+        sink_senders.push((sink.encoder(), sender));
+        sink_tasks.push(tokio::task::spawn_blocking(move || -> Result<Option<SinkSummary>, RunError> {
+            loop {
+                match receiver.blocking_recv() {
+                    Some(ToSink::Batch(slot)) => {
+                        let encoded =
+                            slot.blocking_recv().map_err(|_| RunError::Internal("an encode worker ended without a result".into()))?;
+                        sink.write_batch(encoded)?;
+                    }
+                    Some(ToSink::Retract(retracted)) => sink.retract(&retracted)?,
+                    Some(ToSink::Finish) => return sink.finish().map(Some),
+                    // The run failed elsewhere: dropping the sink removes its temporary files,
+                    // so no partial output is left looking complete.
+                    None => return Ok(None),
+                }
+            }
+        }));
+    }
+    (sink_senders, sink_tasks)
+}
+
+/// Tells every sink to complete its output when the run `succeeded` (otherwise to drop it),
+/// and gathers what each wrote.
+///
+/// # Errors
+/// A sink's own error: it explains a closed channel better than anything else.
+async fn finish_sinks(sink_senders: SinkSenders, sink_tasks: Vec<SinkTask>, succeeded: bool) -> Result<Vec<SinkSummary>, RunError> {
+    for (_, sender) in &sink_senders {
+        if succeeded {
+            let _ = sender.send(ToSink::Finish).await;
+        }
+    }
+    drop(sink_senders);
+    let mut outputs = Vec::with_capacity(sink_tasks.len());
+    let mut first_error = None;
+    for task in sink_tasks {
+        match task.await {
+            Ok(Ok(Some(summary))) => outputs.push(summary),
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => {
+                first_error.get_or_insert(error);
+            }
+            Err(join_error) => {
+                first_error.get_or_insert(RunError::Internal(format!("a sink thread failed: {join_error}")));
+            }
+        }
+    }
+    match first_error {
+        Some(error) => Err(error),
+        None => Ok(outputs),
+    }
+}
+
+/// The end of the run (see [`crate::stages`]): the stages from the last to the first prepare,
+/// then each emits its records and retractions through the others to every sink. Returns
+/// whether a sink stopped taking batches.
+fn end_of_run(
+    stages: &mut [Box<dyn Stage + '_>],
+    sink_senders: &SinkSenders,
+    pool: &Arc<rayon::ThreadPool>,
+    previewed: &mut Vec<crate::model::MemoryRecord>,
+) -> Result<bool, RunError> {
+    let mut board = EndBoard::default();
+    for stage in stages.iter_mut().rev() {
+        stage.prepare_end(&mut board)?;
+    }
+    let runtime = tokio::runtime::Handle::current();
+    for index in (0..stages.len()).rev() {
+        let (before, rest) = stages.split_at_mut(index);
+        let Some((stage, after)) = rest.split_first_mut() else { continue };
+        let mut emit = ToEverySink { before, after, sink_senders, pool, runtime: &runtime, previewed, closed: false };
+        stage.end(&mut board, &mut emit)?;
+        if emit.closed {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// What a stage emits at the end goes through the other stages, then to every sink (or, in a
+/// run without sinks, its memories into the preview).
+struct ToEverySink<'run, 'stage> {
+    before: &'run mut [Box<dyn Stage + 'stage>],
+    after: &'run mut [Box<dyn Stage + 'stage>],
+    sink_senders: &'run SinkSenders,
+    pool: &'run Arc<rayon::ThreadPool>,
+    runtime: &'run tokio::runtime::Handle,
+    previewed: &'run mut Vec<crate::model::MemoryRecord>,
+    closed: bool,
+}
+
+impl Emit for ToEverySink<'_, '_> {
+    fn records(&mut self, mut records: Vec<Conversation>) -> Result<bool, RunError> {
+        for stage in self.before.iter_mut().chain(self.after.iter_mut()) {
+            stage.pass_emitted(&mut records)?;
+        }
+        if self.sink_senders.is_empty() {
+            self.previewed.extend(records.into_iter().flat_map(|record| record.memories));
+            return Ok(true);
+        }
+        self.closed |= self.runtime.block_on(send_to_sinks(records, self.sink_senders, self.pool));
+        Ok(!self.closed)
+    }
+
+    fn retractions(&mut self, retracted: Vec<RetractedConversation>) -> Result<bool, RunError> {
+        let retracted = Arc::new(retracted);
+        for (_, sender) in self.sink_senders {
+            self.closed |= self.runtime.block_on(sender.send(ToSink::Retract(retracted.clone()))).is_err();
+        }
+        Ok(!self.closed)
+    }
 }
 
 /// Hands `batch` to every sink: encoded on the pool, each sink's slot keeps its input order.
 /// Returns whether a sink has stopped taking batches.
 async fn send_to_sinks(
-    batch: Vec<crate::model::Conversation>,
-    sink_senders: &[(Arc<dyn crate::sinks::Encoder>, mpsc::Sender<ToSink>)],
+    batch: Vec<Conversation>,
+    sink_senders: &[(Arc<dyn Encoder>, mpsc::Sender<ToSink>)],
     pool: &Arc<rayon::ThreadPool>,
 ) -> bool {
     let batch = Arc::new(batch);
@@ -355,76 +334,88 @@ async fn send_to_sinks(
     closed
 }
 
-/// Runs the stages on one decoded element (or records its reject) and counts it.
-#[allow(clippy::too_many_arguments)]
-fn collect_outcome<'filter>(
-    outcome: Outcome,
-    stages: &mut [Box<dyn Stage>],
-    delta: Option<&mut (dyn DeltaFilter + 'filter)>,
-    memory_collector: Option<&mut extraction::Collector>,
-    redacted: &mut BTreeMap<&'static str, u64>,
-    counts: &mut Counts,
-    warnings: &mut Warnings,
-    notes: &mut Vec<String>,
-    rejects: &mut RejectsWriter,
-    collector_error: &mut Option<RunError>,
-    batch: &mut Vec<crate::model::Conversation>,
-) {
-    let mut record = |level: RejectLevel, reject: &RecordReject| {
-        if let Err(error) = rejects.write(level, reject) {
-            collector_error.get_or_insert(error);
-        }
-    };
-    match outcome {
-        Outcome::Decoded(decoded, findings, fingerprint) => {
-            let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
-            for stage in stages.iter_mut() {
-                stage.process(&mut conversation);
-            }
-            let trimmed = match (delta, fingerprint) {
-                (Some(delta), Some(fingerprint)) => delta.trim(&mut conversation, fingerprint),
-                _ => Ok(()),
-            };
-            for (kind, count) in findings.redacted {
-                *redacted.entry(kind).or_insert(0) += count;
-            }
-            let extraction_result = match (memory_collector, findings.extraction) {
-                (Some(collector), Some(found)) => collector.add(&conversation, found),
-                _ => Ok(()),
-            };
-            counts.add_conversation(&conversation);
-            counts.messages_read += rejected_messages.len() as u64;
-            counts.messages_rejected += rejected_messages.len() as u64;
-            for reject in &rejected_messages {
-                record(RejectLevel::Message, reject);
-            }
-            warnings.merge(&element_warnings);
-            batch.push(conversation);
-            if let Err(error) = trimmed {
-                collector_error.get_or_insert(error);
-            }
-            if let Err(error) = extraction_result {
-                collector_error.get_or_insert(RunError::temporary("extraction evidence", error));
+/// What the collector has gathered so far.
+struct Collected {
+    counts: Counts,
+    warnings: Warnings,
+    /// Explanations of input problems.
+    notes: Vec<String>,
+    /// The first error of a stage or of the rejects file: the run stops after this batch.
+    error: Option<RunError>,
+    /// Whether a sink stopped taking batches.
+    sink_closed: bool,
+}
+
+impl Default for Collected {
+    fn default() -> Self {
+        // Every skip reason is counted, as zero when nothing was skipped for it.
+        Collected { counts: Counts::new(), warnings: Warnings::default(), notes: Vec::new(), error: None, sink_closed: false }
+    }
+}
+
+impl Collected {
+    /// Runs the stages on one batch's decoded elements in order (or records their rejects),
+    /// counts them, and returns the conversations for the sinks.
+    fn take(&mut self, outcomes: Vec<Outcome>, stages: &mut [Box<dyn Stage + '_>], rejects: &mut RejectsWriter) -> Vec<Conversation> {
+        let mut batch = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            if let Some(conversation) = self.take_one(outcome, stages, rejects) {
+                batch.push(conversation);
             }
         }
-        Outcome::Unchanged(provider, conversation_id, fingerprint) => {
-            counts.conversations_read += 1;
-            counts.conversations_unchanged += 1;
-            if let Some(delta) = delta
-                && let Err(error) = delta.unchanged(provider, &conversation_id, fingerprint)
-            {
-                collector_error.get_or_insert(error);
+        batch
+    }
+
+    fn take_one(&mut self, outcome: Outcome, stages: &mut [Box<dyn Stage + '_>], rejects: &mut RejectsWriter) -> Option<Conversation> {
+        let error = &mut self.error;
+        let mut record = |level: RejectLevel, reject: &RecordReject| {
+            if let Err(failed) = rejects.write(level, reject) {
+                error.get_or_insert(failed);
             }
-        }
-        Outcome::Rejected(reject) => {
-            counts.conversations_read += 1;
-            counts.conversations_rejected += 1;
-            record(RejectLevel::Conversation, &reject);
-        }
-        Outcome::InputProblem(reject) => {
-            warnings.add("input_ended_early");
-            notes.push(format!("{}: {}", reject.file, reject.reason));
-            record(RejectLevel::Input, &reject);
+        };
+        match outcome {
+            Outcome::Decoded(decoded, found) => {
+                let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
+                let mut found = found.into_iter().peekable();
+                for (index, stage) in stages.iter_mut().enumerate() {
+                    let its_own = found.next_if(|(stage_index, _)| *stage_index == index).and_then(|(_, found)| found);
+                    if let Err(failed) = stage.process(&mut conversation, its_own) {
+                        self.error.get_or_insert(failed);
+                    }
+                }
+                self.counts.add_conversation(&conversation);
+                self.counts.messages_read += rejected_messages.len() as u64;
+                self.counts.messages_rejected += rejected_messages.len() as u64;
+                for reject in &rejected_messages {
+                    if let Err(failed) = rejects.write(RejectLevel::Message, reject) {
+                        self.error.get_or_insert(failed);
+                    }
+                }
+                self.warnings.merge(&element_warnings);
+                Some(conversation)
+            }
+            Outcome::Skipped(stage, provider, found) => {
+                self.counts.conversations_read += 1;
+                self.counts.conversations_unchanged += 1;
+                if let Some(stage) = stages.get_mut(stage)
+                    && let Err(failed) = stage.skipped(provider, found)
+                {
+                    self.error.get_or_insert(failed);
+                }
+                None
+            }
+            Outcome::Rejected(reject) => {
+                self.counts.conversations_read += 1;
+                self.counts.conversations_rejected += 1;
+                record(RejectLevel::Conversation, &reject);
+                None
+            }
+            Outcome::InputProblem(reject) => {
+                self.warnings.add("input_ended_early");
+                self.notes.push(format!("{}: {}", reject.file, reject.reason));
+                record(RejectLevel::Input, &reject);
+                None
+            }
         }
     }
 }
@@ -432,19 +423,17 @@ fn collect_outcome<'filter>(
 /// Frames every stream of every input in order, cuts batches and hands them to the pool.
 #[allow(clippy::too_many_arguments)]
 fn read_inputs(
-    plans: Vec<InputPlan>,
-    options: DecodeOptions,
-    element_limit: u64,
-    unchanged: Option<Arc<UnchangedIndex>>,
-    extraction_settings: ExtractionSettings,
+    reading: Reading,
+    steps: WorkerSteps,
     pool: &rayon::ThreadPool,
     pending: &mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
     progress: &ProgressBar,
 ) -> Result<(), RunError> {
     let buffers = BufferPool::default();
-    let dispatcher = Dispatcher { options: Arc::new(options), extraction_settings, pool, pending, buffers: buffers.clone() };
+    let Reading { plans, decode, element_limit } = reading;
+    let dispatcher = Dispatcher { options: Arc::new(decode), steps, pool, pending, buffers: buffers.clone() };
     for plan in plans {
-        let skip = unchanged.as_ref().map(|index| Skip { provider: plan.provider, index: index.clone() });
+        let provider = plan.provider;
         for stream in &plan.streams {
             let mut framer = stream.elements(pool)?.with_element_limit(element_limit);
             let display = &stream.entry.display;
@@ -457,7 +446,7 @@ fn read_inputs(
                         batch.elements.push((offset, index, element_start, batch.buffer.len()));
                         if batch.buffer.len() >= BATCH_BYTES || batch.elements.len() >= BATCH_ELEMENTS {
                             let full = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
-                            dispatcher.send(full, display, &stream.decoder, skip.as_ref())?;
+                            dispatcher.send(full, display, &stream.decoder, provider)?;
                             let consumed = framer.bytes_consumed();
                             progress.inc(consumed - reported);
                             reported = consumed;
@@ -472,7 +461,7 @@ fn read_inputs(
                         // the elements before it (input order), and framing goes on.
                         batch.buffer.truncate(element_start);
                         let complete = std::mem::replace(&mut batch, RawBatch::new(buffers.take()));
-                        dispatcher.send(complete, display, &stream.decoder, skip.as_ref())?;
+                        dispatcher.send(complete, display, &stream.decoder, provider)?;
                         let reject = RecordReject {
                             file: display.clone(),
                             offset: error.offset(),
@@ -491,7 +480,7 @@ fn read_inputs(
                         // Drop the partial element; the complete ones before it are decoded.
                         batch.buffer.truncate(element_start);
                         let complete = std::mem::replace(&mut batch, RawBatch::new(Vec::new()));
-                        dispatcher.send(complete, display, &stream.decoder, skip.as_ref())?;
+                        dispatcher.send(complete, display, &stream.decoder, provider)?;
                         let problem = RecordReject {
                             file: display.clone(),
                             offset: error.offset(),
@@ -509,40 +498,31 @@ fn read_inputs(
                     }
                 }
             }
-            dispatcher.send(batch, display, &stream.decoder, skip.as_ref())?;
+            dispatcher.send(batch, display, &stream.decoder, provider)?;
             progress.inc(framer.bytes_consumed().saturating_sub(reported));
         }
     }
     Ok(())
 }
 
-/// What a sync's run needs at the workers: the provider of the input being read and the
-/// elements earlier runs read.
-#[derive(Clone)]
-struct Skip {
-    provider: Provider,
-    index: Arc<UnchangedIndex>,
-}
-
 /// Hands framed batches to the decode workers, each with its result slot queued for the
 /// collector in input order; what does not change from batch to batch.
 struct Dispatcher<'a> {
     options: Arc<DecodeOptions>,
-    extraction_settings: ExtractionSettings,
+    steps: WorkerSteps,
     pool: &'a rayon::ThreadPool,
     pending: &'a mpsc::Sender<oneshot::Receiver<Vec<Outcome>>>,
     buffers: BufferPool,
 }
 
 impl Dispatcher<'_> {
-    /// Decodes `batch` of `file` with `decoder` on the pool (fingerprinting and skipping the
-    /// elements `skip` knows, when a sync runs).
+    /// Decodes `batch` of `file` (an input of `provider`) with `decoder` on the pool, each
+    /// element through the stages' worker steps.
     ///
     /// # Errors
     /// When the collector stopped before the reader.
-    fn send(&self, batch: RawBatch, file: &Arc<str>, decoder: &Arc<dyn Decoder>, skip: Option<&Skip>) -> Result<(), RunError> {
-        let Dispatcher { options, extraction_settings, pool, pending, buffers } = self;
-        let extraction_settings = *extraction_settings;
+    fn send(&self, batch: RawBatch, file: &Arc<str>, decoder: &Arc<dyn Decoder>, provider: Provider) -> Result<(), RunError> {
+        let Dispatcher { options, steps, pool, pending, buffers } = self;
         if batch.elements.is_empty() {
             buffers.give(batch.buffer);
             return Ok(());
@@ -552,30 +532,14 @@ impl Dispatcher<'_> {
         let options = options.clone();
         let file = file.clone();
         let buffers = buffers.clone();
-        let skip = skip.cloned();
+        let steps = steps.clone();
         pool.spawn(move || {
             let outcomes = batch
                 .elements
                 .iter()
                 .map(|&(offset, index, start, end)| {
-                    let bytes = &batch.buffer[start..end];
-                    let fingerprint = skip.as_ref().map(|_| decoder.fingerprint(bytes));
-                    if let (Some(skip), Some(fingerprint)) = (&skip, &fingerprint)
-                        && let Some(conversation_id) = skip.index.lookup(skip.provider, fingerprint)
-                    {
-                        return Outcome::Unchanged(skip.provider, conversation_id.to_owned(), *fingerprint);
-                    }
                     let origin = Origin { file: file.clone(), offset, index };
-                    match decoder.decode(bytes, origin, &options) {
-                        Ok(mut decoded) => {
-                            if decoded.conversation.raise_update_time() {
-                                decoded.warnings.add("update_time_before_create_time");
-                            }
-                            let findings = extraction::on_worker(&mut decoded.conversation, &extraction_settings, &options);
-                            Outcome::Decoded(Box::new(decoded), findings, fingerprint)
-                        }
-                        Err(reject) => Outcome::Rejected(reject),
-                    }
+                    work_on(&batch.buffer[start..end], origin, provider, &*decoder, &options, &steps)
                 })
                 .collect();
             buffers.give(batch.buffer);
@@ -587,5 +551,36 @@ impl Dispatcher<'_> {
             return Err(RunError::Internal("the collector stopped before the reader".into()));
         }
         Ok(())
+    }
+}
+
+/// One element on a worker: the stages' steps before decoding (any may skip it), decoding,
+/// then the steps after.
+fn work_on(
+    bytes: &[u8],
+    origin: Origin,
+    provider: Provider,
+    decoder: &dyn Decoder,
+    options: &DecodeOptions,
+    steps: &WorkerSteps,
+) -> Outcome {
+    let mut found: Vec<(usize, Option<Found>)> = Vec::with_capacity(steps.len());
+    for (stage, step) in steps.iter() {
+        match step.before_decode(provider, bytes, decoder) {
+            BeforeDecode::Decode(before) => found.push((*stage, before)),
+            BeforeDecode::Skip(skipped) => return Outcome::Skipped(*stage, provider, skipped),
+        }
+    }
+    match decoder.decode(bytes, origin, options) {
+        Ok(mut decoded) => {
+            if decoded.conversation.raise_update_time() {
+                decoded.warnings.add("update_time_before_create_time");
+            }
+            for ((_, step), (_, slot)) in steps.iter().zip(found.iter_mut()) {
+                *slot = step.after_decode(&mut decoded.conversation, options, slot.take());
+            }
+            Outcome::Decoded(Box::new(decoded), found)
+        }
+        Err(reject) => Outcome::Rejected(reject),
     }
 }

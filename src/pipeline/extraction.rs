@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io;
 
-use crate::error::ConfigError;
+use std::sync::Arc;
+
+use crate::error::{ConfigError, RunError};
 use crate::model::{Conversation, MemoryRecord, Origin, Part, Provider};
 use crate::pipeline::settings::{Extractor, PiiPolicy, Redaction};
 use crate::sinks::written_tree::is_written;
@@ -16,6 +18,7 @@ use crate::stages::extract::consolidate::{
 };
 use crate::stages::extract::secrets::{SecretKind, mask_secrets, redact_counting};
 use crate::stages::extract::{Extraction, extract_conversation};
+use crate::stages::{Emit, EndBoard, Found, Stage, StageReport, WorkerStep};
 
 /// Memories per memories-only record sent to the sinks.
 pub const MEMORIES_PER_RECORD: usize = 512;
@@ -238,4 +241,99 @@ pub fn memories_only_records(memories: Vec<(Provider, MemoryRecord)>, origin: &O
 /// The report's memory counts of a run that extracted.
 pub fn counts_of(consolidated: &Consolidated) -> MemoryCounts {
     consolidated.counts().clone()
+}
+
+/// Extraction and secret masking as a stage of the run: candidates found and secrets masked on
+/// the worker pool ([`on_worker`]), consolidated in input order ([`Collector`]), and the
+/// memories emitted at the end, in batches, after the last conversation.
+pub struct ExtractionStage {
+    settings: ExtractionSettings,
+    /// The consolidation, when extracting.
+    collector: Option<Collector>,
+    redacted: BTreeMap<&'static str, u64>,
+    memories: Option<MemoryCounts>,
+}
+
+impl ExtractionStage {
+    /// The stage for `settings`.
+    ///
+    /// # Errors
+    /// When the evidence spool cannot be made.
+    pub fn new(settings: ExtractionSettings) -> Result<Self, RunError> {
+        let collector = match settings.extract {
+            Some(options) => Some(Collector::new(options).map_err(|error| RunError::temporary("extraction evidence", error))?),
+            None => None,
+        };
+        Ok(ExtractionStage { settings, collector, redacted: BTreeMap::new(), memories: None })
+    }
+}
+
+/// [`ExtractionStage`]'s work on the worker pool.
+struct ExtractionWorker {
+    settings: ExtractionSettings,
+}
+
+impl WorkerStep for ExtractionWorker {
+    fn after_decode(&self, conversation: &mut Conversation, options: &DecodeOptions, _before: Option<Found>) -> Option<Found> {
+        Some(Box::new(on_worker(conversation, &self.settings, options)))
+    }
+}
+
+impl Stage for ExtractionStage {
+    fn name(&self) -> &'static str {
+        "extraction"
+    }
+
+    fn worker(&self) -> Option<Arc<dyn WorkerStep>> {
+        Some(Arc::new(ExtractionWorker { settings: self.settings }))
+    }
+
+    fn process(&mut self, conversation: &mut Conversation, found: Option<Found>) -> Result<(), RunError> {
+        let Some(findings) = found.and_then(|found| found.downcast::<WorkerFindings>().ok()) else { return Ok(()) };
+        let WorkerFindings { extraction, redacted } = *findings;
+        for (kind, count) in redacted {
+            *self.redacted.entry(kind).or_insert(0) += count;
+        }
+        match (&mut self.collector, extraction) {
+            (Some(collector), Some(found)) => {
+                collector.add(conversation, found).map_err(|error| RunError::temporary("extraction evidence", error))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn prepare_end(&mut self, board: &mut EndBoard) -> Result<(), RunError> {
+        board.wants_earlier_currents |= self.collector.is_some();
+        Ok(())
+    }
+
+    fn end(&mut self, board: &mut EndBoard, emit: &mut dyn Emit) -> Result<(), RunError> {
+        let Some(collector) = self.collector.take() else { return Ok(()) };
+        let spool_error = |error: io::Error| RunError::Internal(format!("reading back extraction evidence: {error}"));
+        let mut consolidated = collector.finish(&board.earlier_currents).map_err(spool_error)?;
+        let mut batch_index = 0;
+        let emitted = loop {
+            let batch = match next_records(&mut consolidated, batch_index) {
+                Ok(batch) if batch.is_empty() => break Ok(()),
+                Ok(batch) => batch,
+                Err(error) => break Err(spool_error(error)),
+            };
+            batch_index += 1;
+            match emit.records(batch) {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(error) => break Err(error),
+            }
+        };
+        self.memories = Some(counts_of(&consolidated));
+        board.earlier_links = consolidated.earlier_links().to_vec();
+        emitted
+    }
+
+    fn report(&mut self, report: &mut StageReport) {
+        report.memories = self.memories.take().or(report.memories.take());
+        for (kind, count) in std::mem::take(&mut self.redacted) {
+            *report.redacted.entry(kind).or_insert(0) += count;
+        }
+    }
 }

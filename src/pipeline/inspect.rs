@@ -7,7 +7,6 @@ use std::path::Path;
 use crate::error::RunError;
 use crate::model::Warnings;
 use crate::pipeline::engine;
-use crate::pipeline::extraction::ExtractionSettings;
 use crate::pipeline::rejects::RejectsWriter;
 use crate::pipeline::report::{Counts, InputSummary};
 use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
@@ -42,16 +41,12 @@ pub fn inspect_input(input: &Path, source: &SourceOptions, threads: usize, progr
         DecodeOptions { branches: BranchPolicy::All, exported_at: 0, keep_provider_fields: false, dedup_keys: false, pam_digests: false };
     let stages: Vec<Box<dyn Stage>> = vec![Box::new(UniqueIds::default())];
     let result = engine::execute(
-        vec![plan],
-        decode_options,
+        engine::Reading { plans: vec![plan], decode: decode_options, element_limit: source.max_record_bytes },
         threads,
-        source.max_record_bytes,
-        ExtractionSettings::OFF,
         stages,
         Vec::new(),
         RejectsWriter::create(None)?,
         super::make_progress(progress, total_bytes),
-        None,
     )?;
     warnings.merge(&result.warnings);
     notes.extend(result.notes);

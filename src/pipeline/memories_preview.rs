@@ -10,7 +10,7 @@ use crate::error::RunError;
 use crate::model::MemoryRecord;
 use crate::pipeline::DedupPolicy;
 use crate::pipeline::engine;
-use crate::pipeline::extraction::ExtractionSettings;
+use crate::pipeline::extraction::{ExtractionSettings, ExtractionStage};
 use crate::pipeline::rejects::RejectsWriter;
 use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
 use crate::stages::extract::consolidate::{ConsolidateOptions, MemoryCounts};
@@ -53,18 +53,14 @@ pub fn preview_memories(
     if dedup_keys {
         stages.push(Box::new(Dedup::default()));
     }
-    let settings = ExtractionSettings { extract: Some(options), redact_secrets: false };
+    stages.push(Box::new(ExtractionStage::new(ExtractionSettings { extract: Some(options), redact_secrets: false })?));
     let result = engine::execute(
-        plans,
-        decode_options,
+        engine::Reading { plans, decode: decode_options, element_limit: source.max_record_bytes },
         threads,
-        source.max_record_bytes,
-        settings,
         stages,
         Vec::new(),
         RejectsWriter::create(None)?,
         ProgressBar::hidden(),
-        None,
     )?;
     Ok(MemoriesPreview {
         memories: result.previewed,

@@ -207,7 +207,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     let delta = match delta {
         Some(filter) => {
             let index = filter.prepare(&plans)?;
-            Some((filter, index))
+            Some(delta::DeltaStage::new(filter, index))
         }
         None => None,
     };
@@ -241,9 +241,15 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         staged.push(output);
         sinks.push(sink);
     }
-    let mut stages: Vec<Box<dyn Stage>> = vec![Box::new(UniqueIds::default())];
+    let mut stages: Vec<Box<dyn Stage + '_>> = vec![Box::new(UniqueIds::default())];
     if options.dedup == DedupPolicy::Content {
         stages.push(Box::new(Dedup::default()));
+    }
+    if let Some(delta) = delta {
+        stages.push(Box::new(delta));
+    }
+    if options.extraction.extract.is_some() || options.extraction.redact_secrets {
+        stages.push(Box::new(extraction::ExtractionStage::new(options.extraction)?));
     }
     let (rejects, rejects_file) = match options.rejects.as_deref() {
         Some(path) => {
@@ -262,16 +268,12 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         pam_digests: options.outputs.iter().any(|(format, _)| format.needs().pam_digests),
     };
     let result = engine::execute(
-        plans,
-        decode_options,
+        engine::Reading { plans, decode: decode_options, element_limit: options.source.max_record_bytes },
         options.threads,
-        options.source.max_record_bytes,
-        options.extraction,
         stages,
         sinks,
         rejects,
         progress,
-        delta,
     )?;
     warnings.merge(&result.warnings);
     notes.extend(result.notes);

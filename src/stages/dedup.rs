@@ -27,7 +27,7 @@ impl Stage for Dedup {
         "dedup"
     }
 
-    fn process(&mut self, conversation: &mut Conversation) {
+    fn process(&mut self, conversation: &mut Conversation, _found: Option<crate::stages::Found>) -> Result<(), crate::error::RunError> {
         // The disclosing messages this conversation keeps: few, so a list.
         let mut disclosed_here: Vec<u128> = Vec::new();
         for message in &mut conversation.messages {
@@ -49,6 +49,7 @@ impl Stage for Dedup {
                 }
             }
         }
+        Ok(())
     }
 
     fn take_warnings(&mut self) -> Warnings {
@@ -90,7 +91,7 @@ mod tests {
         let origin = Origin { file: "test.json".into(), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c".into(), origin);
         conversation.messages = messages;
-        dedup.process(&mut conversation);
+        dedup.process(&mut conversation, None).unwrap();
         conversation.messages.iter().map(|message| message.disposition).collect()
     }
 

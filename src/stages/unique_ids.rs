@@ -31,7 +31,7 @@ impl Stage for UniqueIds {
         "unique_ids"
     }
 
-    fn process(&mut self, conversation: &mut Conversation) {
+    fn process(&mut self, conversation: &mut Conversation, _found: Option<crate::stages::Found>) -> Result<(), crate::error::RunError> {
         let mut key_bytes = Vec::with_capacity(128);
         if !conversation.memories_only {
             key_bytes.extend_from_slice(b"conversation\0");
@@ -71,6 +71,7 @@ impl Stage for UniqueIds {
                 Err(_) => self.warnings.add("id_index_unavailable"),
             }
         }
+        Ok(())
     }
 
     fn take_warnings(&mut self) -> Warnings {
