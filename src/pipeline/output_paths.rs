@@ -8,10 +8,8 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::sinks::OutputFormat;
 use crate::sinks::output_file::MANIFEST_FILE;
-use crate::sinks::parquet::schema::Table;
-use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
+use crate::sinks::{OutputFormat, Shape};
 
 /// A path as the file system resolves it.
 struct Place<'a> {
@@ -84,9 +82,8 @@ impl Target<'_> {
     /// only its own files (PAM, Parquet) leaves any other file at its top level alone, as long
     /// as the name is not one it writes itself. `ump-md` replaces its whole folder.
     fn leaves_alone(&self, inner: &Place) -> bool {
-        let own_names: Vec<&str> = match self.format {
-            Some(OutputFormat::Pam) => vec![STORE_FILE, EMBEDDINGS_FILE, CONVERSATIONS_FOLDER],
-            Some(OutputFormat::Parquet) => Table::every().map(Table::name).collect(),
+        let own_names = match self.format.map(|format| format.descriptor().shape) {
+            Some(Shape::OwnFolder { own_names, .. }) => own_names(),
             _ => return false,
         };
         let Some(name) = inner.resolved.file_name().map(|name| name.to_string_lossy()) else { return false };
@@ -254,6 +251,7 @@ fn against_target(target: &Target, earlier: &Target) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::pam::STORE_FILE;
 
     fn outputs(format: OutputFormat, path: &Path) -> Vec<(OutputFormat, PathBuf)> {
         vec![(format, path.to_owned())]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::error::RunError;
 use crate::pipeline::output_guard::{Layout, Placement};
 use crate::sinks::output_file::{FolderListing, Manifest};
-use crate::sinks::{self, Encoded, Encoder, OutputFormat, Sink, SinkSettings, SinkSummary};
+use crate::sinks::{self, Encoded, Encoder, OutputFormat, Shape, Sink, SinkSettings, SinkSummary};
 
 /// The format name an `ump-md` folder's manifest carries.
 const RECORDS_FORMAT: &str = "ump-md";
@@ -26,15 +26,9 @@ const RECORDS_FORMAT: &str = "ump-md";
 /// Where memport's own files for an output of `format` go: inside the folder for the formats
 /// that replace only their own files in it, beside the target for the others.
 pub fn placement(format: OutputFormat) -> Placement {
-    match format {
-        OutputFormat::Pam | OutputFormat::Parquet => Placement::Inside,
-        OutputFormat::Aimem
-        | OutputFormat::AimemNdjson
-        | OutputFormat::Aime
-        | OutputFormat::Mif
-        | OutputFormat::Ump
-        | OutputFormat::UmpNdjson
-        | OutputFormat::UmpMd => Placement::Beside,
+    match format.descriptor().shape {
+        Shape::OwnFolder { .. } => Placement::Inside,
+        Shape::File | Shape::RecordsFolder => Placement::Beside,
     }
 }
 
@@ -45,16 +39,10 @@ pub fn placement(format: OutputFormat) -> Placement {
 /// [`RunError::Write`] naming the target and saying what to do.
 pub fn check_target(format: OutputFormat, target: &Path) -> Result<(), RunError> {
     let refuse = |error: io::Error| RunError::write(target.display().to_string(), error);
-    match format {
-        OutputFormat::Pam => sinks::pam::check_replaceable(target),
-        OutputFormat::Parquet => sinks::parquet::check_replaceable(target),
-        OutputFormat::UmpMd => check_records_folder(target, &Layout::of(target, Placement::Beside)?.manifest_beside).map_err(refuse),
-        OutputFormat::Aimem
-        | OutputFormat::AimemNdjson
-        | OutputFormat::Aime
-        | OutputFormat::Mif
-        | OutputFormat::Ump
-        | OutputFormat::UmpNdjson => {
+    match format.descriptor().shape {
+        Shape::OwnFolder { check_replaceable, .. } => check_replaceable(target),
+        Shape::RecordsFolder => check_records_folder(target, &Layout::of(target, Placement::Beside)?.manifest_beside).map_err(refuse),
+        Shape::File => {
             if target.is_dir() {
                 return Err(refuse(io::Error::other(format!(
                     "the {} output is one file, and this is a folder; name a file with -o (with several formats, -o names their folder)",
@@ -108,18 +96,12 @@ impl StagedOutput {
     /// replace.
     pub fn publish(mut self) -> Result<(), RunError> {
         let write_error = |error: io::Error| RunError::write(self.target.display().to_string(), error);
-        match self.format {
-            OutputFormat::Pam => sinks::pam::publish(&self.built, &self.target)?,
-            OutputFormat::Parquet => sinks::parquet::publish(&self.built, &self.target)?,
-            OutputFormat::UmpMd => {
+        match self.format.descriptor().shape {
+            Shape::OwnFolder { publish, .. } => publish(&self.built, &self.target)?,
+            Shape::RecordsFolder => {
                 publish_records_folder(&self.built, &self.target, &self.staging, &self.manifest_beside).map_err(write_error)?;
             }
-            OutputFormat::Aimem
-            | OutputFormat::AimemNdjson
-            | OutputFormat::Aime
-            | OutputFormat::Mif
-            | OutputFormat::Ump
-            | OutputFormat::UmpNdjson => std::fs::rename(&self.built, &self.target).map_err(write_error)?,
+            Shape::File => std::fs::rename(&self.built, &self.target).map_err(write_error)?,
         }
         self.published = true;
         // What is left is empty or an old folder moved aside; a failure to remove it leaves it

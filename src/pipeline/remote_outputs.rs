@@ -24,7 +24,6 @@ use crate::pipeline::report::RunReport;
 use crate::remote::objects;
 use crate::remote::upload::{StagedUpload, put_small, tree_files, upload_progress};
 use crate::remote::{ObjectUrl, RemoteError};
-use crate::sinks::OutputFormat;
 
 /// The upload record's name in a folder output; beside a one-file output it follows `.<name>`.
 pub const RECORD_NAME: &str = ".memport-upload.json";
@@ -88,11 +87,6 @@ pub fn any_remote(options: &Options) -> bool {
         .any(|path| ObjectUrl::of(path).is_some())
 }
 
-/// Whether `format`'s output is a folder.
-fn is_folder(format: OutputFormat) -> bool {
-    matches!(format, OutputFormat::Pam | OutputFormat::Parquet | OutputFormat::UmpMd)
-}
-
 impl RemoteOutputs {
     /// Checks every remote target of `options` and returns the options with them pointed at a
     /// local temporary folder.
@@ -127,7 +121,7 @@ impl RemoteOutputs {
             Ok(())
         };
         for (format, path) in &mut local.outputs {
-            map(path, is_folder(*format), &mut mapped)?;
+            map(path, format.is_folder(), &mut mapped)?;
         }
         if let Some(path) = &mut local.rejects {
             map(path, false, &mut mapped)?;

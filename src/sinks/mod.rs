@@ -28,6 +28,7 @@ pub mod direct_reader;
 pub mod direct_writer;
 pub mod entity_refs;
 pub mod folder_swap;
+pub mod formats;
 pub mod mif;
 pub mod output_file;
 pub mod pam;
@@ -36,125 +37,10 @@ pub mod retraction_json;
 pub mod ump;
 pub mod written_tree;
 
-use std::path::{Path, PathBuf};
-
-use crate::error::{ConfigError, RunError};
+use crate::error::RunError;
 use crate::model::{Conversation, RetractedConversation};
 
-/// Formats memport writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// AIMEM bundle: one JSON object (`.aimem.json`).
-    Aimem,
-    /// AIMEM NDJSON stream: envelope line, then `_kind`-tagged records (`.aimem.ndjson`).
-    AimemNdjson,
-    /// Parquet dataset: a folder of tables for analysis.
-    Parquet,
-    /// PAM v1.0 store: a folder with `memory-store.json` and `conversations/`.
-    Pam,
-    /// AIME v1.0 document (`.aime.json`): messages with session metadata.
-    Aime,
-    /// MIF v2 document (`.mif.json`): messages and provider memories as memories.
-    Mif,
-    /// UMP 0.1 records as a JSON array (`.ump.json`).
-    Ump,
-    /// UMP 0.1 records, one per line.
-    UmpNdjson,
-    /// UMP 0.1 records, one `.ump.md` file each, in a folder.
-    UmpMd,
-}
-
-impl OutputFormat {
-    /// Every format, with its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 9] = [
-        ("aimem", OutputFormat::Aimem),
-        ("aimem-ndjson", OutputFormat::AimemNdjson),
-        ("parquet", OutputFormat::Parquet),
-        ("pam", OutputFormat::Pam),
-        ("aime", OutputFormat::Aime),
-        ("mif", OutputFormat::Mif),
-        ("ump", OutputFormat::Ump),
-        ("ump-ndjson", OutputFormat::UmpNdjson),
-        ("ump-md", OutputFormat::UmpMd),
-    ];
-
-    /// Parses a format name as given to `--to`.
-    ///
-    /// # Errors
-    /// [`ConfigError::Option`] listing the formats that exist.
-    pub fn parse(name: &str) -> Result<OutputFormat, ConfigError> {
-        let wanted = name.trim().to_ascii_lowercase();
-        OutputFormat::ALL.iter().find(|(known, _)| *known == wanted).map(|(_, format)| *format).ok_or_else(|| ConfigError::Option {
-            option: "--to".into(),
-            reason: format!(
-                "unknown format `{name}` (available: {})",
-                OutputFormat::ALL.iter().map(|(known, _)| *known).collect::<Vec<_>>().join(", ")
-            ),
-        })
-    }
-
-    /// The name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            OutputFormat::Aimem => "aimem",
-            OutputFormat::AimemNdjson => "aimem-ndjson",
-            OutputFormat::Parquet => "parquet",
-            OutputFormat::Pam => "pam",
-            OutputFormat::Aime => "aime",
-            OutputFormat::Mif => "mif",
-            OutputFormat::Ump => "ump",
-            OutputFormat::UmpNdjson => "ump-ndjson",
-            OutputFormat::UmpMd => "ump-md",
-        }
-    }
-
-    /// File name used when `-o` names a folder.
-    pub fn default_file_name(self) -> &'static str {
-        match self {
-            OutputFormat::Aimem => "memory.aimem.json",
-            OutputFormat::AimemNdjson => "memory.aimem.ndjson",
-            OutputFormat::Parquet => "parquet",
-            OutputFormat::Pam => "pam",
-            OutputFormat::Aime => "memory.aime.json",
-            OutputFormat::Mif => "memory.mif.json",
-            OutputFormat::Ump => "memory.ump.json",
-            OutputFormat::UmpNdjson => "memory.ump.ndjson",
-            OutputFormat::UmpMd => "ump-md",
-        }
-    }
-
-    /// True for formats written as a folder (then `-o` names that folder even for one format).
-    pub fn is_folder(self) -> bool {
-        matches!(self, OutputFormat::Parquet | OutputFormat::Pam | OutputFormat::UmpMd)
-    }
-
-    /// What this format's sink needs from the run beyond the canonical conversations.
-    pub fn needs(self) -> SinkNeeds {
-        match self {
-            // PAM keeps the provider's fields (`raw_metadata`) and is signed with `--sign-key`.
-            OutputFormat::Pam => SinkNeeds { signs: true, provider_fields: true, pam_digests: false },
-            // The metadata column keeps the provider's fields; the `content_hash` column holds
-            // PAM digests the sink does not compute itself.
-            OutputFormat::Parquet => SinkNeeds { signs: false, provider_fields: true, pam_digests: true },
-            OutputFormat::Ump | OutputFormat::UmpNdjson | OutputFormat::UmpMd => {
-                SinkNeeds { signs: true, provider_fields: false, pam_digests: false }
-            }
-            OutputFormat::Aimem | OutputFormat::AimemNdjson | OutputFormat::Aime | OutputFormat::Mif => SinkNeeds::default(),
-        }
-    }
-}
-
-/// What a sink needs from the run, declared by each format so the pipeline never names formats:
-/// decoding pays only for what some output of the run uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SinkNeeds {
-    /// The sink signs its output when `--sign-key` is given.
-    pub signs: bool,
-    /// The sink writes each message's unmodeled provider fields.
-    pub provider_fields: bool,
-    /// The sink writes each message's PAM `content_hash` digest, computed while decoding.
-    pub pam_digests: bool,
-}
+pub use formats::{FormatDescriptor, OutputFormat, Shape, SinkNeeds, build, output_paths};
 
 /// Settings shared by the sinks.
 #[derive(Debug, Clone)]
@@ -251,51 +137,4 @@ pub trait Sink: Send {
     /// # Errors
     /// I/O errors.
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError>;
-}
-
-/// Works out each format's output path: `-o` is the file for one format and a folder for several.
-///
-/// # Errors
-/// [`ConfigError::Option`] when no format is given.
-pub fn output_paths(formats: &[OutputFormat], output: &Path) -> Result<Vec<(OutputFormat, PathBuf)>, ConfigError> {
-    match formats {
-        [] => Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }),
-        [single] if single.is_folder() || !output.is_dir() => Ok(vec![(*single, output.to_owned())]),
-        several => Ok(several.iter().map(|format| (*format, output.join(format.default_file_name()))).collect()),
-    }
-}
-
-/// Builds the sink for `format` writing to `path`.
-///
-/// # Errors
-/// I/O errors creating the output's temporary file.
-pub fn build(format: OutputFormat, path: &Path, settings: &SinkSettings) -> Result<Box<dyn Sink>, RunError> {
-    match format {
-        OutputFormat::Aimem => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Bundle, settings.aimem.clone())?)),
-        OutputFormat::AimemNdjson => Ok(Box::new(aimem::AimemSink::create(path, aimem::Framing::Ndjson, settings.aimem.clone())?)),
-        OutputFormat::Parquet => {
-            let layout = parquet::ParquetLayout { partition_by_provider: settings.partition_by_provider, ..Default::default() };
-            Ok(Box::new(parquet::ParquetSink::create(path, layout)?))
-        }
-        OutputFormat::Aime => Ok(Box::new(aime::AimeSink::create(path, settings.aimem.exported_at)?)),
-        OutputFormat::Mif => {
-            Ok(Box::new(mif::MifSink::create(path, settings.aimem.exported_at, &settings.owner_id, &settings.mif_vendor_extensions)?))
-        }
-        OutputFormat::Ump => Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Json, &settings.owner_id, settings.sign_key.clone())?)),
-        OutputFormat::UmpNdjson => {
-            Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Ndjson, &settings.owner_id, settings.sign_key.clone())?))
-        }
-        OutputFormat::UmpMd => {
-            Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Markdown, &settings.owner_id, settings.sign_key.clone())?))
-        }
-        OutputFormat::Pam => Ok(Box::new(pam::PamSink::create(
-            path,
-            pam::PamSettings {
-                incremental: settings.incremental.clone(),
-                owner_id: settings.owner_id.clone(),
-                exported_at: settings.aimem.exported_at,
-                sign_key: settings.sign_key.clone(),
-            },
-        )?)),
-    }
 }
