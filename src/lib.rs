@@ -27,6 +27,7 @@ pub mod json_embed;
 pub mod key_set;
 pub mod model;
 pub mod normalize;
+pub mod outputs;
 pub mod pipeline;
 pub mod remote;
 pub mod signing;

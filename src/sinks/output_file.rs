@@ -4,7 +4,7 @@
 //! a [`Manifest`] of what memport wrote in it, so a later run replaces that and nothing else.
 //!
 //! Temporary files are named `.memport-<target name>-<6 random characters>.partial`: a later
-//! run holding the target's lock (`crate::pipeline::output_guard`) tells a killed run's
+//! run holding the target's lock (`crate::outputs::guard`) tells a killed run's
 //! leftovers of that target from anything else by the name alone ([`is_partial_of`]).
 
 use std::collections::{BTreeMap, BTreeSet};

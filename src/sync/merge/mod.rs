@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{ConfigError, RunError};
-use crate::pipeline::output_guard::{Layout, OutputGuard, Placement};
+use crate::outputs::guard::{Layout, OutputGuard, Placement};
 use crate::sinks::OutputFormat;
 use crate::sinks::output_file::Manifest;
 use crate::spec::pam::{CONVERSATIONS_FOLDER, STORE_FILE};

@@ -1,4 +1,4 @@
-//! Which paths a run may write, checked in [`crate::pipeline::Options::validate`] before
+//! Which paths a run may write, checked when the run's options are (`Options::validate`), before
 //! anything is opened for writing: no output, report or rejects file may be an input, lie
 //! inside an input folder or hold an input; no two of them may be one file; and none may lie
 //! inside a folder output that would replace it. Paths are compared as the file system
@@ -155,7 +155,7 @@ pub fn problems(inputs: &[PathBuf], outputs: &[(OutputFormat, PathBuf)], report:
 
 /// What is wrong with replacing what is at `target` already, if anything: memport replaces only
 /// what it could have written itself. A folder output is checked by its manifest when it is
-/// published ([`crate::pipeline::publish::check_target`]); a file output, a report or a
+/// published ([`crate::outputs::publish::check_target`]); a file output, a report or a
 /// rejects file must be a regular file of its kind, or empty.
 fn against_what_is_there(target: &Target) -> Option<String> {
     let (label, noun, given) = (&target.label, &target.noun, target.place.given.display());

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::RunError;
-use crate::pipeline::output_guard::{Layout, Placement};
+use crate::outputs::guard::{Layout, Placement};
 use crate::sinks::output_file::{FolderListing, Manifest};
 use crate::sinks::{self, Encoded, Encoder, OutputFormat, Shape, Sink, SinkSettings, SinkSummary};
 
@@ -249,7 +249,7 @@ mod tests {
         SinkSettings {
             aimem: AimemSettings {
                 producer: "memport".into(),
-                tenant_id: crate::pipeline::default_tenant_id("memport"),
+                tenant_id: crate::spec::ids::uuid_v5_shaped("memport-tenant:memport"),
                 exported_at: 0,
                 links_expected: false,
                 since: None,
