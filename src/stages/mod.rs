@@ -76,10 +76,11 @@ pub trait Emit {
     /// What another stage's [`Stage::pass_emitted`] fails with.
     fn records(&mut self, records: Vec<Conversation>) -> Result<bool, RunError>;
 
-    /// Hands every sink the conversations a sync retracts.
+    /// Hands every sink the conversations a sync retracts; false when the sinks stopped taking
+    /// them.
     ///
     /// # Errors
-    /// None yet; a sink's own error ends the run where it is written.
+    /// Kept for emitters that can fail; a sink's own error ends the run where it is written.
     fn retractions(&mut self, retracted: Vec<RetractedConversation>) -> Result<bool, RunError>;
 }
 
@@ -112,8 +113,8 @@ pub trait Stage: Send {
     /// this batch.
     fn process(&mut self, conversation: &mut Conversation, found: Option<Found>) -> Result<(), RunError>;
 
-    /// An element its worker step skipped before decoding: conversation `conversation_id` of
-    /// `provider`, read before.
+    /// An element of `provider` that its worker step skipped before decoding, with what the
+    /// step found (for a sync: the conversation an earlier run read it as).
     ///
     /// # Errors
     /// As [`Stage::process`].
