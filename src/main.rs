@@ -8,13 +8,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use memport::cli::args::{Cli, Command, ConversionArgs, ConvertArgs, MergeArgs, SyncArgs};
+use memport::cli::args::{Cli, Command, ConvertArgs, MergeArgs, SyncArgs};
 use memport::cli::{inspect_text, run_text, threads, validate_text};
 use memport::pipeline::config;
-use memport::pipeline::extraction::ExtractionSettings;
 use memport::pipeline::report::RunReport;
-use memport::pipeline::settings::Partitioning;
-use memport::pipeline::{Options, default_tenant_id, default_threads};
+use memport::pipeline::{Options, Settings, default_threads};
 use memport::sinks::{OutputFormat, output_paths};
 use memport::timefmt::parse_rfc3339;
 
@@ -75,13 +73,13 @@ fn run(cli: Cli) -> Result<u8> {
             config::Job::Convert(mut options) => {
                 check_inputs(&options.inputs)?;
                 // The pipeline file's `threads` was checked (at least 1) as it was loaded.
-                options.threads = capped_threads(options.threads, "threads");
+                options.settings.threads = Some(capped_threads(options.settings.threads(), "threads"));
                 let report = memport::run(&options)?;
                 finish_run(&report, json)
             }
             config::Job::Sync { mut options, state, output, formats } => {
                 check_inputs(&options.inputs)?;
-                options.threads = capped_threads(options.threads, "threads");
+                options.settings.threads = Some(capped_threads(options.settings.threads(), "threads"));
                 run_sync(&memport::sync::SyncOptions { convert: options, formats, state, output_root: output }, json)
             }
         },
@@ -119,14 +117,14 @@ fn convert(args: ConvertArgs) -> Result<u8> {
     check_inputs(&args.inputs)?;
     let formats = parse_formats(&args.formats)?;
     let outputs = output_paths(&formats, &args.output)?;
-    let options = conversion_options(args.inputs, outputs, args.report, args.rejects, args.conversion)?;
+    let options = conversion_options(args.inputs, outputs, args.report, args.rejects, args.settings)?;
     let report = memport::run(&options)?;
     finish_run(&report, false)
 }
 
 fn sync(args: SyncArgs) -> Result<u8> {
     if args.status {
-        let tenant = args.conversion.tenant.clone().unwrap_or_else(|| default_tenant_id(&args.conversion.producer));
+        let tenant = args.settings.tenant_id();
         let status = memport::sync::status::read(&args.state, &tenant)?;
         if args.json {
             print_json(&status)?;
@@ -139,7 +137,7 @@ fn sync(args: SyncArgs) -> Result<u8> {
     let formats = parse_formats(&args.formats)?;
     // Required by clap unless --status, which returned above.
     let output_root = args.output.context("-o is required")?;
-    let convert = conversion_options(args.inputs, Vec::new(), None, None, args.conversion)?;
+    let convert = conversion_options(args.inputs, Vec::new(), None, None, args.settings)?;
     run_sync(&memport::sync::SyncOptions { convert, formats, state: args.state, output_root }, false)
 }
 
@@ -181,26 +179,18 @@ fn conversion_options(
     outputs: Vec<(OutputFormat, PathBuf)>,
     report: Option<PathBuf>,
     rejects: Option<PathBuf>,
-    args: ConversionArgs,
+    mut settings: Settings,
 ) -> Result<Options> {
+    settings.threads = settings.threads.map(|threads| capped_threads(threads, "--threads"));
     Ok(Options {
         inputs,
         also_read: Vec::new(),
         outputs,
-        threads: args.threads.map_or_else(default_threads, |threads| capped_threads(threads, "--threads")),
         report,
         rejects,
-        exported_at: resolve_exported_at(args.exported_at.as_deref())?,
-        tenant_id: args.tenant.unwrap_or_else(|| default_tenant_id(&args.producer)),
-        producer: args.producer,
-        dedup: args.dedup,
-        branches: args.branches,
-        source: config::parse_source_options(args.gap_minutes, &args.timezone, &args.max_record_size)?,
-        partition_by_provider: args.partition_by == Partitioning::Provider,
-        owner_id: args.owner_id,
-        sign_key: args.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
-        progress: !args.quiet,
-        extraction: ExtractionSettings::from_choices(args.extract, args.min_confidence, args.extract_pii, args.redact)?,
+        exported_at: resolve_exported_at(settings.exported_at.as_deref())?,
+        sign_key: settings.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
+        settings,
         incremental: None,
     })
 }

@@ -20,8 +20,8 @@ fn derived_schema() -> jsonschema::Validator {
 fn convert_to_aime(inputs: &[PathBuf], branches: BranchPolicy, threads: usize) -> (tempfile::TempDir, RunReport, PathBuf) {
     let out = tempfile::tempdir().unwrap();
     let mut options = options(inputs, out.path(), &[OutputFormat::Aime]);
-    options.branches = branches;
-    options.threads = threads;
+    options.settings.branches = branches;
+    options.settings.threads = Some(threads);
     let report = memport::run(&options).unwrap();
     assert!(report.counts.balances(), "{:?}", report.counts);
     let path = out.path().join("memory.aime.json");

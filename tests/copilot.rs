@@ -57,7 +57,7 @@ fn newest_first_rows_are_reversed_grouped_by_title_and_gap_and_read_in_the_given
     std::fs::write(&path, csv).unwrap();
     let out = tempfile::tempdir().unwrap();
     let mut options = options(std::slice::from_ref(&path), out.path(), &[OutputFormat::AimemNdjson]);
-    options.source.time_zone = TimeZone::parse("+02:00").unwrap();
+    options.settings.timezone = TimeZone::parse("+02:00").unwrap();
     let report = memport::run(&options).unwrap();
     // Eight days apart: the same title is two conversations. The empty image-only prompt is
     // skipped by the `empty` policy.

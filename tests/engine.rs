@@ -32,8 +32,8 @@ fn assert_deterministic(input: &std::path::Path) {
     for threads in [1, 2, 3, 8] {
         let out = tempfile::tempdir().unwrap();
         let mut options = options(&[input.to_owned()], out.path(), &[OutputFormat::Aimem, OutputFormat::AimemNdjson]);
-        options.threads = threads;
-        options.branches = BranchPolicy::All;
+        options.settings.threads = Some(threads);
+        options.settings.branches = BranchPolicy::All;
         memport::run(&options).unwrap();
         let bundle = std::fs::read(out.path().join("memory.aimem.json")).unwrap();
         let stream = std::fs::read(out.path().join("memory.aimem.ndjson")).unwrap();
@@ -112,7 +112,7 @@ fn several_inputs_go_into_one_output_in_order_and_dedup_spans_them() {
     let report = memport::run(&options).unwrap();
     assert_eq!((report.counts.messages_written, report.counts.messages_duplicate), (1, 1));
     assert_eq!(report.inputs.len(), 2);
-    options.dedup = DedupPolicy::Off;
+    options.settings.dedup = DedupPolicy::Off;
     let report = memport::run(&options).unwrap();
     assert_eq!(report.counts.messages_written, 2);
 }

@@ -36,7 +36,7 @@ fn convert(texts: &[&str], extraction: ExtractionSettings) -> (tempfile::TempDir
     let input = export(folder.path(), texts);
     let out = tempfile::tempdir().unwrap();
     let mut options = options(&[input], out.path(), &[OutputFormat::Pam, OutputFormat::Parquet]);
-    options.extraction = extraction;
+    crate::util::set_extraction(&mut options, extraction);
     let report = memport::run(&options).unwrap();
     assert!(report.counts.balances(), "{:?}", report.counts);
     (out, report)

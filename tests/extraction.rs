@@ -30,7 +30,7 @@ fn export(folder: &Path) -> PathBuf {
 
 fn run(input: &Path, out: &Path, extraction: ExtractionSettings) -> memport::pipeline::report::RunReport {
     let mut options = options(&[input.to_owned()], out, &every_format());
-    options.extraction = extraction;
+    crate::util::set_extraction(&mut options, extraction);
     let report = memport::run(&options).unwrap();
     assert!(report.counts.balances(), "{:?}", report.counts);
     for output in report.outputs.iter().filter(|output| output.format != "parquet") {
@@ -163,13 +163,13 @@ fn pipeline_files_set_extraction_and_name_a_bad_value_by_its_key() {
     )
     .unwrap();
     assert_eq!(
-        options.extraction,
+        options.settings.extraction(),
         ExtractionSettings { extract: Some(ConsolidateOptions { min_confidence: 0.7, keep_personal: true }), redact_secrets: true }
     );
     let off = memport::pipeline::config::load(&write("extract = \"off\""), 0).unwrap();
-    assert_eq!(off.extraction.extract, None);
+    assert_eq!(off.settings.extraction().extract, None);
     let error = memport::pipeline::config::load(&write("extract_pii = \"sometimes\""), 0).unwrap_err().to_string();
-    assert!(error.contains("extract-pii") && error.contains("`drop` or `keep`"), "{error}");
+    assert!(error.contains("extract_pii: unknown variant `sometimes`, expected `drop` or `keep`"), "{error}");
     let error = memport::pipeline::config::load(&write("min_confidence = 1.5"), 0).unwrap_err().to_string();
     assert!(error.contains("min-confidence"), "{error}");
 }

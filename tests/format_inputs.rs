@@ -414,7 +414,7 @@ fn an_aimem_bundle_that_fails_its_checksum_is_refused_whole() {
     let out = tempfile::tempdir().unwrap();
     let mut options =
         options(&[shared("formats/aimem/conformance-corpus/invalid/checksum_mismatch.json")], out.path(), &[OutputFormat::Aimem]);
-    options.branches = BranchPolicy::All;
+    options.settings.branches = BranchPolicy::All;
     let error = memport::run(&options).unwrap_err().to_string();
     assert!(error.contains("409 checksum_mismatch") && error.contains("memport validate"), "{error}");
     assert!(!out.path().join("memory.aimem.json").exists());
@@ -461,7 +461,7 @@ fn damaged_format_inputs_never_panic_and_counts_balance() {
             damaged[at] = [b'"', b'}', b'{', b'\n', b'x', b']'][step % 6];
             let (folder, input) = folder_with(&damaged, format.default_file_name());
             let mut options = options(&[input], &folder.path().join("out"), &[OutputFormat::AimemNdjson]);
-            options.branches = BranchPolicy::All;
+            options.settings.branches = BranchPolicy::All;
             // Either a clean refusal of the whole input (an AIMEM stream that fails its checks,
             // or a file no longer recognizable) or a run whose counts balance.
             match memport::run(&options) {
@@ -609,7 +609,7 @@ fn labels_with_commas_and_ids_unfit_for_a_urn_survive_other_formats() {
 fn the_zone_copilot_times_were_read_in_survives_aime() {
     let direct = tempfile::tempdir().unwrap();
     let mut options = options(&[examples()[2].clone()], direct.path(), &[OutputFormat::Aime, OutputFormat::AimemNdjson]);
-    options.source.time_zone = memport::sources::TimeZone::parse("+02:00").unwrap();
+    options.settings.timezone = memport::sources::TimeZone::parse("+02:00").unwrap();
     memport::run(&options).unwrap();
     let via = tempfile::tempdir().unwrap();
     convert(&[direct.path().join("memory.aime.json")], via.path(), &[OutputFormat::AimemNdjson], 2);

@@ -27,8 +27,8 @@ fn convert_to_store(inputs: &[PathBuf], branches: BranchPolicy, threads: usize) 
     let out = tempfile::tempdir().unwrap();
     let mut options = options(inputs, out.path(), &[OutputFormat::Pam]);
     options.outputs = vec![(OutputFormat::Pam, out.path().join("store"))];
-    options.branches = branches;
-    options.threads = threads;
+    options.settings.branches = branches;
+    options.settings.threads = Some(threads);
     let report = memport::run(&options).unwrap();
     assert!(report.counts.balances(), "{:?}", report.counts);
     (out, report)

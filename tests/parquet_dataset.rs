@@ -11,6 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, TimestampMicrosecondType};
 use arrow_array::{Array, RecordBatch};
 use memport::pipeline::report::RunReport;
+use memport::pipeline::settings::Partitioning;
 use memport::sinks::OutputFormat;
 use memport::sinks::parquet::schema::{SCHEMA_VERSION, Table};
 use memport::sources::BranchPolicy;
@@ -86,9 +87,9 @@ fn times(batches: &[RecordBatch], name: &str) -> Vec<Option<i64>> {
 fn convert_to_dataset(inputs: &[PathBuf], branches: BranchPolicy, partition: bool, threads: usize) -> (tempfile::TempDir, RunReport) {
     let out = tempfile::tempdir().unwrap();
     let mut options = options(inputs, out.path(), &[OutputFormat::Parquet, OutputFormat::AimemNdjson]);
-    options.branches = branches;
-    options.partition_by_provider = partition;
-    options.threads = threads;
+    options.settings.branches = branches;
+    options.settings.partition_by = if partition { Partitioning::Provider } else { Partitioning::None };
+    options.settings.threads = Some(threads);
     let report = memport::run(&options).unwrap();
     assert!(report.counts.balances(), "counts balance: {:?}", report.counts);
     (out, report)
@@ -264,7 +265,7 @@ fn a_rerun_replaces_the_dataset_and_leaves_no_stale_parts() {
     let run = |partition: bool| {
         let mut options = options(&examples(), out.path(), &[OutputFormat::Parquet]);
         options.outputs = vec![(OutputFormat::Parquet, dataset.clone())];
-        options.partition_by_provider = partition;
+        options.settings.partition_by = if partition { Partitioning::Provider } else { Partitioning::None };
         memport::run(&options)
     };
     run(true).unwrap();
@@ -333,7 +334,7 @@ fn the_readme_queries_run_in_duckdb_and_print_what_the_readme_shows() {
     let out = tempfile::tempdir().unwrap();
     let mut options = options(&examples(), out.path(), &[OutputFormat::Parquet]);
     options.outputs = vec![(OutputFormat::Parquet, out.path().join("corpus"))];
-    options.branches = BranchPolicy::All;
+    options.settings.branches = BranchPolicy::All;
     memport::run(&options).unwrap();
     let queries = readme_queries();
     assert!(queries.len() >= 4, "docs/formats/parquet.md shows the example queries");

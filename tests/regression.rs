@@ -52,7 +52,7 @@ fn overlapping_exports_never_repeat_a_chunk_id() {
     let out = tempfile::tempdir().unwrap();
     let mut options =
         crate::util::options(&[january.path().to_owned(), february.path().to_owned()], out.path(), &[memport::sinks::OutputFormat::Aimem]);
-    options.dedup = DedupPolicy::Off;
+    options.settings.dedup = DedupPolicy::Off;
     let report = memport::run(&options).unwrap();
     assert_eq!((report.counts.messages_written, report.counts.messages_duplicate), (1, 1));
     assert_eq!(report.warnings.get("id_conflict"), Some(&1));

@@ -144,8 +144,8 @@ impl Account {
     fn options(&self, export: &Path, exported_at: i64) -> SyncOptions {
         let mut convert = crate::util::options(&[export.to_owned()], &self.out(), &[]);
         convert.exported_at = exported_at;
-        convert.threads = self.threads;
-        convert.branches = self.branches;
+        convert.settings.threads = Some(self.threads);
+        convert.settings.branches = self.branches;
         SyncOptions { convert, formats: self.formats.clone(), state: self.state(), output_root: self.out() }
     }
 

@@ -23,8 +23,8 @@ fn convert(inputs: &[PathBuf], format: OutputFormat, branches: BranchPolicy, thr
     let mut options = options(inputs, out.path(), &[format]);
     let path = out.path().join(format.default_file_name());
     options.outputs = vec![(format, path.clone())];
-    options.branches = branches;
-    options.threads = threads;
+    options.settings.branches = branches;
+    options.settings.threads = Some(threads);
     let report = memport::run(&options).unwrap();
     assert!(report.counts.balances(), "{:?}", report.counts);
     (out, report, path)

@@ -4,8 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use memport::pipeline::extraction::ExtractionSettings;
 use memport::pipeline::report::RunReport;
-use memport::pipeline::{DedupPolicy, Options};
+use memport::pipeline::settings::{Extractor, PiiPolicy, Redaction};
+use memport::pipeline::{DedupPolicy, Options, Settings};
 use memport::sinks::OutputFormat;
 use memport::sources::BranchPolicy;
 
@@ -41,23 +43,35 @@ pub fn options(inputs: &[PathBuf], out_dir: &Path, formats: &[OutputFormat]) -> 
     Options {
         inputs: inputs.to_vec(),
         outputs: formats.iter().map(|format| (*format, out_dir.join(format.default_file_name()))).collect(),
-        threads: 2,
         report: Some(out_dir.join("report.json")),
         rejects: Some(out_dir.join("rejects.ndjson")),
         exported_at: EXPORTED_AT,
-        progress: false,
         // Extraction on, as by default: every test of every format carries extracted memories.
+        settings: Settings { threads: Some(2), quiet: true, ..Settings::default() },
         ..Options::default()
     }
+}
+
+/// Sets the settings that give `extraction` (`--extract`, `--min-confidence`, `--extract-pii`,
+/// `--redact`).
+pub fn set_extraction(options: &mut Options, extraction: ExtractionSettings) {
+    let settings = &mut options.settings;
+    settings.extract = if extraction.extract.is_some() { Extractor::Rules } else { Extractor::Off };
+    if let Some(extract) = extraction.extract {
+        settings.min_confidence = extract.min_confidence;
+        settings.extract_pii = if extract.keep_personal { PiiPolicy::Keep } else { PiiPolicy::Drop };
+    }
+    settings.redact = if extraction.redact_secrets { Redaction::Secrets } else { Redaction::None };
+    assert_eq!(settings.extraction(), extraction, "the settings give the extraction asked for");
 }
 
 /// As [`convert_all_branches`], with extraction off: what a round trip through memport's own
 /// formats carries exactly (transcripts and the provider's memories).
 pub fn convert_all_branches_without_extraction(inputs: &[PathBuf], out: &Path, formats: &[OutputFormat], threads: usize) -> RunReport {
     let mut options = options(inputs, out, formats);
-    options.branches = BranchPolicy::All;
-    options.threads = threads;
-    options.extraction = memport::pipeline::extraction::ExtractionSettings::OFF;
+    options.settings.branches = BranchPolicy::All;
+    options.settings.threads = Some(threads);
+    options.settings.extract = memport::pipeline::settings::Extractor::Off;
     let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
     assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
     report
@@ -74,8 +88,8 @@ pub fn memories_in_output(report: &RunReport) -> u64 {
 /// checking the counts balance.
 pub fn convert_all_branches(inputs: &[PathBuf], out: &Path, formats: &[OutputFormat], threads: usize) -> RunReport {
     let mut options = options(inputs, out, formats);
-    options.branches = BranchPolicy::All;
-    options.threads = threads;
+    options.settings.branches = BranchPolicy::All;
+    options.settings.threads = Some(threads);
     let report = memport::run(&options).unwrap_or_else(|error| panic!("{inputs:?} converts: {error}"));
     assert!(report.counts.balances(), "{inputs:?}: counts balance: {:?}", report.counts);
     if let Some(memories) = &report.memories_extracted {
@@ -89,8 +103,8 @@ pub fn convert_all_branches(inputs: &[PathBuf], out: &Path, formats: &[OutputFor
 pub fn convert_checked(input: &Path, branches: BranchPolicy, dedup: DedupPolicy) -> (tempfile::TempDir, RunReport) {
     let out = tempfile::tempdir().expect("temp dir");
     let mut options = options(&[input.to_owned()], out.path(), &[OutputFormat::Aimem, OutputFormat::AimemNdjson]);
-    options.branches = branches;
-    options.dedup = dedup;
+    options.settings.branches = branches;
+    options.settings.dedup = dedup;
     let report = memport::run(&options).expect("conversion runs");
     assert!(report.counts.balances(), "counts balance: {:?}", report.counts);
     for output in &report.outputs {

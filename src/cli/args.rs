@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::pipeline::config;
-use crate::pipeline::settings::{DedupPolicy, Extractor, Partitioning, PiiPolicy, Redaction};
-use crate::sources::BranchPolicy;
+use crate::pipeline::{DedupPolicy, Settings};
 
 /// The `memport` command line.
 #[derive(Parser)]
@@ -137,7 +135,7 @@ pub struct ConvertArgs {
     pub rejects: Option<PathBuf>,
     /// How records are read and written.
     #[command(flatten)]
-    pub conversion: ConversionArgs,
+    pub settings: Settings,
 }
 
 /// `memport sync`'s arguments.
@@ -167,7 +165,7 @@ pub struct SyncArgs {
     pub output: Option<PathBuf>,
     /// How records are read and written.
     #[command(flatten)]
-    pub conversion: ConversionArgs,
+    pub settings: Settings,
 }
 
 /// `memport merge`'s arguments.
@@ -186,100 +184,10 @@ pub struct MergeArgs {
     pub json: bool,
 }
 
-/// How records are read and written: shared by `convert` and `sync`.
-#[derive(Args)]
-pub struct ConversionArgs {
-    /// Decode threads, at least 1 [default: every core]; more than 4 per core (at most 256) are
-    /// lowered to that. Output is identical at any count.
-    #[arg(long, value_parser = parse_threads, allow_negative_numbers = true)]
-    pub threads: Option<usize>,
-    /// Export time written to outputs (RFC 3339); default SOURCE_DATE_EPOCH, else now.
-    #[arg(long, value_name = "TIME")]
-    pub exported_at: Option<String>,
-    /// AIMEM producer namespace (a-z, 0-9, -), part of every chunk id.
-    #[arg(long, default_value = crate::pipeline::DEFAULT_PRODUCER)]
-    pub producer: String,
-    /// AIMEM tenant id [default: a UUID derived from the producer].
-    #[arg(long)]
-    pub tenant: Option<String>,
-    /// content: drop messages whose PAM content hash was seen earlier (first wins); off: keep all.
-    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "content|off")]
-    pub dedup: DedupPolicy,
-    /// active: only the thread the user last saw; all: every regeneration and edit too.
-    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "active|all")]
-    pub branches: BranchPolicy,
-    /// Gemini and Copilot exports have no conversation ids: records further apart than this
-    /// start a new conversation (Gemini records with a conversation URL are grouped by it).
-    #[arg(long, default_value_t = config::DEFAULT_GAP_MINUTES, value_name = "MINUTES", allow_negative_numbers = true)]
-    pub gap_minutes: u64,
-    /// Zone of times written without one (Copilot CSVs): UTC or a fixed offset like +02:00.
-    /// Outputs tag such messages with the zone assumed.
-    // A fixed offset west of UTC starts with `-` (`--timezone -05:00`): without this clap takes
-    // it for an option and refuses it. The value is checked as an offset, so a flag taken by
-    // mistake (`--timezone --quiet`) is refused there.
-    #[arg(long, default_value = "UTC", value_name = "OFFSET", allow_hyphen_values = true)]
-    pub timezone: String,
-    /// Largest conversation (or memory-format record) read, like 256M or 2G: a larger one is
-    /// skipped and rejected, and the run goes on. One record is held in memory while it is
-    /// read, so this bounds what a broken or hostile file can take.
-    #[arg(long, default_value = config::DEFAULT_MAX_RECORD_SIZE, value_name = "SIZE")]
-    pub max_record_size: String,
-    /// Parquet only: `provider` writes Hive-style folders (messages/provider=claude/…) that
-    /// DuckDB, Polars, Spark and pyarrow read as a column; `none` one folder per table.
-    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "provider|none")]
-    pub partition_by: Partitioning,
-    /// The owner written as PAM `owner.id`, MIF `export_meta.user_id` and UMP `scope.owner`
-    /// (exports do not name their owner without personal data).
-    #[arg(long, default_value = config::DEFAULT_OWNER_ID, value_name = "ID")]
-    pub owner_id: String,
-    /// Sign PAM stores (PAM §18: Ed25519 over checksum, export id, date and owner) and UMP
-    /// records (BLAKE3 content hash, Ed25519, did:key signer) with this Ed25519 private key:
-    /// PKCS#8 PEM (openssl genpkey -algorithm ed25519), 64 hex digits or 32 raw bytes.
-    #[arg(long, value_name = "FILE")]
-    pub sign_key: Option<PathBuf>,
-    /// rules: extract typed memories (identity, preferences, relationships, goals, decisions,
-    /// standing instructions, pitfalls, skills, environment, projects, facts) from what the
-    /// user said about themselves, with evidence, into every format; off: transcripts and the
-    /// provider's own memories only.
-    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "rules|off")]
-    pub extract: Extractor,
-    /// Extracted memories less sure than this (0 to 1) are dropped and counted; a statement
-    /// said again grows surer. 0.5 keeps every plain statement and drops a hedged one
-    /// ("maybe", "I think") said once, unless its rule is very sure.
-    #[arg(
-        long,
-        default_value_t = crate::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE,
-        value_name = "0..1",
-        allow_negative_numbers = true
-    )]
-    pub min_confidence: f32,
-    /// drop: leave out extracted contact details (e-mail, phone, street address); keep: write
-    /// them, marked not exportable where the format can say so (PAM, UMP).
-    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "drop|keep")]
-    pub extract_pii: PiiPolicy,
-    /// secrets: mask API keys, tokens, private keys, passwords, card and account numbers and
-    /// one-time codes in every transcript written, as [REDACTED:<kind>] (content hashes are
-    /// over the masked text); none: write the text as it is.
-    #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "secrets|none")]
-    pub redact: Redaction,
-    /// No progress bar.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
 /// A path as given, or an object-storage URL (`s3://bucket/key`, kept as it is); a `file://`
 /// URL is the local path it names.
 pub fn parse_location(text: &str) -> Result<PathBuf, String> {
     Ok(crate::remote::local_form(std::path::Path::new(text)))
-}
-
-/// `--threads` as given: a whole number, at least 1.
-pub fn parse_threads(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("memport needs at least 1 worker thread; leave --threads out to use every core".to_owned()),
-        Ok(threads) => Ok(threads),
-        Err(_) => Err(format!("`{text}` is not a number of worker threads (1 or more)")),
-    }
 }
 
 #[cfg(test)]
@@ -309,10 +217,10 @@ mod tests {
     #[test]
     fn a_negative_offset_is_a_timezone_value_in_either_form() {
         for extra in [&["--timezone", "-05:00"][..], &["--timezone=-05:00"][..]] {
-            assert_eq!(convert_with(extra).map(|args| args.conversion.timezone).ok().as_deref(), Some("-05:00"), "{extra:?}");
+            assert_eq!(convert_with(extra).map(|args| args.settings.timezone.label).ok().as_deref(), Some("-05:00"), "{extra:?}");
         }
         // Negative numbers reach the checks that say what is wrong with them.
-        assert_eq!(convert_with(&["--min-confidence", "-0.5"]).map(|args| args.conversion.min_confidence).ok(), Some(-0.5));
+        assert_eq!(convert_with(&["--min-confidence", "-0.5"]).map(|args| args.settings.min_confidence).ok(), Some(-0.5));
         let error = convert_with(&["--gap-minutes", "-5"]).err().map(|error| error.kind());
         assert_eq!(error, Some(clap::error::ErrorKind::ValueValidation));
     }
@@ -324,6 +232,6 @@ mod tests {
         assert!(error.contains("at least 1 worker thread"), "{error}");
         let error = convert_with(&["--threads", "-3"]).err().map(|error| error.to_string()).unwrap_or_default();
         assert!(error.contains("not a number of worker threads"), "{error}");
-        assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.conversion.threads).ok(), Some(Some(3)));
+        assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.settings.threads).ok(), Some(Some(3)));
     }
 }

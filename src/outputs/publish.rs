@@ -242,25 +242,7 @@ fn publish_records_folder(built: &Path, target: &Path, staging: &Path, manifest_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sinks::aimem::AimemSettings;
     use crate::sinks::output_file::tests::names_in;
-
-    fn settings() -> SinkSettings {
-        SinkSettings {
-            aimem: AimemSettings {
-                producer: "memport".into(),
-                tenant_id: crate::spec::ids::uuid_v5_shaped("memport-tenant:memport"),
-                exported_at: 0,
-                links_expected: false,
-                since: None,
-            },
-            partition_by_provider: false,
-            owner_id: "local-user".into(),
-            sign_key: None,
-            mif_vendor_extensions: Vec::new(),
-            incremental: None,
-        }
-    }
 
     #[test]
     fn a_file_output_appears_only_when_published_and_reports_its_target() {
@@ -268,7 +250,7 @@ mod tests {
         let target = folder.path().join("memory.mif.json");
         std::fs::write(&target, b"the previous run's").unwrap();
         let layout = Layout::of(&target, placement(OutputFormat::Mif)).unwrap();
-        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &settings()).unwrap();
+        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &SinkSettings::for_tests()).unwrap();
         let summary = sink.finish().unwrap();
         assert_eq!(summary.path, target.display().to_string());
         assert_eq!(std::fs::read(&target).unwrap(), b"the previous run's", "finished is not published");
@@ -283,7 +265,7 @@ mod tests {
         let target = folder.path().join("memory.ump.ndjson");
         std::fs::write(&target, b"old").unwrap();
         let layout = Layout::of(&target, placement(OutputFormat::UmpNdjson)).unwrap();
-        let (staged, sink) = StagedOutput::build(OutputFormat::UmpNdjson, &layout, &settings()).unwrap();
+        let (staged, sink) = StagedOutput::build(OutputFormat::UmpNdjson, &layout, &SinkSettings::for_tests()).unwrap();
         sink.finish().unwrap();
         drop(staged);
         assert_eq!(names_in(folder.path()), ["memory.ump.ndjson"]);

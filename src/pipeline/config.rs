@@ -32,74 +32,16 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::Args;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::ConfigError;
-use crate::pipeline::extraction::ExtractionSettings;
-use crate::pipeline::settings::{Extractor, Partitioning, PiiPolicy, Redaction, parse_choice};
-use crate::pipeline::{DedupPolicy, Options, default_tenant_id, default_threads};
+use crate::pipeline::{Options, Settings};
 use crate::sinks::OutputFormat;
-use crate::sources::{BranchPolicy, SourceOptions, TimeZone};
-use crate::stages::extract::consolidate::DEFAULT_MIN_CONFIDENCE;
 use crate::validate::input_file::{UTF16_ADVICE, special_file_kind, utf16_encoding};
 
-/// Default pause, in minutes, that starts a new conversation in exports without ids.
-pub const DEFAULT_GAP_MINUTES: u64 = 60;
-
-/// PAM `owner.id` when none is given.
-pub const DEFAULT_OWNER_ID: &str = "local-user";
-
-/// `--max-record-size` when not given.
-pub const DEFAULT_MAX_RECORD_SIZE: &str = "256M";
-
-/// Builds the source options from `--gap-minutes`, `--timezone` and `--max-record-size`.
-///
-/// # Errors
-/// [`ConfigError::Option`] for a zero gap, a zone that is not a fixed offset or a size out of
-/// range.
-pub fn parse_source_options(gap_minutes: u64, timezone: &str, max_record_size: &str) -> Result<SourceOptions, ConfigError> {
-    if gap_minutes == 0 || gap_minutes > 525_600 {
-        return Err(ConfigError::Option {
-            option: "gap-minutes".into(),
-            reason: format!("{gap_minutes} is out of range; give 1 to 525600 minutes"),
-        });
-    }
-    let time_zone = TimeZone::parse(timezone).map_err(|reason| ConfigError::Option { option: "timezone".into(), reason })?;
-    let max_record_bytes =
-        parse_record_size(max_record_size).map_err(|reason| ConfigError::Option { option: "max-record-size".into(), reason })?;
-    Ok(SourceOptions { gap: gap_minutes as i64 * 60 * 1_000_000, time_zone, max_record_bytes })
-}
-
-/// Smallest and largest `--max-record-size`: below 1 KiB not even a short conversation fits;
-/// above 64 GiB the limit no longer protects the machine's memory.
-const RECORD_SIZE_RANGE: std::ops::RangeInclusive<u64> = 1 << 10..=64 << 30;
-
-/// A size such as `256M`, `1G`, `1.5GiB` or `1048576` (bytes): K, M, G, T are powers of 1024,
-/// with or without `iB`/`B`.
-fn parse_record_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let digits_end = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(digits_end);
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("`{text}` is not a size; write it like 256M, 2G or 1048576 (bytes)")),
-    };
-    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size; write it like 256M, 2G or 1048576 (bytes)"))?;
-    let bytes = (value * (1u64 << shift) as f64).round();
-    // A float this large or this small is out of range either way; the cast saturates.
-    let bytes = bytes as u64;
-    if !RECORD_SIZE_RANGE.contains(&bytes) {
-        return Err(format!("`{text}` is out of range; give 1K to 64G"));
-    }
-    Ok(bytes)
-}
-
-/// A pipeline file as written: the settings that are there and of the right type. It is read
+/// A pipeline file as written: the entries that are there and of the right type. It is read
 /// key by key ([`load`]), so that an unknown key or a value of the wrong type is one problem
 /// among the others, not the only one reported.
 #[derive(Debug, Clone)]
@@ -110,40 +52,13 @@ pub struct PipelineFile {
     pub inputs: Vec<PathBuf>,
     /// Outputs, all written from one read.
     pub outputs: Vec<OutputEntry>,
-    /// `active` (default) or `all`.
-    pub branches: Option<String>,
-    /// `content` (default) or `off`.
-    pub dedup: Option<String>,
-    /// AIMEM producer namespace (default `memport`).
-    pub producer: Option<String>,
-    /// AIMEM tenant id.
-    pub tenant: Option<String>,
     /// Run report path.
     pub report: Option<PathBuf>,
     /// Rejects file path.
     pub rejects: Option<PathBuf>,
-    /// Decode threads (default: every core).
-    pub threads: Option<usize>,
-    /// Minutes of pause that start a new conversation where an export has no ids (default 60).
-    pub gap_minutes: Option<u64>,
-    /// Zone of zoneless times (default UTC).
-    pub timezone: Option<String>,
-    /// Largest conversation read, like `256M` (default) or `2G`.
-    pub max_record_size: Option<String>,
-    /// Parquet partitioning: `provider` or `none` (default).
-    pub partition_by: Option<String>,
-    /// PAM store owner id (default `local-user`).
-    pub owner_id: Option<String>,
-    /// Ed25519 key that signs PAM and UMP output.
-    pub sign_key: Option<PathBuf>,
-    /// `rules` (default) or `off`.
-    pub extract: Option<String>,
-    /// Confidence floor of extracted memories, 0 to 1 (default 0.5).
-    pub min_confidence: Option<f32>,
-    /// `drop` (default) or `keep`: extracted contact details.
-    pub extract_pii: Option<String>,
-    /// `none` (default) or `secrets`.
-    pub redact: Option<String>,
+    /// How records are read and written: the command line's settings, by the same names
+    /// (`_` for `-`), defaults for those not given.
+    pub settings: Settings,
     /// The `[sync]` table: the file is a sync job.
     pub sync: Option<SyncTable>,
 }
@@ -180,30 +95,21 @@ pub enum Job {
     },
 }
 
-/// The keys of a pipeline file, in the order the documentation gives them.
-const PIPELINE_KEYS: [&str; 21] = [
-    "version",
-    "inputs",
-    "outputs",
-    "branches",
-    "dedup",
-    "producer",
-    "tenant",
-    "report",
-    "rejects",
-    "threads",
-    "gap_minutes",
-    "timezone",
-    "max_record_size",
-    "partition_by",
-    "owner_id",
-    "sign_key",
-    "extract",
-    "min_confidence",
-    "extract_pii",
-    "redact",
-    "sync",
-];
+/// The keys of a pipeline file that are not [`Settings`].
+const FILE_KEYS: [&str; 6] = ["version", "inputs", "outputs", "report", "rejects", "sync"];
+
+/// The command line's settings that a pipeline file does not take: the export time comes from
+/// `memport run --exported-at`, and a run always says how it goes.
+const COMMAND_LINE_ONLY: [&str; 2] = ["exported_at", "quiet"];
+
+/// The settings a pipeline file takes, as the command line names them with `_` for `-`.
+fn setting_keys() -> Vec<String> {
+    Settings::augment_args(clap::Command::new("memport"))
+        .get_arguments()
+        .map(|argument| argument.get_id().as_str().to_owned())
+        .filter(|id| !COMMAND_LINE_ONLY.contains(&id.as_str()))
+        .collect()
+}
 
 /// One `[[outputs]]` table.
 #[derive(Debug, Clone)]
@@ -218,19 +124,6 @@ pub struct OutputEntry {
 
 /// The keys of an `[[outputs]]` table.
 const OUTPUT_KEYS: [&str; 2] = ["format", "path"];
-
-/// Builds the extraction settings from a pipeline file's `extract`, `min_confidence`,
-/// `extract_pii` and `redact`.
-///
-/// # Errors
-/// [`ConfigError::Option`] naming the setting and its valid values.
-pub fn parse_extraction(extract: &str, min_confidence: f32, extract_pii: &str, redact: &str) -> Result<ExtractionSettings, ConfigError> {
-    // Every value is checked before the range, as the command line does.
-    let pii: PiiPolicy = parse_choice("extract-pii", "a policy", extract_pii)?;
-    let extractor: Extractor = parse_choice("extract", "an extractor", extract)?;
-    let redaction: Redaction = parse_choice("redact", "a redaction", redact)?;
-    ExtractionSettings::from_choices(extractor, min_confidence, pii, redaction)
-}
 
 /// Loads and checks a pipeline file.
 ///
@@ -271,58 +164,13 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
             Err(error) => problems.push(format!("outputs[{}].format: {error}", output.position)),
         }
     }
-    let branches =
-        match file.branches.as_deref().map(|value| parse_choice::<BranchPolicy>("branches", "a branch policy", value)).transpose() {
-            Ok(branches) => branches.unwrap_or_default(),
-            Err(error) => {
-                problems.push(format!("branches: {error}"));
-                BranchPolicy::default()
-            }
-        };
-    let dedup = match file.dedup.as_deref().map(|value| parse_choice::<DedupPolicy>("dedup", "a dedup policy", value)).transpose() {
-        Ok(dedup) => dedup.unwrap_or_default(),
-        Err(error) => {
-            problems.push(format!("dedup: {error}"));
-            DedupPolicy::default()
-        }
-    };
-    let source = match parse_source_options(
-        file.gap_minutes.unwrap_or(DEFAULT_GAP_MINUTES),
-        file.timezone.as_deref().unwrap_or("UTC"),
-        file.max_record_size.as_deref().unwrap_or(DEFAULT_MAX_RECORD_SIZE),
-    ) {
-        Ok(source) => source,
-        Err(error) => {
-            problems.push(error.to_string());
-            SourceOptions::default()
-        }
-    };
-    let partition_by_provider =
-        match file.partition_by.as_deref().map(|value| parse_choice("partition-by", "a partitioning", value)).transpose() {
-            Ok(partition) => partition == Some(Partitioning::Provider),
-            Err(error) => {
-                problems.push(format!("partition_by: {error}"));
-                false
-            }
-        };
-    let producer = file.producer.clone().unwrap_or_else(|| crate::pipeline::DEFAULT_PRODUCER.to_owned());
-    let sign_key = match file.sign_key.as_deref().map(|path| crate::signing::SignKey::load(&resolve(path))).transpose() {
+    let mut settings = file.settings;
+    settings.sign_key = settings.sign_key.as_deref().map(resolve);
+    let sign_key = match settings.sign_key.as_deref().map(crate::signing::SignKey::load).transpose() {
         Ok(key) => key,
         Err(error) => {
             problems.push(format!("sign_key: {error}"));
             None
-        }
-    };
-    let extraction = match parse_extraction(
-        file.extract.as_deref().unwrap_or("rules"),
-        file.min_confidence.unwrap_or(DEFAULT_MIN_CONFIDENCE),
-        file.extract_pii.as_deref().unwrap_or("drop"),
-        file.redact.as_deref().unwrap_or("none"),
-    ) {
-        Ok(settings) => settings,
-        Err(error) => {
-            problems.push(error.to_string());
-            ExtractionSettings::OFF
         }
     };
     let options = Options {
@@ -330,20 +178,11 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         // The pipeline file is read too: no output, report or rejects file may replace it.
         also_read: vec![path.to_owned()],
         outputs,
-        threads: file.threads.unwrap_or_else(default_threads),
         report: file.report.as_deref().map(resolve),
         rejects: file.rejects.as_deref().map(resolve),
         exported_at,
-        tenant_id: file.tenant.clone().unwrap_or_else(|| default_tenant_id(&producer)),
-        producer,
-        dedup,
-        branches,
-        source,
-        partition_by_provider,
-        owner_id: file.owner_id.clone().unwrap_or_else(|| DEFAULT_OWNER_ID.to_owned()),
+        settings,
         sign_key,
-        progress: true,
-        extraction,
         incremental: None,
     };
     let job = match file.sync {
@@ -417,9 +256,6 @@ fn read_text(path: &Path) -> Result<String, String> {
 /// there and is not. Reading the file into [`PipelineFile`] in one go stopped at the first
 /// such problem, so the others (an unknown output format, say) went unreported.
 fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> PipelineFile {
-    for key in table.keys().filter(|key| !PIPELINE_KEYS.contains(&key.as_str())) {
-        problems.push(format!("{key}: not a pipeline setting (the settings are {})", PIPELINE_KEYS.join(", ")));
-    }
     if !table.contains_key("version") {
         problems.push("version: missing; the file starts with `version = 1`".to_owned());
     }
@@ -459,29 +295,44 @@ fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> Pipeline
             Vec::new()
         }
     };
+    let report = take(&mut table, "report", problems);
+    let rejects = take(&mut table, "rejects", problems);
     PipelineFile {
         version,
         inputs: inputs.unwrap_or_default(),
         outputs,
-        branches: take(&mut table, "branches", problems),
-        dedup: take(&mut table, "dedup", problems),
-        producer: take(&mut table, "producer", problems),
-        tenant: take(&mut table, "tenant", problems),
-        report: take(&mut table, "report", problems),
-        rejects: take(&mut table, "rejects", problems),
-        threads: take(&mut table, "threads", problems),
-        gap_minutes: take(&mut table, "gap_minutes", problems),
-        timezone: take(&mut table, "timezone", problems),
-        max_record_size: take(&mut table, "max_record_size", problems),
-        partition_by: take(&mut table, "partition_by", problems),
-        owner_id: take(&mut table, "owner_id", problems),
-        sign_key: take(&mut table, "sign_key", problems),
-        extract: take(&mut table, "extract", problems),
-        min_confidence: take(&mut table, "min_confidence", problems),
-        extract_pii: take(&mut table, "extract_pii", problems),
-        redact: take(&mut table, "redact", problems),
+        report,
+        rejects,
+        settings: read_run_settings(table, problems),
         sync,
     }
+}
+
+/// The [`Settings`] among a pipeline file's keys (the file's own keys taken out), each key
+/// read alone so that every unknown key and every unusable value is a problem of its own;
+/// those read as absent take the default.
+fn read_run_settings(table: toml::Table, problems: &mut Vec<String>) -> Settings {
+    let keys = setting_keys();
+    let mut usable = toml::Table::new();
+    for (key, value) in table {
+        if !keys.contains(&key) {
+            let all: Vec<&str> = FILE_KEYS.iter().copied().chain(keys.iter().map(String::as_str)).collect();
+            problems.push(format!("{key}: not a pipeline setting (the settings are {})", all.join(", ")));
+            continue;
+        }
+        let alone = toml::Table::from_iter([(key.clone(), value.clone())]);
+        match Settings::deserialize(alone) {
+            Ok(_) => {
+                usable.insert(key, value);
+            }
+            Err(error) => problems.push(format!("{key}: {}", error.message())),
+        }
+    }
+    // Every value read alone, so they read together.
+    Settings::deserialize(usable).unwrap_or_else(|error| {
+        problems.push(error.message().to_owned());
+        Settings::default()
+    })
 }
 
 /// The `[sync]` table, with a problem for each key it does not know or lacks.
@@ -593,22 +444,6 @@ mod tests {
             "sync.colour: not a sync setting",
         ] {
             assert!(error.contains(expected), "{expected} missing from: {error}");
-        }
-    }
-
-    #[test]
-    fn record_sizes_read_with_binary_units() {
-        assert_eq!(parse_record_size("256M"), Ok(256 << 20));
-        assert_eq!(parse_record_size("2G"), Ok(2 << 30));
-        assert_eq!(parse_record_size("1.5GiB"), Ok(3 << 29));
-        assert_eq!(parse_record_size(" 4096 "), Ok(4096));
-        assert_eq!(parse_record_size("64kb"), Ok(64 << 10));
-    }
-
-    #[test]
-    fn record_sizes_out_of_range_or_unreadable_are_refused() {
-        for text in ["0", "100", "65G", "1T", "lots", "5X", "", "-1M", "1e9"] {
-            assert!(parse_record_size(text).is_err(), "{text} was accepted");
         }
     }
 

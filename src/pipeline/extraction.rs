@@ -8,9 +8,8 @@ use std::io;
 
 use std::sync::Arc;
 
-use crate::error::{ConfigError, RunError};
+use crate::error::RunError;
 use crate::model::{Conversation, MemoryRecord, Origin, Part, Provider};
-use crate::pipeline::settings::{Extractor, PiiPolicy, Redaction};
 use crate::sinks::written_tree::is_written;
 use crate::sources::DecodeOptions;
 use crate::stages::extract::consolidate::{
@@ -39,39 +38,6 @@ pub struct ExtractionSettings {
 impl ExtractionSettings {
     /// `--extract off --redact none`: transcripts and provider memories only.
     pub const OFF: ExtractionSettings = ExtractionSettings { extract: None, redact_secrets: false };
-
-    /// The settings `--extract`, `--min-confidence`, `--extract-pii` and `--redact` give.
-    ///
-    /// # Errors
-    /// [`ConfigError::Option`] when `min_confidence` is not from 0 to 1.
-    pub fn from_choices(extractor: Extractor, min_confidence: f32, pii: PiiPolicy, redaction: Redaction) -> Result<Self, ConfigError> {
-        if !(0.0..=1.0).contains(&min_confidence) {
-            return Err(ConfigError::Option {
-                option: "min-confidence".into(),
-                reason: format!("{min_confidence} is out of range; give a number from 0 to 1, such as 0.5"),
-            });
-        }
-        let extract = match extractor {
-            Extractor::Rules => Some(ConsolidateOptions { min_confidence, keep_personal: pii == PiiPolicy::Keep }),
-            Extractor::Off => None,
-        };
-        Ok(ExtractionSettings { extract, redact_secrets: redaction == Redaction::Secrets })
-    }
-
-    /// `--extract` as these settings say it.
-    pub fn extractor(&self) -> Extractor {
-        if self.extract.is_some() { Extractor::Rules } else { Extractor::Off }
-    }
-
-    /// `--extract-pii` as these settings say it (`drop` when nothing is extracted).
-    pub fn pii_policy(&self) -> PiiPolicy {
-        if self.extract.is_some_and(|extract| extract.keep_personal) { PiiPolicy::Keep } else { PiiPolicy::Drop }
-    }
-
-    /// `--redact` as these settings say it.
-    pub fn redaction(&self) -> Redaction {
-        if self.redact_secrets { Redaction::Secrets } else { Redaction::None }
-    }
 }
 
 impl Default for ExtractionSettings {

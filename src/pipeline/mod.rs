@@ -26,17 +26,18 @@ use crate::outputs::paths as output_paths;
 use crate::outputs::publish::{self, StagedOutput};
 use crate::sinks::aimem::AimemSettings;
 use crate::sinks::{OutputFormat, SinkSettings};
-use crate::sources::{self, BranchPolicy, DecodeOptions, SourceOptions};
+use crate::sources::{self, DecodeOptions};
 use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
 use rejects::RejectsWriter;
-use report::{InputSummary, OptionsSummary, OutputSummary, RunReport};
+use report::{InputSummary, OutputSummary, ReportedOptions, RunReport};
 use tempfile::TempPath;
 
-pub use settings::DedupPolicy;
+pub use settings::{DEFAULT_PRODUCER, DedupPolicy, Settings, default_tenant_id, default_threads};
 
-/// Everything a conversion needs, checked by [`Options::validate`].
-#[derive(Debug, Clone)]
+/// Everything a conversion needs, checked by [`Options::validate`]: what to read and write,
+/// and the [`Settings`] that say how.
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Inputs in the order they are read.
     pub inputs: Vec<PathBuf>,
@@ -44,78 +45,19 @@ pub struct Options {
     pub also_read: Vec<PathBuf>,
     /// Each format with its output path.
     pub outputs: Vec<(OutputFormat, PathBuf)>,
-    /// Decode threads.
-    pub threads: usize,
     /// Where to write the JSON run report.
     pub report: Option<PathBuf>,
     /// Where to write rejected records (NDJSON).
     pub rejects: Option<PathBuf>,
-    /// The export time written to outputs.
+    /// The export time written to outputs (the command line takes `--exported-at`,
+    /// `SOURCE_DATE_EPOCH` or now; the library reads no clock, and defaults to 1970-01-01).
     pub exported_at: Micros,
-    /// AIMEM producer namespace.
-    pub producer: String,
-    /// AIMEM tenant id.
-    pub tenant_id: String,
-    /// Dedup policy.
-    pub dedup: DedupPolicy,
-    /// Branch policy.
-    pub branches: BranchPolicy,
-    /// How sources without conversation ids or zones are read (gap, time zone).
-    pub source: SourceOptions,
-    /// Parquet: write `provider=<name>` partition folders.
-    pub partition_by_provider: bool,
-    /// PAM: `owner.id` of the store.
-    pub owner_id: String,
-    /// Signs PAM stores (§18) and UMP records (integrity) when given.
+    /// How records are read and written, as the command line or a pipeline file gave them.
+    pub settings: Settings,
+    /// The key `settings.sign_key` names, loaded: signs PAM stores (§18) and UMP records.
     pub sign_key: Option<crate::signing::SignKey>,
-    /// Draw a progress bar (only when stderr is a terminal).
-    pub progress: bool,
-    /// Memory extraction and secret masking (`--extract`, `--min-confidence`,
-    /// `--extract-pii`, `--redact`).
-    pub extraction: extraction::ExtractionSettings,
     /// Set by a sync: its outputs are part of a series (export ids, a delta's base and since).
     pub incremental: Option<crate::sinks::Incremental>,
-}
-
-/// The producer namespace when none is given (`--producer`).
-pub const DEFAULT_PRODUCER: &str = "memport";
-
-/// The command line's defaults, but for what a run must be given: no inputs or outputs, and the
-/// export time 1970-01-01 (the command line takes `--exported-at`, `SOURCE_DATE_EPOCH` or now;
-/// the library reads no clock).
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            inputs: Vec::new(),
-            also_read: Vec::new(),
-            outputs: Vec::new(),
-            threads: default_threads(),
-            report: None,
-            rejects: None,
-            exported_at: 0,
-            producer: DEFAULT_PRODUCER.to_owned(),
-            tenant_id: default_tenant_id(DEFAULT_PRODUCER),
-            dedup: DedupPolicy::default(),
-            branches: BranchPolicy::default(),
-            source: SourceOptions::default(),
-            partition_by_provider: false,
-            owner_id: config::DEFAULT_OWNER_ID.to_owned(),
-            sign_key: None,
-            progress: true,
-            extraction: extraction::ExtractionSettings::default(),
-            incremental: None,
-        }
-    }
-}
-
-/// Default worker count: every core.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map(usize::from).unwrap_or(1)
-}
-
-/// The tenant id used when none is given: a UUID derived from the producer, so runs repeat.
-pub fn default_tenant_id(producer: &str) -> String {
-    crate::spec::ids::uuid_v5_shaped(&format!("memport-tenant:{producer}"))
 }
 
 impl Options {
@@ -131,20 +73,9 @@ impl Options {
         if self.outputs.is_empty() {
             problems.push("no output format given (--to)".to_owned());
         }
-        if self.threads == 0 {
-            problems.push("--threads must be at least 1".to_owned());
-        }
-        if let Err(error) = crate::spec::aimem::check_producer(&self.producer) {
-            problems.push(error.to_string());
-        }
+        problems.extend(self.settings.problems());
         if self.sign_key.is_some() && !self.outputs.iter().any(|(format, _)| format.needs().signs) {
             problems.push("--sign-key signs PAM stores and UMP records, and no such format is among the outputs".to_owned());
-        }
-        if self.owner_id.trim().is_empty() {
-            problems.push("--owner-id must not be empty".to_owned());
-        }
-        if self.tenant_id.trim().is_empty() {
-            problems.push("--tenant must not be empty".to_owned());
         }
         // No output, report or rejects file may be an input, be inside an input folder or hold
         // an input, or be another of them: checked before anything is opened for writing.
@@ -195,9 +126,13 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     for path in options.report.iter().chain(options.rejects.iter()) {
         guard.hold(&Layout::of(path, Placement::Beside)?)?;
     }
+    let settings = &options.settings;
+    let source = settings.source_options();
+    let extraction_settings = settings.extraction();
+    let threads = settings.threads();
     let mut plans = Vec::with_capacity(options.inputs.len());
     for input in &options.inputs {
-        plans.push(sources::plan_input(input, &options.source)?);
+        plans.push(sources::plan_input(input, &source)?);
     }
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
@@ -215,17 +150,17 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     }
     notes.extend(guard.notes().iter().cloned());
     let total_bytes: u64 = plans.iter().flat_map(|plan| plan.streams.iter()).map(|stream| stream.entry.size).sum();
-    let progress = make_progress(options.progress, total_bytes);
-    let settings = SinkSettings {
+    let progress = make_progress(!settings.quiet, total_bytes);
+    let sink_settings = SinkSettings {
         aimem: AimemSettings {
-            producer: options.producer.clone(),
-            tenant_id: options.tenant_id.clone(),
+            producer: settings.producer.clone(),
+            tenant_id: settings.tenant_id(),
             exported_at: options.exported_at,
-            links_expected: options.extraction.extract.is_some(),
+            links_expected: extraction_settings.extract.is_some(),
             since: options.incremental.as_ref().and_then(|incremental| incremental.since),
         },
-        partition_by_provider: options.partition_by_provider,
-        owner_id: options.owner_id.clone(),
+        partition_by_provider: settings.partition_by_provider(),
+        owner_id: settings.owner_id.clone(),
         sign_key: options.sign_key.clone(),
         mif_vendor_extensions: carried_vendor_extensions(&plans),
         incremental: options.incremental.clone(),
@@ -235,19 +170,19 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     let mut staged = Vec::with_capacity(options.outputs.len());
     let mut sinks = Vec::with_capacity(options.outputs.len());
     for ((format, _), layout) in options.outputs.iter().zip(&layouts) {
-        let (output, sink) = StagedOutput::build(*format, layout, &settings)?;
+        let (output, sink) = StagedOutput::build(*format, layout, &sink_settings)?;
         staged.push(output);
         sinks.push(sink);
     }
     let mut stages: Vec<Box<dyn Stage + '_>> = vec![Box::new(UniqueIds::default())];
-    if options.dedup == DedupPolicy::Content {
+    if settings.dedup == DedupPolicy::Content {
         stages.push(Box::new(Dedup::default()));
     }
     if let Some(delta) = delta {
         stages.push(Box::new(delta));
     }
-    if options.extraction.extract.is_some() || options.extraction.redact_secrets {
-        stages.push(Box::new(extraction::ExtractionStage::new(options.extraction)?));
+    if extraction_settings.extract.is_some() || extraction_settings.redact_secrets {
+        stages.push(Box::new(extraction::ExtractionStage::new(extraction_settings)?));
     }
     let (rejects, rejects_file) = match options.rejects.as_deref() {
         Some(path) => {
@@ -257,17 +192,17 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         None => (RejectsWriter::create(None)?, None),
     };
     let decode_options = DecodeOptions {
-        branches: options.branches,
+        branches: settings.branches,
         exported_at: options.exported_at,
         // Only the formats that keep everything pay for the provider fields.
         keep_provider_fields: options.outputs.iter().any(|(format, _)| format.needs().provider_fields),
-        dedup_keys: options.dedup == DedupPolicy::Content,
+        dedup_keys: settings.dedup == DedupPolicy::Content,
         // Most outputs hash what they write themselves; the digests are for those that do not.
         pam_digests: options.outputs.iter().any(|(format, _)| format.needs().pam_digests),
     };
     let result = engine::execute(
-        engine::Reading { plans, decode: decode_options, element_limit: options.source.max_record_bytes },
-        options.threads,
+        engine::Reading { plans, decode: decode_options, element_limit: source.max_record_bytes },
+        threads,
         stages,
         sinks,
         rejects,
@@ -287,16 +222,11 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
             .collect(),
         warnings: Default::default(),
         notes,
-        options: OptionsSummary {
-            branches: options.branches,
-            dedup: options.dedup,
-            threads: options.threads,
+        options: ReportedOptions {
+            threads,
             exported_at: format_rfc3339(options.exported_at),
-            producer: options.producer.clone(),
-            extract: options.extraction.extractor(),
-            min_confidence: options.extraction.extract.map(|extract| (f64::from(extract.min_confidence) * 1000.0).round() / 1000.0),
-            extract_pii: options.extraction.pii_policy(),
-            redact: options.extraction.redaction(),
+            tenant: settings.tenant_id(),
+            settings: settings.clone(),
         },
         rejects: result.rejects,
         memories_extracted: result.memories,
@@ -390,29 +320,10 @@ mod tests {
         Options {
             inputs: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join("chatgpt-small")],
             outputs: vec![(OutputFormat::AimemNdjson, out.join("memory.aimem.ndjson"))],
-            threads: 1,
             report: Some(out.join("run.json")),
             rejects: Some(out.join("rejects.ndjson")),
-            progress: false,
-            extraction: extraction::ExtractionSettings::OFF,
+            settings: Settings { threads: Some(1), quiet: true, extract: settings::Extractor::Off, ..Settings::default() },
             ..Options::default()
-        }
-    }
-
-    fn sink_settings() -> SinkSettings {
-        SinkSettings {
-            aimem: AimemSettings {
-                producer: "memport".into(),
-                tenant_id: default_tenant_id("memport"),
-                exported_at: 0,
-                links_expected: false,
-                since: None,
-            },
-            partition_by_provider: false,
-            owner_id: "local-user".into(),
-            sign_key: None,
-            mif_vendor_extensions: Vec::new(),
-            incremental: None,
         }
     }
 
@@ -424,16 +335,11 @@ mod tests {
             outputs: Vec::new(),
             warnings: Default::default(),
             notes: Vec::new(),
-            options: OptionsSummary {
-                branches: BranchPolicy::Active,
-                dedup: DedupPolicy::Content,
+            options: ReportedOptions {
                 threads: 1,
                 exported_at: format_rfc3339(0),
-                producer: "memport".into(),
-                extract: settings::Extractor::Off,
-                min_confidence: None,
-                extract_pii: settings::PiiPolicy::Drop,
-                redact: settings::Redaction::None,
+                tenant: default_tenant_id(DEFAULT_PRODUCER),
+                settings: Settings::default(),
             },
             rejects: 0,
             memories_extracted: None,
@@ -448,7 +354,7 @@ mod tests {
         let target = folder.path().join("memory.mif.json");
         std::fs::write(&target, b"the previous run's").unwrap();
         let layout = Layout::of(&target, publish::placement(OutputFormat::Mif)).unwrap();
-        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &sink_settings()).unwrap();
+        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &SinkSettings::for_tests()).unwrap();
         sink.finish().unwrap();
         // A file where the report's folder would be: the report cannot be written.
         std::fs::write(folder.path().join("blocked"), b"").unwrap();
@@ -464,7 +370,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let target = folder.path().join("memory.mif.json");
         let layout = Layout::of(&target, publish::placement(OutputFormat::Mif)).unwrap();
-        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &sink_settings()).unwrap();
+        let (staged, sink) = StagedOutput::build(OutputFormat::Mif, &layout, &SinkSettings::for_tests()).unwrap();
         sink.finish().unwrap();
         let rejects_path = folder.path().join("rejects.ndjson");
         let (writer, rejects_file) = RejectsWriter::create_staged(&rejects_path).unwrap();

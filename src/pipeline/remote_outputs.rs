@@ -130,7 +130,7 @@ impl RemoteOutputs {
             map(path, false, &mut mapped)?;
         }
         let report_path = local.report.clone();
-        Ok((local, RemoteOutputs { _folder: folder, mapped, report_path, progress: options.progress }))
+        Ok((local, RemoteOutputs { _folder: folder, mapped, report_path, progress: !options.settings.quiet }))
     }
 
     /// Uploads and publishes what the run wrote, and names the objects in `report` (and in the

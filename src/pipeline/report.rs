@@ -121,27 +121,22 @@ pub struct OutputSummary {
     pub bytes: u64,
 }
 
-/// Options that shaped the output, so a report says how it was made.
+/// The settings a run used, so a report says how it was made: every [`Settings`] value by the
+/// name the command line and pipeline files give it, with what the run worked out for those
+/// left open (threads, export time, tenant).
+///
+/// [`Settings`]: crate::pipeline::Settings
 #[derive(Debug, Clone, Serialize)]
-pub struct OptionsSummary {
-    /// `active` or `all`.
-    pub branches: crate::sources::BranchPolicy,
-    /// `content` or `off`.
-    pub dedup: crate::pipeline::settings::DedupPolicy,
+pub struct ReportedOptions {
     /// Worker threads used.
     pub threads: usize,
     /// Export time written to outputs.
     pub exported_at: String,
-    /// Producer namespace.
-    pub producer: String,
-    /// `rules` or `off`.
-    pub extract: crate::pipeline::settings::Extractor,
-    /// The confidence floor of extracted memories (when extracting).
-    pub min_confidence: Option<f64>,
-    /// `drop` or `keep`: what happens to extracted contact details.
-    pub extract_pii: crate::pipeline::settings::PiiPolicy,
-    /// `secrets` or `none`: what is masked in transcripts.
-    pub redact: crate::pipeline::settings::Redaction,
+    /// AIMEM tenant id used.
+    pub tenant: String,
+    /// The settings as given, defaults filled in.
+    #[serde(flatten)]
+    pub settings: crate::pipeline::Settings,
 }
 
 /// The whole report.
@@ -159,8 +154,8 @@ pub struct RunReport {
     pub warnings: BTreeMap<String, u64>,
     /// Explanations of input-level warnings and errors, for people.
     pub notes: Vec<String>,
-    /// Options in force.
-    pub options: OptionsSummary,
+    /// Settings in force.
+    pub options: ReportedOptions,
     /// Number of reject records (conversations, messages and input problems).
     pub rejects: u64,
     /// How every extracted memory candidate ended (null under `--extract off`). Balances:

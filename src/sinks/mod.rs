@@ -59,6 +59,27 @@ pub struct SinkSettings {
     pub incremental: Option<Incremental>,
 }
 
+#[cfg(test)]
+impl SinkSettings {
+    /// The settings of a run with the command line's defaults, exported at 1970-01-01.
+    pub(crate) fn for_tests() -> SinkSettings {
+        SinkSettings {
+            aimem: aimem::AimemSettings {
+                producer: "memport".into(),
+                tenant_id: crate::spec::ids::uuid_v5_shaped("memport-tenant:memport"),
+                exported_at: 0,
+                links_expected: false,
+                since: None,
+            },
+            partition_by_provider: false,
+            owner_id: "local-user".into(),
+            sign_key: None,
+            mif_vendor_extensions: Vec::new(),
+            incremental: None,
+        }
+    }
+}
+
 /// What the outputs of a sync's run say about being part of a series.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Incremental {

@@ -15,7 +15,7 @@ use crate::sources::regroup;
 
 /// Which messages of a branched conversation flow on (`--branches`; a setting of the run like
 /// those of [`crate::pipeline::settings`], defined here where the sources use it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BranchPolicy {
     /// Only the thread the user last saw (`current_node` up to the root).
@@ -216,8 +216,9 @@ impl Elements {
     }
 }
 
-/// The zone zoneless times are read in (Copilot CSVs).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The zone zoneless times are read in (Copilot CSVs); written and read as its label.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct TimeZone {
     /// Seconds east of UTC.
     pub offset_seconds: i64,
@@ -247,6 +248,34 @@ impl TimeZone {
     /// UTC.
     pub fn utc() -> TimeZone {
         TimeZone { offset_seconds: 0, label: "UTC".into() }
+    }
+}
+
+impl std::str::FromStr for TimeZone {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        TimeZone::parse(text)
+    }
+}
+
+impl TryFrom<String> for TimeZone {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        TimeZone::parse(&text)
+    }
+}
+
+impl From<TimeZone> for String {
+    fn from(zone: TimeZone) -> String {
+        zone.label
+    }
+}
+
+impl std::fmt::Display for TimeZone {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.label)
     }
 }
 

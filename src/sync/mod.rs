@@ -124,7 +124,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     if let Some(folder) = options.state.parent().filter(|folder| !on_server && !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|error| RunError::write(folder.display().to_string(), error))?;
     }
-    let mut store = open_state(&options.state, &options.convert.tenant_id, true).map_err(state_error)?;
+    let mut store = open_state(&options.state, &options.convert.settings.tenant_id(), true).map_err(state_error)?;
     store.begin().map_err(state_error)?;
     let runs = store.runs().map_err(state_error)?;
     let last = runs.last();
@@ -270,7 +270,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
                 &output_root,
                 root,
                 &format!("{PARQUET_FOLDER}/{}", parquet_runs::RUNS_TABLE),
-                options.convert.progress,
+                !options.convert.settings.quiet,
             )?;
         }
         Ok(())
@@ -362,19 +362,21 @@ pub fn export_id(run_id: &str) -> String {
 /// The options that shape what a run writes, as JSON: a sync with other options writes
 /// everything again (a delta would mix two shapes).
 fn options_json(options: &SyncOptions) -> String {
-    let convert = &options.convert;
+    // Written by earlier versions into every state: the same settings must give the same text
+    // (`the_options_digest_of_a_state_stays_what_earlier_versions_wrote`).
+    let settings = &options.convert.settings;
     serde_json::json!({
         "formats": options.formats.iter().map(|format| format.name()).collect::<Vec<_>>(),
-        "branches": format!("{:?}", convert.branches),
-        "dedup": format!("{:?}", convert.dedup),
-        "producer": convert.producer,
-        "tenant": convert.tenant_id,
-        "owner_id": convert.owner_id,
-        "partition_by_provider": convert.partition_by_provider,
-        "gap_minutes": convert.source.gap / 60_000_000,
-        "time_zone": format!("{:?}", convert.source.time_zone),
-        "extraction": format!("{:?}", convert.extraction),
-        "signed": convert.sign_key.is_some(),
+        "branches": format!("{:?}", settings.branches),
+        "dedup": format!("{:?}", settings.dedup),
+        "producer": settings.producer,
+        "tenant": settings.tenant_id(),
+        "owner_id": settings.owner_id,
+        "partition_by_provider": settings.partition_by_provider(),
+        "gap_minutes": settings.source_options().gap / 60_000_000,
+        "time_zone": format!("{:?}", settings.timezone),
+        "extraction": format!("{:?}", settings.extraction()),
+        "signed": options.convert.sign_key.is_some(),
     })
     .to_string()
 }
@@ -419,5 +421,26 @@ fn write_retractions(path: &Path, retractions: &[Retraction]) -> Result<(), RunE
 fn sync_folder(folder: &Path) {
     if let Ok(handle) = std::fs::File::open(folder) {
         let _ = handle.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards states written by earlier versions: a sync compares its options with the last
+    /// run's by this text, so a change in it would make every user's next sync a full one.
+    #[test]
+    fn the_options_digest_of_a_state_stays_what_earlier_versions_wrote() {
+        let options = SyncOptions {
+            convert: crate::pipeline::Options::default(),
+            formats: vec![OutputFormat::AimemNdjson, OutputFormat::Pam],
+            state: PathBuf::from("state.db"),
+            output_root: PathBuf::from("memory"),
+        };
+        assert_eq!(
+            options_json(&options),
+            r#"{"branches":"Active","dedup":"Content","extraction":"ExtractionSettings { extract: Some(ConsolidateOptions { min_confidence: 0.5, keep_personal: false }), redact_secrets: false }","formats":["aimem-ndjson","pam"],"gap_minutes":60,"owner_id":"local-user","partition_by_provider":false,"producer":"memport","signed":false,"tenant":"066fd77f-92e3-526a-ab8b-42f9569768b2","time_zone":"TimeZone { offset_seconds: 0, label: \"UTC\" }"}"#
+        );
     }
 }
