@@ -4,9 +4,9 @@
 //! Conversations stream to their files as batches arrive; their index entries are spooled to a
 //! temporary file and memories go through a spill-to-disk sort, because `memory-store.json`
 //! lists memories by id with a checksum over them (§5) and can only be written at the end. The
-//! store is built in `<out>/.memport-pam.partial/` and moved into place on success: a killed
-//! run leaves the previous store as it was, and `memory-store.json`, moved last, is only there
-//! when its conversations are. The checksum covers exactly the canonical bytes written, with no
+//! sink writes the store plainly into the folder it is given (a run gives it a staging folder,
+//! and [`publish`] moves the finished store into place, so a killed run leaves the previous
+//! store as it was). The checksum covers exactly the canonical bytes written, with no
 //! null members (the SDK's form, which the spec repo's validator computes the same way).
 //! Relations (one per extracted memory that superseded another) are few and kept in memory.
 //!
@@ -36,7 +36,6 @@ use sha2::{Digest, Sha256};
 use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::{Conversation, Micros, RetractedConversation};
-use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::output_file::{FolderListing, MANIFEST_FILE, Manifest};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
 use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
@@ -45,8 +44,9 @@ use crate::timefmt::format_rfc3339;
 use conversation::{EncodedConversation, FileContext};
 use memories::{CanonicalMemory, CanonicalRelation, MemorySorter};
 
-/// Where a run builds the store before moving it into place.
-const STAGING_FOLDER: &str = ".memport-pam.partial";
+/// Where an earlier memport built a store inside its target; a killed run of it may have left
+/// one, which [`publish`] removes.
+const LEGACY_STAGING_FOLDER: &str = ".memport-pam.partial";
 
 /// The format name the store's manifest carries.
 const FORMAT: &str = "pam";
@@ -116,7 +116,6 @@ impl Encoder for PamEncoder {
 pub struct PamSink {
     settings: PamSettings,
     target: PathBuf,
-    staging: Staging,
     index_spool: BufWriter<File>,
     memories: MemorySorter,
     /// `relations`: one per extracted memory that superseded another, so few; sorted by id at
@@ -166,29 +165,22 @@ fn with_derived_memories(entry: &[u8], ids: &[String]) -> Vec<u8> {
 }
 
 impl PamSink {
-    /// Creates the sink; the store at `target` changes only in [`Sink::finish`].
+    /// Creates the sink writing a store into the folder `target`, new or empty (a run gives it
+    /// a staging folder): conversation files as they come, `memory-store.json` and
+    /// `embeddings.json` in [`Sink::finish`]. Its spools are unnamed temporary files there.
     ///
     /// # Errors
-    /// I/O errors, and a `target` memport may not replace (see [`check_replaceable`]).
+    /// I/O errors creating the folder or the spools.
     pub fn create(target: &Path, settings: PamSettings) -> Result<PamSink, RunError> {
-        check_replaceable(target)?;
         let display = target.display().to_string();
-        let staging = target.join(STAGING_FOLDER);
         let io_error = |error: io::Error| RunError::write(&display, error);
-        if staging.exists() {
-            // Left by a killed run.
-            std::fs::remove_dir_all(&staging).map_err(io_error)?;
-        }
-        let mut created = CreatedFolders::default();
-        created.create(target)?;
-        std::fs::create_dir_all(staging.join(CONVERSATIONS_FOLDER)).map_err(io_error)?;
-        let index_spool = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(&staging).map_err(io_error)?);
-        let memories = MemorySorter::new(&staging);
-        let embeddings_spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(&staging).map_err(io_error)?);
+        std::fs::create_dir_all(target.join(CONVERSATIONS_FOLDER)).map_err(io_error)?;
+        let index_spool = BufWriter::with_capacity(1 << 20, tempfile::tempfile_in(target).map_err(io_error)?);
+        let memories = MemorySorter::new(target);
+        let embeddings_spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(target).map_err(io_error)?);
         Ok(PamSink {
             settings,
             target: target.to_owned(),
-            staging: Staging { folder: staging, created },
             index_spool,
             memories,
             relations: Vec::new(),
@@ -202,7 +194,7 @@ impl PamSink {
     }
 
     fn write_encoded(&mut self, batch: EncodedBatch) -> io::Result<()> {
-        let folder = self.staging.folder.join(CONVERSATIONS_FOLDER);
+        let folder = self.target.join(CONVERSATIONS_FOLDER);
         for conversation in batch.conversations {
             let path = folder.join(format!("{}.json", conversation.pam_id));
             let mut file = File::create_new(&path).map_err(|error| {
@@ -237,15 +229,15 @@ impl PamSink {
         Ok(())
     }
 
-    /// Writes `embeddings.json` into the staging folder from the spooled entries, when there
+    /// Writes `embeddings.json` into the store folder from the spooled entries, when there
     /// are any. Returns its size.
-    fn write_embeddings(staging: &Path, spool: BufWriter<File>, count: u64) -> io::Result<Option<u64>> {
+    fn write_embeddings(folder: &Path, spool: BufWriter<File>, count: u64) -> io::Result<Option<u64>> {
         if count == 0 {
             return Ok(None);
         }
         let mut spool = spool.into_inner().map_err(io::IntoInnerError::into_error)?;
         spool.seek(SeekFrom::Start(0))?;
-        let mut file = BufWriter::with_capacity(1 << 20, File::create(staging.join(EMBEDDINGS_FILE))?);
+        let mut file = BufWriter::with_capacity(1 << 20, File::create(folder.join(EMBEDDINGS_FILE))?);
         file.write_all(b"{\"schema\":\"portable-ai-memory-embeddings\",\"schema_version\":\"1.0\",\"embeddings\":[")?;
         io::copy(&mut spool, &mut file)?;
         file.write_all(b"\n]}\n")?;
@@ -257,7 +249,6 @@ impl PamSink {
         let PamSink {
             settings,
             target,
-            staging,
             index_spool,
             memories,
             mut relations,
@@ -268,8 +259,7 @@ impl PamSink {
             bytes,
             retracted,
         } = self;
-        let staging_folder = staging.folder.clone();
-        let store_path = staging_folder.join(STORE_FILE);
+        let store_path = target.join(STORE_FILE);
         let mut store = BufWriter::with_capacity(1 << 20, File::create(&store_path)?);
         let mut head = Vec::with_capacity(512);
         head.extend_from_slice(b"{\"schema\":\"portable-ai-memory\",\"schema_version\":\"1.0\",\"exported_by\":");
@@ -364,12 +354,7 @@ impl PamSink {
         let store_file = store.into_inner().map_err(io::IntoInnerError::into_error)?;
         let store_bytes = store_file.metadata()?.len();
         drop(store_file);
-        let embeddings_bytes = Self::write_embeddings(&staging_folder, embeddings_spool, embeddings)?;
-        replace_store(&staging_folder, &target)?;
-        std::fs::remove_dir_all(&staging_folder)?;
-        let mut staging = staging;
-        staging.created.keep();
-        drop(staging);
+        let embeddings_bytes = Self::write_embeddings(&target, embeddings_spool, embeddings)?;
         Ok(SinkSummary {
             format: "pam",
             path: target.display().to_string(),
@@ -514,7 +499,7 @@ fn replace_store(built: &Path, target: &Path) -> io::Result<()> {
 
 /// Moves a store built (and finished) in the folder `built`, inside `target`, into `target`:
 /// the run's publish step, after its report is written. Replaces what memport wrote in
-/// `target` before and nothing else, as [`Sink::finish`] does.
+/// `target` before and nothing else.
 ///
 /// # Errors
 /// [`RunError::Write`] naming `target`: I/O errors, or a `target` memport may not replace.
@@ -522,7 +507,7 @@ pub fn publish(built: &Path, target: &Path) -> Result<(), RunError> {
     let write_error = |error: io::Error| RunError::write(target.display().to_string(), error);
     // A killed run of a memport that built its store here directly; the run holds the
     // store's lock, so no live run is building in it.
-    let legacy_staging = target.join(STAGING_FOLDER);
+    let legacy_staging = target.join(LEGACY_STAGING_FOLDER);
     if legacy_staging.exists() {
         std::fs::remove_dir_all(&legacy_staging).map_err(write_error)?;
     }
@@ -576,37 +561,33 @@ fn write_signature(out: &mut Vec<u8>, key: &crate::signing::SignKey, checksum: &
     out.push(b'}');
 }
 
-/// The staging folder, removed when the sink is dropped: after an error the half-built store
-/// goes, and then the store folder itself if this run created it; after success the staging
-/// folder has already been emptied and removed, and the store folder is kept.
-struct Staging {
-    folder: PathBuf,
-    created: CreatedFolders,
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        // Before `created` drops (fields drop after this), so the store folder is empty by then.
-        let _ = std::fs::remove_dir_all(&self.folder);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{Message, Origin, Provider};
     use crate::sinks::pam::memories::tests::{SAID_FIRST, SAID_LATER, superseding_pair};
 
-    /// Writes a store of one conversation (`c<id>`) at `target`.
-    fn write_store(target: &Path, id: &str) -> Result<SinkSummary, RunError> {
+    /// Builds a store of one conversation (`c<id>`) in the folder `built`.
+    fn build_store(built: &Path, id: &str) -> SinkSummary {
         let settings = PamSettings { owner_id: "owner".into(), exported_at: SAID_LATER + 1, sign_key: None, incremental: None };
-        let mut sink = PamSink::create(target, settings)?;
+        let mut sink = PamSink::create(built, settings).unwrap();
         let origin = Origin { file: Arc::from("conversations.json"), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, format!("c{id}"), origin);
         conversation.messages = vec![Message::user_for_tests("m1", None, "I live in Paris.", SAID_FIRST)];
         let encoder = sink.encoder();
-        sink.write_batch(encoder.encode(&[conversation]))?;
-        Box::new(sink).finish()
+        sink.write_batch(encoder.encode(&[conversation])).unwrap();
+        Box::new(sink).finish().unwrap()
+    }
+
+    /// Puts a store of `c<id>` at `store` as a run does: checked, built in a staging folder
+    /// inside it, published.
+    fn write_store(store: &Path, id: &str) -> Result<(), RunError> {
+        check_replaceable(store)?;
+        let built = store.join(".memport-staging").join("store");
+        build_store(&built, id);
+        let published = publish(&built, store);
+        let _ = std::fs::remove_dir_all(store.join(".memport-staging"));
+        published
     }
 
     fn conversation_files(store: &Path) -> Vec<String> {
@@ -658,7 +639,7 @@ mod tests {
         assert!(error.contains("not a PAM store memport may replace"), "{error}");
         assert_eq!(std::fs::read(store.join(STORE_FILE)).unwrap(), b"{}");
         assert_eq!(conversation_files(&store), ["keep.json"]);
-        assert!(!store.join(STAGING_FOLDER).exists() && !store.join(MANIFEST_FILE).exists(), "nothing of memport's is left");
+        assert!(!store.join(".memport-staging").exists() && !store.join(MANIFEST_FILE).exists(), "nothing of memport's is left");
     }
 
     #[test]
@@ -667,7 +648,7 @@ mod tests {
         let store = folder.path().join("store");
         write_store(&store, "1").unwrap();
         let built = store.join(".memport-staging").join("store");
-        write_store(&built, "2").unwrap();
+        build_store(&built, "2");
         publish(&built, &store).unwrap();
         assert_eq!(conversation_files(&store), ["chatgpt-c2.json"]);
         assert!(!built.join(CONVERSATIONS_FOLDER).exists(), "moved, not copied");

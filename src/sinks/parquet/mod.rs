@@ -8,9 +8,9 @@
 //! Record batches are built on the worker pool ([`columns`]); the sink writes them in input
 //! order with the parquet crate's `ArrowWriter` (zstd), which closes a row group when its
 //! encoded size passes [`ROW_GROUP_BYTES`] or it holds [`schema::ROW_GROUP_ROWS`] rows, so
-//! memory stays bounded. A part is closed and the next one started past [`PART_BYTES`]. Every
-//! part is written under a hidden `.partial` name and renamed only when the whole run
-//! succeeded.
+//! memory stays bounded. A part is closed and the next one started past [`PART_BYTES`]. The
+//! sink writes plainly into the folder it is given, parts and manifest; a run gives it a
+//! staging folder and [`publish`] moves the finished dataset into place.
 //!
 //! The dataset folder's manifest ([`output_file::Manifest`], `.memport-output.json`) lists the
 //! parts memport wrote there. A rerun removes the parts of the earlier run it did not write
@@ -40,7 +40,6 @@ use parquet::arrow::ArrowWriter;
 
 use crate::error::RunError;
 use crate::model::{Conversation, Provider, RetractedConversation};
-use crate::sinks::created_folders::CreatedFolders;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::output_file::{MANIFEST_FILE, Manifest};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary};
@@ -93,23 +92,16 @@ struct PartWriter {
     table: Table,
     with_provider: bool,
     next_part: u32,
-    open: Option<(ArrowWriter<DirectWriter>, PathBuf, PathBuf)>,
+    open: Option<(ArrowWriter<DirectWriter>, PathBuf)>,
 }
 
 impl PartWriter {
-    fn write(
-        &mut self,
-        batch: &RecordBatch,
-        layout: &ParquetLayout,
-        written: &mut Vec<(PathBuf, PathBuf)>,
-        rows: &mut u64,
-        created: &mut CreatedFolders,
-    ) -> Result<(), RunError> {
+    fn write(&mut self, batch: &RecordBatch, layout: &ParquetLayout, written: &mut Vec<PathBuf>, rows: &mut u64) -> Result<(), RunError> {
         if self.open.is_none() {
-            self.start_part(layout, created)?;
+            self.start_part(layout)?;
         }
-        let Some((writer, partial, _)) = self.open.as_mut() else { return Ok(()) };
-        writer.write(batch).map_err(|error| parquet_error(partial, error))?;
+        let Some((writer, path)) = self.open.as_mut() else { return Ok(()) };
+        writer.write(batch).map_err(|error| parquet_error(path, error))?;
         *rows += batch.num_rows() as u64;
         if writer.bytes_written() as u64 + writer.in_progress_size() as u64 >= layout.part_bytes {
             self.close_part(written)?;
@@ -117,38 +109,37 @@ impl PartWriter {
         Ok(())
     }
 
-    /// Opens the next part, creating the table's folder (noted in `created`) when needed.
-    fn start_part(&mut self, layout: &ParquetLayout, created: &mut CreatedFolders) -> Result<(), RunError> {
-        created.create(&self.folder)?;
-        let name = format!("part-{:05}.parquet", self.next_part);
+    /// Opens the next part, creating the table's folder when needed.
+    fn start_part(&mut self, layout: &ParquetLayout) -> Result<(), RunError> {
+        let path = self.folder.join(format!("part-{:05}.parquet", self.next_part));
         self.next_part += 1;
-        let file_name = format!(".{name}.partial");
-        let partial = self.folder.join(&file_name);
-        // A killed run may have left this name behind; it is ours to replace.
-        let _ = std::fs::remove_file(&partial);
+        let write_error = |error: io::Error| RunError::write(path.display().to_string(), error);
+        std::fs::create_dir_all(&self.folder).map_err(write_error)?;
+        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        // Under its own name from the start (`DirectWriter` writes to a `NamedTempFile`, kept
+        // when the part closes); an unfinished part is removed when its writer drops.
         let file = tempfile::Builder::new()
             .permissions(std::fs::Permissions::from_mode(0o644))
-            .prefix(&file_name)
+            .prefix(&name)
             .rand_bytes(0)
             .tempfile_in(&self.folder)
-            .map_err(|error| RunError::write(partial.display().to_string(), error))?;
+            .map_err(write_error)?;
         let writer = ArrowWriter::try_new(
             DirectWriter::new(file),
             self.table.schema(self.with_provider),
             Some(self.table.writer_properties(layout.row_group_bytes)),
         )
-        .map_err(|error| parquet_error(&partial, error))?;
-        self.open = Some((writer, partial, self.folder.join(name)));
+        .map_err(|error| parquet_error(&path, error))?;
+        self.open = Some((writer, path));
         Ok(())
     }
 
-    fn close_part(&mut self, written: &mut Vec<(PathBuf, PathBuf)>) -> Result<(), RunError> {
-        if let Some((writer, partial, target)) = self.open.take() {
-            let inner = writer.into_inner().map_err(|error| parquet_error(&partial, error))?;
-            let temporary = inner.into_temporary().map_err(|error| RunError::write(partial.display().to_string(), error))?;
-            // Renamed, or removed after an error, with the other parts (see `Drop`).
-            temporary.keep().map_err(|error| RunError::write(partial.display().to_string(), error.error))?;
-            written.push((partial, target));
+    fn close_part(&mut self, written: &mut Vec<PathBuf>) -> Result<(), RunError> {
+        if let Some((writer, path)) = self.open.take() {
+            let inner = writer.into_inner().map_err(|error| parquet_error(&path, error))?;
+            let temporary = inner.into_temporary().map_err(|error| RunError::write(path.display().to_string(), error))?;
+            temporary.keep().map_err(|error| RunError::write(path.display().to_string(), error.error))?;
+            written.push(path);
         }
         Ok(())
     }
@@ -159,25 +150,20 @@ pub struct ParquetSink {
     root: PathBuf,
     layout: ParquetLayout,
     writers: BTreeMap<(Table, Option<Provider>), PartWriter>,
-    /// Closed parts: (temporary name, final name).
-    written: Vec<(PathBuf, PathBuf)>,
+    /// Closed parts.
+    written: Vec<PathBuf>,
     rows: u64,
-    /// Folders this run created: an unfinished run removes them again (when empty).
-    created: CreatedFolders,
 }
 
 impl ParquetSink {
-    /// Creates the sink for the dataset folder `root`; no part appears there until
-    /// [`Sink::finish`].
+    /// Creates the sink writing a dataset into the folder `root`, new or empty (a run gives it
+    /// a staging folder): parts as they fill, the manifest in [`Sink::finish`].
     ///
     /// # Errors
-    /// I/O errors creating the folder, and a `root` memport may not write a dataset into (see
-    /// [`check_replaceable`]).
+    /// I/O errors creating the folder.
     pub fn create(root: &Path, layout: ParquetLayout) -> Result<ParquetSink, RunError> {
-        check_replaceable(root)?;
-        let mut created = CreatedFolders::default();
-        created.create(root)?;
-        Ok(ParquetSink { root: root.to_owned(), layout, writers: BTreeMap::new(), written: Vec::new(), rows: 0, created })
+        std::fs::create_dir_all(root).map_err(|error| RunError::write(root.display().to_string(), error))?;
+        Ok(ParquetSink { root: root.to_owned(), layout, writers: BTreeMap::new(), written: Vec::new(), rows: 0 })
     }
 
     fn table_folder(&self, table: Table, provider: Option<Provider>) -> PathBuf {
@@ -194,7 +180,7 @@ impl ParquetSink {
         let with_provider = !self.layout.partition_by_provider;
         let writer =
             self.writers.entry((table, provider)).or_insert_with(|| PartWriter { folder, table, with_provider, next_part: 0, open: None });
-        writer.write(batch, &self.layout, &mut self.written, &mut self.rows, &mut self.created)
+        writer.write(batch, &self.layout, &mut self.written, &mut self.rows)
     }
 }
 
@@ -237,7 +223,7 @@ impl Sink for ParquetSink {
                 if !self.writers.contains_key(&(table, None)) {
                     let folder = self.table_folder(table, None);
                     let mut writer = PartWriter { folder, table, with_provider: true, next_part: 0, open: None };
-                    writer.start_part(&self.layout, &mut self.created)?;
+                    writer.start_part(&self.layout)?;
                     self.writers.insert((table, None), writer);
                 }
             }
@@ -248,15 +234,12 @@ impl Sink for ParquetSink {
         }
         self.written = written;
         let mut bytes = 0;
-        let mut parts = Vec::with_capacity(self.written.len());
-        for (partial, target) in &self.written {
-            bytes += std::fs::metadata(partial).map(|meta| meta.len()).unwrap_or(0);
-            parts.push((partial.clone(), relative_name(&self.root, target)));
+        let mut manifest = Manifest::new(FORMAT);
+        for part in &self.written {
+            bytes += std::fs::metadata(part).map(|meta| meta.len()).unwrap_or(0);
+            manifest.files.insert(relative_name(&self.root, part));
         }
-        publish_parts(&self.root, &parts).map_err(|error| RunError::write(self.root.display().to_string(), error))?;
-        self.written.clear();
-        // Published: the folders are the dataset's now.
-        self.created.keep();
+        manifest.write(&self.root).map_err(|error| RunError::write(self.root.display().to_string(), error))?;
         Ok(SinkSummary { format: "parquet", path: self.root.display().to_string(), records: self.rows, bytes })
     }
 }
@@ -367,8 +350,8 @@ fn publish_parts(root: &Path, parts: &[(PathBuf, String)]) -> io::Result<()> {
             let _ = std::fs::remove_dir(folder);
         }
     }
-    // Hidden `.part-NNNNN.parquet.partial` files are memport's own temporary names; any left
-    // now are a killed run's (this run's are renamed, and the run holds the dataset's lock).
+    // Hidden `.part-NNNNN.parquet.partial` files are where an earlier memport wrote its parts
+    // inside the dataset; any left are a killed run's (the run holds the dataset's lock).
     for folder in table_folders(root)? {
         for entry in std::fs::read_dir(&folder)? {
             let entry = entry?;
@@ -388,7 +371,7 @@ fn publish_parts(root: &Path, parts: &[(PathBuf, String)]) -> io::Result<()> {
 
 /// Moves a dataset built (and finished) in the folder `built` into `root`: the run's publish
 /// step, after its report is written. Replaces what memport wrote in `root` before and nothing
-/// else, as [`Sink::finish`] does.
+/// else.
 ///
 /// # Errors
 /// [`RunError::Write`] naming `root`: I/O errors, or a `root` memport may not write into.
@@ -409,21 +392,6 @@ pub fn publish(built: &Path, root: &Path) -> Result<(), RunError> {
         return Ok(());
     }
     publish_parts(root, &parts).map_err(write_error)
-}
-
-impl Drop for ParquetSink {
-    fn drop(&mut self) {
-        // After an error: leave no temporary parts behind.
-        for (partial, _) in &self.written {
-            let _ = std::fs::remove_file(partial);
-        }
-        for writer in self.writers.values() {
-            if let Some((_, partial, _)) = &writer.open {
-                let _ = std::fs::remove_file(partial);
-            }
-        }
-        // The created folders go when `created` drops, after the parts above.
-    }
 }
 
 fn parquet_error(path: &Path, error: parquet::errors::ParquetError) -> RunError {
@@ -488,7 +456,7 @@ mod tests {
                 next_part: 0,
                 open: None,
             });
-            writer.write(&batch, &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
+            writer.write(&batch, &layout, &mut sink.written, &mut sink.rows).unwrap();
             sink.writers.insert((Table::Assets, None), writer);
         }
         let summary = sink.finish().unwrap();
@@ -499,20 +467,21 @@ mod tests {
     }
 
     #[test]
-    fn a_partial_part_left_by_a_killed_run_is_replaced_and_parts_are_world_readable() {
+    fn parts_are_written_under_their_own_names_and_are_world_readable() {
         let folder = tempfile::tempdir().unwrap();
         let assets = folder.path().join("assets");
-        std::fs::create_dir_all(&assets).unwrap();
-        std::fs::write(assets.join(".part-00000.parquet.partial"), b"left by a killed run").unwrap();
         let layout = ParquetLayout::default();
         let mut sink = Box::new(ParquetSink::create(folder.path(), layout).unwrap());
         let mut writer = PartWriter { folder: assets.clone(), table: Table::Assets, with_provider: true, next_part: 0, open: None };
-        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
+        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows).unwrap();
+        assert_eq!(file_names(&assets), ["part-00000.parquet"], "plainly, in the folder given");
         sink.writers.insert((Table::Assets, None), writer);
         sink.finish().unwrap();
         assert_eq!(file_names(&assets), ["part-00000.parquet"]);
         let mode = std::fs::metadata(assets.join("part-00000.parquet")).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o644);
+        let manifest = Manifest::read(folder.path()).unwrap().unwrap();
+        assert!(manifest.files.contains("assets/part-00000.parquet"), "{:?}", manifest.files);
     }
 
     #[test]
@@ -530,8 +499,19 @@ mod tests {
         assert!(!folder.path().join(Table::Retractions.name()).exists());
     }
 
-    /// A finished dataset at `root` whose assets table has `batches` batches of 2000 rows, in
-    /// parts of 16 KiB (so several parts).
+    /// Puts a dataset at `root` as a run does: checked, built by [`dataset_with_assets`] in a
+    /// staging folder inside it, published.
+    fn published_with_assets(root: &Path, batches: usize) -> Result<(), RunError> {
+        check_replaceable(root)?;
+        let staging = root.join(".memport-staging");
+        dataset_with_assets(&staging.join("dataset"), batches);
+        let published = publish(&staging.join("dataset"), root);
+        let _ = std::fs::remove_dir_all(&staging);
+        published
+    }
+
+    /// A finished dataset built in `root` whose assets table has `batches` batches of 2000
+    /// rows, in parts of 16 KiB (so several parts).
     fn dataset_with_assets(root: &Path, batches: usize) {
         let layout = ParquetLayout { partition_by_provider: false, row_group_bytes: 4096, part_bytes: 16 * 1024 };
         let mut sink = Box::new(ParquetSink::create(root, layout).unwrap());
@@ -543,7 +523,7 @@ mod tests {
             open: None,
         };
         for _ in 0..batches {
-            writer.write(&asset_rows(2000), &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
+            writer.write(&asset_rows(2000), &layout, &mut sink.written, &mut sink.rows).unwrap();
         }
         sink.writers.insert((Table::Assets, None), writer);
         sink.finish().unwrap();
@@ -552,12 +532,12 @@ mod tests {
     #[test]
     fn a_rerun_removes_only_the_parts_memport_wrote_and_leaves_other_files_alone() {
         let folder = tempfile::tempdir().unwrap();
-        dataset_with_assets(folder.path(), 4);
+        published_with_assets(folder.path(), 4).unwrap();
         let first = file_names(&folder.path().join("assets"));
         assert!(first.len() >= 2, "{first:?}");
         std::fs::write(folder.path().join("notes.txt"), b"the user's").unwrap();
         std::fs::write(folder.path().join("assets").join("README.md"), b"the user's too").unwrap();
-        dataset_with_assets(folder.path(), 1);
+        published_with_assets(folder.path(), 1).unwrap();
         assert_eq!(file_names(&folder.path().join("assets")), ["README.md", "part-00000.parquet"]);
         assert!(folder.path().join("notes.txt").exists());
         let manifest = Manifest::read(folder.path()).unwrap().unwrap();
@@ -571,14 +551,14 @@ mod tests {
         let messages = folder.path().join("messages");
         std::fs::create_dir_all(&messages).unwrap();
         std::fs::write(messages.join("part-00001.parquet"), b"the user's own part").unwrap();
-        let error = ParquetSink::create(folder.path(), ParquetLayout::default()).err().unwrap().to_string();
+        let error = published_with_assets(folder.path(), 1).err().unwrap().to_string();
         assert!(error.contains("messages/part-00001.parquet is not a part memport wrote here"), "{error}");
         assert_eq!(std::fs::read(messages.join("part-00001.parquet")).unwrap(), b"the user's own part");
         // Also after a dataset of memport's is there: a part added to it is not memport's.
         let dataset = tempfile::tempdir().unwrap();
-        dataset_with_assets(dataset.path(), 1);
+        published_with_assets(dataset.path(), 1).unwrap();
         std::fs::write(dataset.path().join("assets").join("part-00009.parquet"), b"added").unwrap();
-        let error = ParquetSink::create(dataset.path(), ParquetLayout::default()).err().unwrap().to_string();
+        let error = published_with_assets(dataset.path(), 1).err().unwrap().to_string();
         assert!(error.contains("assets/part-00009.parquet"), "{error}");
         assert!(dataset.path().join("assets").join("part-00009.parquet").exists());
     }
@@ -631,33 +611,14 @@ mod tests {
         let manifest = Manifest::read(folder.path()).unwrap().unwrap();
         assert!(manifest.files.contains("retractions/part-00000.parquet"), "{:?}", manifest.files);
 
-        // A rerun without retractions takes the table away, folder and all.
-        let sink = Box::new(ParquetSink::create(folder.path(), ParquetLayout::default()).unwrap());
+        // A rerun without retractions, published over it, takes the table away, folder and all.
+        let built = folder.path().join(".memport-staging").join("dataset");
+        let sink = Box::new(ParquetSink::create(&built, ParquetLayout::default()).unwrap());
         sink.finish().unwrap();
+        publish(&built, folder.path()).unwrap();
+        let _ = std::fs::remove_dir_all(folder.path().join(".memport-staging"));
         assert!(!retractions.exists());
         let manifest = Manifest::read(folder.path()).unwrap().unwrap();
         assert!(manifest.files.iter().all(|file| !file.starts_with("retractions/")), "{:?}", manifest.files);
-    }
-
-    #[test]
-    fn a_run_that_never_finishes_leaves_no_parquet_file() {
-        let folder = tempfile::tempdir().unwrap();
-        let layout = ParquetLayout::default();
-        let mut sink = ParquetSink::create(folder.path(), layout).unwrap();
-        let mut writer = PartWriter {
-            folder: sink.table_folder(Table::Assets, None),
-            table: Table::Assets,
-            with_provider: true,
-            next_part: 0,
-            open: None,
-        };
-        writer.write(&asset_rows(10), &layout, &mut sink.written, &mut sink.rows, &mut sink.created).unwrap();
-        // While the run is going, only a hidden partial file exists.
-        assert_eq!(file_names(&folder.path().join("assets")), [".part-00000.parquet.partial"]);
-        sink.writers.insert((Table::Assets, None), writer);
-        drop(sink);
-        // The table folder this run created goes too; the dataset folder, which was there, stays.
-        assert!(!folder.path().join("assets").exists());
-        assert!(folder.path().is_dir());
     }
 }
