@@ -16,7 +16,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::RunError;
-use crate::sinks::created_folders::CreatedFolders;
+use crate::outputs::created_folders::CreatedFolders;
 use crate::sinks::output_file::{MANIFEST_FILE, folder_of, name_tag, remove_stale_partials};
 
 /// Tries at taking a lock whose file a finishing run removed between our open and our lock.

@@ -6,6 +6,7 @@
 //! Uploads to object storage are in `pipeline/remote_outputs.rs`, which knows the run's
 //! options.
 
+pub mod created_folders;
 pub mod guard;
 pub mod paths;
 pub mod publish;

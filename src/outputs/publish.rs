@@ -1,13 +1,11 @@
 //! Each output of a run is built in a staging folder ([`Layout::staging`]) and moved into place
 //! only after the run report is written, so a run that fails at any point before (the report
-//! included) leaves no new output in place. Each sink writes exactly as it would on its own,
-//! just at the staged path; `StagedSink` only renames that path back to the target in what it
-//! reports. Publishing is one rename for a file, and for a folder output the format's own
+//! included) leaves no new output in place. Each sink writes plainly to the staged path it is
+//! given; `StagedSink` only renames that path back to the target in what it reports. Publishing is one rename for a file, and for a folder output the format's own
 //! replacement, which touches only what memport wrote there ([`crate::sinks::output_file::Manifest`]).
 //!
-//! `ump-md` folders are replaced here, not in `crate::sinks::ump`, because the UMP sink renames
-//! its folder onto its target in `finish` and so cannot tell an earlier run's records from
-//! anyone else's; the run gives it a fresh staged path instead. Their manifest sits beside the
+//! `ump-md` folders are replaced here, not in `crate::sinks::ump`, which writes a fresh folder of
+//! records and cannot tell an earlier run's records from anyone else's. Their manifest sits beside the
 //! folder ([`Layout::manifest_beside`]), not in it: every reader of the binding takes each file
 //! in the folder for a record.
 

@@ -267,17 +267,17 @@ pub struct AimeSink {
 }
 
 impl AimeSink {
-    /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
+    /// Creates the sink writing the file `target`, which must not exist (a run gives it a path
+    /// in a staging folder); its spool is an unnamed temporary file beside it.
     ///
     /// # Errors
-    /// I/O errors creating temporary files beside `target`.
+    /// I/O errors creating either.
     pub fn create(target: &Path, exported_at: Micros) -> Result<AimeSink, RunError> {
         let display = target.display().to_string();
         let folder = output_file::folder_of(target);
-        let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
+        let mut output = output_file::create_output(target).map_err(|error| RunError::write(&display, error))?;
         let memory_spool =
             BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
-        let mut output = DirectWriter::new(output);
         output.write_all(b"{\"format\":\"aime\",\"version\":\"1.0\",\"messages\":[").map_err(|error| RunError::write(&display, error))?;
         Ok(AimeSink {
             target: target.to_owned(),
@@ -345,8 +345,7 @@ impl AimeSink {
         self.output.write_all(b"\n]")?;
         self.output.write_all(&self.retracted_member)?;
         self.output.write_all(b"}}}\n")?;
-        let temporary = self.output.into_temporary()?;
-        let bytes = output_file::persist(temporary, &self.target)?;
+        let bytes = self.output.finish()?.metadata()?.len();
         Ok(SinkSummary { format: "aime", path: self.target.display().to_string(), records: self.messages + self.memories, bytes })
     }
 }

@@ -9,9 +9,9 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 
-use tempfile::NamedTempFile;
+use std::path::{Path, PathBuf};
 
 /// Block alignment `O_DIRECT` needs for buffer addresses, file offsets and lengths (4 KiB
 /// covers every logical block size in use).
@@ -19,9 +19,10 @@ const ALIGN: usize = 4096;
 /// Bytes written per system call.
 const BLOCK: usize = 4 << 20;
 
-/// Buffered writer over a temporary output file; see the module docs.
+/// Buffered writer over an output file; see the module docs.
 pub struct DirectWriter {
-    temporary: NamedTempFile,
+    file: File,
+    path: PathBuf,
     /// A second handle on the same file opened with `O_DIRECT`; `None` once the file system
     /// refused it.
     direct: Option<File>,
@@ -37,14 +38,21 @@ pub struct DirectWriter {
 }
 
 impl DirectWriter {
-    /// Wraps `temporary`, which must be empty.
-    pub fn new(temporary: NamedTempFile) -> DirectWriter {
-        let direct = OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(temporary.path()).ok();
+    /// Creates the file at `path`, which must not exist (a sink writes into a folder of its
+    /// own), readable by all (0644) like every output.
+    ///
+    /// # Errors
+    /// I/O errors creating it; an existing file is `AlreadyExists`.
+    pub fn create(path: &Path) -> io::Result<DirectWriter> {
+        let file = OpenOptions::new().write(true).read(true).create_new(true).mode(0o644).open(path)?;
+        // Whatever the umask says: outputs are ordinary files.
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        let direct = OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok();
         let buffer = vec![0u8; BLOCK + ALIGN];
         // `align_offset` may decline to compute an offset; then the buffer start is used and the
         // first direct write falls back to ordinary writes when the kernel refuses it.
         let start = buffer.as_ptr().align_offset(ALIGN).min(ALIGN);
-        DirectWriter { temporary, direct, buffer, start, filled: 0, written: 0, cache_written: false }
+        Ok(DirectWriter { file, path: path.to_owned(), direct, buffer, start, filled: 0, written: 0, cache_written: false })
     }
 
     /// Has the kernel read each block back into the page cache once it is written, while the
@@ -71,8 +79,8 @@ impl DirectWriter {
 
     /// Where the file is (a reader may open it while bytes are still being written after
     /// [`DirectWriter::buffered`]).
-    pub fn path(&self) -> &std::path::Path {
-        self.temporary.path()
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The bytes written but not yet in the file, and the file offset they start at: every
@@ -81,17 +89,17 @@ impl DirectWriter {
         (self.written, &self.buffer[self.start..self.start + self.filled])
     }
 
-    /// Writes what is buffered and returns the temporary file, complete.
+    /// Writes what is buffered and returns the file, complete.
     ///
     /// # Errors
     /// I/O errors.
-    pub fn into_temporary(mut self) -> io::Result<NamedTempFile> {
+    pub fn finish(mut self) -> io::Result<File> {
         // The tail is shorter than a block: an ordinary write, at an aligned offset.
         let tail = &self.buffer[self.start..self.start + self.filled];
-        self.temporary.as_file().write_all_at(tail, self.written)?;
+        self.file.write_all_at(tail, self.written)?;
         self.written += self.filled as u64;
         self.filled = 0;
-        Ok(self.temporary)
+        Ok(self.file)
     }
 
     /// Buffers as much of `bytes` as fits in the block, writing the block out when it is full.
@@ -126,11 +134,11 @@ impl DirectWriter {
             }
         }
         if done < block.len() {
-            self.temporary.as_file().write_all_at(&block[done..], self.written + done as u64)?;
+            self.file.write_all_at(&block[done..], self.written + done as u64)?;
         } else if self.cache_written {
             // Advice only: a kernel that does not take it leaves the read-back to the disk.
             let length = std::num::NonZeroU64::new(block.len() as u64);
-            let _ = rustix::fs::fadvise(self.temporary.as_file(), self.written, length, rustix::fs::Advice::WillNeed);
+            let _ = rustix::fs::fadvise(&self.file, self.written, length, rustix::fs::Advice::WillNeed);
         }
         self.written += block.len() as u64;
         self.filled = 0;
@@ -151,7 +159,7 @@ impl Write for DirectWriter {
         Ok(())
     }
 
-    /// Nothing to do: blocks go out when full, and the tail in [`DirectWriter::into_temporary`].
+    /// Nothing to do: blocks go out when full, and the tail in [`DirectWriter::finish`].
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
@@ -163,12 +171,12 @@ mod tests {
 
     fn written_through(pieces: &[&[u8]]) -> Vec<u8> {
         let folder = tempfile::tempdir().unwrap();
-        let mut writer = DirectWriter::new(tempfile::NamedTempFile::new_in(folder.path()).unwrap());
+        let mut writer = DirectWriter::create(&folder.path().join("out")).unwrap();
         for piece in pieces {
             writer.write_all(piece).unwrap();
         }
-        let temporary = writer.into_temporary().unwrap();
-        std::fs::read(temporary.path()).unwrap()
+        writer.finish().unwrap();
+        std::fs::read(folder.path().join("out")).unwrap()
     }
 
     #[test]
@@ -184,13 +192,13 @@ mod tests {
     #[test]
     fn blocks_read_back_into_the_page_cache_come_out_as_written() {
         let folder = tempfile::tempdir().unwrap();
-        let mut writer = DirectWriter::new(tempfile::NamedTempFile::new_in(folder.path()).unwrap());
+        let mut writer = DirectWriter::create(&folder.path().join("out")).unwrap();
         writer.cache_written_blocks();
         assert!(writer.caches_written_blocks());
         let big: Vec<u8> = (0..BLOCK * 2 + 999).map(|index| (index % 241) as u8).collect();
         writer.write_all(&big).unwrap();
-        let temporary = writer.into_temporary().unwrap();
-        assert_eq!(std::fs::read(temporary.path()).unwrap(), big);
+        writer.finish().unwrap();
+        assert_eq!(std::fs::read(folder.path().join("out")).unwrap(), big);
     }
 
     #[test]
@@ -202,7 +210,7 @@ mod tests {
     #[test]
     fn the_file_up_to_the_buffered_bytes_and_those_bytes_are_everything_written() {
         let folder = tempfile::tempdir().unwrap();
-        let mut writer = DirectWriter::new(tempfile::NamedTempFile::new_in(folder.path()).unwrap());
+        let mut writer = DirectWriter::create(&folder.path().join("out")).unwrap();
         let big: Vec<u8> = (0..BLOCK + 777).map(|index| (index % 253) as u8).collect();
         writer.write_all(&big).unwrap();
         let (at, pending) = writer.buffered();

@@ -374,10 +374,11 @@ pub struct MifSink {
 }
 
 impl MifSink {
-    /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
+    /// Creates the sink writing the file `target`.
     ///
     /// # Errors
-    /// I/O errors creating the temporary file beside `target`.
+    /// I/O errors creating the file `target`, which must not exist (a run gives it a path in a
+    /// staging folder).
     pub fn create(
         target: &Path,
         exported_at: Micros,
@@ -385,8 +386,7 @@ impl MifSink {
         vendor_extensions: &[(String, serde_json::Value)],
     ) -> Result<MifSink, RunError> {
         let display = target.display().to_string();
-        let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
-        let mut output = DirectWriter::new(output);
+        let mut output = output_file::create_output(target).map_err(|error| RunError::write(&display, error))?;
         let head = concat!(
             "{\"mif_version\":\"2.0\",\"generator\":{\"name\":\"memport\",\"version\":\"",
             env!("CARGO_PKG_VERSION"),
@@ -443,8 +443,7 @@ impl MifSink {
         tail.extend_from_slice(&self.retracted_member);
         tail.extend_from_slice(b"}}}\n");
         self.output.write_all(&tail)?;
-        let temporary = self.output.into_temporary()?;
-        let bytes = output_file::persist(temporary, &self.target)?;
+        let bytes = self.output.finish()?.metadata()?.len();
         Ok(SinkSummary { format: "mif", path: self.target.display().to_string(), records: self.memories, bytes })
     }
 }

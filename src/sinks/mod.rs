@@ -14,16 +14,15 @@
 //! (or an empty list), a sink writes what it wrote before outputs carried retractions (the
 //! Parquet `memories` table has its `retracted` column either way).
 //! Serializing in parallel and writing in order is what keeps output identical at any thread
-//! count while the work scales with cores. Output goes to a temporary name beside the target and is
-//! renamed on success, so a killed run never leaves a file that looks complete. After an error
-//! the sink is dropped and its temporary files are removed. A run (`crate::pipeline`) points each
-//! sink at a staging folder and moves the finished output into place itself, after the run
-//! report is written ([`pam::publish`], [`parquet::publish`]); folder outputs keep a manifest of
-//! what memport wrote in them ([`output_file::Manifest`]), so a rerun replaces only that.
+//! count while the work scales with cores. A sink writes plainly to the path it is given: a run
+//! (`crate::outputs::publish`) gives it one in a staging folder and moves the finished output
+//! into place itself, after the run report is written (a file by a rename, a folder by its
+//! format's publish: [`pam::publish`], [`parquet::publish`]), so a killed run never leaves a file
+//! that looks complete; folder outputs keep a manifest of what memport wrote in them
+//! ([`output_file::Manifest`]), so a rerun replaces only that.
 
 pub mod aime;
 pub mod aimem;
-pub mod created_folders;
 pub mod direct_reader;
 pub mod direct_writer;
 pub mod entity_refs;

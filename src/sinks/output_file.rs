@@ -1,7 +1,8 @@
-//! How output files reach their place without ever looking complete early, and what memport
-//! may replace later: each file is written under a hidden temporary name beside its target and
-//! renamed onto it only when complete, and a folder output (`pam`, `parquet`, `ump-md`) keeps
-//! a [`Manifest`] of what memport wrote in it, so a later run replaces that and nothing else.
+//! The files of a run's outputs: the output file a sink writes plainly ([`create_output`]); the
+//! run's own files (report, rejects, manifests), each written under a hidden temporary name
+//! beside its path and renamed onto it only when complete; and the [`Manifest`] a folder output
+//! (`pam`, `parquet`, `ump-md`) keeps of what memport wrote in it, so a later run replaces that
+//! and nothing else.
 //!
 //! Temporary files are named `.memport-<target name>-<6 random characters>.partial`: a later
 //! run holding the target's lock (`crate::outputs::guard`) tells a killed run's
@@ -55,6 +56,16 @@ fn partial_prefix(name: &OsStr) -> OsString {
     prefix.push(name_tag(name));
     prefix.push("-");
     prefix
+}
+
+/// Creates `target`'s folder and the output file itself, for a sink that writes plainly to the
+/// path it is given (a run gives it one in a staging folder, and publishes it).
+///
+/// # Errors
+/// I/O errors creating either; a file already at `target` is `AlreadyExists`.
+pub fn create_output(target: &Path) -> io::Result<crate::sinks::direct_writer::DirectWriter> {
+    std::fs::create_dir_all(folder_of(target))?;
+    crate::sinks::direct_writer::DirectWriter::create(target)
 }
 
 /// Creates the target's folder and a temporary `.memport-<name>-XXXXXX.partial` file in it.

@@ -416,20 +416,10 @@ pub fn markdown_file(record: &[u8]) -> io::Result<Vec<u8>> {
 }
 
 enum Output {
-    /// JSON and NDJSON: one file under a temporary name.
+    /// JSON and NDJSON: one file.
     File(DirectWriter),
-    /// Markdown: a staging folder beside the target.
-    Folder(StagingFolder),
-}
-
-/// A folder built beside the target and renamed onto it on success; removed when dropped, so
-/// after an error nothing is left (after success it has been renamed away).
-struct StagingFolder(PathBuf);
-
-impl Drop for StagingFolder {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    /// Markdown: a folder of records.
+    Folder(PathBuf),
 }
 
 /// Writes UMP records in one binding.
@@ -444,11 +434,11 @@ pub struct UmpSink {
 }
 
 impl UmpSink {
-    /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
+    /// Creates the sink writing `target` plainly: a file, or for `ump-md` a folder of records,
+    /// neither there yet (a run gives it a path in a staging folder).
     ///
     /// # Errors
-    /// I/O errors, and for `ump-md` a target folder holding files other than `*.ump.md` (memport
-    /// replaces only a folder of records).
+    /// I/O errors, and something already at `target`.
     pub fn create(target: &Path, binding: Binding, owner: &str, sign_key: Option<SignKey>) -> Result<UmpSink, RunError> {
         let display = target.display().to_string();
         let io_error = |error: io::Error| RunError::write(&display, error);
@@ -456,29 +446,15 @@ impl UmpSink {
         std::fs::create_dir_all(parent).map_err(io_error)?;
         let output = match binding {
             Binding::Json | Binding::Ndjson => {
-                let file = output_file::create_partial(target).map_err(io_error)?;
-                let mut file = DirectWriter::new(file);
+                let mut file = output_file::create_output(target).map_err(io_error)?;
                 if binding == Binding::Json {
                     file.write_all(b"[").map_err(io_error)?;
                 }
                 Output::File(file)
             }
             Binding::Markdown => {
-                if target.is_file() {
-                    return Err(io_error(io::Error::other(
-                        "ump-md writes a folder of .ump.md files, and this is a file; name a folder with -o",
-                    )));
-                }
-                if let Ok(entries) = std::fs::read_dir(target)
-                    && let Some(foreign) = entries.flatten().find(|entry| !entry.file_name().to_string_lossy().ends_with(".ump.md"))
-                {
-                    return Err(io_error(io::Error::other(format!(
-                        "this folder holds {}, which is not a .ump.md record, so memport will not replace it; name a new or empty folder with -o",
-                        foreign.file_name().to_string_lossy()
-                    ))));
-                }
-                let staging = tempfile::Builder::new().prefix(".memport-ump-").suffix(".partial").tempdir_in(parent).map_err(io_error)?;
-                Output::Folder(StagingFolder(staging.keep()))
+                std::fs::create_dir(target).map_err(io_error)?;
+                Output::Folder(target.to_owned())
             }
         };
         Ok(UmpSink { binding, owner: owner.to_owned(), sign_key, target: target.to_owned(), output, records: 0, bytes: 0 })
@@ -494,11 +470,11 @@ impl UmpSink {
                 };
                 file.write_all(bytes)?;
             }
-            Output::Folder(staging) => {
+            Output::Folder(folder) => {
                 for (id, record) in &batch.records {
                     let name = format!("{}.ump.md", id.trim_start_matches("urn:ump:"));
                     let content = markdown_file(record)?;
-                    File::create_new(staging.0.join(name))?.write_all(&content)?;
+                    File::create_new(folder.join(name))?.write_all(&content)?;
                     self.bytes += content.len() as u64;
                 }
             }
@@ -514,16 +490,11 @@ impl UmpSink {
                 if binding == Binding::Json {
                     file.write_all(b"\n]\n")?;
                 }
-                let temporary = file.into_temporary()?;
-                bytes = output_file::persist(temporary, &target)?;
+                bytes = file.finish()?.metadata()?.len();
             }
-            Output::Folder(staging) => {
-                std::fs::set_permissions(&staging.0, std::fs::Permissions::from_mode(0o755))?;
-                if target.exists() {
-                    // Checked at the start to hold only records: the old folder goes as a whole.
-                    std::fs::remove_dir_all(&target)?;
-                }
-                std::fs::rename(&staging.0, &target)?;
+            Output::Folder(folder) => {
+                // Whatever the umask says: an output folder is readable by all.
+                std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755))?;
             }
         }
         let format = match binding {

@@ -164,20 +164,21 @@ const CHECKSUM_PLACEHOLDER: &str = "sha256:0000000000000000000000000000000000000
 const EMPTY_CHUNK_ENTITIES: &[u8] = b"\"chunk_entities\":[],";
 
 impl AimemSink {
-    /// Creates the sink; nothing appears at `target` until [`Sink::finish`].
+    /// Creates the sink writing the file `target`, which must not exist (a run gives it a path
+    /// in a staging folder); its edge spool is an unnamed temporary file beside it.
     ///
     /// # Errors
-    /// I/O errors creating temporary files beside `target`.
+    /// I/O errors creating either.
     pub fn create(target: &Path, framing: Framing, settings: AimemSettings) -> Result<AimemSink, RunError> {
         let folder = output_file::folder_of(target);
         let display = target.display().to_string();
-        let output = output_file::create_partial(target).map_err(|error| RunError::write(&display, error))?;
+        let output = output_file::create_output(target).map_err(|error| RunError::write(&display, error))?;
         let edge_spool = BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(folder).map_err(|error| RunError::write(&display, error))?);
         let mut sink = AimemSink {
             framing,
             settings,
             target: target.to_owned(),
-            output: DirectWriter::new(output),
+            output,
             edge_spool,
             checksum: Sha256::new(),
             chunks: 0,
@@ -669,8 +670,7 @@ impl AimemSink {
             }
         }
         self.output.write_all(&end)?;
-        let temporary = self.output.into_temporary()?;
-        let file = temporary.as_file();
+        let file = &self.output.finish()?;
         if framing == Framing::Bundle && chunk_entities.is_some() {
             // The links are written before the checksum instead of in the opening.
             file.write_all_at(&[b' '; EMPTY_CHUNK_ENTITIES.len()], 1)?;
@@ -687,7 +687,7 @@ impl AimemSink {
             }
             file.write_all_at(&line, 0)?;
         }
-        let bytes = output_file::persist(temporary, &self.target)?;
+        let bytes = file.metadata()?.len();
         Ok(SinkSummary {
             format: match framing {
                 Framing::Bundle => "aimem",

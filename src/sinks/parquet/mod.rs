@@ -31,7 +31,6 @@ pub mod schema;
 
 use std::collections::BTreeMap;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -115,21 +114,10 @@ impl PartWriter {
         self.next_part += 1;
         let write_error = |error: io::Error| RunError::write(path.display().to_string(), error);
         std::fs::create_dir_all(&self.folder).map_err(write_error)?;
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        // Under its own name from the start (`DirectWriter` writes to a `NamedTempFile`, kept
-        // when the part closes); an unfinished part is removed when its writer drops.
-        let file = tempfile::Builder::new()
-            .permissions(std::fs::Permissions::from_mode(0o644))
-            .prefix(&name)
-            .rand_bytes(0)
-            .tempfile_in(&self.folder)
-            .map_err(write_error)?;
-        let writer = ArrowWriter::try_new(
-            DirectWriter::new(file),
-            self.table.schema(self.with_provider),
-            Some(self.table.writer_properties(layout.row_group_bytes)),
-        )
-        .map_err(|error| parquet_error(&path, error))?;
+        let file = DirectWriter::create(&path).map_err(write_error)?;
+        let writer =
+            ArrowWriter::try_new(file, self.table.schema(self.with_provider), Some(self.table.writer_properties(layout.row_group_bytes)))
+                .map_err(|error| parquet_error(&path, error))?;
         self.open = Some((writer, path));
         Ok(())
     }
@@ -137,8 +125,7 @@ impl PartWriter {
     fn close_part(&mut self, written: &mut Vec<PathBuf>) -> Result<(), RunError> {
         if let Some((writer, path)) = self.open.take() {
             let inner = writer.into_inner().map_err(|error| parquet_error(&path, error))?;
-            let temporary = inner.into_temporary().map_err(|error| RunError::write(path.display().to_string(), error))?;
-            temporary.keep().map_err(|error| RunError::write(path.display().to_string(), error.error))?;
+            inner.finish().map_err(|error| RunError::write(path.display().to_string(), error))?;
             written.push(path);
         }
         Ok(())
@@ -405,6 +392,7 @@ mod tests {
     use super::*;
     use arrow_array::builder::{BooleanBuilder, StringBuilder, StringDictionaryBuilder};
     use arrow_array::types::Int32Type;
+    use std::os::unix::fs::PermissionsExt;
 
     fn asset_rows(count: usize) -> RecordBatch {
         let mut provider = StringDictionaryBuilder::<Int32Type>::new();
