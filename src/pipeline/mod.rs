@@ -9,7 +9,6 @@ pub mod extraction;
 pub mod inspect;
 pub mod memories_preview;
 pub mod rejects;
-pub mod remote_outputs;
 pub mod report;
 pub mod settings;
 
@@ -24,6 +23,7 @@ use crate::model::{Micros, Warnings};
 use crate::outputs::guard::{Layout, OutputGuard, Placement};
 use crate::outputs::paths as output_paths;
 use crate::outputs::publish::{self, StagedOutput};
+use crate::outputs::upload::{RemoteOutputs, Target};
 use crate::sinks::aimem::AimemSettings;
 use crate::sinks::{OutputFormat, SinkSettings};
 use crate::sources::{self, DecodeOptions};
@@ -91,13 +91,30 @@ impl Options {
 /// Config and I/O errors. Bad records never stop a run: they are counted and written to the
 /// rejects file.
 pub fn run(options: &Options) -> Result<RunReport, RunError> {
-    if !remote_outputs::any_remote(options) {
-        return run_with_delta(options, None);
-    }
+    let mut local = options.clone();
+    let targets = local
+        .outputs
+        .iter_mut()
+        .map(|(format, path)| Target { path, folder: format.is_folder() })
+        .chain(local.rejects.iter_mut().map(|path| Target { path, folder: false }))
+        .chain(local.report.iter_mut().map(|path| Target { path, folder: false }))
+        .collect();
     // Outputs on object storage are written locally, then uploaded and published.
-    let (local, remote) = remote_outputs::RemoteOutputs::prepare(options)?;
+    let Some(remote) = RemoteOutputs::prepare(targets, !options.settings.quiet)? else {
+        return run_with_delta(options, None);
+    };
     let mut report = run_with_delta(&local, None)?;
-    remote.publish(&mut report)?;
+    for output in &mut report.outputs {
+        if let Some(url) = remote.url_of(Path::new(&output.path)) {
+            output.path = url;
+        }
+    }
+    // Written again, naming the objects.
+    if let Some(path) = &local.report {
+        let staged = report.write_staged(path)?;
+        staged.persist(path).map_err(|error| RunError::write(path.display().to_string(), error.error))?;
+    }
+    remote.publish()?;
     Ok(report)
 }
 

@@ -3,7 +3,7 @@
 //! retries with backoff), and the `file://` spelling of a local path.
 //!
 //! This layer knows buckets and objects only; what a run does with them is in
-//! [`crate::pipeline::remote_outputs`] (a conversion's outputs), [`crate::sync::remote_output`]
+//! [`crate::outputs::upload`] (a conversion's outputs), [`crate::outputs::sync_upload`]
 //! (a sync's run folders) and [`crate::sources::container`] (reading an export).
 
 pub mod aws_files;

@@ -12,9 +12,7 @@
 pub mod delta;
 pub mod inputs;
 pub mod merge;
-pub mod parquet_runs;
 pub mod postgres_state;
-pub mod remote_output;
 pub mod sqlite;
 pub mod state;
 pub mod status;
@@ -26,6 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{ConfigError, RunError};
+use crate::outputs::{parquet_runs, sync_upload};
 use crate::pipeline::report::RunReport;
 use crate::pipeline::{Options, run_with_delta};
 use crate::sinks::OutputFormat;
@@ -143,7 +142,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     }
     let run_id = run_id(options.convert.exported_at, last.map(|run| run.run_id.as_str()), &options_digest, &input_records);
     // A sync to object storage builds its run in a local folder and uploads it before the
-    // state commits (see `remote_output`).
+    // state commits (see `crate::outputs::sync_upload`).
     let remote_root = crate::remote::ObjectUrl::of(&options.output_root);
     let local_root = match &remote_root {
         Some(_) => Some(tempfile::Builder::new().prefix("memport-sync-").tempdir().map_err(|error| RunError::Temporary {
@@ -164,13 +163,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
             .extend(parquet_runs::remove_uncommitted(&dataset, &committed)?.into_iter().map(|name| format!("{PARQUET_FOLDER}/{name}")));
     }
     if let Some(root) = &remote_root {
-        removed_leftovers.extend(remote_output::remove_uncommitted(
-            root,
-            RUNS_FOLDER,
-            PARQUET_FOLDER,
-            parquet_runs::RUNS_TABLE,
-            &committed,
-        )?);
+        removed_leftovers.extend(sync_upload::remove_uncommitted(root, RUNS_FOLDER, PARQUET_FOLDER, parquet_runs::RUNS_TABLE, &committed)?);
     }
     let staging = runs_folder.join(format!(".{run_id}.partial"));
     std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
@@ -266,7 +259,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         std::fs::rename(&staging, &target).map_err(|error| RunError::write(target.display().to_string(), error))?;
         sync_folder(&runs_folder);
         if let Some(root) = &remote_root {
-            remote_output::publish_run_tree(
+            sync_upload::publish_run_tree(
                 &output_root,
                 root,
                 &format!("{PARQUET_FOLDER}/{}", parquet_runs::RUNS_TABLE),

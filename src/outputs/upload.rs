@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::RunError;
-use crate::pipeline::Options;
-use crate::pipeline::report::RunReport;
 use crate::remote::objects;
 use crate::remote::upload::{StagedUpload, put_small, tree_files, upload_progress};
 use crate::remote::{ObjectUrl, RemoteError};
@@ -65,42 +63,40 @@ pub fn record_url(url: &ObjectUrl, folder: bool) -> ObjectUrl {
     }
 }
 
-/// The targets of a run that are on object storage, with the run's options pointing them at a
-/// local temporary folder.
+/// The targets of a run that are on object storage, each pointed at a local temporary folder.
 pub struct RemoteOutputs {
     /// Holds the local copies until they are uploaded; removed when dropped.
     _folder: tempfile::TempDir,
     mapped: Vec<Mapped>,
-    report_path: Option<PathBuf>,
     /// Whether to show the upload's progress (as the run's).
     progress: bool,
 }
 
-/// Whether any output, the report or the rejects file of `options` is on object storage.
-pub fn any_remote(options: &Options) -> bool {
-    options
-        .outputs
-        .iter()
-        .map(|(_, path)| path)
-        .chain(options.report.iter())
-        .chain(options.rejects.iter())
-        .any(|path| ObjectUrl::of(path).is_some())
+/// One path a run writes: an output (a folder or one file), its report or its rejects file.
+pub struct Target<'a> {
+    /// The path as given; [`RemoteOutputs::prepare`] points it at a local file when it is on
+    /// object storage.
+    pub path: &'a mut PathBuf,
+    /// Whether the output is a folder of objects.
+    pub folder: bool,
 }
 
 impl RemoteOutputs {
-    /// Checks every remote target of `options` and returns the options with them pointed at a
-    /// local temporary folder.
+    /// Checks every target on object storage among `targets` and points each at a local
+    /// temporary folder, where the run writes it; `None` when no target is on object storage.
     ///
     /// # Errors
     /// [`RunError::ObjectStorage`] when a target holds objects memport did not write, or the
     /// bucket cannot be reached; [`RunError::Temporary`] when the local folder cannot be made.
-    pub fn prepare(options: &Options) -> Result<(Options, RemoteOutputs), RunError> {
+    pub fn prepare(targets: Vec<Target<'_>>, progress: bool) -> Result<Option<RemoteOutputs>, RunError> {
+        if !targets.iter().any(|target| ObjectUrl::of(target.path).is_some()) {
+            return Ok(None);
+        }
         let folder = tempfile::Builder::new().prefix("memport-upload-").tempdir().map_err(|error| RunError::Temporary {
             purpose: "the outputs to upload".into(),
             folder: std::env::temp_dir().display().to_string(),
             source: error,
         })?;
-        let mut local = options.clone();
         let mut mapped = Vec::new();
         let map = |path: &mut PathBuf, folder_output: bool, mapped: &mut Vec<Mapped>| -> Result<(), RunError> {
             let Some(url) = ObjectUrl::of(path) else { return Ok(()) };
@@ -120,35 +116,23 @@ impl RemoteOutputs {
             mapped.push(Mapped { url, local: local_path, folder: folder_output, previous });
             Ok(())
         };
-        for (format, path) in &mut local.outputs {
-            map(path, format.is_folder(), &mut mapped)?;
+        for target in targets {
+            map(target.path, target.folder, &mut mapped)?;
         }
-        if let Some(path) = &mut local.rejects {
-            map(path, false, &mut mapped)?;
-        }
-        if let Some(path) = &mut local.report {
-            map(path, false, &mut mapped)?;
-        }
-        let report_path = local.report.clone();
-        Ok((local, RemoteOutputs { _folder: folder, mapped, report_path, progress: !options.settings.quiet }))
+        Ok(Some(RemoteOutputs { _folder: folder, mapped, progress }))
     }
 
-    /// Uploads and publishes what the run wrote, and names the objects in `report` (and in the
-    /// report file, written again).
+    /// The object storage URL of the target the run writes at the local path `local`.
+    pub fn url_of(&self, local: &Path) -> Option<String> {
+        self.mapped.iter().find(|mapped| mapped.local == local).map(|mapped| mapped.url.to_string())
+    }
+
+    /// Uploads and publishes what the run wrote.
     ///
     /// # Errors
     /// [`RunError`] when an upload or a record fails; nothing new is visible when the uploads
     /// fail, and when the publication fails part-way the record still lists every object.
-    pub fn publish(self, report: &mut RunReport) -> Result<(), RunError> {
-        for output in &mut report.outputs {
-            if let Some(mapped) = self.mapped.iter().find(|mapped| Path::new(&output.path) == mapped.local) {
-                output.path = mapped.url.to_string();
-            }
-        }
-        if let Some(path) = &self.report_path {
-            let staged = report.write_staged(path)?;
-            staged.persist(path).map_err(|error| RunError::write(path.display().to_string(), error.error))?;
-        }
+    pub fn publish(self) -> Result<(), RunError> {
         let mut files = Vec::new();
         let mut written: Vec<Vec<String>> = Vec::with_capacity(self.mapped.len());
         for mapped in &self.mapped {
