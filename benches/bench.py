@@ -37,7 +37,11 @@ measurement.  Results are printed as a Markdown table and written to
 ``WORKDIR/results.json`` (rewritten after every export, so partial runs keep
 what was measured).
 
+``--paths`` measures instead every ChatGPT path against its reference in one run (see
+``paths.py``): the table of ``docs/performance.md``.
+
 Usage:
+    python3 benches/bench.py --paths --sizes 256M,1G --runs 3
     python3 benches/bench.py [--sizes 256M,1G,4G] [--workdir /tmp/memport-bench]
                              [--providers chatgpt,claude,grok,copilot,gemini-json]
                              [--formats aimem-ndjson,pam] [--outdir DIR] [--runs N]
@@ -316,6 +320,12 @@ def main() -> int:
     ap.add_argument("--extract", default="",
                     help="comma-separated --extract modes, one raw-input row per format and mode, in the same run "
                          "(e.g. off,rules to measure what extraction costs; default: memport's default only)")
+    ap.add_argument("--paths", action="store_true",
+                    help="measure every ChatGPT path (raw and zip to AIMEM and UMP NDJSON, extraction on and off; "
+                         "Parquet; PAM) against its reference (sha256sum, unzip -p, DuckDB's lean query, the PAM "
+                         "reference converter) in the same rounds: the table of docs/performance.md (see paths.py)")
+    ap.add_argument("--pam-reference-max", default="256M",
+                    help="with --paths: largest size the PAM reference converter runs on (default 256M)")
     ap.add_argument("--formats", default="aimem-ndjson",
                     help="comma-separated output formats, one memport row each (default aimem-ndjson; e.g. aimem-ndjson,pam); the ChatGPT zip row uses the first")
     args = ap.parse_args(argv)
@@ -355,6 +365,11 @@ def main() -> int:
     outdir = os.path.abspath(args.outdir) if args.outdir else workdir
     os.makedirs(outdir, exist_ok=True)
     memport_opts = (["--threads", str(args.threads)] if args.threads else []) + extra
+    if args.paths:
+        if providers != ["chatgpt"]:
+            ap.error("--paths measures ChatGPT exports only")
+        import paths  # same directory
+        return paths.run(sizes, args, binary, workdir, outdir, memport_opts)
     results_path = os.path.join(workdir, "results.json")
     meta = machine_info(binary)
     meta.update({

@@ -367,29 +367,19 @@ impl Collected {
     }
 
     fn take_one(&mut self, outcome: Outcome, stages: &mut [Box<dyn Stage + '_>], rejects: &mut RejectsWriter) -> Option<Conversation> {
-        let error = &mut self.error;
-        let mut record = |level: RejectLevel, reject: &RecordReject| {
-            if let Err(failed) = rejects.write(level, reject) {
-                error.get_or_insert(failed);
-            }
-        };
         match outcome {
             Outcome::Decoded(decoded, found) => {
                 let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
                 let mut found = found.into_iter().peekable();
                 for (index, stage) in stages.iter_mut().enumerate() {
                     let its_own = found.next_if(|(stage_index, _)| *stage_index == index).and_then(|(_, found)| found);
-                    if let Err(failed) = stage.process(&mut conversation, its_own) {
-                        self.error.get_or_insert(failed);
-                    }
+                    keep_first_error(&mut self.error, stage.process(&mut conversation, its_own));
                 }
                 self.counts.add_conversation(&conversation);
                 self.counts.messages_read += rejected_messages.len() as u64;
                 self.counts.messages_rejected += rejected_messages.len() as u64;
                 for reject in &rejected_messages {
-                    if let Err(failed) = rejects.write(RejectLevel::Message, reject) {
-                        self.error.get_or_insert(failed);
-                    }
+                    keep_first_error(&mut self.error, rejects.write(RejectLevel::Message, reject));
                 }
                 self.warnings.merge(&element_warnings);
                 Some(conversation)
@@ -397,26 +387,32 @@ impl Collected {
             Outcome::Skipped(stage, provider, found) => {
                 self.counts.conversations_read += 1;
                 self.counts.conversations_unchanged += 1;
-                if let Some(stage) = stages.get_mut(stage)
-                    && let Err(failed) = stage.skipped(provider, found)
-                {
-                    self.error.get_or_insert(failed);
+                if let Some(stage) = stages.get_mut(stage) {
+                    keep_first_error(&mut self.error, stage.skipped(provider, found));
                 }
                 None
             }
             Outcome::Rejected(reject) => {
                 self.counts.conversations_read += 1;
                 self.counts.conversations_rejected += 1;
-                record(RejectLevel::Conversation, &reject);
+                keep_first_error(&mut self.error, rejects.write(RejectLevel::Conversation, &reject));
                 None
             }
             Outcome::InputProblem(reject) => {
                 self.warnings.add("input_ended_early");
                 self.notes.push(format!("{}: {}", reject.file, reject.reason));
-                record(RejectLevel::Input, &reject);
+                keep_first_error(&mut self.error, rejects.write(RejectLevel::Input, &reject));
                 None
             }
         }
+    }
+}
+
+/// Keeps the first error of the run in `slot`: the collector goes on to the end, so that
+/// every record is counted, and the run then fails with the first thing that went wrong.
+fn keep_first_error(slot: &mut Option<RunError>, result: Result<(), RunError>) {
+    if let Err(error) = result {
+        slot.get_or_insert(error);
     }
 }
 
