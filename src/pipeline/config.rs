@@ -313,10 +313,10 @@ fn read_settings(mut table: toml::Table, problems: &mut Vec<String>) -> Pipeline
 /// those read as absent take the default.
 fn read_run_settings(table: toml::Table, problems: &mut Vec<String>) -> Settings {
     let keys = setting_keys();
+    let all: Vec<&str> = FILE_KEYS.iter().copied().chain(keys.iter().map(String::as_str)).collect();
     let mut usable = toml::Table::new();
     for (key, value) in table {
         if !keys.contains(&key) {
-            let all: Vec<&str> = FILE_KEYS.iter().copied().chain(keys.iter().map(String::as_str)).collect();
             problems.push(format!("{key}: not a pipeline setting (the settings are {})", all.join(", ")));
             continue;
         }

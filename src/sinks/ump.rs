@@ -418,8 +418,8 @@ pub fn markdown_file(record: &[u8]) -> io::Result<Vec<u8>> {
 enum Output {
     /// JSON and NDJSON: one file.
     File(DirectWriter),
-    /// Markdown: a folder of records.
-    Folder(PathBuf),
+    /// Markdown: a folder of records, at the sink's target.
+    Folder,
 }
 
 /// Writes UMP records in one binding.
@@ -454,7 +454,7 @@ impl UmpSink {
             }
             Binding::Markdown => {
                 std::fs::create_dir(target).map_err(io_error)?;
-                Output::Folder(target.to_owned())
+                Output::Folder
             }
         };
         Ok(UmpSink { binding, owner: owner.to_owned(), sign_key, target: target.to_owned(), output, records: 0, bytes: 0 })
@@ -470,11 +470,11 @@ impl UmpSink {
                 };
                 file.write_all(bytes)?;
             }
-            Output::Folder(folder) => {
+            Output::Folder => {
                 for (id, record) in &batch.records {
                     let name = format!("{}.ump.md", id.trim_start_matches("urn:ump:"));
                     let content = markdown_file(record)?;
-                    File::create_new(folder.join(name))?.write_all(&content)?;
+                    File::create_new(self.target.join(name))?.write_all(&content)?;
                     self.bytes += content.len() as u64;
                 }
             }
@@ -492,9 +492,9 @@ impl UmpSink {
                 }
                 bytes = file.finish()?.metadata()?.len();
             }
-            Output::Folder(folder) => {
+            Output::Folder => {
                 // Whatever the umask says: an output folder is readable by all.
-                std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755))?;
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
             }
         }
         let format = match binding {

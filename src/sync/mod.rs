@@ -366,7 +366,7 @@ fn options_json(options: &SyncOptions) -> String {
         "tenant": settings.tenant_id(),
         "owner_id": settings.owner_id,
         "partition_by_provider": settings.partition_by_provider(),
-        "gap_minutes": settings.source_options().gap / 60_000_000,
+        "gap_minutes": settings.gap_minutes,
         "time_zone": format!("{:?}", settings.timezone),
         "extraction": format!("{:?}", settings.extraction()),
         "signed": options.convert.sign_key.is_some(),
