@@ -14,7 +14,13 @@ const MOST_ANSWER_WORDS: usize = 5;
 /// your favorite band?", "type of music" for "What is your favourite type of music?".
 pub fn favourite_asked(assistant_said: &str) -> Option<String> {
     let end = assistant_said.trim_end().strip_suffix('?')?;
-    let question = end.rsplit(['.', '!', '?', '\n']).next()?.trim().to_lowercase().replace('’', "'");
+    let question = end.rsplit(['.', '!', '?', '\n']).next()?;
+    // Every way of asking names a favourite ("favorite", "favourite", "fave"): a question
+    // without those letters is not lowercased.
+    if !question.as_bytes().windows(3).any(|letters| letters.eq_ignore_ascii_case(b"fav")) {
+        return None;
+    }
+    let question = question.trim().to_lowercase().replace('’', "'");
     // A lead-in ("So, what's…", "And who is…") asks the same.
     let question = ["so, ", "so ", "and ", "ok, ", "okay, "].iter().find_map(|lead| question.strip_prefix(lead)).unwrap_or(&question);
     let rest = ["what's your ", "what is your ", "who's your ", "who is your ", "what are your "]

@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use rustc_hash::FxHashMap;
+use super::word_table::{WordTable, for_each_word};
 
 /// The languages the rules cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -207,22 +207,11 @@ pub fn detect(text: &str) -> Language {
 /// language when the text has no marker at all.
 pub fn likely(text: &str) -> Vec<Language> {
     let mut scores = Scores::default();
-    // Most words are lower case already: only the others are folded, into one buffer.
     let mut folded = String::new();
-    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()) {
-        if scores.words_counted() == MOST_WORDS_SCORED {
-            break;
-        }
-        let needs_folding = word.chars().any(|c| c.is_uppercase() || c == '’');
-        let lower = if needs_folding {
-            folded.clear();
-            folded.extend(word.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
-            folded.as_str()
-        } else {
-            word
-        };
-        scores.add_word(lower);
-    }
+    for_each_word(text, |word| {
+        scores.add_marked(MARKERS.get(word, &mut folded));
+        scores.words_counted() == MOST_WORDS_SCORED
+    });
     scores.finish(text)
 }
 
@@ -242,12 +231,6 @@ impl Scores {
     /// How many words were added.
     pub fn words_counted(&self) -> u32 {
         self.words
-    }
-
-    /// Adds one word, lowercased with plain apostrophes; past the first
-    /// [`MOST_WORDS_SCORED`] words, adding does nothing.
-    pub fn add_word(&mut self, lower: &str) {
-        self.add_marked(MARKERS.get(lower).copied().unwrap_or(0));
     }
 
     /// Adds one word that marks the languages of `languages` ([`marked_languages`]).
@@ -290,17 +273,14 @@ impl Scores {
 /// Every word that marks a language, with the languages it marks as bits (1 << the language's
 /// index in [`Language::ALL`]).
 pub fn marked_languages() -> impl Iterator<Item = (&'static str, u8)> {
-    MARKERS.iter().map(|(word, languages)| (*word, *languages))
+    Language::ALL.iter().enumerate().flat_map(|(index, language)| language.markers().iter().map(move |word| (*word, 1 << index)))
 }
 
-/// Every marker word, with the languages it marks as bits (1 << the language's index in
-/// [`Language::ALL`]).
-static MARKERS: LazyLock<FxHashMap<&'static str, u8>> = LazyLock::new(|| {
-    let mut markers: FxHashMap<&'static str, u8> = FxHashMap::default();
-    for (index, language) in Language::ALL.iter().enumerate() {
-        for word in language.markers() {
-            *markers.entry(word).or_default() |= 1 << index;
-        }
+/// Every marker word, with the languages it marks as bits.
+static MARKERS: LazyLock<WordTable> = LazyLock::new(|| {
+    let mut markers = WordTable::default();
+    for (word, languages) in marked_languages() {
+        markers.insert_or(word, languages);
     }
     markers
 });

@@ -25,6 +25,7 @@ pub mod language;
 pub mod secrets;
 pub mod sentences;
 pub mod slots;
+pub mod word_table;
 
 use crate::model::{Conversation, Disposition, Micros, Role};
 use language::Language;

@@ -4,8 +4,11 @@
 //! how a first-person verb becomes a third-person one. Open words (occupations, places, names,
 //! foods, tools) are never listed: they are whatever stands in the clause.
 
+use std::sync::LazyLock;
+
 use super::verbs::{self, VerbClass};
 use crate::stages::extract::language::Language;
+use crate::stages::extract::word_table::{WordTable, for_each_word};
 
 /// One language's closed word classes.
 pub struct Lexicon {
@@ -40,6 +43,28 @@ pub struct Lexicon {
     /// "never") and, in English, the user as an object ("didn't work for us").
     pub standing: &'static [&'static str],
 }
+
+/// In [`MARKERS`]: a subject, plural subject or standing wish, without the apostrophes at its end.
+const MARKER: u8 = 1;
+/// In [`MARKERS`]: a possessive.
+const POSSESSIVE: u8 = 2;
+
+/// Each language's words that [`Lexicon::may_disclose`] looks for, in the order of
+/// [`Language::ALL`], compared as `eq_ignore_ascii_case` compares: one lookup a word instead of
+/// a pass over the lists.
+static MARKERS: LazyLock<[WordTable; 5]> = LazyLock::new(|| {
+    Language::ALL.map(|language| {
+        let lexicon = Lexicon::of(language);
+        let mut table = WordTable::default();
+        for marker in lexicon.self_subjects.iter().chain(lexicon.plural_subjects).chain(lexicon.standing) {
+            table.insert_or(&marker.trim_end_matches('\'').to_ascii_lowercase(), MARKER);
+        }
+        for (possessive, _) in lexicon.possessives {
+            table.insert_or(&possessive.to_ascii_lowercase(), POSSESSIVE);
+        }
+        table
+    })
+});
 
 impl Lexicon {
     /// The lexicon of `language`.
@@ -91,11 +116,18 @@ impl Lexicon {
     /// is a first-person subject, possessive or verb, or a word of a standing wish. Most
     /// sentences of a history hold none, and are not read further.
     pub fn may_disclose(&self, sentence: &str) -> bool {
-        sentence.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).any(|word| {
-            let marker = |list: &[&str]| {
-                list.iter().any(|marker| marker.trim_end_matches('\'').eq_ignore_ascii_case(word.trim_end_matches(['\'', '’'])))
+        let markers = &MARKERS[self.language as usize];
+        let mut folded = String::new();
+        for_each_word(sentence, |word| {
+            // A subject, plural subject or standing wish is compared without the apostrophes
+            // at its end ("j'" is "j"), a possessive as it stands.
+            let trimmed = word.trim_end_matches(['\'', '’']);
+            let part = markers.get_ignoring_ascii_case(trimmed, &mut folded);
+            let possessive = if trimmed.len() == word.len() {
+                part & POSSESSIVE != 0
+            } else {
+                markers.get_ignoring_ascii_case(word, &mut folded) & POSSESSIVE != 0
             };
-            let possessive = self.possessives.iter().any(|(possessive, _)| possessive.eq_ignore_ascii_case(word));
             // Checked on the bytes: this runs on every word of every sentence that gets this far.
             let opens_with = |letters: &[u8]| {
                 let bytes = word.as_bytes();
@@ -106,12 +138,10 @@ impl Lexicon {
             let english_contraction = self.language == Language::English
                 && (opens_with(b"i") || word.eq_ignore_ascii_case("im") || word.eq_ignore_ascii_case("ive"));
             let elided = self.language == Language::French && opens_with(b"jm");
-            marker(self.self_subjects)
-                || marker(self.plural_subjects)
+            part & MARKER != 0
                 || possessive
                 || english_contraction
                 || elided
-                || marker(self.standing)
                 || (matches!(self.language, Language::Spanish | Language::Czech) && might_be_first_person_verb(self.language, word) && {
                     let lower = word.to_lowercase();
                     (self.first_person_verb)(&lower)

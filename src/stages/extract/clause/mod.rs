@@ -124,6 +124,24 @@ fn trimmed(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<usize> 
     start..start + kept.len()
 }
 
+/// Each language's markers of a condition or a wish, in the order of [`Language::ALL`], between
+/// spaces: one pass over a clause finds any of them.
+static HYPOTHETICAL: std::sync::LazyLock<[aho_corasick::AhoCorasick; 5]> = std::sync::LazyLock::new(|| {
+    Language::ALL.map(|language| {
+        let markers: &[&str] = match language {
+            Language::English => {
+                &[" if ", " unless ", " suppose ", " imagine ", " pretend ", " hypothetically ", " let's say ", " i wish ", " what if "]
+            }
+            Language::German => &[" wenn ", " falls ", " angenommen ", " stell dir vor ", " würde ", " wäre ", " hätte "],
+            Language::French => &[" si je ", " si j'", " imaginons ", " supposons ", " serais ", " aurais ", " imagine "],
+            Language::Spanish => &[" si ", " imagina ", " supongamos ", " sería ", " tuviera ", " fuera "],
+            Language::Czech => &[" kdyby", " pokud bych ", " představ si ", " dejme tomu ", " bych "],
+        };
+        // Fixed, short literals: building the automaton cannot fail.
+        aho_corasick::AhoCorasick::new(markers).expect("the markers make an automaton")
+    })
+});
+
 /// Whether a clause speaks of what is not so: a condition or a wish ("if I were", "wenn ich",
 /// "si j'étais", "si tuviera", "kdybych").
 fn is_hypothetical(clause: &str, language: Language) -> bool {
@@ -135,16 +153,7 @@ fn is_hypothetical(clause: &str, language: Language) -> bool {
         lower.extend(clause.chars().flat_map(char::to_lowercase).map(|c| if c == '’' { '\'' } else { c }));
     }
     lower.push(' ');
-    let markers: &[&str] = match language {
-        Language::English => {
-            &[" if ", " unless ", " suppose ", " imagine ", " pretend ", " hypothetically ", " let's say ", " i wish ", " what if "]
-        }
-        Language::German => &[" wenn ", " falls ", " angenommen ", " stell dir vor ", " würde ", " wäre ", " hätte "],
-        Language::French => &[" si je ", " si j'", " imaginons ", " supposons ", " serais ", " aurais ", " imagine "],
-        Language::Spanish => &[" si ", " imagina ", " supongamos ", " sería ", " tuviera ", " fuera "],
-        Language::Czech => &[" kdyby", " pokud bych ", " představ si ", " dejme tomu ", " bych "],
-    };
-    markers.iter().any(|marker| lower.contains(marker))
+    HYPOTHETICAL[language as usize].is_match(&lower)
 }
 
 /// Whether the sentence asks for a text to be written ("Write a cover letter saying I am a
@@ -152,7 +161,19 @@ fn is_hypothetical(clause: &str, language: Language) -> bool {
 fn asks_for_writing(sentence: &str, language: Language) -> bool {
     // The longest opener is shorter than this many characters: only they are lowercased.
     const OPENER_CHARS: usize = 24;
-    let lower: String = sentence.trim_start().chars().take(OPENER_CHARS).flat_map(char::to_lowercase).collect();
+    let head = sentence.trim_start();
+    let ascii_head = &head.as_bytes()[..head.len().min(OPENER_CHARS)];
+    // Nearly every sentence starts with ASCII: lowercased on the stack.
+    let mut ascii_lower = [0u8; OPENER_CHARS];
+    let lower: std::borrow::Cow<'_, str> = if ascii_head.is_ascii() {
+        for (lower, byte) in ascii_lower.iter_mut().zip(ascii_head) {
+            *lower = byte.to_ascii_lowercase();
+        }
+        // ASCII bytes are UTF-8: the empty string is never taken.
+        std::borrow::Cow::Borrowed(std::str::from_utf8(&ascii_lower[..ascii_head.len()]).unwrap_or_default())
+    } else {
+        head.chars().take(OPENER_CHARS).flat_map(char::to_lowercase).collect::<String>().into()
+    };
     let openers: &[&str] = match language {
         Language::English => &[
             "write ",
