@@ -11,28 +11,40 @@ use super::sentences;
 use super::word_table::{WordTable, for_each_word};
 
 /// A word's part in the gate: bit 7 when it may open a statement about the user, and the
-/// languages it marks ([`language::marked_languages`]) in the low bits, so one lookup a word
-/// does both.
+/// languages it marks ([`language::marked_languages`]) in the low bits.
 const OPENS_STATEMENT: u8 = 0x80;
 
-/// Every language's words that may open a statement about the user (subjects, possessives,
-/// the user as an object, French elisions, and the words of standing wishes), and every word
-/// that marks a language.
+/// Every language's words that may open a statement about the user: subjects, possessives,
+/// the user as an object, French elisions, and the words of standing wishes.
+const OPENERS: &[&str] = &[
+    "i", "i'm", "im", "i've", "ive", "i'll", "i'd", "my", "me", "mine", "myself", "we", "we're", "we've", "we'll", "us", "our", "always",
+    "never", "ever", "ich", "mein", "meine", "meinen", "meinem", "meiner", "meines", "mich", "mir", "wir", "unser", "unsere", "immer",
+    "nie", "niemals", "je", "j'", "mon", "ma", "mes", "moi", "nous", "notre", "nos", "toujours", "jamais", "yo", "mi", "mis", "nosotros",
+    "nosotras", "nuestro", "nuestra", "siempre", "nunca", "já", "můj", "moje", "moji", "mé", "mého", "mému", "mém", "mým", "mou", "mých",
+    "mě", "mně", "náš", "naše", "vždy", "vždycky", "nikdy", "jsem",
+];
+
+/// Every opener, and every word that marks a language.
 static WORDS: LazyLock<WordTable> = LazyLock::new(|| {
     let mut words = WordTable::default();
     for (word, languages) in language::marked_languages() {
         words.insert_or(word, languages);
     }
-    for opener in [
-        "i", "i'm", "im", "i've", "ive", "i'll", "i'd", "my", "me", "mine", "myself", "we", "we're", "we've", "we'll", "us", "our",
-        "always", "never", "ever", "ich", "mein", "meine", "meinen", "meinem", "meiner", "meines", "mich", "mir", "wir", "unser", "unsere",
-        "immer", "nie", "niemals", "je", "j'", "mon", "ma", "mes", "moi", "nous", "notre", "nos", "toujours", "jamais", "yo", "mi", "mis",
-        "nosotros", "nosotras", "nuestro", "nuestra", "siempre", "nunca", "já", "můj", "moje", "moji", "mé", "mého", "mému", "mém", "mým",
-        "mou", "mých", "mě", "mně", "náš", "naše", "vždy", "vždycky", "nikdy", "jsem",
-    ] {
+    for opener in OPENERS {
         words.insert_or(opener, OPENS_STATEMENT);
     }
     words
+});
+
+/// For each ASCII first letter (lowercase), the byte lengths of the ASCII openers that start
+/// with it, as bits: most words ("the", "and", "to") have no opener of their shape and are not
+/// looked up at all.
+static OPENER_SHAPES: LazyLock<[u16; 128]> = LazyLock::new(|| {
+    let mut shapes = [0u16; 128];
+    for opener in OPENERS.iter().filter(|opener| opener.is_ascii()) {
+        shapes[usize::from(opener.as_bytes()[0])] |= 1 << opener.len();
+    }
+    shapes
 });
 
 /// Whether `text` may say something about the user: one of its words opens a statement in
@@ -43,10 +55,19 @@ static WORDS: LazyLock<WordTable> = LazyLock::new(|| {
 pub fn may_disclose(text: &str) -> bool {
     let text = sentences::readable(text);
     let mut reading = Reading::default();
-    let found = for_each_word(text, |word| reading.opens_statement(word));
-    found
-        || (reading.verb_ending
-            && reading.scores.finish(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech)))
+    if for_each_word(text, |word| reading.opens_statement(word)) {
+        return true;
+    }
+    // The languages are told only for the few messages that need them: a second pass.
+    reading.verb_ending && {
+        let mut scores = language::Scores::default();
+        for_each_word(text, |word| {
+            // No word of the table is longer.
+            scores.add_marked(if word.len() > 12 { 0 } else { WORDS.get(word, &mut reading.folded) });
+            false
+        });
+        scores.finish(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
+    }
 }
 
 /// What the gate has seen of a message so far.
@@ -54,7 +75,6 @@ pub fn may_disclose(text: &str) -> bool {
 struct Reading {
     /// Whether a word had a Spanish or Czech first-person verb ending.
     verb_ending: bool,
-    scores: language::Scores,
     /// The lowercased word, reused.
     folded: String,
 }
@@ -62,20 +82,19 @@ struct Reading {
 impl Reading {
     /// Reads one word; true when it opens a statement about the user.
     fn opens_statement(&mut self, word: &str) -> bool {
-        // No word of the table is longer (and a long word is a word of no language's list).
+        // No opener is longer.
         if word.len() > 12 {
-            self.scores.add_marked(0);
             return false;
         }
         if word.is_ascii() {
-            // Nearly every word: read on its bytes, without folding it into a string.
+            // Nearly every word: read on its bytes, and looked up only when an opener has its
+            // first letter and length.
             let bytes = word.as_bytes();
-            let part = WORDS.get_ascii(bytes, &mut self.folded);
             let elided = bytes.len() >= 2 && bytes[1] == b'\'' && matches!(bytes[0].to_ascii_lowercase(), b'j' | b'i' | b'm');
-            if part & OPENS_STATEMENT != 0 || elided {
+            let shaped = OPENER_SHAPES[usize::from(bytes[0].to_ascii_lowercase())] & (1 << bytes.len()) != 0;
+            if elided || (shaped && WORDS.get_ascii(bytes, &mut self.folded) & OPENS_STATEMENT != 0) {
                 return true;
             }
-            self.scores.add_marked(part);
             if !self.verb_ending {
                 let last = bytes[bytes.len() - 1].to_ascii_lowercase();
                 let before_last = bytes.len().checked_sub(2).map(|at| bytes[at].to_ascii_lowercase());
@@ -88,7 +107,6 @@ impl Reading {
         if part & OPENS_STATEMENT != 0 || lower.starts_with("j'") || lower.starts_with("i'") || lower.starts_with("m'") {
             return true;
         }
-        self.scores.add_marked(part);
         self.verb_ending = self.verb_ending
             || (lower.len() >= 4 && lower.ends_with('o'))
             || ["ím", "ám", "ji", "ju", "é", "í"].iter().any(|ending| lower.ends_with(ending));

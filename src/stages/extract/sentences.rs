@@ -226,9 +226,7 @@ fn material_colon(line: &str) -> Option<usize> {
         "oprav",
     ];
     let names_material = NAMES.contains(&last_word);
-    let asks_for_work = REQUESTS
-        .iter()
-        .any(|request| before.split_whitespace().take(4).any(|word| word.trim_matches(|c: char| !c.is_alphanumeric()) == *request));
+    let asks_for_work = before.split_whitespace().take(4).any(|word| REQUESTS.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
     (names_material || asks_for_work).then_some(colon)
 }
 

@@ -8,6 +8,8 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::ascii_word::{HIGH_BITS, ONES};
+
 /// Words and their values, looked up without regard to case.
 #[derive(Debug, Default)]
 pub struct WordTable {
@@ -77,20 +79,26 @@ impl WordTable {
 pub fn for_each_word(text: &str, mut visit: impl FnMut(&str) -> bool) -> bool {
     let bytes = text.as_bytes();
     let mut at = 0;
-    while at < bytes.len() {
-        if !is_word_byte(bytes[at]) {
+    loop {
+        while at < bytes.len() && BYTE_CLASS[usize::from(bytes[at])] == SEPARATOR {
             at += 1;
-            continue;
+        }
+        if at == bytes.len() {
+            return false;
         }
         let start = at;
-        let mut ascii = true;
-        while at < bytes.len() && is_word_byte(bytes[at]) {
-            ascii &= bytes[at] < 0x80;
+        let mut classes = 0;
+        while at < bytes.len() {
+            let class = BYTE_CLASS[usize::from(bytes[at])];
+            if class == SEPARATOR {
+                break;
+            }
+            classes |= class;
             at += 1;
         }
         // The run ends at an ASCII byte or the end of the text: a character boundary.
         let run = &text[start..at];
-        let stop = if ascii {
+        let stop = if classes & OTHER == 0 {
             visit(run)
         } else {
             run.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).any(&mut visit)
@@ -99,27 +107,53 @@ pub fn for_each_word(text: &str, mut visit: impl FnMut(&str) -> bool) -> bool {
             return true;
         }
     }
-    false
 }
 
-/// Whether `byte` may be part of a word: an ASCII letter, digit or apostrophe, or any byte of a
-/// non-ASCII character (told apart by character afterwards).
-fn is_word_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'\'' || byte >= 0x80
-}
+/// In [`BYTE_CLASS`]: a byte that is no part of a word.
+const SEPARATOR: u8 = 0;
+/// In [`BYTE_CLASS`]: an ASCII letter, digit or apostrophe.
+const ASCII_WORD: u8 = 1;
+/// In [`BYTE_CLASS`]: a byte of a non-ASCII character (told apart by character afterwards).
+const OTHER: u8 = 2;
+
+/// Each byte's part in a word, looked up instead of tested: the walk runs over every byte of
+/// every user message.
+static BYTE_CLASS: [u8; 256] = {
+    let mut classes = [SEPARATOR; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        classes[byte] = if value >= 0x80 {
+            OTHER
+        } else if value.is_ascii_alphanumeric() || value == b'\'' {
+            ASCII_WORD
+        } else {
+            SEPARATOR
+        };
+        byte += 1;
+    }
+    classes
+};
 
 /// An ASCII word of one to eight letters, digits and apostrophes as one `u64`: its bytes
 /// lowercased, little-endian, zero past its end (no word holds a zero byte, so words of
 /// different lengths differ). `None` for other words.
 fn pack(word: &[u8]) -> Option<u64> {
-    if word.is_empty() || word.len() > 8 || !word.is_ascii() {
+    if word.is_empty() || word.len() > 8 {
         return None;
     }
     let mut bytes = [0u8; 8];
-    for (packed, byte) in bytes.iter_mut().zip(word) {
-        *packed = byte.to_ascii_lowercase();
+    bytes[..word.len()].copy_from_slice(word);
+    let packed = u64::from_le_bytes(bytes);
+    if packed & HIGH_BITS != 0 {
+        return None;
     }
-    Some(u64::from_le_bytes(bytes))
+    // With the high bits clear, adding sets a byte's high bit where the byte is at least 'A',
+    // and where it is past 'Z' (no byte carries into the next): the upper-case letters get
+    // 0x20 added, as `to_ascii_lowercase` does, all eight at once.
+    let at_least_a = packed + ONES * (0x80 - u64::from(b'A'));
+    let past_z = packed + ONES * (0x80 - u64::from(b'Z') - 1);
+    Some(packed | ((at_least_a & !past_z & HIGH_BITS) >> 2))
 }
 
 #[cfg(test)]
@@ -164,6 +198,20 @@ mod tests {
                 text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).collect();
             assert_eq!(walked, split, "{text:?}");
         }
+    }
+
+    #[test]
+    fn packing_lowercases_as_to_ascii_lowercase_does() {
+        for word in ["I'M", "Always", "zZaA@[`{", "0129'", "x", "ABCDEFGH", "MiXeD"] {
+            let mut expected = [0u8; 8];
+            for (packed, byte) in expected.iter_mut().zip(word.bytes()) {
+                *packed = byte.to_ascii_lowercase();
+            }
+            assert_eq!(pack(word.as_bytes()), Some(u64::from_le_bytes(expected)), "{word}");
+        }
+        assert_eq!(pack(b""), None);
+        assert_eq!(pack(b"toolongword"), None);
+        assert_eq!(pack("můj".as_bytes()), None);
     }
 
     #[test]

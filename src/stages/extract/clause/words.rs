@@ -49,7 +49,7 @@ pub fn words(text: &str, language: Language) -> Vec<Word> {
             continue;
         }
         match language {
-            Language::English if raws.peek().is_some_and(|next| is_after_is(next)) && ends_with_s_for_is(trimmed) => {
+            Language::English if ends_with_s_for_is(trimmed) && raws.peek().is_some_and(|next| is_after_is(next)) => {
                 // "My dad's a plumber": the "'s" is "is" (before "a", "from", "not"…), not a
                 // possessive ("my dad's car").
                 let noun = &trimmed[..trimmed.len() - if trimmed.ends_with("'s") { 2 } else { "’s".len() }];
