@@ -10,9 +10,8 @@ use super::language::{self, Language};
 use super::sentences;
 use super::word_table::{WordTable, for_each_word};
 
-/// A word's part in the gate: bit 7 when it may open a statement about the user, and the
-/// languages it marks ([`language::marked_languages`]) in the low bits.
-const OPENS_STATEMENT: u8 = 0x80;
+/// A word's part in the gate: it may open a statement about the user.
+const OPENS_STATEMENT: u8 = 1;
 
 /// Every language's words that may open a statement about the user: subjects, possessives,
 /// the user as an object, French elisions, and the words of standing wishes.
@@ -24,12 +23,9 @@ const OPENERS: &[&str] = &[
     "mě", "mně", "náš", "naše", "vždy", "vždycky", "nikdy", "jsem",
 ];
 
-/// Every opener, and every word that marks a language.
+/// Every opener.
 static WORDS: LazyLock<WordTable> = LazyLock::new(|| {
     let mut words = WordTable::default();
-    for (word, languages) in language::marked_languages() {
-        words.insert_or(word, languages);
-    }
     for opener in OPENERS {
         words.insert_or(opener, OPENS_STATEMENT);
     }
@@ -59,15 +55,7 @@ pub fn may_disclose(text: &str) -> bool {
         return true;
     }
     // The languages are told only for the few messages that need them: a second pass.
-    reading.verb_ending && {
-        let mut scores = language::Scores::default();
-        for_each_word(text, |word| {
-            // No word of the table is longer.
-            scores.add_marked(if word.len() > 12 { 0 } else { WORDS.get(word, &mut reading.folded) });
-            false
-        });
-        scores.finish(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
-    }
+    reading.verb_ending && language::likely(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
 }
 
 /// What the gate has seen of a message so far.

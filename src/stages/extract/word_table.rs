@@ -1,10 +1,9 @@
 //! Words found and looked up fast, for the passes over every word of every user message (the
 //! gate, the language scores, each sentence's own gate): [`for_each_word`] walks a text's words a
 //! byte at a time, and a [`WordTable`] holds lowercase words, each with a small value, looked up
-//! case-insensitively. Nearly
-//! every word is ASCII and at most eight bytes long; such a word is lowercased and packed into
-//! one `u64` on the stack and found by integer hashing. Other words are lowercased (Unicode,
-//! with `’` read as `'`) into a reused buffer and found by their text.
+//! case-insensitively. Nearly every word is ASCII and at most eight bytes long; such a word is
+//! lowercased and packed into one `u64` on the stack and found by integer hashing. Other words
+//! are lowercased (Unicode, with `’` read as `'`) into a reused buffer and found by their text.
 
 use rustc_hash::FxHashMap;
 
@@ -42,7 +41,7 @@ impl WordTable {
     }
 
     /// The value of `word` in any case, 0 when it is not in the table; `folded` is left holding
-    /// the word lowercased (with `’` as `'`) when it had to be folded, and empty otherwise.
+    /// a non-ASCII word lowercased (with `’` as `'`).
     pub fn get(&self, word: &str, folded: &mut String) -> u8 {
         folded.clear();
         if word.is_ascii() {
