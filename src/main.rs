@@ -2,7 +2,7 @@
 //! maps outcomes to exit codes. `anyhow` lives here only.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -92,7 +92,22 @@ fn run(cli: Cli) -> Result<u8> {
             inspect(inputs, json)
         }
         Command::Validate { files, json } => validate(files, json),
+        Command::Serve { store, mcp: _, read_only } => serve(&store, read_only),
     }
+}
+
+/// `memport serve`: the store's records as UMP tools over MCP on stdio, until the client
+/// closes it. Nothing but the protocol goes to stdout.
+fn serve(path: &Path, read_only: bool) -> Result<u8> {
+    if !path.is_file() {
+        bail!("{}: no such store file; make one with `memport convert EXPORT --to store -o {}`", path.display(), path.display());
+    }
+    let store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the server's runtime")?;
+    runtime
+        .block_on(memport::serve::mcp::serve_stdio(store, !read_only))
+        .map_err(|message| anyhow::anyhow!("serving MCP on stdio: {message}"))?;
+    Ok(0)
 }
 
 /// Refuses inputs that are not regular files or folders before anything opens them: a device

@@ -183,7 +183,7 @@ fn every_format_read_back_gives_what_it_carries_of_the_export() {
                     same_bytes("memory.aimem.json");
                     same_bytes("memory.aimem.ndjson");
                 }
-                OutputFormat::Parquet => unreachable!("not a memory format"),
+                OutputFormat::Parquet | OutputFormat::Store => unreachable!("not a memory format memport reads"),
             }
         }
     }

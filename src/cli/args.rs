@@ -104,6 +104,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve a memory store (made with `--to store`) to AI assistants: UMP's six operations
+    /// (capabilities, recall, remember, get, revise, forget) as MCP tools on stdin/stdout.
+    ///
+    /// Add it to an MCP host's configuration as a command, e.g. for Claude Code:
+    /// `claude mcp add memory -- memport serve /path/to/memory.db --mcp`. Recall ranks the
+    /// store's memories and messages by text relevance, recency and salience. Writes happen in
+    /// one transaction each; `--read-only` refuses them.
+    #[command(
+        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport serve memory.db --mcp --read-only"
+    )]
+    Serve {
+        /// The store file.
+        store: PathBuf,
+        /// Speak MCP on stdin/stdout (the only binding so far, and the default).
+        #[arg(long)]
+        mcp: bool,
+        /// Refuse remember, revise and forget.
+        #[arg(long)]
+        read_only: bool,
+    },
 }
 
 /// `memport convert`'s arguments.

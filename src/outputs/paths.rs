@@ -177,8 +177,9 @@ fn against_what_is_there(target: &Target) -> Option<String> {
     if metadata.len() == 0 || written_by_memport(target) {
         return None;
     }
+    let article = if noun.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
     Some(format!(
-        "{label} {given} exists and is not a {noun} memport wrote; memport replaces only files it wrote: give the {noun} another path, or move the file away"
+        "{label} {given} exists and is not {article} {noun} memport wrote; memport replaces only files it wrote: give the {noun} another path, or move the file away"
     ))
 }
 

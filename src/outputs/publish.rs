@@ -26,7 +26,7 @@ const RECORDS_FORMAT: &str = "ump-md";
 pub fn placement(format: OutputFormat) -> Placement {
     match format.descriptor().shape {
         Shape::OwnFolder { .. } => Placement::Inside,
-        Shape::File | Shape::RecordsFolder => Placement::Beside,
+        Shape::File | Shape::UpdatedFile { .. } | Shape::RecordsFolder => Placement::Beside,
     }
 }
 
@@ -40,7 +40,7 @@ pub fn check_target(format: OutputFormat, target: &Path) -> Result<(), RunError>
     match format.descriptor().shape {
         Shape::OwnFolder { check_replaceable, .. } => check_replaceable(target),
         Shape::RecordsFolder => check_records_folder(target, &Layout::of(target, Placement::Beside)?.manifest_beside).map_err(refuse),
-        Shape::File => {
+        Shape::File | Shape::UpdatedFile { .. } => {
             if target.is_dir() {
                 return Err(refuse(io::Error::other(format!(
                     "the {} output is one file, and this is a folder; name a file with -o (with several formats, -o names their folder)",
@@ -80,6 +80,9 @@ impl StagedOutput {
             manifest_beside: layout.manifest_beside.clone(),
             published: false,
         };
+        if let Shape::UpdatedFile { seed } = format.descriptor().shape {
+            seed(&staged.target, &staged.built)?;
+        }
         let (built, target) = (staged.built.display().to_string(), staged.target.display().to_string());
         let inner = sinks::build(format, &staged.built, settings).map_err(|error| naming_target(error, &built, &target))?;
         let sink: Box<dyn Sink> = Box::new(StagedSink { inner, built, target });
@@ -99,7 +102,7 @@ impl StagedOutput {
             Shape::RecordsFolder => {
                 publish_records_folder(&self.built, &self.target, &self.staging, &self.manifest_beside).map_err(write_error)?;
             }
-            Shape::File => std::fs::rename(&self.built, &self.target).map_err(write_error)?,
+            Shape::File | Shape::UpdatedFile { .. } => std::fs::rename(&self.built, &self.target).map_err(write_error)?,
         }
         self.published = true;
         // What is left is empty or an old folder moved aside; a failure to remove it leaves it

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{ConfigError, RunError};
-use crate::sinks::{Sink, SinkSettings, aime, aimem, mif, pam, parquet, ump};
+use crate::sinks::{Sink, SinkSettings, aime, aimem, mif, pam, parquet, store, ump};
 use crate::spec::pam::{CONVERSATIONS_FOLDER, EMBEDDINGS_FILE, STORE_FILE};
 
 /// Formats memport writes.
@@ -31,6 +31,8 @@ pub enum OutputFormat {
     UmpNdjson,
     /// UMP 0.1 records, one `.ump.md` file each, in a folder.
     UmpMd,
+    /// A memory store: the UMP records in one SQLite file that `memport serve` answers from.
+    Store,
 }
 
 /// How an output sits on disk, which says how it is checked before a run and published after.
@@ -38,6 +40,12 @@ pub enum OutputFormat {
 pub enum Shape {
     /// One file, replaced whole.
     File,
+    /// One file a run updates: built from a copy of the one in place (`seed`, which refuses a
+    /// file memport may not replace), then replaced whole like a [`Shape::File`].
+    UpdatedFile {
+        /// Copies the target, when there is one, to the path the output is built at.
+        seed: fn(&Path, &Path) -> Result<(), RunError>,
+    },
     /// A folder of records that memport replaces whole (its manifest beside it says so).
     RecordsFolder,
     /// A folder whose own files memport replaces inside it, leaving anything else there (the
@@ -56,7 +64,7 @@ pub enum Shape {
 impl Shape {
     /// Whether the output is a folder (then `-o` names that folder even for one format).
     pub fn is_folder(self) -> bool {
-        !matches!(self, Shape::File)
+        !matches!(self, Shape::File | Shape::UpdatedFile { .. })
     }
 }
 
@@ -92,7 +100,7 @@ pub struct FormatDescriptor {
 }
 
 /// Every format, in the order of [`OutputFormat`]'s variants.
-pub const FORMATS: [FormatDescriptor; 9] = [
+pub const FORMATS: [FormatDescriptor; 10] = [
     FormatDescriptor {
         format: OutputFormat::Aimem,
         name: "aimem",
@@ -194,6 +202,17 @@ pub const FORMATS: [FormatDescriptor; 9] = [
         build: |path, settings| {
             Ok(Box::new(ump::UmpSink::create(path, ump::Binding::Markdown, &settings.owner_id, settings.sign_key.clone())?))
         },
+    },
+    FormatDescriptor {
+        format: OutputFormat::Store,
+        name: "store",
+        default_file_name: "memory.db",
+        // Records remembered, revised or forgotten through `memport serve` since the last run
+        // stay: a run loads its records into a copy of the store in place.
+        shape: Shape::UpdatedFile { seed: store::seed_from_target },
+        // Its records are UMP's, signed the same way with `--sign-key`.
+        needs: SinkNeeds { signs: true, provider_fields: false, pam_digests: false },
+        build: |path, settings| Ok(Box::new(store::StoreSink::create(path, &settings.owner_id, settings.sign_key.clone())?)),
     },
 ];
 

@@ -33,6 +33,7 @@ pub mod output_file;
 pub mod pam;
 pub mod parquet;
 pub mod retraction_json;
+pub mod store;
 pub mod ump;
 pub mod written_tree;
 

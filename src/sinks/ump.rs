@@ -111,6 +111,30 @@ impl Encoder for UmpEncoder {
     }
 }
 
+/// The encoder of the NDJSON binding (one record per line), for sinks that read the records
+/// back one by one (the store).
+pub fn ndjson_encoder(owner: &str, sign_key: Option<SignKey>) -> Arc<dyn Encoder> {
+    Arc::new(UmpEncoder { binding: Binding::Ndjson, owner: owner.to_owned(), sign_key })
+}
+
+impl EncodedBatch {
+    /// The records of a batch the NDJSON encoder made, one compact JSON record each.
+    pub fn ndjson_records(&self) -> impl Iterator<Item = &[u8]> {
+        self.framed.split(|byte| *byte == b'\n').filter(|line| !line.is_empty())
+    }
+}
+
+/// The tombstone records of a sync's retracted conversations, in the order every binding
+/// writes them (see the module docs).
+pub fn tombstone_records(retracted: &[RetractedConversation], owner: &str, sign_key: Option<&SignKey>) -> Vec<Vec<u8>> {
+    let mut batch = EncodedBatch::default();
+    for conversation in RetractedConversation::sorted(retracted) {
+        let (id, record) = tombstone_record(&conversation, owner);
+        push_record(&mut batch, Binding::Ndjson, sign_key, id, record);
+    }
+    batch.ndjson_records().map(<[u8]>::to_vec).collect()
+}
+
 /// UMP kind of a provider memory.
 fn memory_kind(kind: MemoryKind) -> &'static str {
     match kind {

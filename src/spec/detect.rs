@@ -78,6 +78,12 @@ pub fn names_a_memory_format(head: &[u8]) -> bool {
     pam::looks_like_pam(head) || aime::looks_like_aime(head) || mif::looks_like_mif(head) || ump::looks_like_ump(head)
 }
 
+/// Whether a file's first bytes are a memport store's (`--to store`): an SQLite database whose
+/// first pages hold the store's format mark (`crate::store::schema::STORE_FORMAT`).
+pub fn is_memport_store(head: &[u8]) -> bool {
+    head.starts_with(b"SQLite format 3\0") && memchr::memmem::find(head, b"memport-store").is_some()
+}
+
 /// Which memory format `path` holds, for people (`a MIF document`), when it is one memport
 /// writes: a PAM store folder or a file whose members name PAM, AIME, MIF, UMP or AIMEM.
 pub fn memory_format_of(path: &Path) -> Option<&'static str> {
@@ -88,7 +94,9 @@ pub fn memory_format_of(path: &Path) -> Option<&'static str> {
         return ump::is_record_folder(path).then_some("a folder of UMP records");
     }
     let head = file_head(path);
-    if pam::looks_like_pam(&head) {
+    if is_memport_store(&head) {
+        Some("a memport store")
+    } else if pam::looks_like_pam(&head) {
         Some("a PAM file")
     } else if aime::looks_like_aime(&head) {
         Some("an AIME document")

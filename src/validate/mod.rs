@@ -7,6 +7,7 @@ pub mod input_file;
 pub mod mif;
 pub mod pam;
 pub mod rules;
+pub mod store;
 pub mod ump;
 
 use std::path::Path;
@@ -80,6 +81,9 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
     if let Some(kind) = input_file::special_file_kind(path) {
         let reason = format!("is {kind}, not a regular file or folder; memport validates files and folders");
         return Err(ConfigError::Input { path: path.to_owned(), reason }.into());
+    }
+    if !path.is_dir() && crate::spec::detect::file_head(path).starts_with(store::SQLITE_HEADER) {
+        return store::validate_file(path);
     }
     if !path.is_dir()
         && let Some((code, message)) = input_file::unreadable_text(path).map_err(|error| RunError::read(&display, error))?

@@ -101,6 +101,13 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     Ok(checker.finish(display))
 }
 
+/// The problems of one record against the UMP 0.1 rules (what `remember` refuses).
+pub fn record_problems(record: &Value) -> Vec<Problem> {
+    let mut checker = Checker::default();
+    checker.record("record", "", record);
+    checker.problems
+}
+
 #[derive(Default)]
 struct Checker {
     problems: Vec<Problem>,

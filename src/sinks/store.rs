@@ -1,0 +1,110 @@
+//! `--to store`: the run's UMP records loaded into a memory store ([`crate::store`]), the
+//! SQLite file `memport serve` answers from.
+//!
+//! The records are the ones `--to ump-ndjson` writes (signed with `--sign-key` the same way),
+//! encoded on the worker pool; this sink parses each back and upserts it, all in one
+//! transaction, into the store at the staged path the run gives it: a copy of the store
+//! already at the target (so what `memport serve` remembered, revised or forgot there stays,
+//! and a record erased there is not loaded again), or a new one. The run then moves it into
+//! place like any file output. A sync's retracted conversations tombstone their
+//! records and add UMP's tombstone record for each. Building the store without a rollback
+//! journal is safe: the file is not in place until it is complete.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::RunError;
+use crate::model::RetractedConversation;
+use crate::signing::SignKey;
+use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, ump};
+use crate::store::{Put, Store, StoreError};
+
+/// Builds a store file.
+pub struct StoreSink {
+    store: Store,
+    target: PathBuf,
+    owner: String,
+    sign_key: Option<SignKey>,
+    /// Records created or replaced.
+    stored: u64,
+}
+
+impl StoreSink {
+    /// Creates the store at `target`, or loads into the store there (the copy
+    /// [`seed_from_target`] made at a run's staged path).
+    ///
+    /// # Errors
+    /// [`RunError::Write`] when the file cannot be made.
+    pub fn create(target: &Path, owner: &str, sign_key: Option<SignKey>) -> Result<StoreSink, RunError> {
+        let store = if target.exists() { Store::open(target, true) } else { Store::create(target, owner) };
+        let store = store.map_err(|error| write_error(target, error))?;
+        store.begin_bulk_load().map_err(|error| write_error(target, error))?;
+        Ok(StoreSink { store, target: target.to_owned(), owner: owner.to_owned(), sign_key, stored: 0 })
+    }
+
+    fn load(&mut self, record: &[u8]) -> Result<(), RunError> {
+        let value: serde_json::Value =
+            serde_json::from_slice(record).map_err(|error| write_error(&self.target, StoreError::InvalidRecord(error.to_string())))?;
+        match self.store.put(&value).map_err(|error| write_error(&self.target, error))? {
+            Put::Created | Put::Replaced => self.stored += 1,
+            Put::Unchanged | Put::Erased => {}
+        }
+        Ok(())
+    }
+}
+
+/// Copies the store at `target` (a consistent copy, even while `memport serve` writes to it)
+/// to `built`, where the run loads its records into it; nothing when there is no store yet.
+///
+/// # Errors
+/// [`RunError::Write`] when `target` is not a memport store, or the copy fails.
+pub fn seed_from_target(target: &Path, built: &Path) -> Result<(), RunError> {
+    if !target.exists() {
+        return Ok(());
+    }
+    let store = Store::open(target, false).map_err(|error| write_error(target, error))?;
+    store.copy_to(built).map_err(|error| write_error(target, error))
+}
+
+fn write_error(target: &Path, error: StoreError) -> RunError {
+    RunError::write(target.display().to_string(), std::io::Error::other(error.to_string()))
+}
+
+impl Sink for StoreSink {
+    fn encoder(&self) -> Arc<dyn Encoder> {
+        ump::ndjson_encoder(&self.owner, self.sign_key.clone())
+    }
+
+    fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
+        let Encoded::Ump(batch) = batch else {
+            return Err(RunError::write(
+                self.target.display().to_string(),
+                std::io::Error::other("internal: the store sink got another sink's batch"),
+            ));
+        };
+        for record in batch.ndjson_records() {
+            self.load(record)?;
+        }
+        Ok(())
+    }
+
+    fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
+        for conversation in retracted {
+            self.store
+                .tombstone_session(conversation.provider.as_str(), &conversation.conversation_id)
+                .map_err(|error| write_error(&self.target, error))?;
+        }
+        for record in ump::tombstone_records(retracted, &self.owner, self.sign_key.as_ref()) {
+            self.load(&record)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
+        let StoreSink { store, target, stored, .. } = *self;
+        store.end_bulk_load().map_err(|error| write_error(&target, error))?;
+        drop(store);
+        let bytes = std::fs::metadata(&target).map_err(|error| RunError::write(target.display().to_string(), error))?.len();
+        Ok(SinkSummary { format: "store", path: target.display().to_string(), records: stored, bytes })
+    }
+}

@@ -1,0 +1,440 @@
+//! The memory store: one SQLite file of UMP 0.1 records that `--to store` fills and
+//! `memport serve` reads and writes.
+//!
+//! Every record a run writes in UMP (each message, each provider memory, each memory memport
+//! extracted with its evidence and entities as relations, supersession as record ids) is kept
+//! whole as JSON, beside the columns that recall filters and ranks on and a full-text index of
+//! its text ([`schema`]). Loading is an upsert by record id, so loading the same export twice
+//! changes nothing; a record erased for good is remembered by id and never loaded again.
+//! The operations of UMP §3 live in [`edit`] (remember, revise, forget) and [`recall`].
+
+pub mod edit;
+pub mod recall;
+pub mod schema;
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::timefmt::parse_rfc3339;
+
+/// What can go wrong opening or using a store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("the store's database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The file is an SQLite database but not a memport store.
+    #[error("this is not a memport store (make one with `memport convert EXPORT --to store -o FILE`)")]
+    NotAStore,
+    /// The store was written by a later memport.
+    #[error("the store has schema version {found}; this memport reads up to {supported}: use a newer memport")]
+    NewerSchema {
+        /// The store's version.
+        found: i64,
+        /// The newest this build reads.
+        supported: i64,
+    },
+    /// A record cannot be stored as it is.
+    #[error("invalid record: {0}")]
+    InvalidRecord(String),
+    /// No record has the id.
+    #[error("no record has the id `{0}`")]
+    NotFound(String),
+}
+
+/// What loading one record did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Put {
+    /// A new record.
+    Created,
+    /// A record of that id was there, different: it is replaced.
+    Replaced,
+    /// The same record was there already.
+    Unchanged,
+    /// The id was erased for good earlier; the record is not stored again.
+    Erased,
+}
+
+/// An open store.
+pub struct Store {
+    connection: Connection,
+    owner: String,
+}
+
+impl Store {
+    /// Creates a store in the new file `path`, its records owned by `owner`.
+    ///
+    /// # Errors
+    /// SQLite errors (the file exists, the folder is not writable).
+    pub fn create(path: &Path, owner: &str) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection = Connection::open_with_flags(path, flags)?;
+        schema::create(&connection, owner)?;
+        Ok(Store { connection, owner: owner.to_owned() })
+    }
+
+    /// Opens the store `path` for reading, or for reading and writing.
+    ///
+    /// # Errors
+    /// SQLite errors, [`StoreError::NotAStore`], [`StoreError::NewerSchema`].
+    pub fn open(path: &Path, writable: bool) -> Result<Store, StoreError> {
+        let access = if writable { OpenFlags::SQLITE_OPEN_READ_WRITE } else { OpenFlags::SQLITE_OPEN_READ_ONLY };
+        let connection = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        // Another process (a sync) may be writing: wait for it rather than fail.
+        connection.busy_timeout(std::time::Duration::from_secs(10))?;
+        let owner = schema::check(&connection).map_err(|error| match error {
+            // Not a database at all, or not ours: the same answer for the user.
+            StoreError::Sqlite(_) => StoreError::NotAStore,
+            other => other,
+        })?;
+        Ok(Store { connection, owner })
+    }
+
+    /// Writes a consistent, compacted copy of the store to the new file `path`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn copy_to(&self, path: &Path) -> Result<(), StoreError> {
+        self.connection.execute("VACUUM INTO ?1", [path.to_string_lossy()])?;
+        Ok(())
+    }
+
+    /// The owner every record of the store belongs to unless it names another.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// The database, for the operations in this module's children.
+    fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// Runs `work` in one transaction: all of it is stored, or (on an error) none.
+    ///
+    /// # Errors
+    /// What `work` fails with, and SQLite errors committing.
+    pub fn in_transaction<T>(&mut self, work: impl FnOnce(&Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.connection.execute_batch("BEGIN IMMEDIATE")?;
+        match work(self) {
+            Ok(value) => {
+                self.connection.execute_batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                let _ = self.connection.execute_batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+
+    /// Starts loading a new store in one transaction without a rollback journal: for a file
+    /// that is not in place until [`Store::end_bulk_load`] returns (a run's staged output).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn begin_bulk_load(&self) -> Result<(), StoreError> {
+        self.connection.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN")?;
+        Ok(())
+    }
+
+    /// Commits a bulk load and leaves the file with an ordinary rollback journal.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn end_bulk_load(&self) -> Result<(), StoreError> {
+        self.connection.execute_batch("COMMIT; PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL")?;
+        Ok(())
+    }
+
+    /// Stores `record` (a UMP record), replacing the record of the same id.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRecord`] for a record without an id, kind or text; SQLite errors.
+    pub fn put(&self, record: &Value) -> Result<Put, StoreError> {
+        let row = Row::of(record)?;
+        let connection = self.connection();
+        let erased: Option<i64> =
+            connection.prepare_cached("SELECT 1 FROM erasures WHERE id = ?1")?.query_row([row.id], |r| r.get(0)).optional()?;
+        if erased.is_some() {
+            return Ok(Put::Erased);
+        }
+        let json = record.to_string();
+        let existing: Option<(i64, String, String)> = connection
+            .prepare_cached("SELECT seq, record, text FROM records WHERE id = ?1")?
+            .query_row([row.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        match existing {
+            Some((_, stored, _)) if stored == json => Ok(Put::Unchanged),
+            Some((seq, _, old_text)) => {
+                self.unindex(seq, &old_text)?;
+                connection
+                    .prepare_cached(
+                        "UPDATE records SET kind = ?2, status = ?3, owner = ?4, agent = ?5, session = ?6, text = ?7, created_us = ?8,
+                         valid_from_us = ?9, valid_to_us = ?10, salience = ?11, superseded = ?13, record = ?12 WHERE seq = ?1",
+                    )?
+                    .execute(params![
+                        seq,
+                        row.kind,
+                        row.status,
+                        row.owner,
+                        row.agent,
+                        row.session,
+                        row.text,
+                        row.created_us,
+                        row.valid_from_us,
+                        row.valid_to_us,
+                        row.salience,
+                        json,
+                        row.superseded
+                    ])?;
+                self.index(seq, row.text, record)?;
+                Ok(Put::Replaced)
+            }
+            None => {
+                connection
+                    .prepare_cached(
+                        "INSERT INTO records (id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
+                         salience, record, superseded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    )?
+                    .execute(params![
+                        row.id,
+                        row.kind,
+                        row.status,
+                        row.owner,
+                        row.agent,
+                        row.session,
+                        row.text,
+                        row.created_us,
+                        row.valid_from_us,
+                        row.valid_to_us,
+                        row.salience,
+                        json,
+                        row.superseded
+                    ])?;
+                self.index(connection.last_insert_rowid(), row.text, record)?;
+                Ok(Put::Created)
+            }
+        }
+    }
+
+    /// Adds a record's text to the full-text index and its relations to `relations`.
+    fn index(&self, seq: i64, text: &str, record: &Value) -> Result<(), StoreError> {
+        let connection = self.connection();
+        connection.prepare_cached("INSERT INTO record_text (rowid, text) VALUES (?1, ?2)")?.execute(params![seq, text])?;
+        let mut insert = connection.prepare_cached("INSERT INTO relations (seq, type, target) VALUES (?1, ?2, ?3)")?;
+        for relation in record["relations"].as_array().into_iter().flatten() {
+            if let (Some(kind), Some(target)) = (relation["type"].as_str(), relation["target"].as_str()) {
+                insert.execute(params![seq, kind, target])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a record out of the full-text index and `relations` (before it changes or goes).
+    fn unindex(&self, seq: i64, text: &str) -> Result<(), StoreError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached("INSERT INTO record_text (record_text, rowid, text) VALUES ('delete', ?1, ?2)")?
+            .execute(params![seq, text])?;
+        connection.prepare_cached("DELETE FROM relations WHERE seq = ?1")?.execute([seq])?;
+        Ok(())
+    }
+
+    /// The record `id`, tombstoned or not.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn get(&self, id: &str) -> Result<Option<Value>, StoreError> {
+        let json: Option<String> =
+            self.connection().prepare_cached("SELECT record FROM records WHERE id = ?1")?.query_row([id], |row| row.get(0)).optional()?;
+        Ok(json.and_then(|text| serde_json::from_str(&text).ok()))
+    }
+
+    /// Whether the record `id` was erased for good.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn is_erased(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.connection().prepare_cached("SELECT 1 FROM erasures WHERE id = ?1")?.query_row([id], |_| Ok(())).optional()?.is_some())
+    }
+
+    /// How many records the store holds, and how many of them are tombstoned.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn counts(&self) -> Result<(u64, u64), StoreError> {
+        let (all, tombstoned): (i64, i64) =
+            self.connection().query_row("SELECT count(*), coalesce(sum(status = 'tombstoned'), 0) FROM records", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+        Ok((all.unsigned_abs(), tombstoned.unsigned_abs()))
+    }
+
+    /// Tombstones every record of the conversation `session` of `agent` (a provider): the user
+    /// deleted it, and a sync says so. Returns how many records changed.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn tombstone_session(&self, agent: &str, session: &str) -> Result<u64, StoreError> {
+        let rows: Vec<String> = self
+            .connection()
+            .prepare_cached("SELECT record FROM records WHERE agent = ?1 AND session = ?2 AND status != 'tombstoned'")?
+            .query_map([agent, session], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut changed = 0;
+        for json in rows {
+            let Ok(mut record) = serde_json::from_str::<Value>(&json) else { continue };
+            set_status(&mut record, "tombstoned");
+            self.put(&record)?;
+            changed += 1;
+        }
+        Ok(changed)
+    }
+
+    /// Checks the database file page by page and the full-text index against the records
+    /// (SQLite's integrity check runs FTS5's own).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn check_integrity(&self) -> Result<Vec<String>, StoreError> {
+        let problems: Vec<String> = self
+            .connection()
+            .prepare("PRAGMA integrity_check")?
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .filter(|line| line != "ok")
+            .collect();
+        Ok(problems)
+    }
+
+    /// Every stored record, in the order they were first stored.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn for_each_record(&self, mut visit: impl FnMut(&str) -> Result<(), StoreError>) -> Result<u64, StoreError> {
+        let mut statement = self.connection().prepare("SELECT record FROM records ORDER BY seq")?;
+        let mut rows = statement.query([])?;
+        let mut count = 0;
+        while let Some(row) = rows.next()? {
+            visit(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?)?;
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
+/// Sets `lifecycle.status`, making `lifecycle` when the record has none.
+pub fn set_status(record: &mut Value, status: &str) {
+    if let Some(object) = record.as_object_mut() {
+        let lifecycle = object.entry("lifecycle").or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(lifecycle) = lifecycle.as_object_mut() {
+            lifecycle.insert("status".into(), Value::from(status));
+        }
+    }
+}
+
+/// Salience of a record that states none: a memory (a statement about the person) matters
+/// more than one message of a conversation, which is its evidence.
+pub const MEMORY_SALIENCE: f64 = 0.7;
+/// See [`MEMORY_SALIENCE`].
+pub const MESSAGE_SALIENCE: f64 = 0.4;
+
+fn default_salience(record: &Value) -> f64 {
+    if record["body"]["structured"]["message_id"].is_string() { MESSAGE_SALIENCE } else { MEMORY_SALIENCE }
+}
+
+/// The columns of one record.
+struct Row<'a> {
+    id: &'a str,
+    kind: &'a str,
+    status: &'a str,
+    owner: &'a str,
+    agent: Option<&'a str>,
+    session: Option<&'a str>,
+    text: &'a str,
+    created_us: i64,
+    valid_from_us: Option<i64>,
+    valid_to_us: Option<i64>,
+    salience: Option<f64>,
+    /// A later record supersedes it (`superseded_by` names one).
+    superseded: bool,
+}
+
+impl<'a> Row<'a> {
+    fn of(record: &'a Value) -> Result<Row<'a>, StoreError> {
+        let missing = |what: &str| StoreError::InvalidRecord(format!("a record needs {what}"));
+        let id = record["id"].as_str().filter(|id| !id.is_empty()).ok_or_else(|| missing("an `id`"))?;
+        let kind = record["kind"].as_str().ok_or_else(|| missing("a `kind`"))?;
+        let text = record["body"]["text"].as_str().ok_or_else(|| missing("`body.text`"))?;
+        let time = |name: &str| record["time"][name].as_str().and_then(parse_rfc3339);
+        let created_us = time("created").ok_or_else(|| missing("a `time.created` in RFC 3339"))?;
+        Ok(Row {
+            id,
+            kind,
+            status: record["lifecycle"]["status"].as_str().unwrap_or("active"),
+            owner: record["scope"]["owner"].as_str().unwrap_or_default(),
+            agent: record["scope"]["agent"].as_str(),
+            session: record["scope"]["session"].as_str(),
+            text,
+            created_us,
+            valid_from_us: time("valid_from"),
+            valid_to_us: time("valid_to"),
+            superseded: record["superseded_by"].as_array().is_some_and(|ids| !ids.is_empty()),
+            salience: Some(record["lifecycle"]["salience"].as_f64().unwrap_or_else(|| default_salience(record))),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn record(id: &str, text: &str, created: &str) -> Value {
+        serde_json::json!({
+            "ump": "0.1",
+            "id": id,
+            "kind": "semantic",
+            "body": {"text": text},
+            "scope": {"owner": "owner", "agent": "chatgpt", "session": "c1", "visibility": "private"},
+            "time": {"created": created, "valid_from": created, "valid_to": null},
+            "lifecycle": {"status": "active", "confidence": 0.7},
+        })
+    }
+
+    #[test]
+    fn loading_a_record_twice_changes_nothing_and_a_changed_record_replaces_the_old() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::create(&folder.path().join("m.db"), "owner").unwrap();
+        let first = record("urn:ump:aa", "Works as a carpenter", "2026-01-02T03:04:05Z");
+        assert_eq!(store.put(&first).unwrap(), Put::Created);
+        assert_eq!(store.put(&first).unwrap(), Put::Unchanged);
+        let changed = record("urn:ump:aa", "Works as a joiner", "2026-01-02T03:04:05Z");
+        assert_eq!(store.put(&changed).unwrap(), Put::Replaced);
+        assert_eq!(store.counts().unwrap(), (1, 0));
+        assert_eq!(store.get("urn:ump:aa").unwrap().unwrap()["body"]["text"], "Works as a joiner");
+        assert!(store.check_integrity().unwrap().is_empty());
+    }
+
+    #[test]
+    fn another_sqlite_file_is_not_taken_for_a_store() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("other.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+        assert!(matches!(Store::open(&path, false), Err(StoreError::NotAStore)));
+        std::fs::write(folder.path().join("text.db"), "not a database").unwrap();
+        assert!(matches!(Store::open(&folder.path().join("text.db"), false), Err(StoreError::NotAStore)));
+    }
+
+    #[test]
+    fn a_record_without_text_or_time_is_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::create(&folder.path().join("m.db"), "owner").unwrap();
+        let mut bad = record("urn:ump:bb", "x", "2026-01-02T03:04:05Z");
+        bad["time"]["created"] = Value::from("yesterday");
+        assert!(matches!(store.put(&bad), Err(StoreError::InvalidRecord(_))));
+    }
+}

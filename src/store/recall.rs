@@ -1,0 +1,241 @@
+//! UMP `recall` (§3.2): records matching a query, ranked by text relevance, recency and
+//! salience, each with the signals its score came from.
+//!
+//! Relevance is FTS5's BM25 over the records' text, taken relative to the best match of the
+//! query (so 1.0 is the best and the scale does not depend on the corpus). Recency halves
+//! every [`RECENCY_HALF_LIFE_DAYS`] before the query's `valid_at`. Salience is the record's own
+//! `lifecycle.salience`, else 0.7 for a memory and 0.4 for a message (its evidence). Only
+//! records valid at `valid_at` and not tombstoned are candidates: `valid_from` ≤ it <
+//! `valid_to`, and a superseded record without a `valid_to` (memport's own memories) counts
+//! as valid until its successor was created. A query with no words returns the most recent
+//! records.
+
+use rusqlite::params;
+use serde_json::{Value, json};
+
+use super::{Store, StoreError};
+use crate::model::Micros;
+
+/// Days after which a record's recency signal is halved.
+pub const RECENCY_HALF_LIFE_DAYS: f64 = 180.0;
+/// The most records one recall returns.
+pub const MAX_RECALL: usize = 50;
+/// How many best text matches are ranked again with the other signals.
+const CANDIDATES: usize = 400;
+/// Weights of the signals in the score.
+const WEIGHTS: (f64, f64, f64) = (0.6, 0.25, 0.15);
+
+/// A candidate as read: the record, its BM25 rank (0 without a query), creation time and
+/// salience.
+type Candidate = (Value, f64, i64, Option<f64>);
+
+/// What to recall.
+#[derive(Debug, Clone, Default)]
+pub struct RecallQuery {
+    /// Words to look for; empty for the most recent records.
+    pub query: String,
+    /// Only these kinds, when given.
+    pub kinds: Vec<String>,
+    /// Only records of this owner, when given.
+    pub owner: Option<String>,
+    /// Ranked higher when the record's `scope.agent` / `scope.session` match.
+    pub agent: Option<String>,
+    /// See `agent`.
+    pub session: Option<String>,
+    /// The point in time the records must be valid at.
+    pub valid_at: Micros,
+    /// At most this many (capped at [`MAX_RECALL`]).
+    pub limit: usize,
+}
+
+/// One recalled record with its signals and score.
+#[derive(Debug, Clone)]
+pub struct Recalled {
+    /// The UMP record.
+    pub record: Value,
+    /// `similarity`, `recency`, `salience`, `scope_match`, each 0..1.
+    pub signals: Value,
+    /// The combined score, 0..1.
+    pub score: f64,
+}
+
+/// Words of a question that say nothing of what it is about, in the languages extraction
+/// reads: matched, they would rank any record with "do" or "the" (the index stems English
+/// words, so "lives" finds "live").
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "did", "do", "does", "for", "from", "have", "how", "i", "in", "is", "it", "me", "my", "of",
+    "on", "or", "the", "to", "was", "what", "when", "where", "which", "who", "why", "with", "you", "your", "der", "die", "das", "und",
+    "ich", "ist", "wo", "wie", "was", "le", "la", "les", "et", "je", "est", "où", "que", "el", "los", "las", "y", "yo", "es", "dónde",
+    "qué", "a", "je", "jsem", "kde", "co", "se",
+];
+
+/// The FTS5 expression for `query`: each word of two or more characters that is not a
+/// function word, quoted (so no word is read as an operator), any of them matching.
+fn match_expression(query: &str) -> String {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 2 && !FUNCTION_WORDS.contains(&word.to_lowercase().as_str()))
+        .map(|word| format!("\"{word}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+impl Store {
+    /// Runs `query` (see the module docs).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn recall(&self, query: &RecallQuery) -> Result<Vec<Recalled>, StoreError> {
+        let expression = match_expression(&query.query);
+        let kinds = format!(",{},", query.kinds.join(","));
+        let any_kind = query.kinds.is_empty();
+        let filters = "r.status != 'tombstoned'
+             AND (?2 OR instr(?3, ',' || r.kind || ',') > 0)
+             AND (?4 IS NULL OR r.owner = ?4)
+             AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?5)
+             AND (r.valid_to_us IS NULL OR r.valid_to_us > ?5)
+             AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j
+                 JOIN records s ON s.id = j.value), r.created_us) <= ?5)";
+        let rows: Vec<Candidate> = if expression.is_empty() {
+            let sql = format!(
+                "SELECT r.record, 0.0, r.created_us, r.salience FROM records r WHERE ?1 = ?1 AND {filters} ORDER BY r.created_us DESC, r.seq LIMIT ?6"
+            );
+            self.query_rows(&sql, &expression, any_kind, &kinds, query)?
+        } else {
+            let sql = format!(
+                "SELECT r.record, bm25(record_text), r.created_us, r.salience FROM record_text JOIN records r ON r.seq = record_text.rowid
+                 WHERE record_text MATCH ?1 AND {filters} ORDER BY bm25(record_text), r.seq LIMIT ?6"
+            );
+            self.query_rows(&sql, &expression, any_kind, &kinds, query)?
+        };
+        let best = rows.iter().map(|row| row.1).fold(0.0_f64, f64::min);
+        let mut recalled: Vec<Recalled> = rows
+            .into_iter()
+            .map(|(record, rank, created_us, salience)| {
+                let similarity = if expression.is_empty() || best == 0.0 { 0.0 } else { (rank / best).clamp(0.0, 1.0) };
+                let age_days = ((query.valid_at - created_us) as f64 / 86_400e6).max(0.0);
+                let recency = 0.5_f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
+                let salience = salience.unwrap_or(0.5).clamp(0.0, 1.0);
+                let scope_match = scope_match(&record, query);
+                let (text_weight, recency_weight, salience_weight) = WEIGHTS;
+                let score = if expression.is_empty() {
+                    (recency + salience) / 2.0
+                } else {
+                    text_weight * similarity + recency_weight * recency + salience_weight * salience
+                };
+                let signals = json!({
+                    "similarity": round(similarity),
+                    "recency": round(recency),
+                    "salience": round(salience),
+                    "scope_match": round(scope_match),
+                });
+                Recalled { record, signals, score: round(score * (0.9 + 0.1 * scope_match)) }
+            })
+            .collect();
+        recalled.sort_by(|a, b| b.score.total_cmp(&a.score));
+        recalled.truncate(query.limit.clamp(1, MAX_RECALL));
+        Ok(recalled)
+    }
+
+    fn query_rows(
+        &self,
+        sql: &str,
+        expression: &str,
+        any_kind: bool,
+        kinds: &str,
+        query: &RecallQuery,
+    ) -> Result<Vec<Candidate>, StoreError> {
+        let mut statement = self.connection().prepare_cached(sql)?;
+        let rows = statement.query_map(params![expression, any_kind, kinds, query.owner, query.valid_at, CANDIDATES as i64], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?, row.get::<_, i64>(2)?, row.get::<_, Option<f64>>(3)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (json, rank, created, salience) = row?;
+            if let Ok(record) = serde_json::from_str(&json) {
+                out.push((record, rank, created, salience));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The share of the query's scope members (agent, session) the record's scope has too; 1.0
+/// when the query names none.
+fn scope_match(record: &Value, query: &RecallQuery) -> f64 {
+    let wanted: Vec<(&str, &str)> = [("agent", query.agent.as_deref()), ("session", query.session.as_deref())]
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value?)))
+        .collect();
+    if wanted.is_empty() {
+        return 1.0;
+    }
+    let matched = wanted.iter().filter(|(name, value)| record["scope"][*name].as_str() == Some(*value)).count();
+    matched as f64 / wanted.len() as f64
+}
+
+/// Three decimals: signals are for people and re-ranking, not for their last bits.
+fn round(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Put;
+    use super::super::tests::record;
+    use super::*;
+    use crate::timefmt::parse_rfc3339;
+
+    fn store_with(records: &[Value]) -> (tempfile::TempDir, Store) {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::create(&folder.path().join("m.db"), "owner").unwrap();
+        for record in records {
+            assert_eq!(store.put(record).unwrap(), Put::Created);
+        }
+        (folder, store)
+    }
+
+    fn query(text: &str) -> RecallQuery {
+        RecallQuery { query: text.into(), valid_at: parse_rfc3339("2026-06-01T00:00:00Z").unwrap(), limit: 10, ..RecallQuery::default() }
+    }
+
+    #[test]
+    fn the_record_saying_the_query_words_ranks_first_with_its_signals() {
+        let (_folder, store) = store_with(&[
+            record("urn:ump:aa", "Works as a carpenter in Oslo", "2026-01-01T00:00:00Z"),
+            record("urn:ump:bb", "Has two children", "2026-05-01T00:00:00Z"),
+            record("urn:ump:cc", "Is learning carpentry? No: woodworking in Oslo", "2025-01-01T00:00:00Z"),
+        ]);
+        let results = store.recall(&query("carpenter job")).unwrap();
+        assert_eq!(results[0].record["id"], "urn:ump:aa");
+        assert_eq!(results[0].signals["similarity"], 1.0);
+        assert!(results.iter().all(|result| result.record["id"] != "urn:ump:bb"), "a record without the words is not recalled");
+        for name in ["similarity", "recency", "salience", "scope_match"] {
+            assert!(results[0].signals[name].is_f64(), "{name}");
+        }
+    }
+
+    #[test]
+    fn tombstoned_and_not_yet_or_no_longer_valid_records_are_not_recalled() {
+        let mut past = record("urn:ump:aa", "Lives in Lisbon", "2025-01-01T00:00:00Z");
+        past["time"]["valid_to"] = Value::from("2026-03-01T00:00:00Z");
+        let now = record("urn:ump:bb", "Lives in Oslo", "2026-03-01T00:00:00Z");
+        let mut gone = record("urn:ump:cc", "Lives in Rome", "2026-03-01T00:00:00Z");
+        super::super::set_status(&mut gone, "tombstoned");
+        let (_folder, store) = store_with(&[past, now, gone]);
+        let ids = |at: &str| -> Vec<Value> {
+            let mut at_query = query("lives");
+            at_query.valid_at = parse_rfc3339(at).unwrap();
+            store.recall(&at_query).unwrap().into_iter().map(|result| result.record["id"].clone()).collect()
+        };
+        assert_eq!(ids("2026-06-01T00:00:00Z"), vec![Value::from("urn:ump:bb")]);
+        assert_eq!(ids("2025-06-01T00:00:00Z"), vec![Value::from("urn:ump:aa")]);
+    }
+
+    #[test]
+    fn query_words_that_look_like_fts_operators_are_plain_words() {
+        let (_folder, store) = store_with(&[record("urn:ump:aa", "Says NOT and OR often", "2026-01-01T00:00:00Z")]);
+        assert_eq!(store.recall(&query("NOT \"OR\" (near) *")).unwrap().len(), 1);
+        assert_eq!(store.recall(&query("")).unwrap().len(), 1, "no words: the most recent records");
+    }
+}

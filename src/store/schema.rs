@@ -1,0 +1,80 @@
+//! The store's tables and how an older store file is brought up to the current schema.
+//!
+//! Records are UMP 0.1 records (the JSON kept whole in `records.record`) with the members a
+//! query filters or ranks on copied into columns: kind, status, owner, agent, session, text,
+//! the three times as microseconds, salience. `record_text` is the FTS5 index of their text
+//! (external content: the text lives once, in `records`). `relations` lists each record's
+//! typed links (`derived_from` a message, `about` an entity), so evidence and entities are
+//! found without parsing every record. `erasures` remembers records erased for good, so a later
+//! load of the same export does not bring them back.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// The schema this build writes and reads. A store of a later version is refused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The value of `store_meta.format`: what tells a memport store from any other SQLite file.
+pub const STORE_FORMAT: &str = "memport-store";
+
+const CREATE_V1: &str = "
+CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE records (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    agent TEXT,
+    session TEXT,
+    text TEXT NOT NULL,
+    created_us INTEGER NOT NULL,
+    valid_from_us INTEGER,
+    valid_to_us INTEGER,
+    salience REAL,
+    superseded INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX records_by_session ON records (agent, session);
+CREATE INDEX records_by_created ON records (created_us);
+CREATE VIRTUAL TABLE record_text USING fts5 (text, content = 'records', content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE relations (seq INTEGER NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL);
+CREATE INDEX relations_by_seq ON relations (seq);
+CREATE INDEX relations_by_target ON relations (target);
+CREATE TABLE erasures (id TEXT PRIMARY KEY, reason TEXT NOT NULL, erased_at TEXT NOT NULL) WITHOUT ROWID;
+";
+
+/// Creates the tables of the current schema in an empty database.
+///
+/// # Errors
+/// SQLite errors.
+pub fn create(connection: &Connection, owner: &str) -> Result<(), StoreError> {
+    connection.execute_batch(CREATE_V1)?;
+    let mut insert = connection.prepare("INSERT INTO store_meta (key, value) VALUES (?1, ?2)")?;
+    insert.execute(["format", STORE_FORMAT])?;
+    insert.execute(["schema_version", &SCHEMA_VERSION.to_string()])?;
+    insert.execute(["owner", owner])?;
+    Ok(())
+}
+
+/// Checks that `connection` holds a memport store this build can read, and returns its owner.
+/// (Version 1 is the only one so far; a migration from each older version goes here, run in
+/// one transaction, as the sync state does.)
+///
+/// # Errors
+/// [`StoreError::NotAStore`] for any other database, [`StoreError::NewerSchema`] for a store
+/// written by a later memport.
+pub fn check(connection: &Connection) -> Result<String, StoreError> {
+    let meta = |key: &str| -> Option<String> {
+        connection.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |row| row.get::<_, String>(0)).ok()
+    };
+    if meta("format").as_deref() != Some(STORE_FORMAT) {
+        return Err(StoreError::NotAStore);
+    }
+    let version = meta("schema_version").and_then(|value| value.parse::<i64>().ok()).unwrap_or(0);
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema { found: version, supported: SCHEMA_VERSION });
+    }
+    Ok(meta("owner").unwrap_or_default())
+}

@@ -1,0 +1,110 @@
+//! `--to store`: the memory store holds exactly the records the UMP output has, validates,
+//! answers recall with the person's current facts, and a rerun loads into the store in place,
+//! keeping what was remembered and erased there.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use memport::sinks::OutputFormat;
+use memport::store::Store;
+use memport::store::recall::RecallQuery;
+use memport::timefmt::parse_rfc3339;
+
+use crate::util::{convert_all_branches as convert, examples, ndjson};
+
+fn ids_in_store(path: &Path) -> BTreeSet<String> {
+    let store = Store::open(path, false).unwrap();
+    let mut ids = BTreeSet::new();
+    store
+        .for_each_record(|json| {
+            let record: serde_json::Value = serde_json::from_str(json).unwrap();
+            ids.insert(record["id"].as_str().unwrap().to_owned());
+            Ok(())
+        })
+        .unwrap();
+    ids
+}
+
+#[test]
+fn the_store_holds_every_ump_record_and_validates() {
+    let out = tempfile::tempdir().unwrap();
+    convert(&examples(), out.path(), &[OutputFormat::Store, OutputFormat::UmpNdjson], 2);
+    let store_path = out.path().join("memory.db");
+    let expected: BTreeSet<String> =
+        ndjson(&out.path().join("memory.ump.ndjson")).iter().map(|record| record["id"].as_str().unwrap().to_owned()).collect();
+    assert!(!expected.is_empty());
+    assert_eq!(ids_in_store(&store_path), expected, "the store holds the records --to ump-ndjson writes, no more, no fewer");
+    let validation = memport::validate::validate_path(&store_path).unwrap();
+    assert!(validation.is_valid(), "{:?}", validation.problems);
+    assert_eq!((validation.format, validation.records), ("store", expected.len() as u64));
+}
+
+#[test]
+fn recall_finds_the_current_home_not_the_one_the_user_moved_from() {
+    let out = tempfile::tempdir().unwrap();
+    let chatgpt = examples().into_iter().find(|path| path.ends_with("chatgpt-small")).unwrap();
+    convert(&[chatgpt], out.path(), &[OutputFormat::Store], 2);
+    let store = Store::open(&out.path().join("memory.db"), false).unwrap();
+    let query = |at: &str| RecallQuery {
+        query: "where does the user live".into(),
+        valid_at: parse_rfc3339(at).unwrap(),
+        limit: 5,
+        ..RecallQuery::default()
+    };
+    let texts = |at: &str| -> Vec<String> {
+        store.recall(&query(at)).unwrap().iter().map(|recalled| recalled.record["body"]["text"].as_str().unwrap().to_owned()).collect()
+    };
+    let now = texts("2026-11-01T00:00:00Z");
+    assert_eq!(now.first().map(String::as_str), Some("Lives in York"), "{now:?}");
+    assert!(!now.iter().any(|text| text == "Lives in Leeds"), "superseded: {now:?}");
+    let before_the_move = texts("2025-06-01T00:00:00Z");
+    assert!(before_the_move.iter().any(|text| text == "Lives in Leeds"), "valid before the move: {before_the_move:?}");
+}
+
+#[test]
+fn a_rerun_loads_into_the_store_keeping_what_was_remembered_and_erased_there() {
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("memory.db");
+    let convert_into = |path: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_memport"))
+            .args(["convert", "--to", "store", "-o"])
+            .arg(path)
+            .arg(crate::util::root().join("examples/chatgpt-small"))
+            .env("SOURCE_DATE_EPOCH", "1767225600")
+            .output()
+            .unwrap()
+    };
+    assert!(convert_into(&target).status.success());
+    let first = ids_in_store(&target);
+    let (remembered, erased) = {
+        let mut store = Store::open(&target, true).unwrap();
+        store
+            .in_transaction(|store| {
+                let partial = serde_json::json!({"kind": "semantic", "body": {"text": "Prefers green tea"}});
+                let record = store.complete(&partial, 1_780_000_000_000_000, "agent", "test")?;
+                let (remembered, _) = store.remember(record)?;
+                let erased = first.iter().next().unwrap().clone();
+                store.forget(&erased, "erasure request", true, 1_780_000_000_000_000)?;
+                Ok((remembered, erased))
+            })
+            .unwrap()
+    };
+    let again = convert_into(&target);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let second = ids_in_store(&target);
+    assert!(second.contains(&remembered), "what was remembered in the store stays");
+    assert!(!second.contains(&erased), "what was erased in the store is not loaded again");
+    assert_eq!(second.len(), first.len(), "the same export adds nothing new");
+    assert!(memport::validate::validate_path(&target).unwrap().is_valid());
+
+    let foreign = out.path().join("other.db");
+    std::fs::write(&foreign, b"somebody's file").unwrap();
+    let refused = convert_into(&foreign);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("is not an output memport wrote"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"somebody's file");
+}
