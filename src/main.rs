@@ -93,7 +93,24 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Validate { files, json } => validate(files, json),
         Command::Serve { store, mcp: _, read_only } => serve(&store, read_only),
+        Command::Forget { store, ids, hard, reason } => forget(&store, &ids, hard, &reason),
     }
+}
+
+/// `memport forget`: tombstones (or with `hard` erases) records of a store, all or none.
+fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
+    let mut store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {}", path.display()))?;
+    let now = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_micros())
+        .unwrap_or(i64::MAX);
+    let results = store
+        .in_transaction(|store| {
+            ids.iter().map(|id| store.forget(id, reason, hard, now).map(|result| (id, result))).collect::<Result<Vec<_>, _>>()
+        })
+        .with_context(|| format!("nothing was changed in {}", path.display()))?;
+    for (id, result) in results {
+        eprintln!("memport: {id}: {}", result.name());
+    }
+    Ok(0)
 }
 
 /// `memport serve`: the store's records as UMP tools over MCP on stdio, until the client

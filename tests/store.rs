@@ -62,7 +62,7 @@ fn recall_finds_the_current_home_not_the_one_the_user_moved_from() {
 }
 
 #[test]
-fn a_rerun_loads_into_the_store_keeping_what_was_remembered_and_erased_there() {
+fn a_rerun_loads_into_the_store_keeping_what_was_remembered_there_and_what_memport_forget_erased_away() {
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("memory.db");
     let convert_into = |path: &Path| {
@@ -78,17 +78,22 @@ fn a_rerun_loads_into_the_store_keeping_what_was_remembered_and_erased_there() {
     let first = ids_in_store(&target);
     let (remembered, erased) = {
         let mut store = Store::open(&target, true).unwrap();
-        store
+        let remembered = store
             .in_transaction(|store| {
                 let partial = serde_json::json!({"kind": "semantic", "body": {"text": "Prefers green tea"}});
                 let record = store.complete(&partial, 1_780_000_000_000_000, "agent", "test")?;
-                let (remembered, _) = store.remember(record)?;
-                let erased = first.iter().next().unwrap().clone();
-                store.forget(&erased, "erasure request", true, 1_780_000_000_000_000)?;
-                Ok((remembered, erased))
+                Ok(store.remember(record)?.0)
             })
-            .unwrap()
+            .unwrap();
+        (remembered, first.iter().next().unwrap().clone())
     };
+    let forget = |ids: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_memport")).arg("forget").arg(&target).args(ids).arg("--hard").output().unwrap()
+    };
+    let refused = forget(&[erased.as_str(), "urn:ump:nosuchrecord"]);
+    assert!(!refused.status.success(), "an unknown id fails the command");
+    assert_eq!(ids_in_store(&target).len(), first.len() + 1, "and nothing was erased");
+    assert!(forget(&[erased.as_str()]).status.success());
     let again = convert_into(&target);
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     let second = ids_in_store(&target);

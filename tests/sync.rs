@@ -315,6 +315,46 @@ fn account_records(months: &Months, state: &Path) -> Vec<String> {
     live.into_iter().filter(|id| !month_one.contains(id)).collect()
 }
 
+/// The memory store beside runs/ after two syncs: every record of the first run is in it, and
+/// every record of a conversation the user deleted (`deleted`) is tombstoned.
+fn assert_store_holds_both_months(provider: &str, first: &SyncReport, second: &SyncReport, deleted: &BTreeSet<String>) {
+    let path_of = |report: &SyncReport, format: &str| {
+        PathBuf::from(
+            &report
+                .run
+                .outputs
+                .iter()
+                .find(|output| output.format == format)
+                .unwrap_or_else(|| panic!("{provider}: a {format} output"))
+                .path,
+        )
+    };
+    let store_path = path_of(second, "store");
+    assert_eq!(store_path, path_of(first, "store"), "{provider}: one store for every run");
+    assert!(store_path.parent().unwrap().join(RUNS_FOLDER).is_dir(), "{provider}: the store is beside runs/: {}", store_path.display());
+    let store = memport::store::Store::open(&store_path, false).unwrap();
+    for record in ndjson(&path_of(first, "ump-ndjson")) {
+        let id = record["id"].as_str().unwrap();
+        assert!(store.get(id).unwrap().is_some(), "{provider}: the first run's record {id} is still in the store");
+    }
+    let mut tombstoned = 0;
+    store
+        .for_each_record(|json| {
+            let record: Value = serde_json::from_str(json).unwrap();
+            let session = record["scope"]["session"].as_str().unwrap_or_default();
+            if deleted.contains(session) && record["body"]["structured"]["message_id"].is_string() {
+                assert_eq!(
+                    record["lifecycle"]["status"], "tombstoned",
+                    "{provider}: a deleted conversation's message is tombstoned: {record}"
+                );
+                tombstoned += 1;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(deleted.is_empty() || tombstoned > 0, "{provider}: the deleted conversations' messages are in the store, tombstoned");
+}
+
 /// Syncs month 1 then month 2 of `provider` and checks the second run against changes.json:
 /// its counts, its retractions, for the providers with message ids the messages it wrote, and
 /// that syncing month 2 again finds nothing new.
@@ -390,6 +430,8 @@ fn assert_months_sync_to_their_changes(provider: &'static str) {
         expected.is_subset(&retracted),
         "{provider}: retractions.ndjson names the deleted conversations {expected:?}, not only {retracted:?}"
     );
+
+    assert_store_holds_both_months(provider, &first, &second, &expected);
 
     let tree_provider = matches!(provider, "chatgpt" | "claude" | "grok");
     if tree_provider {

@@ -23,7 +23,7 @@ instructions, saved memories, project knowledge) as memories. Its own formats ar
 store, a MIF, UMP, AIME or AIMEM file converts to any other format, and converting memport's output \
 again gives the same records. It streams, so a 5 GB export needs no more memory \
 than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport convert s3://exports/u123/chatgpt.zip --to parquet,pam -o s3://memory/u123/   (AWS_* variables or ~/.aws)\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport convert s3://exports/u123/chatgpt.zip --to parquet,pam -o s3://memory/u123/   (AWS_* variables or ~/.aws)\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport convert export.zip --to store -o memory.db && memport serve memory.db --mcp\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 pub struct Cli {
     /// The command to run.
@@ -124,6 +124,25 @@ pub enum Command {
         #[arg(long)]
         read_only: bool,
     },
+    /// Forget records of a memory store: tombstone them (out of recall, kept for audit), or
+    /// with --hard erase each record and its text for good. An erasure is remembered in the
+    /// store, so later runs that load the same export into it do not bring the record back.
+    #[command(
+        after_help = "Examples:\n  memport forget memory.db urn:ump:nvsw2ljzgi3g...\n  memport forget memory.db urn:ump:nvsw2ljzgi3g... --hard --reason \"erasure request\""
+    )]
+    Forget {
+        /// The store file.
+        store: PathBuf,
+        /// Record ids (`urn:ump:…`), as `memport serve` shows them.
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Erase the records and their text instead of tombstoning them.
+        #[arg(long)]
+        hard: bool,
+        /// Why, kept with an erasure.
+        #[arg(long, default_value = "forgotten on the command line")]
+        reason: String,
+    },
 }
 
 /// `memport convert`'s arguments.
@@ -138,12 +157,14 @@ pub struct ConvertArgs {
     /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet
     /// (a folder of tables: conversations, messages, memories, assets), pam (a PAM v1.0 store
     /// folder: memory-store.json and conversations/), mif (MIF v2 JSON), ump (UMP 0.1 JSON
-    /// array), ump-ndjson, ump-md (a folder of .ump.md records), aime (AIME v1.0 JSON).
+    /// array), ump-ndjson, ump-md (a folder of .ump.md records), aime (AIME v1.0 JSON), store
+    /// (a memory store, the SQLite file `memport serve` answers from; a run loads its records
+    /// into the store already there).
     #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
     pub formats: Vec<String>,
     /// Output file for one format; a folder for several (memory.aimem.json, memory.aimem.ndjson,
     /// parquet/, pam/, memory.mif.json, memory.ump.json, memory.ump.ndjson, ump-md/,
-    /// memory.aime.json). Parquet, PAM and ump-md always write a folder. s3://bucket/prefix/
+    /// memory.aime.json, memory.db). Parquet, PAM and ump-md always write a folder. s3://bucket/prefix/
     /// writes to S3: built locally (in TMPDIR), uploaded, and published when the run succeeds.
     #[arg(value_parser = parse_location, short, long, value_name = "OUT")]
     pub output: PathBuf,
@@ -176,7 +197,10 @@ pub struct SyncArgs {
     /// With --status: print JSON.
     #[arg(long, requires = "status")]
     pub json: bool,
-    /// Output formats of each run, comma-separated (as for convert).
+    /// Output formats of each run, comma-separated (as for convert). Two grow across runs
+    /// beside runs/ instead of going into each run's folder: parquet (OUT/parquet/) and store
+    /// (OUT/memory.db, every run's records for `memport serve`, deleted conversations
+    /// tombstoned).
     #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required_unless_present = "status")]
     pub formats: Vec<String>,
     /// The folder that gets runs/<run-id>/ for each sync; or s3://bucket/prefix/, where each

@@ -165,8 +165,29 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     if let Some(root) = &remote_root {
         removed_leftovers.extend(sync_upload::remove_uncommitted(root, RUNS_FOLDER, PARQUET_FOLDER, parquet_runs::RUNS_TABLE, &committed)?);
     }
+    // The memory store is one file beside `runs/` that each run loads its delta into (in a
+    // copy, moved into place with the run), so `memport serve` answers from all the history.
+    let store_file = output_root.join(OutputFormat::Store.default_file_name());
+    let keeps_store = options.formats.contains(&OutputFormat::Store);
+    if keeps_store && remote_root.is_some() {
+        return Err(ConfigError::Option {
+            option: "--to".into(),
+            reason: "the memory store is a local file that `memport serve` opens: sync it to a local folder, or leave `store` out of --to"
+                .into(),
+        }
+        .into());
+    }
     let staging = runs_folder.join(format!(".{run_id}.partial"));
     std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
+    let staged_store = staging.join(OutputFormat::Store.default_file_name());
+    if keeps_store
+        && store_file.is_file()
+        && let Err(error) = crate::sinks::store::seed_from_target(&store_file, &staged_store)
+    {
+        store.rollback();
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error);
+    }
     let incremental = crate::sinks::Incremental {
         export_id: export_id(&run_id),
         base_export_id: last.filter(|_| full_because.is_none()).map(|run| export_id(&run.run_id)),
@@ -188,6 +209,8 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     for output in &mut run.outputs {
         if output.format == OutputFormat::Parquet.name() {
             output.path = dataset.display().to_string();
+        } else if output.format == OutputFormat::Store.name() {
+            output.path = store_file.display().to_string();
         } else if let Some(rest) = output.path.strip_prefix(&staged_prefix) {
             output.path = format!("{final_prefix}{rest}");
         }
@@ -245,6 +268,11 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
             parquet_runs::publish_run(&staged_dataset, &dataset, &run_id, &row)?;
             // What is left of the staged dataset is its manifest of the parts just moved.
             std::fs::remove_dir_all(&staged_dataset).map_err(|error| RunError::write(staged_dataset.display().to_string(), error))?;
+        }
+        if keeps_store {
+            // Loading is idempotent: should the state not commit after this, the next sync
+            // loads the same delta again and changes nothing.
+            std::fs::rename(&staged_store, &store_file).map_err(|error| RunError::write(store_file.display().to_string(), error))?;
         }
         let sync_report = staging.join(SYNC_REPORT);
         let text = serde_json::to_vec_pretty(&report).map_err(|error| RunError::Internal(error.to_string()))?;
