@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use memport::cli::args::{Cli, Command, ConvertArgs, MergeArgs, SyncArgs};
+use memport::cli::args::{Cli, Command, ConvertArgs, MergeArgs, SyncArgs, TokenCommand};
 use memport::cli::{inspect_text, run_text, threads, validate_text};
 use memport::pipeline::config;
 use memport::pipeline::report::RunReport;
@@ -92,7 +92,8 @@ fn run(cli: Cli) -> Result<u8> {
             inspect(inputs, json)
         }
         Command::Validate { files, json } => validate(files, json),
-        Command::Serve { store, mcp: _, read_only } => serve(&store, read_only),
+        Command::Serve { store, mcp: _, listen, request_timeout, read_only } => serve(&store, listen, request_timeout, read_only),
+        Command::Token(TokenCommand::Issue { store, key, verbs, ttl, agent }) => issue_token(&store, &key, &verbs, &ttl, agent),
         Command::Forget { store, ids, hard, reason } => forget(&store, &ids, hard, &reason),
     }
 }
@@ -113,18 +114,82 @@ fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
     Ok(0)
 }
 
+/// Seconds since the epoch, now.
+fn now_seconds() -> i64 {
+    i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()).unwrap_or(i64::MAX)
+}
+
 /// `memport serve`: the store's records as UMP tools over MCP on stdio, until the client
-/// closes it. Nothing but the protocol goes to stdout.
-fn serve(path: &Path, read_only: bool) -> Result<u8> {
+/// closes it (nothing but the protocol goes to stdout), or as UMP's HTTP binding on `listen`.
+fn serve(path: &Path, listen: Option<std::net::SocketAddr>, request_timeout: u64, read_only: bool) -> Result<u8> {
     if !path.is_file() {
         bail!("{}: no such store file; make one with `memport convert EXPORT --to store -o {}`", path.display(), path.display());
     }
     let store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the server's runtime")?;
+    let Some(address) = listen else {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the server's runtime")?;
+        runtime
+            .block_on(memport::serve::mcp::serve_stdio(store, !read_only))
+            .map_err(|message| anyhow::anyhow!("serving MCP on stdio: {message}"))?;
+        return Ok(0);
+    };
+    let Some(owner_key) = store.owner_key()? else {
+        bail!(
+            "{} has no owner key yet, so no token could be checked: issue one first with `memport token issue {} --key OWNER_KEY --verbs read`",
+            path.display(),
+            path.display()
+        );
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server's runtime")?;
     runtime
-        .block_on(memport::serve::mcp::serve_stdio(store, !read_only))
-        .map_err(|message| anyhow::anyhow!("serving MCP on stdio: {message}"))?;
+        .block_on(memport::serve::http::serve(
+            store,
+            owner_key,
+            !read_only,
+            address,
+            std::time::Duration::from_secs(request_timeout.max(1)),
+            |bound| {
+                eprintln!("memport: serving {} on http://{bound}/ump/ (UMP HTTP binding; Ctrl-C stops)", path.display());
+            },
+        ))
+        .with_context(|| format!("serving on {address}"))?;
     Ok(0)
+}
+
+/// `memport token issue`: a capability token for the store, signed with the owner's key.
+fn issue_token(path: &Path, key: &Path, verbs: &[String], ttl: &str, agent: Option<String>) -> Result<u8> {
+    use memport::serve::token::{Grant, TokenScope, Verb, issue};
+    let key = memport::signing::SignKey::load(key)?;
+    let verbs = verbs
+        .iter()
+        .map(|name| Verb::parse(name).with_context(|| format!("--verbs: `{name}` is not a verb (read, write, derive, export)")))
+        .collect::<Result<Vec<_>>>()?;
+    let seconds = parse_duration(ttl).with_context(|| format!("--ttl: `{ttl}` is not a duration (30m, 24h, 7d)"))?;
+    let store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {}", path.display()))?;
+    let did = key.did_key();
+    match store.owner_key()? {
+        Some(owner) if owner != did => bail!("{}'s tokens are signed with the owner key {owner}; this key is {did}", path.display()),
+        Some(_) => {}
+        None => store.set_owner_key(&did)?,
+    }
+    let now = now_seconds();
+    let grant = Grant { iss: did, verbs, scope: TokenScope { agent }, iat: now, exp: now.saturating_add(seconds) };
+    println!("{}", issue(&grant, &key));
+    Ok(0)
+}
+
+/// Seconds in `30s`, `30m`, `24h` or `7d`.
+fn parse_duration(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let unit = match text.chars().last()? {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => return None,
+    };
+    let number: i64 = text[..text.len() - 1].parse().ok().filter(|number| *number > 0)?;
+    number.checked_mul(unit)
 }
 
 /// Refuses inputs that are not regular files or folders before anything opens them: a device

@@ -19,6 +19,7 @@ mod extraction;
 mod format_inputs;
 mod gemini;
 mod grok;
+mod http_binding;
 mod malformed;
 mod mcp_client;
 mod merge;

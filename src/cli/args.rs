@@ -105,25 +105,38 @@ pub enum Command {
         json: bool,
     },
     /// Serve a memory store (made with `--to store`) to AI assistants: UMP's six operations
-    /// (capabilities, recall, remember, get, revise, forget) as MCP tools on stdin/stdout.
+    /// (capabilities, recall, remember, get, revise, forget) as MCP tools on stdin/stdout
+    /// (`--mcp`), or as UMP's HTTP binding (`--listen ADDRESS`: /ump/recall, /ump/remember,
+    /// /ump/memory/ID, /ump/revise, /ump/forget, /ump/capabilities), where every call but
+    /// capabilities needs a capability token (`memport token issue`).
     ///
     /// Add it to an MCP host's configuration as a command, e.g. for Claude Code:
     /// `claude mcp add memory -- memport serve /path/to/memory.db --mcp`. Recall ranks the
     /// store's memories and messages by text relevance, recency and salience. Writes happen in
     /// one transaction each; `--read-only` refuses them.
     #[command(
-        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport serve memory.db --mcp --read-only"
+        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > token\n  memport serve memory.db --listen 127.0.0.1:9420\n  curl -H \"Authorization: Bearer $(cat token)\" -d '{\"query\": \"where do I live\"}' http://127.0.0.1:9420/ump/recall"
     )]
     Serve {
         /// The store file.
         store: PathBuf,
-        /// Speak MCP on stdin/stdout (the only binding so far, and the default).
-        #[arg(long)]
+        /// Speak MCP on stdin/stdout (the default without --listen).
+        #[arg(long, conflicts_with = "listen")]
         mcp: bool,
+        /// Serve UMP's HTTP binding on this address (e.g. 127.0.0.1:9420) instead.
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<std::net::SocketAddr>,
+        /// With --listen: answer 408 to a request not read and answered in this many seconds
+        /// (a slow or stalled client).
+        #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "listen")]
+        request_timeout: u64,
         /// Refuse remember, revise and forget.
         #[arg(long)]
         read_only: bool,
     },
+    /// Capability tokens for `memport serve --listen`.
+    #[command(subcommand)]
+    Token(TokenCommand),
     /// Forget records of a memory store: tombstone them (out of recall, kept for audit), or
     /// with --hard erase each record and its text for good. An erasure is remembered in the
     /// store, so later runs that load the same export into it do not bring the record back.
@@ -278,4 +291,34 @@ mod tests {
         assert!(error.contains("not a number of worker threads"), "{error}");
         assert_eq!(convert_with(&["--threads", "3"]).map(|args| args.settings.threads).ok(), Some(Some(3)));
     }
+}
+
+/// `memport token`'s commands.
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Issue a capability token (UMP §5.2): verbs × scope × expiry, signed with the store
+    /// owner's Ed25519 key and printed once on stdout. The first token names the store's owner
+    /// key; every later one must be signed with the same key, and the server checks each call's
+    /// token against it. Keep the token like a password: memport never logs it.
+    #[command(
+        after_help = "Examples:\n  openssl genpkey -algorithm ed25519 -out owner.key\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > reader.token\n  memport token issue memory.db --key owner.key --verbs read,write --agent chatgpt --ttl 7d"
+    )]
+    Issue {
+        /// The store file.
+        store: PathBuf,
+        /// The owner's Ed25519 private key: PKCS#8 PEM, 64 hex digits or 32 raw bytes.
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// What the token allows, comma-separated: read (recall, get), write (remember,
+        /// revise, forget), derive (remember), export.
+        #[arg(long, value_delimiter = ',', required = true)]
+        verbs: Vec<String>,
+        /// How long it is valid: a number with s, m, h or d (30m, 24h, 7d).
+        #[arg(long, default_value = "24h")]
+        ttl: String,
+        /// Reach only the records of this agent (the provider they came from: chatgpt,
+        /// claude, …); the whole store when left out.
+        #[arg(long)]
+        agent: Option<String>,
+    },
 }

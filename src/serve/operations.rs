@@ -24,7 +24,8 @@ pub struct UmpError {
 }
 
 impl UmpError {
-    fn new(code: &'static str, message: impl Into<String>) -> UmpError {
+    /// An error of `code` saying `message`.
+    pub fn new(code: &'static str, message: impl Into<String>) -> UmpError {
         UmpError { code, message: message.into() }
     }
 
@@ -141,7 +142,7 @@ pub fn capabilities(writable: bool, bindings: &[&str]) -> Value {
 ///
 /// # Errors
 /// `invalid_record` for an unreadable `valid_at` or an unknown kind; store failures.
-pub fn recall(store: &Store, request: &RecallRequest, now: Micros) -> Result<Value, UmpError> {
+pub fn recall(store: &Store, request: &RecallRequest, now: Micros, only_agent: Option<&str>) -> Result<Value, UmpError> {
     let filter = request.filter.as_ref();
     let valid_at = match filter.and_then(|filter| filter.valid_at.as_deref()) {
         None => now,
@@ -160,6 +161,7 @@ pub fn recall(store: &Store, request: &RecallRequest, now: Micros) -> Result<Val
         owner: scope.and_then(|scope| scope.owner.clone()),
         agent: scope.and_then(|scope| scope.agent.clone()),
         session: scope.and_then(|scope| scope.session.clone()),
+        only_agent: only_agent.map(str::to_owned),
         valid_at,
         limit: request.limit.unwrap_or(10),
     };

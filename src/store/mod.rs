@@ -102,6 +102,23 @@ impl Store {
         Ok(())
     }
 
+    /// The `did:key` whose key signs the store's capability tokens, once one was issued.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn owner_key(&self) -> Result<Option<String>, StoreError> {
+        Ok(self.connection.query_row("SELECT value FROM store_meta WHERE key = 'owner_key'", [], |row| row.get(0)).optional()?)
+    }
+
+    /// Records the `did:key` whose key signs the store's capability tokens.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn set_owner_key(&self, did: &str) -> Result<(), StoreError> {
+        self.connection.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES ('owner_key', ?1)", [did])?;
+        Ok(())
+    }
+
     /// The owner every record of the store belongs to unless it names another.
     pub fn owner(&self) -> &str {
         &self.owner

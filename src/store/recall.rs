@@ -38,6 +38,8 @@ pub struct RecallQuery {
     pub kinds: Vec<String>,
     /// Only records of this owner, when given.
     pub owner: Option<String>,
+    /// Only records of this agent (a capability token's scope), when given.
+    pub only_agent: Option<String>,
     /// Ranked higher when the record's `scope.agent` / `scope.session` match.
     pub agent: Option<String>,
     /// See `agent`.
@@ -92,6 +94,7 @@ impl Store {
         let filters = "r.status != 'tombstoned'
              AND (?2 OR instr(?3, ',' || r.kind || ',') > 0)
              AND (?4 IS NULL OR r.owner = ?4)
+             AND (?7 IS NULL OR r.agent = ?7)
              AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?5)
              AND (r.valid_to_us IS NULL OR r.valid_to_us > ?5)
              AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j
@@ -146,9 +149,10 @@ impl Store {
         query: &RecallQuery,
     ) -> Result<Vec<Candidate>, StoreError> {
         let mut statement = self.connection().prepare_cached(sql)?;
-        let rows = statement.query_map(params![expression, any_kind, kinds, query.owner, query.valid_at, CANDIDATES as i64], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?, row.get::<_, i64>(2)?, row.get::<_, Option<f64>>(3)?))
-        })?;
+        let rows = statement
+            .query_map(params![expression, any_kind, kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?, row.get::<_, i64>(2)?, row.get::<_, Option<f64>>(3)?))
+            })?;
         let mut out = Vec::new();
         for row in rows {
             let (json, rank, created, salience) = row?;

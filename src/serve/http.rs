@@ -1,0 +1,248 @@
+//! UMP's HTTP binding (§4.2) on one listener, with axum:
+//!
+//! ```text
+//! GET  /ump/capabilities        no token needed: discovery, no memory
+//! POST /ump/recall              read
+//! GET  /ump/memory/{id}         read
+//! POST /ump/remember            write (or derive)
+//! POST /ump/revise              write
+//! POST /ump/forget              write; `hard: true` only with a token for the whole store
+//! ```
+//!
+//! Every other call needs `Authorization: Bearer <capability token>` ([`super::token`]): none or
+//! a bad one is 401 `unauthorized`, a verb or a record the token does not grant 403
+//! `forbidden_scope`. Bodies are JSON, at most [`MAX_BODY`] bytes (413 beyond); a request that
+//! takes longer than the request timeout in all ([`DEFAULT_REQUEST_TIMEOUT`] unless told), a
+//! slow client's included, is answered 408.
+//! Errors carry UMP's envelope `{"error": {"code", "message"}}`. Tokens are never logged: the
+//! server logs nothing but its address.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::operations::{self, ForgetRequest, GetRequest, RecallRequest, RememberRequest, ReviseRequest, UmpError};
+use super::token::{Grant, Verb, verify};
+use crate::store::Store;
+
+/// The largest request body.
+pub const MAX_BODY: usize = 1 << 20;
+/// The longest a request may take, reading its body included, unless told otherwise.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What every handler shares.
+#[derive(Clone)]
+struct Shared {
+    store: Arc<Mutex<Store>>,
+    /// The `did:key` tokens must be signed with.
+    owner_key: String,
+    writable: bool,
+}
+
+/// An error as an HTTP response with UMP's envelope.
+struct Failure(StatusCode, UmpError);
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        (self.0, [(header::CONTENT_TYPE, "application/json")], self.1.envelope().to_string()).into_response()
+    }
+}
+
+impl From<UmpError> for Failure {
+    fn from(error: UmpError) -> Failure {
+        let status = match error.code {
+            "not_found" => StatusCode::NOT_FOUND,
+            "invalid_record" => StatusCode::BAD_REQUEST,
+            "unauthorized" => StatusCode::UNAUTHORIZED,
+            "forbidden_scope" => StatusCode::FORBIDDEN,
+            "unsupported" => StatusCode::NOT_IMPLEMENTED,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Failure(status, error)
+    }
+}
+
+fn forbidden(message: impl Into<String>) -> Failure {
+    Failure(StatusCode::FORBIDDEN, UmpError::new("forbidden_scope", message))
+}
+
+fn now_micros() -> i64 {
+    let elapsed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// The grant of the request's bearer token, which must allow one of `verbs`.
+fn authorize(shared: &Shared, headers: &HeaderMap, verbs: &[Verb]) -> Result<Grant, Failure> {
+    let unauthorized = |message: String| Failure(StatusCode::UNAUTHORIZED, UmpError::new("unauthorized", message));
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .ok_or_else(|| unauthorized("send a capability token as `Authorization: Bearer <token>` (memport token issue)".into()))?;
+    let grant = verify(token.trim(), &shared.owner_key, now_micros() / 1_000_000).map_err(|error| unauthorized(error.to_string()))?;
+    if !verbs.iter().any(|verb| grant.allows(*verb)) {
+        return Err(forbidden(format!(
+            "the token does not grant {}",
+            verbs.iter().map(|verb| format!("{verb:?}").to_lowercase()).collect::<Vec<_>>().join(" or ")
+        )));
+    }
+    Ok(grant)
+}
+
+/// The JSON body as `T`: 413 past the limit, 400 `invalid_record` when it is not the shape.
+fn body<T: DeserializeOwned>(bytes: Result<Bytes, BytesRejection>) -> Result<T, Failure> {
+    let bytes = bytes.map_err(|rejection| Failure(rejection.status(), UmpError::new("invalid_record", rejection.body_text())))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|error| Failure(StatusCode::BAD_REQUEST, UmpError::new("invalid_record", format!("the body: {error}"))))
+}
+
+/// Runs `work` on the store on a blocking thread, in one transaction when it writes.
+async fn with_store(
+    shared: &Shared,
+    writes: bool,
+    work: impl FnOnce(&Store) -> Result<Value, Failure> + Send + 'static,
+) -> Result<Value, Failure> {
+    if writes && !shared.writable {
+        return Err(Failure(StatusCode::FORBIDDEN, UmpError::new("unsupported", "this server was started read-only (--read-only)")));
+    }
+    let store = shared.store.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let mut store = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !writes {
+            return work(&store);
+        }
+        let mut failure = None;
+        let committed = store.in_transaction(|store| {
+            work(store).map_err(|error| {
+                failure = Some(error);
+                crate::store::StoreError::InvalidRecord(String::new())
+            })
+        });
+        match (committed, failure) {
+            (Ok(value), _) => Ok(value),
+            (Err(_), Some(failure)) => Err(failure),
+            (Err(error), None) => Err(Failure::from(UmpError::from(error))),
+        }
+    })
+    .await;
+    joined.unwrap_or_else(|error| Err(Failure(StatusCode::INTERNAL_SERVER_ERROR, UmpError::new("unsupported", error.to_string()))))
+}
+
+/// A record's agent, when the record exists.
+fn agent_of(store: &Store, id: &str) -> Result<Option<String>, Failure> {
+    let record = store.get(id).map_err(|error| Failure::from(UmpError::from(error)))?;
+    let record = record.ok_or_else(|| Failure::from(UmpError::new("not_found", format!("no record has the id `{id}`"))))?;
+    Ok(record["scope"]["agent"].as_str().map(str::to_owned))
+}
+
+fn json(value: Value) -> Response {
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+}
+
+async fn capabilities(State(shared): State<Shared>) -> Response {
+    json(operations::capabilities(shared.writable, &["mcp", "http", "file"]))
+}
+
+async fn recall(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let grant = authorize(&shared, &headers, &[Verb::Read])?;
+    let request: RecallRequest = body(bytes)?;
+    let only_agent = grant.scope.agent.clone();
+    let value =
+        with_store(&shared, false, move |store| Ok(operations::recall(store, &request, now_micros(), only_agent.as_deref())?)).await?;
+    Ok(json(value))
+}
+
+async fn get_record(State(shared): State<Shared>, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, Failure> {
+    let grant = authorize(&shared, &headers, &[Verb::Read])?;
+    let value = with_store(&shared, false, move |store| {
+        if !grant.reaches(agent_of(store, &id)?.as_deref()) {
+            return Err(forbidden(format!("the token does not reach the record `{id}`")));
+        }
+        Ok(operations::get(store, &GetRequest { id })?)
+    })
+    .await?;
+    Ok(json(value))
+}
+
+async fn remember(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let grant = authorize(&shared, &headers, &[Verb::Write, Verb::Derive])?;
+    let request: RememberRequest = body(bytes)?;
+    if !grant.reaches(request.record["scope"]["agent"].as_str()) {
+        return Err(forbidden("the token reaches only its agent's records: give the record that `scope.agent`"));
+    }
+    let method = if grant.allows(Verb::Write) { "http:ump.remember" } else { "http:ump.remember (derived)" };
+    let value = with_store(&shared, true, move |store| Ok(operations::remember(store, &request, now_micros(), method)?)).await?;
+    Ok(json(value))
+}
+
+async fn revise(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let grant = authorize(&shared, &headers, &[Verb::Write])?;
+    let request: ReviseRequest = body(bytes)?;
+    let value = with_store(&shared, true, move |store| {
+        if !grant.reaches(agent_of(store, &request.id)?.as_deref()) {
+            return Err(forbidden(format!("the token does not reach the record `{}`", request.id)));
+        }
+        Ok(operations::revise(store, &request, now_micros())?)
+    })
+    .await?;
+    Ok(json(value))
+}
+
+async fn forget(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<Bytes, BytesRejection>) -> Result<Response, Failure> {
+    let grant = authorize(&shared, &headers, &[Verb::Write])?;
+    let request: ForgetRequest = body(bytes)?;
+    if request.hard == Some(true) && grant.scope.agent.is_some() {
+        return Err(forbidden("erasing (hard: true) is the owner's: it needs a token for the whole store"));
+    }
+    let value = with_store(&shared, true, move |store| {
+        if !grant.reaches(agent_of(store, &request.id)?.as_deref()) {
+            return Err(forbidden(format!("the token does not reach the record `{}`", request.id)));
+        }
+        Ok(operations::forget(store, &request, now_micros())?)
+    })
+    .await?;
+    Ok(json(value))
+}
+
+/// The routes over `store`, checking tokens against `owner_key`, each request cut at `timeout`.
+pub fn router(store: Store, owner_key: String, writable: bool, timeout: Duration) -> Router {
+    let shared = Shared { store: Arc::new(Mutex::new(store)), owner_key, writable };
+    Router::new()
+        .route("/ump/capabilities", get(capabilities))
+        .route("/ump/recall", post(recall))
+        .route("/ump/memory/{id}", get(get_record))
+        .route("/ump/remember", post(remember))
+        .route("/ump/revise", post(revise))
+        .route("/ump/forget", post(forget))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
+        .with_state(shared)
+}
+
+/// Serves the routes on `address` until the process is stopped; calls `ready` with the
+/// address bound (port 0 picks a free one).
+///
+/// # Errors
+/// Binding or serving fails.
+pub async fn serve(
+    store: Store,
+    owner_key: String,
+    writable: bool,
+    address: SocketAddr,
+    timeout: Duration,
+    ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    ready(listener.local_addr()?);
+    axum::serve(listener, router(store, owner_key, writable, timeout)).await
+}

@@ -1,0 +1,208 @@
+//! `memport serve --listen`: UMP's HTTP binding as a client on loopback sees it, through plain
+//! HTTP/1.1 on a socket. The operations answer UMP's shapes; and the refusals: no token, a
+//! token of another key, an expired token, a verb or an agent the token does not grant, a
+//! malformed and an oversized body, a client sending one byte a second, each with its status,
+//! UMP's error envelope, and the store unchanged.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memport::serve::token::{Grant, TokenScope, Verb, issue};
+use memport::signing::SignKey;
+use memport::sinks::OutputFormat;
+use memport::store::Store;
+use serde_json::{Value, json};
+
+use crate::util::{convert_all_branches as convert, examples};
+
+const OWNER_SEED: [u8; 32] = [7; 32];
+
+/// A server on a free loopback port over a store made from the bundled examples.
+struct Server {
+    child: Child,
+    port: u16,
+    store: PathBuf,
+    _folder: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn memport() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_memport"))
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+/// A token of the owner key (issued by the library, so expiry can lie in the past).
+fn token(verbs: &[Verb], agent: Option<&str>, expires_in: i64) -> String {
+    let key = SignKey::from_seed(&OWNER_SEED);
+    let grant = Grant {
+        iss: key.did_key(),
+        verbs: verbs.to_vec(),
+        scope: TokenScope { agent: agent.map(str::to_owned) },
+        iat: now() - 10,
+        exp: now() + expires_in,
+    };
+    issue(&grant, &key)
+}
+
+fn start() -> Server {
+    let folder = tempfile::tempdir().unwrap();
+    convert(&examples(), folder.path(), &[OutputFormat::Store], 2);
+    let store = folder.path().join("memory.db");
+    let key = folder.path().join("owner.key");
+    std::fs::write(&key, OWNER_SEED.iter().map(|byte| format!("{byte:02x}")).collect::<String>()).unwrap();
+    // The first token names the owner key in the store, as a user does it.
+    let issued =
+        memport().args(["token", "issue"]).arg(&store).arg("--key").arg(&key).args(["--verbs", "read", "--ttl", "1h"]).output().unwrap();
+    assert!(issued.status.success(), "{}", String::from_utf8_lossy(&issued.stderr));
+    assert!(String::from_utf8_lossy(&issued.stdout).starts_with("ump-cap."));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = memport()
+        .arg("serve")
+        .arg(&store)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--request-timeout", "2"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "the server listens");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server { child, port, store, _folder: folder }
+}
+
+/// Sends one request and returns the status and the body as JSON (null when not JSON).
+fn request(server: &Server, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Value) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let auth = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let _ = stream.write_all(body);
+    read_response(stream)
+}
+
+fn read_response(mut stream: TcpStream) -> (u16, Value) {
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    let status = text.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or_default();
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn post(server: &Server, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
+    request(server, "POST", path, token, body.to_string().as_bytes())
+}
+
+fn record_count(store: &Path) -> (u64, u64) {
+    Store::open(store, false).unwrap().counts().unwrap()
+}
+
+#[test]
+fn a_client_recalls_remembers_revises_and_forgets_with_a_token_that_grants_it() {
+    let server = start();
+    let (status, capabilities) = request(&server, "GET", "/ump/capabilities", None, b"");
+    assert_eq!((status, capabilities["ump"].as_str()), (200, Some("0.1")), "{capabilities}");
+    let (reader, writer) = (token(&[Verb::Read], None, 3600), token(&[Verb::Read, Verb::Write], None, 3600));
+
+    let (status, recalled) = post(&server, "/ump/recall", Some(&reader), &json!({"query": "where does the user live", "limit": 3}));
+    assert_eq!(status, 200, "{recalled}");
+    assert_eq!(recalled["results"][0]["record"]["body"]["text"], "Lives in York");
+    assert!(recalled["results"][0]["signals"]["similarity"].is_f64());
+
+    let (status, remembered) =
+        post(&server, "/ump/remember", Some(&writer), &json!({"record": {"kind": "semantic", "body": {"text": "Prefers window seats"}}}));
+    assert_eq!((status, remembered["result"].as_str()), (200, Some("created")), "{remembered}");
+    let id = remembered["id"].as_str().unwrap().to_owned();
+    let (status, got) = request(&server, "GET", &format!("/ump/memory/{id}"), Some(&reader), b"");
+    assert_eq!((status, got["record"]["body"]["text"].as_str()), (200, Some("Prefers window seats")));
+    let (status, revised) =
+        post(&server, "/ump/revise", Some(&writer), &json!({"id": id, "patch": {"body": {"text": "Prefers aisle seats"}}}));
+    assert_eq!((status, &revised["supersedes"]), (200, &json!([id])), "{revised}");
+    let (status, forgotten) = post(&server, "/ump/forget", Some(&writer), &json!({"id": id, "hard": true, "reason": "test"}));
+    assert_eq!((status, forgotten), (200, json!({"result": "erased"})));
+    let (status, missing) = request(&server, "GET", &format!("/ump/memory/{id}"), Some(&reader), b"");
+    assert_eq!((status, missing["error"]["code"].as_str()), (404, Some("not_found")));
+}
+
+#[test]
+fn every_refusal_has_its_status_and_envelope_and_changes_nothing() {
+    let server = start();
+    let before = record_count(&server.store);
+    let remember = json!({"record": {"kind": "semantic", "body": {"text": "Should never be stored"}}});
+    let stranger = {
+        let key = SignKey::from_seed(&[9; 32]);
+        let grant = Grant {
+            iss: SignKey::from_seed(&OWNER_SEED).did_key(),
+            verbs: vec![Verb::Write],
+            scope: TokenScope::default(),
+            iat: now(),
+            exp: now() + 3600,
+        };
+        issue(&grant, &key)
+    };
+    let cases: [(&str, Option<String>, u16, &str); 5] = [
+        ("no token", None, 401, "unauthorized"),
+        ("a token signed by another key", Some(stranger), 401, "unauthorized"),
+        ("an expired token", Some(token(&[Verb::Write], None, -60)), 401, "unauthorized"),
+        ("a read-only token", Some(token(&[Verb::Read], None, 3600)), 403, "forbidden_scope"),
+        ("a token for another agent", Some(token(&[Verb::Write], Some("claude"), 3600)), 403, "forbidden_scope"),
+    ];
+    for (what, token, status, code) in cases {
+        let (got, body) = post(&server, "/ump/remember", token.as_deref(), &remember);
+        assert_eq!((got, body["error"]["code"].as_str()), (status, Some(code)), "{what}: {body}");
+    }
+    let writer = token(&[Verb::Read, Verb::Write], None, 3600);
+    let (status, body) = request(&server, "POST", "/ump/remember", Some(&writer), b"{\"record\": ");
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("invalid_record")), "a malformed body: {body}");
+    let (status, body) = request(&server, "POST", "/ump/remember", Some(&writer), &vec![b' '; 2 << 20]);
+    assert_eq!(status, 413, "an oversized body: {body}");
+
+    // A scoped token sees only its agent's records, and may not erase.
+    let claude_reader = token(&[Verb::Read, Verb::Write], Some("claude"), 3600);
+    let (status, recalled) = post(&server, "/ump/recall", Some(&claude_reader), &json!({"query": "where does the user live"}));
+    assert_eq!(status, 200);
+    assert!(recalled["results"].as_array().unwrap().iter().all(|result| result["record"]["scope"]["agent"] == "claude"), "{recalled}");
+    let york = post(&server, "/ump/recall", Some(&writer), &json!({"query": "York", "limit": 1})).1["results"][0]["record"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, _) = request(&server, "GET", &format!("/ump/memory/{york}"), Some(&claude_reader), b"");
+    assert_eq!(status, 403, "a record of another agent");
+    let (status, _) = post(&server, "/ump/forget", Some(&claude_reader), &json!({"id": york, "hard": true}));
+    assert_eq!(status, 403, "erasing needs a token for the whole store");
+
+    // A client sending one byte a second is cut off.
+    let started = Instant::now();
+    let mut slow = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = format!(
+        "POST /ump/remember HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {writer}\r\nContent-Length: 200\r\nConnection: close\r\n\r\n"
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    for byte in remember.to_string().bytes().take(6) {
+        if slow.write_all(&[byte]).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let (status, _) = read_response(slow);
+    assert_eq!(status, 408, "a slow client gets 408");
+    assert!(started.elapsed() < Duration::from_secs(8), "within the request timeout, not when the client is done");
+
+    assert_eq!(record_count(&server.store), before, "no refused request changed the store");
+}
