@@ -114,3 +114,65 @@ fn tampering_with_our_output_is_caught() {
     std::fs::write(&tampered, serde_json::to_vec_pretty(&original).unwrap()).unwrap();
     assert!(validate_path(Path::new(&tampered)).unwrap().is_valid());
 }
+
+/// A bundle's records in another order, the way a server that stores them exports them
+/// (chunks by time across conversations, edges reversed), with its checksum made again.
+fn reordered(bundle: &serde_json::Value) -> serde_json::Value {
+    let mut bundle = bundle.clone();
+    let object = bundle.as_object_mut().unwrap();
+    object.remove("checksum");
+    let chunks = object.get_mut("chunks").unwrap().as_array_mut().unwrap();
+    chunks.sort_by(|a, b| a["created_at"].as_str().cmp(&b["created_at"].as_str()).then(a["id"].as_str().cmp(&b["id"].as_str())));
+    object.get_mut("edges").unwrap().as_array_mut().unwrap().reverse();
+    let digest = memport::hash::sha256(&memport::jcs::to_canonical_vec(&bundle));
+    bundle["checksum"] = serde_json::Value::from(memport::hash::sha256_label(&digest));
+    bundle
+}
+
+/// The chunk and edge lines of an AIMEM NDJSON file, as a set.
+fn record_lines(path: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_to_string(path).unwrap().lines().skip(1).map(str::to_owned).collect()
+}
+
+/// Guards the reader against records out of memport's order: a server's export of memport's
+/// bundle (chunks by time, edges in its database's order) lost almost every temporal edge.
+#[test]
+fn a_bundle_in_another_order_reads_back_to_the_same_records_with_every_edge() {
+    use memport::sinks::OutputFormat;
+    let out = tempfile::tempdir().unwrap();
+    let direct = out.path().join("direct");
+    let examples = crate::util::examples();
+    crate::util::convert_all_branches_without_extraction(&examples, &direct, &[OutputFormat::Aimem, OutputFormat::AimemNdjson], 2);
+    let bundle: serde_json::Value = serde_json::from_slice(&std::fs::read(direct.join("memory.aimem.json")).unwrap()).unwrap();
+    let shuffled = reordered(&bundle);
+    assert_ne!(shuffled["chunks"], bundle["chunks"], "the test reorders the chunks");
+    let shuffled_path = out.path().join("shuffled.aimem.json");
+    std::fs::write(&shuffled_path, serde_json::to_vec(&shuffled).unwrap()).unwrap();
+    assert!(validate_path(&shuffled_path).unwrap().is_valid(), "the reordered bundle is a valid bundle");
+    // The same records as an NDJSON stream, in that order too.
+    let ndjson_path = out.path().join("shuffled.aimem.ndjson");
+    let mut lines = Vec::new();
+    let mut envelope = shuffled.clone();
+    let envelope_object = envelope.as_object_mut().unwrap();
+    let (chunks, edges) = (envelope_object.remove("chunks").unwrap(), envelope_object.remove("edges").unwrap());
+    envelope_object.remove("entities");
+    envelope_object.remove("chunk_entities");
+    lines.push(envelope.to_string());
+    for (kind, records) in [("chunk", chunks), ("edge", edges)] {
+        for mut record in records.as_array().unwrap().clone() {
+            record.as_object_mut().unwrap().insert("_kind".into(), kind.into());
+            lines.push(record.to_string());
+        }
+    }
+    std::fs::write(&ndjson_path, lines.join("\n") + "\n").unwrap();
+
+    let expected = record_lines(&direct.join("memory.aimem.ndjson"));
+    for (label, input) in [("bundle", &shuffled_path), ("NDJSON stream", &ndjson_path)] {
+        let again = out.path().join(format!("again-{label}"));
+        crate::util::convert_all_branches_without_extraction(std::slice::from_ref(input), &again, &[OutputFormat::AimemNdjson], 2);
+        let got = record_lines(&again.join("memory.aimem.ndjson"));
+        let temporal = |lines: &std::collections::BTreeSet<String>| lines.iter().filter(|line| line.contains("\"temporal\"")).count();
+        assert_eq!(temporal(&got), temporal(&expected), "{label}: every temporal edge is read");
+        assert_eq!(got, expected, "{label}: the same chunks and edges as the bundle in memport's order");
+    }
+}

@@ -5,7 +5,9 @@
 //! Then the chunks are read in order, each joined with the `temporal` edge that points at it:
 //! memport writes temporal edges in the order of their target chunks, so one pass over the
 //! edges beside the pass over the chunks finds every parent without holding the edges in
-//! memory. Other edges (an extracted memory's `x-derived-from` and `x-supersedes`) are passed
+//! memory. A file in another order (another producer's, a server's export) is found so in a
+//! first pass over the ids and read through a temporary file instead ([`super::aimem_order`]):
+//! every edge is kept in any order. Other edges (an extracted memory's `x-derived-from` and `x-supersedes`) are passed
 //! over.
 //!
 //! memport's own chunks name provider, conversation and message in their URN and their role,
@@ -25,6 +27,7 @@ use crate::error::RunError;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::sources::formats::aimem_order::{Reordered, in_reader_order, insert_parent, temporal_edge};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, role_named};
 use crate::sources::json_array::ArrayFramer;
@@ -40,6 +43,8 @@ pub struct Envelope {
     pub warnings: Warnings,
     /// Notes for people.
     pub notes: Vec<String>,
+    /// The records are in the order memport writes them: one pass joins chunks and edges.
+    pub in_reader_order: bool,
 }
 
 /// Checks an AIMEM input as a consumer must before importing it, and reads its envelope.
@@ -48,7 +53,23 @@ pub struct Envelope {
 /// [`crate::error::ConfigError::NotAnExport`] naming the first problem when the input fails the
 /// consumer checks; I/O errors.
 pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
-    let validation = crate::validate::aimem::validate_file(path)?;
+    let display = path.display().to_string();
+    let open = || crate::remote::open_path(path).map(BufReader::new).map_err(|error| RunError::read(&display, error));
+    let mut first_line = Vec::new();
+    open()?.take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
+    let envelope_line = serde_json::from_slice::<Value>(&first_line).ok().filter(|line| line.get("chunks").is_none());
+    let ndjson = envelope_line.as_ref().is_some_and(|envelope| envelope.get("format").is_some());
+    // Whether the records are in memport's order is found on the other core while the consumer
+    // checks run on this one: it costs no time before the first record is read.
+    let open_boxed = || -> Result<Box<dyn Read + Send>, RunError> { Ok(Box::new(open()?)) };
+    let (validation, in_reader_order) = std::thread::scope(|scope| {
+        let order = scope.spawn(|| {
+            chunks_and_edges(&open_boxed, &display, ndjson).map_or(true, |(chunks, edges)| in_reader_order(chunks, edges, id_and_group_key))
+        });
+        let validation = crate::validate::aimem::validate_file(path);
+        (validation, order.join().unwrap_or(true))
+    });
+    let validation = validation?;
     if let Some(problem) = validation.problems.first() {
         let more = validation.problems.len() - 1;
         let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
@@ -64,21 +85,16 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
             ),
         ));
     }
-    let display = path.display().to_string();
-    let open = || crate::remote::open_path(path).map(BufReader::new).map_err(|error| RunError::read(&display, error));
-    let mut first_line = Vec::new();
-    open()?.take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
-    let envelope_line = serde_json::from_slice::<Value>(&first_line).ok().filter(|line| line.get("chunks").is_none());
     let member = |name: &str| -> Result<Option<String>, RunError> {
         let mut framer = ArrayFramer::member_value(open()?, name);
         Ok(framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok()))
     };
-    let (ndjson, producer, embedding_model) = match envelope_line {
+    let (producer, embedding_model) = match envelope_line {
         // NDJSON: the envelope is the first line, without the arrays.
-        Some(envelope) if envelope.get("format").is_some() => {
-            (true, envelope["producer"].as_str().unwrap_or_default().to_owned(), envelope["embedding_model"].as_str().map(str::to_owned))
+        Some(envelope) if ndjson => {
+            (envelope["producer"].as_str().unwrap_or_default().to_owned(), envelope["embedding_model"].as_str().map(str::to_owned))
         }
-        _ => (false, member("producer")?.unwrap_or_default(), member("embedding_model")?),
+        _ => (member("producer")?.unwrap_or_default(), member("embedding_model")?),
     };
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
@@ -94,7 +110,7 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         warnings.add("aimem_input_notice");
         notes.push(format!("{display}: {notice}"));
     }
-    Ok(Envelope { ndjson, producer, warnings, notes })
+    Ok(Envelope { ndjson, producer, warnings, notes, in_reader_order })
 }
 
 /// Chunks, each with the source of the edge that targets it (as a `_parent` member).
@@ -113,11 +129,8 @@ impl ChunksWithParents {
             match self.edges.next_record(&mut edge) {
                 Ok(Some(_)) => {
                     // Only a temporal edge links a chunk to its parent.
-                    if string_at(&edge, &["edge_type"]).as_deref() != Some("temporal") {
-                        continue;
-                    }
-                    if let (Some(source), Some(target)) = (string_at(&edge, &["source_id"]), string_at(&edge, &["target_id"])) {
-                        self.next_edge = Some((source, target));
+                    if let Some(edge) = temporal_edge(&edge) {
+                        self.next_edge = Some(edge);
                     }
                 }
                 // Edges were checked with the rest; a problem here only loses parent links.
@@ -137,47 +150,66 @@ impl RecordSource for ChunksWithParents {
             (Some((_, target)), Some(id)) if *target == id => self.next_edge.take().map(|(source, _)| source),
             _ => None,
         };
-        if let Some(source) = joined
-            && let Some(brace) = out[start..].iter().position(|byte| *byte == b'{')
-        {
-            let mut member = b"\"_parent\":".to_vec();
-            crate::jcs::write_string(&mut member, &source);
-            member.push(b',');
-            let at = start + brace + 1;
-            out.splice(at..at, member);
+        if let Some(source) = joined {
+            insert_parent(out, start, &source);
         }
         Ok(Some(offset))
     }
 }
 
+/// The `_kind` of an NDJSON line: read from where memport writes it (first) without parsing,
+/// else parsed.
+fn line_kind_is(line: &[u8], kind: &str) -> bool {
+    if let Some(rest) = line.strip_prefix(b"{\"_kind\":\"") {
+        return rest.strip_prefix(kind.as_bytes()).is_some_and(|after| after.first() == Some(&b'"'));
+    }
+    string_at(line, &["_kind"]).as_deref() == Some(kind)
+}
+
 fn is_chunk_line(line: &[u8]) -> bool {
-    string_at(line, &["_kind"]).as_deref() == Some("chunk")
+    line_kind_is(line, "chunk")
 }
 
 fn is_edge_line(line: &[u8]) -> bool {
-    string_at(line, &["_kind"]).as_deref() == Some("edge")
+    line_kind_is(line, "edge")
 }
 
-/// The grouped chunks of a bundle.
-///
-/// # Errors
-/// I/O errors opening it.
-pub fn bundle_records(entry: &Entry) -> Result<GroupingReader, RunError> {
-    let chunks = ArrayRecords::new(ArrayFramer::member_array(entry.open()?, "chunks"), &entry.display);
-    let edges = ArrayRecords::new(ArrayFramer::member_array(entry.open()?, "edges"), &entry.display);
-    let joined = ChunksWithParents { chunks: Box::new(chunks), edges: Box::new(edges), next_edge: None, edges_done: false };
-    Ok(GroupingReader::new(Box::new(joined), group_key))
+/// A file's chunk records and edge records, each read from the start.
+type ChunksAndEdges = (Box<dyn RecordSource>, Box<dyn RecordSource>);
+
+/// Opens the file from its start.
+type Open<'a> = &'a (dyn Fn() -> Result<Box<dyn Read + Send>, RunError> + Sync);
+
+/// The chunk records and the edge records of a bundle or an NDJSON stream.
+fn chunks_and_edges(open: Open, display: &str, ndjson: bool) -> Result<ChunksAndEdges, RunError> {
+    Ok(if ndjson {
+        let chunks = LineRecords::new(BufReader::with_capacity(1 << 16, open()?), display, is_chunk_line);
+        let edges = LineRecords::new(BufReader::with_capacity(1 << 16, open()?), display, is_edge_line);
+        (Box::new(chunks), Box::new(edges))
+    } else {
+        let chunks = ArrayRecords::new(ArrayFramer::member_array(open()?, "chunks"), display);
+        let edges = ArrayRecords::new(ArrayFramer::member_array(open()?, "edges"), display);
+        (Box::new(chunks), Box::new(edges))
+    })
 }
 
-/// The grouped chunk lines of an NDJSON stream.
+/// The chunks of a bundle (or with `ndjson` a stream), each with its parent, grouped by
+/// conversation: in one pass when the file is `in_order` (as [`check_input`] found), else
+/// through [`Reordered`].
 ///
 /// # Errors
-/// I/O errors opening it.
-pub fn ndjson_records(entry: &Entry) -> Result<GroupingReader, RunError> {
-    let chunks = LineRecords::new(BufReader::with_capacity(1 << 16, entry.open()?), &entry.display, is_chunk_line);
-    let edges = LineRecords::new(BufReader::with_capacity(1 << 16, entry.open()?), &entry.display, is_edge_line);
-    let joined = ChunksWithParents { chunks: Box::new(chunks), edges: Box::new(edges), next_edge: None, edges_done: false };
-    Ok(GroupingReader::new(Box::new(joined), group_key))
+/// I/O errors opening it, or the temporary file of records out of order.
+pub fn grouped_chunks(entry: &Entry, ndjson: bool, in_order: bool) -> Result<GroupingReader, RunError> {
+    let open = || entry.open();
+    let (chunks, edges) = chunks_and_edges(&open, &entry.display, ndjson)?;
+    let joined: Box<dyn RecordSource> = if in_order {
+        Box::new(ChunksWithParents { chunks, edges, next_edge: None, edges_done: false })
+    } else {
+        let reordered = Reordered::load(chunks, edges, group_key)
+            .map_err(|problem| RunError::read(entry.display.to_string(), std::io::Error::other(problem.message)))?;
+        Box::new(reordered)
+    };
+    Ok(GroupingReader::new(joined, group_key))
 }
 
 /// The parts of a memport chunk URN's local part: provider, conversation (or `mem`/`h`), and
@@ -217,9 +249,30 @@ fn is_message_tags<S: AsRef<str>>(tags: &[S]) -> bool {
 /// producers' chunks stand alone.
 fn group_key(record: &[u8]) -> Option<String> {
     let id = string_at(record, &["id"])?;
-    let local = local_of(&id)?;
-    let tags = raw_tags(record);
-    if is_message_tags(&tags) {
+    group_key_of(&id, &raw_tags(record))
+}
+
+/// A chunk's id and group key, from one read of the record (the order check's).
+fn id_and_group_key(record: &[u8]) -> (Option<String>, Option<String>) {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<String>,
+        #[serde(default)]
+        tags: Vec<String>,
+    }
+    match sonic_rs::from_slice::<Head>(record) {
+        Ok(Head { id: Some(id), tags }) => {
+            let key = group_key_of(&id, &tags);
+            (Some(id), key)
+        }
+        _ => (string_at(record, &["id"]), group_key(record)),
+    }
+}
+
+/// [`group_key`] of a chunk's id and tags.
+fn group_key_of(id: &str, tags: &[String]) -> Option<String> {
+    let local = local_of(id)?;
+    if is_message_tags(tags) {
         if local.middle == "h" {
             let tag = |prefix: &str| tags.iter().find(|tag| tag.starts_with(prefix)).cloned().unwrap_or_default();
             return Some(format!("{}\0{}", tag("src-"), tag("conv-")));
@@ -431,7 +484,40 @@ fn conversation_of(units: &[&[Value]], origin: Origin, options: &DecodeOptions) 
         fields.parent_id = links.parent_of(record["_parent"].as_str(), &mut warnings);
         push_turn(&mut holder, fields, options);
     }
+    holder.messages = parents_first(std::mem::take(&mut holder.messages));
     decoded(holder, rejected, warnings)
+}
+
+/// `messages` with each after its parent, otherwise in the order given: a file in another
+/// order than memport's (a question and its answer of the same second, sorted by id) still
+/// gives a thread every writer links parent to child.
+fn parents_first(messages: Vec<crate::model::Message>) -> Vec<crate::model::Message> {
+    let position: rustc_hash::FxHashMap<&str, usize> =
+        messages.iter().enumerate().map(|(index, message)| (message.id.as_str(), index)).collect();
+    let mut order = Vec::with_capacity(messages.len());
+    let mut placed = vec![false; messages.len()];
+    for start in 0..messages.len() {
+        // The unplaced ancestors of `start`, nearest last; a cycle stops at a message seen.
+        let mut chain = vec![start];
+        let mut seen = rustc_hash::FxHashSet::default();
+        seen.insert(start);
+        let mut current = start;
+        while let Some(&parent) = messages[current].parent_id.as_deref().and_then(|id| position.get(id)) {
+            if placed[parent] || !seen.insert(parent) {
+                break;
+            }
+            chain.push(parent);
+            current = parent;
+        }
+        for &index in chain.iter().rev() {
+            if !placed[index] {
+                placed[index] = true;
+                order.push(index);
+            }
+        }
+    }
+    let mut slots: Vec<Option<crate::model::Message>> = messages.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|index| slots[index].take()).collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 
 pub mod aime;
 pub mod aimem;
+pub mod aimem_order;
 pub mod grouped;
 pub mod mif;
 pub mod pam;
@@ -46,10 +47,17 @@ pub enum RecordLayout {
     AimeMessages,
     /// AIME `extensions.memport.memories`, one by one.
     AimeMemories,
-    /// AIMEM bundle chunks, joined with their edges, grouped by conversation.
-    AimemBundle,
+    /// AIMEM bundle chunks, joined with their edges, grouped by conversation; `in_order` when
+    /// the records are in the order memport writes (one pass joins them).
+    AimemBundle {
+        /// See above.
+        in_order: bool,
+    },
     /// AIMEM NDJSON chunk lines, joined with the edge lines, grouped by conversation.
-    AimemNdjson,
+    AimemNdjson {
+        /// As for the bundle.
+        in_order: bool,
+    },
     /// The whole file as one record (a lone PAM conversation file), or a record error saying
     /// why it is not JSON.
     WholeFile,
@@ -84,8 +92,8 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read
         RecordLayout::UmpMarkdown(files) => ump::markdown_records(files.clone()),
         RecordLayout::AimeMessages => aime::message_records(entry)?,
         RecordLayout::AimeMemories => aime::memory_records(entry)?,
-        RecordLayout::AimemBundle => aimem::bundle_records(entry)?,
-        RecordLayout::AimemNdjson => aimem::ndjson_records(entry)?,
+        RecordLayout::AimemBundle { in_order } => aimem::grouped_chunks(entry, false, *in_order)?,
+        RecordLayout::AimemNdjson { in_order } => aimem::grouped_chunks(entry, true, *in_order)?,
         RecordLayout::WholeFile => GroupingReader::new(Box::new(grouped::WholeFile::new(entry.clone())), |_| None),
         RecordLayout::PamConversations(folder) => {
             GroupingReader::new(Box::new(pam::IndexedConversations::open(entry, folder.clone())?), |_| None)
@@ -154,7 +162,8 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
         MemoryFormat::Aimem => {
             let envelope = aimem::check_input(path)?;
             let ndjson = envelope.ndjson;
-            let layout = if ndjson { RecordLayout::AimemNdjson } else { RecordLayout::AimemBundle };
+            let in_order = envelope.in_reader_order;
+            let layout = if ndjson { RecordLayout::AimemNdjson { in_order } } else { RecordLayout::AimemBundle { in_order } };
             let name = if ndjson { "AIMEM NDJSON stream" } else { "AIMEM bundle" };
             let decoder = Arc::new(aimem::AimemDecoder { producer: envelope.producer.clone() }) as Arc<dyn Decoder>;
             let mut planned = plan("aimem", format!("{name} (producer {})", envelope.producer), vec![(layout.framing(), decoder)]);
