@@ -140,10 +140,16 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, request_timeout: u64
             path.display()
         );
     };
+    // One read-only connection per core and a spare: recalls run side by side.
+    let readers = (0..=memport::pipeline::default_threads())
+        .map(|_| memport::store::Store::open(path, false))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("opening the store {}", path.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server's runtime")?;
     runtime
         .block_on(memport::serve::http::serve(
             store,
+            readers,
             owner_key,
             !read_only,
             address,

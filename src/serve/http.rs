@@ -43,7 +43,14 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// What every handler shares.
 #[derive(Clone)]
 struct Shared {
+    /// The connection that writes.
     store: Arc<Mutex<Store>>,
+    /// Read-only connections, so recalls run side by side (SQLite has many readers).
+    readers: Arc<Vec<Mutex<Store>>>,
+    next_reader: Arc<std::sync::atomic::AtomicUsize>,
+    /// As many requests at the store at once as there are connections: the rest wait here,
+    /// not in blocking threads of their own.
+    at_the_store: Arc<tokio::sync::Semaphore>,
     /// The `did:key` tokens must be signed with.
     owner_key: String,
     writable: bool,
@@ -115,8 +122,14 @@ async fn with_store(
     if writes && !shared.writable {
         return Err(Failure(StatusCode::FORBIDDEN, UmpError::new("unsupported", "this server was started read-only (--read-only)")));
     }
-    let store = shared.store.clone();
+    let _permit = shared.at_the_store.acquire().await;
+    let (store, readers) = (shared.store.clone(), shared.readers.clone());
+    let reader = shared.next_reader.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let joined = tokio::task::spawn_blocking(move || {
+        if !writes && !readers.is_empty() {
+            let store = readers[reader % readers.len()].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            return work(&store);
+        }
         let mut store = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if !writes {
             return work(&store);
@@ -214,9 +227,12 @@ async fn forget(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<
     Ok(json(value))
 }
 
-/// The routes over `store`, checking tokens against `owner_key`, each request cut at `timeout`.
-pub fn router(store: Store, owner_key: String, writable: bool, timeout: Duration) -> Router {
-    let shared = Shared { store: Arc::new(Mutex::new(store)), owner_key, writable };
+/// The routes over `store` (which writes) and `readers` (read-only connections to the same
+/// file, for reads), checking tokens against `owner_key`, each request cut at `timeout`.
+pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bool, timeout: Duration) -> Router {
+    let at_the_store = Arc::new(tokio::sync::Semaphore::new(readers.len() + 1));
+    let readers = Arc::new(readers.into_iter().map(Mutex::new).collect());
+    let shared = Shared { store: Arc::new(Mutex::new(store)), readers, next_reader: Arc::default(), at_the_store, owner_key, writable };
     Router::new()
         .route("/ump/capabilities", get(capabilities))
         .route("/ump/recall", post(recall))
@@ -236,6 +252,7 @@ pub fn router(store: Store, owner_key: String, writable: bool, timeout: Duration
 /// Binding or serving fails.
 pub async fn serve(
     store: Store,
+    readers: Vec<Store>,
     owner_key: String,
     writable: bool,
     address: SocketAddr,
@@ -244,5 +261,5 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     ready(listener.local_addr()?);
-    axum::serve(listener, router(store, owner_key, writable, timeout)).await
+    axum::serve(listener, router(store, readers, owner_key, writable, timeout)).await
 }

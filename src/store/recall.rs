@@ -25,9 +25,16 @@ const CANDIDATES: usize = 400;
 /// Weights of the signals in the score.
 const WEIGHTS: (f64, f64, f64) = (0.6, 0.25, 0.15);
 
-/// A candidate as read: the record, its BM25 rank (0 without a query), creation time and
-/// salience.
-type Candidate = (Value, f64, i64, Option<f64>);
+/// A candidate as read from the columns, before its record is.
+struct Candidate {
+    seq: i64,
+    created_us: i64,
+    salience: Option<f64>,
+    agent: Option<String>,
+    session: Option<String>,
+    /// BM25 (negative: lower is better), 0 without a query.
+    rank: f64,
+}
 
 /// What to recall.
 #[derive(Debug, Clone, Default)]
@@ -99,27 +106,28 @@ impl Store {
              AND (r.valid_to_us IS NULL OR r.valid_to_us > ?5)
              AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j
                  JOIN records s ON s.id = j.value), r.created_us) <= ?5)";
+        let columns = "r.seq, r.created_us, r.salience, r.agent, r.session";
         let rows: Vec<Candidate> = if expression.is_empty() {
-            let sql = format!(
-                "SELECT r.record, 0.0, r.created_us, r.salience FROM records r WHERE ?1 = ?1 AND {filters} ORDER BY r.created_us DESC, r.seq LIMIT ?6"
-            );
-            self.query_rows(&sql, &expression, any_kind, &kinds, query)?
+            let sql =
+                format!("SELECT {columns}, 0.0 FROM records r WHERE ?1 = ?1 AND {filters} ORDER BY r.created_us DESC, r.seq LIMIT ?6");
+            self.candidates(&sql, &expression, any_kind, &kinds, query)?
         } else {
             let sql = format!(
-                "SELECT r.record, bm25(record_text), r.created_us, r.salience FROM record_text JOIN records r ON r.seq = record_text.rowid
-                 WHERE record_text MATCH ?1 AND {filters} ORDER BY bm25(record_text), r.seq LIMIT ?6"
+                "SELECT {columns}, bm25(record_text) AS rank FROM record_text JOIN records r ON r.seq = record_text.rowid
+                 WHERE record_text MATCH ?1 AND {filters} ORDER BY rank, r.seq LIMIT ?6"
             );
-            self.query_rows(&sql, &expression, any_kind, &kinds, query)?
+            self.candidates(&sql, &expression, any_kind, &kinds, query)?
         };
-        let best = rows.iter().map(|row| row.1).fold(0.0_f64, f64::min);
-        let mut recalled: Vec<Recalled> = rows
+        // Ranked on the columns; only the records returned are read and parsed.
+        let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::min);
+        let mut scored: Vec<(f64, i64, Value)> = rows
             .into_iter()
-            .map(|(record, rank, created_us, salience)| {
-                let similarity = if expression.is_empty() || best == 0.0 { 0.0 } else { (rank / best).clamp(0.0, 1.0) };
-                let age_days = ((query.valid_at - created_us) as f64 / 86_400e6).max(0.0);
+            .map(|candidate| {
+                let similarity = if expression.is_empty() || best == 0.0 { 0.0 } else { (candidate.rank / best).clamp(0.0, 1.0) };
+                let age_days = ((query.valid_at - candidate.created_us) as f64 / 86_400e6).max(0.0);
                 let recency = 0.5_f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
-                let salience = salience.unwrap_or(0.5).clamp(0.0, 1.0);
-                let scope_match = scope_match(&record, query);
+                let salience = candidate.salience.unwrap_or(0.5).clamp(0.0, 1.0);
+                let scope_match = scope_match(candidate.agent.as_deref(), candidate.session.as_deref(), query);
                 let (text_weight, recency_weight, salience_weight) = WEIGHTS;
                 let score = if expression.is_empty() {
                     (recency + salience) / 2.0
@@ -132,15 +140,23 @@ impl Store {
                     "salience": round(salience),
                     "scope_match": round(scope_match),
                 });
-                Recalled { record, signals, score: round(score * (0.9 + 0.1 * scope_match)) }
+                (round(score * (0.9 + 0.1 * scope_match)), candidate.seq, signals)
             })
             .collect();
-        recalled.sort_by(|a, b| b.score.total_cmp(&a.score));
-        recalled.truncate(query.limit.clamp(1, MAX_RECALL));
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.truncate(query.limit.clamp(1, MAX_RECALL));
+        let mut read = self.connection().prepare_cached("SELECT record FROM records WHERE seq = ?1")?;
+        let mut recalled = Vec::with_capacity(scored.len());
+        for (score, seq, signals) in scored {
+            let json: String = read.query_row([seq], |row| row.get(0))?;
+            if let Ok(record) = serde_json::from_str(&json) {
+                recalled.push(Recalled { record, signals, score });
+            }
+        }
         Ok(recalled)
     }
 
-    fn query_rows(
+    fn candidates(
         &self,
         sql: &str,
         expression: &str,
@@ -149,32 +165,34 @@ impl Store {
         query: &RecallQuery,
     ) -> Result<Vec<Candidate>, StoreError> {
         let mut statement = self.connection().prepare_cached(sql)?;
-        let rows = statement
-            .query_map(params![expression, any_kind, kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, f64>(1)?, row.get::<_, i64>(2)?, row.get::<_, Option<f64>>(3)?))
-            })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (json, rank, created, salience) = row?;
-            if let Ok(record) = serde_json::from_str(&json) {
-                out.push((record, rank, created, salience));
-            }
-        }
-        Ok(out)
+        let rows = statement.query_map(
+            params![expression, any_kind, kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent],
+            |row| {
+                Ok(Candidate {
+                    seq: row.get(0)?,
+                    created_us: row.get(1)?,
+                    salience: row.get(2)?,
+                    agent: row.get(3)?,
+                    session: row.get(4)?,
+                    rank: row.get(5)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 }
 
 /// The share of the query's scope members (agent, session) the record's scope has too; 1.0
 /// when the query names none.
-fn scope_match(record: &Value, query: &RecallQuery) -> f64 {
-    let wanted: Vec<(&str, &str)> = [("agent", query.agent.as_deref()), ("session", query.session.as_deref())]
+fn scope_match(agent: Option<&str>, session: Option<&str>, query: &RecallQuery) -> f64 {
+    let wanted: Vec<(Option<&str>, &str)> = [(agent, query.agent.as_deref()), (session, query.session.as_deref())]
         .into_iter()
-        .filter_map(|(name, value)| Some((name, value?)))
+        .filter_map(|(have, want)| Some((have, want?)))
         .collect();
     if wanted.is_empty() {
         return 1.0;
     }
-    let matched = wanted.iter().filter(|(name, value)| record["scope"][*name].as_str() == Some(*value)).count();
+    let matched = wanted.iter().filter(|(have, want)| *have == Some(*want)).count();
     matched as f64 / wanted.len() as f64
 }
 

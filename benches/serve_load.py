@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Load on `memport serve --listen` (a benchmark, not a test), on loopback only.
+
+Builds a store from the generated ChatGPT export of ``--size`` (cached under ``--workdir``, as
+``benches/bench.py`` makes it), issues a read token, starts the server on a free loopback port,
+then runs ``--clients`` threads that each send recall requests (queries of one to three words
+drawn from a fixed list, seeded) back to back for ``--seconds`` or ``--requests`` in all,
+whichever ends first. Prints the store's size and build time, then throughput and p50/p99
+latency of the requests, and the server's peak RSS. Stops the server at the end.
+
+    python3 benches/serve_load.py --size 256M --clients 200 --seconds 20
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = [
+    "work", "job", "live", "home", "moved", "daughter", "son", "wife", "husband", "allergic", "vegan", "running",
+    "marathon", "python", "rust", "database", "travel", "berlin", "teacher", "nurse", "project", "deadline", "cat",
+    "dog", "music", "guitar", "coffee", "tea", "birthday", "doctor", "school", "garden", "recipe", "budget",
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_rss_kib(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM"):
+                return int(line.split()[1])
+    except OSError:
+        return 0
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="256M")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "memport-bench"))
+    parser.add_argument("--memport", default=str(ROOT / "target/release/memport"))
+    args = parser.parse_args()
+
+    export = Path(args.workdir) / f"chatgpt-{args.size}-seed1" / "conversations.json"
+    if not export.is_file():
+        subprocess.run([sys.executable, str(ROOT / "benches/gen_chatgpt.py"), "--size", args.size, "--out", str(export.parent)], check=True)
+    scratch = Path(tempfile.mkdtemp(prefix="memport-serve-load-"))
+    store = scratch / "memory.db"
+    started = time.monotonic()
+    subprocess.run([args.memport, "convert", str(export), "--to", "store", "-o", str(store), "--exported-at", "2026-01-01T00:00:00Z"],
+                   check=True, stderr=subprocess.DEVNULL)
+    built = time.monotonic() - started
+    key = scratch / "owner.key"
+    key.write_text("07" * 32)
+    token = subprocess.run([args.memport, "token", "issue", str(store), "--key", str(key), "--verbs", "read", "--ttl", "1h"],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    port = free_port()
+    server = subprocess.Popen([args.memport, "serve", str(store), "--listen", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the server did not start")
+                time.sleep(0.05)
+        latencies, errors, sent = [], [0], [0]
+        lock = threading.Lock()
+        stop_at = time.monotonic() + args.seconds
+
+        def client(seed):
+            rng = random.Random(seed)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            while time.monotonic() < stop_at:
+                with lock:
+                    if sent[0] >= args.requests:
+                        return
+                    sent[0] += 1
+                body = json.dumps({"query": " ".join(rng.sample(WORDS, rng.randint(1, 3))), "limit": 10})
+                began = time.monotonic()
+                try:
+                    connection.request("POST", "/ump/recall", body, headers)
+                    response = connection.getresponse()
+                    response.read()
+                    ok = response.status == 200
+                except (OSError, http.client.HTTPException):
+                    ok = False
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                elapsed = time.monotonic() - began
+                with lock:
+                    if ok:
+                        latencies.append(elapsed)
+                    else:
+                        errors[0] += 1
+
+        threads = [threading.Thread(target=client, args=(seed,)) for seed in range(args.clients)]
+        began = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.monotonic() - began
+        latencies.sort()
+        quantile = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")
+        print(f"store: {store.stat().st_size / 1e6:.0f} MB from a {args.size} export in {built:.1f} s")
+        print(f"clients {args.clients}: {len(latencies)} recalls in {wall:.1f} s = {len(latencies) / wall:.0f}/s, "
+              f"p50 {quantile(0.5):.1f} ms, p99 {quantile(0.99):.1f} ms, errors {errors[0]}, server peak RSS {peak_rss_kib(server.pid) / 1024:.0f} MiB")
+    finally:
+        server.terminate()
+        server.wait()
+        for path in scratch.iterdir():
+            path.unlink()
+        scratch.rmdir()
+
+
+if __name__ == "__main__":
+    main()
