@@ -101,8 +101,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// `memport forget`: tombstones (or with `hard` erases) records of a store, all or none.
 fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
     let mut store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {}", path.display()))?;
-    let now = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_micros())
-        .unwrap_or(i64::MAX);
+    let now = memport::serve::now_micros();
     let results = store
         .in_transaction(|store| {
             ids.iter().map(|id| store.forget(id, reason, hard, now).map(|result| (id, result))).collect::<Result<Vec<_>, _>>()
@@ -112,11 +111,6 @@ fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
         eprintln!("memport: {id}: {}", result.name());
     }
     Ok(0)
-}
-
-/// Seconds since the epoch, now.
-fn now_seconds() -> i64 {
-    i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()).unwrap_or(i64::MAX)
 }
 
 /// `memport serve`: the store's records as UMP tools over MCP on stdio, until the client
@@ -178,7 +172,7 @@ fn issue_token(path: &Path, key: &Path, verbs: &[String], ttl: &str, agent: Opti
         Some(_) => {}
         None => store.set_owner_key(&did)?,
     }
-    let now = now_seconds();
+    let now = memport::serve::now_micros() / 1_000_000;
     let grant = Grant { iss: did, verbs, scope: TokenScope { agent }, iat: now, exp: now.saturating_add(seconds) };
     println!("{}", issue(&grant, &key));
     Ok(0)

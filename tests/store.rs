@@ -82,7 +82,7 @@ fn a_rerun_loads_into_the_store_keeping_what_was_remembered_there_and_what_mempo
             .in_transaction(|store| {
                 let partial = serde_json::json!({"kind": "semantic", "body": {"text": "Prefers green tea"}});
                 let record = store.complete(&partial, 1_780_000_000_000_000, "agent", "test")?;
-                Ok(store.remember(record)?.0)
+                Ok::<_, memport::store::StoreError>(store.remember(record)?.0)
             })
             .unwrap();
         (remembered, first.iter().next().unwrap().clone())

@@ -31,6 +31,7 @@ use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::now_micros;
 use super::operations::{self, ForgetRequest, GetRequest, RecallRequest, RememberRequest, ReviseRequest, UmpError};
 use super::token::{Grant, Verb, verify};
 use crate::store::Store;
@@ -65,6 +66,12 @@ impl IntoResponse for Failure {
     }
 }
 
+impl From<crate::store::StoreError> for Failure {
+    fn from(error: crate::store::StoreError) -> Failure {
+        Failure::from(UmpError::from(error))
+    }
+}
+
 impl From<UmpError> for Failure {
     fn from(error: UmpError) -> Failure {
         let status = match error.code {
@@ -81,11 +88,6 @@ impl From<UmpError> for Failure {
 
 fn forbidden(message: impl Into<String>) -> Failure {
     Failure(StatusCode::FORBIDDEN, UmpError::new("forbidden_scope", message))
-}
-
-fn now_micros() -> i64 {
-    let elapsed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX)
 }
 
 /// The grant of the request's bearer token, which must allow one of `verbs`.
@@ -134,18 +136,7 @@ async fn with_store(
         if !writes {
             return work(&store);
         }
-        let mut failure = None;
-        let committed = store.in_transaction(|store| {
-            work(store).map_err(|error| {
-                failure = Some(error);
-                crate::store::StoreError::InvalidRecord(String::new())
-            })
-        });
-        match (committed, failure) {
-            (Ok(value), _) => Ok(value),
-            (Err(_), Some(failure)) => Err(failure),
-            (Err(error), None) => Err(Failure::from(UmpError::from(error))),
-        }
+        store.in_transaction(work)
     })
     .await;
     joined.unwrap_or_else(|error| Err(Failure(StatusCode::INTERNAL_SERVER_ERROR, UmpError::new("unsupported", error.to_string()))))

@@ -132,12 +132,12 @@ impl Store {
     /// Runs `work` in one transaction: all of it is stored, or (on an error) none.
     ///
     /// # Errors
-    /// What `work` fails with, and SQLite errors committing.
-    pub fn in_transaction<T>(&mut self, work: impl FnOnce(&Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.connection.execute_batch("BEGIN IMMEDIATE")?;
+    /// What `work` fails with, and SQLite errors beginning or committing.
+    pub fn in_transaction<T, E: From<StoreError>>(&mut self, work: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
+        self.connection.execute_batch("BEGIN IMMEDIATE").map_err(StoreError::from)?;
         match work(self) {
             Ok(value) => {
-                self.connection.execute_batch("COMMIT")?;
+                self.connection.execute_batch("COMMIT").map_err(StoreError::from)?;
                 Ok(value)
             }
             Err(error) => {
@@ -186,55 +186,44 @@ impl Store {
         match existing {
             Some((_, stored, _)) if stored == json => Ok(Put::Unchanged),
             Some((seq, _, old_text)) => {
+                // The row is written again under its own seq, so it keeps its place.
                 self.unindex(seq, &old_text)?;
-                connection
-                    .prepare_cached(
-                        "UPDATE records SET kind = ?2, status = ?3, owner = ?4, agent = ?5, session = ?6, text = ?7, created_us = ?8,
-                         valid_from_us = ?9, valid_to_us = ?10, salience = ?11, superseded = ?13, record = ?12 WHERE seq = ?1",
-                    )?
-                    .execute(params![
-                        seq,
-                        row.kind,
-                        row.status,
-                        row.owner,
-                        row.agent,
-                        row.session,
-                        row.text,
-                        row.created_us,
-                        row.valid_from_us,
-                        row.valid_to_us,
-                        row.salience,
-                        json,
-                        row.superseded
-                    ])?;
-                self.index(seq, row.text, record)?;
+                connection.prepare_cached("DELETE FROM records WHERE seq = ?1")?.execute([seq])?;
+                self.write_row(Some(seq), &row, &json, record)?;
                 Ok(Put::Replaced)
             }
             None => {
-                connection
-                    .prepare_cached(
-                        "INSERT INTO records (id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
-                         salience, record, superseded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                    )?
-                    .execute(params![
-                        row.id,
-                        row.kind,
-                        row.status,
-                        row.owner,
-                        row.agent,
-                        row.session,
-                        row.text,
-                        row.created_us,
-                        row.valid_from_us,
-                        row.valid_to_us,
-                        row.salience,
-                        json,
-                        row.superseded
-                    ])?;
-                self.index(connection.last_insert_rowid(), row.text, record)?;
+                self.write_row(None, &row, &json, record)?;
                 Ok(Put::Created)
             }
         }
+    }
+
+    /// Inserts a record's row (under `seq`, or a new one) and indexes it.
+    fn write_row(&self, seq: Option<i64>, row: &Row, json: &str, record: &Value) -> Result<(), StoreError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(
+                "INSERT INTO records (seq, id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
+                 salience, superseded, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            )?
+            .execute(params![
+                seq,
+                row.id,
+                row.kind,
+                row.status,
+                row.owner,
+                row.agent,
+                row.session,
+                row.text,
+                row.created_us,
+                row.valid_from_us,
+                row.valid_to_us,
+                row.salience,
+                row.superseded,
+                json
+            ])?;
+        self.index(connection.last_insert_rowid(), row.text, record)
     }
 
     /// Adds a record's text to the full-text index and its relations to `relations`.
