@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use memport::cli::args::{Cli, Command, ConvertArgs, MergeArgs, SyncArgs, TokenCommand};
+use memport::cli::args::{Cli, Command, ConvertArgs, MergeArgs, PullArgs, PushArgs, ServerArgs, SyncArgs, TokenCommand};
 use memport::cli::{inspect_text, run_text, threads, validate_text};
 use memport::pipeline::config;
 use memport::pipeline::report::RunReport;
@@ -69,6 +69,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Convert(args) => convert(*args),
         Command::Sync(args) => sync(*args),
         Command::Merge(args) => merge(*args),
+        Command::Push(args) => push(*args),
+        Command::Pull(args) => pull(*args),
         Command::Run { pipeline, exported_at, json } => match config::load_job(&pipeline, resolve_exported_at(exported_at.as_deref())?)? {
             config::Job::Convert(mut options) => {
                 check_inputs(&options.inputs)?;
@@ -92,7 +94,13 @@ fn run(cli: Cli) -> Result<u8> {
             inspect(inputs, json)
         }
         Command::Validate { files, json } => validate(files, json),
-        Command::Serve { store, mcp: _, listen, request_timeout, read_only } => serve(&store, listen, request_timeout, read_only),
+        Command::Serve { store, mcp: _, listen, request_timeout, max_import, read_only } => {
+            let limits = memport::serve::http::Limits {
+                request_timeout: std::time::Duration::from_secs(request_timeout.max(1)),
+                max_import: max_import.bytes(),
+            };
+            serve(&store, listen, limits, read_only)
+        }
         Command::Token(TokenCommand::Issue { store, key, verbs, ttl, agent }) => issue_token(&store, &key, &verbs, &ttl, agent),
         Command::Forget { store, ids, hard, reason } => forget(&store, &ids, hard, &reason),
     }
@@ -115,7 +123,7 @@ fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
 
 /// `memport serve`: the store's records as UMP tools over MCP on stdio, until the client
 /// closes it (nothing but the protocol goes to stdout), or as UMP's HTTP binding on `listen`.
-fn serve(path: &Path, listen: Option<std::net::SocketAddr>, request_timeout: u64, read_only: bool) -> Result<u8> {
+fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::serve::http::Limits, read_only: bool) -> Result<u8> {
     if !path.is_file() {
         bail!("{}: no such store file; make one with `memport convert EXPORT --to store -o {}`", path.display(), path.display());
     }
@@ -147,9 +155,12 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, request_timeout: u64
             owner_key,
             !read_only,
             address,
-            std::time::Duration::from_secs(request_timeout.max(1)),
+            limits,
             |bound| {
-                eprintln!("memport: serving {} on http://{bound}/ump/ (UMP HTTP binding; Ctrl-C stops)", path.display());
+                eprintln!(
+                    "memport: serving {} on http://{bound}/ump/ (UMP's HTTP binding) and http://{bound}/v1/brain/ (AIMEM's HTTP profile); Ctrl-C stops",
+                    path.display()
+                );
             },
         ))
         .with_context(|| format!("serving on {address}"))?;
@@ -215,6 +226,64 @@ fn convert(args: ConvertArgs) -> Result<u8> {
     let formats = parse_formats(&args.formats)?;
     let outputs = output_paths(&formats, &args.output)?;
     let options = conversion_options(args.inputs, outputs, args.report, args.rejects, args.settings)?;
+    let report = memport::run(&options)?;
+    finish_run(&report, false)
+}
+
+/// The bearer token for an AIMEM server: `--token-file`, else `MEMPORT_TOKEN`.
+fn server_token(access: &ServerArgs) -> Result<String> {
+    if let Some(path) = &access.token_file {
+        let token = std::fs::read_to_string(path).with_context(|| format!("reading the token file {}", path.display()))?;
+        return Ok(token.trim().to_owned());
+    }
+    match std::env::var("MEMPORT_TOKEN") {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_owned()),
+        _ => bail!("the server needs a token: give --token-file FILE, or set MEMPORT_TOKEN"),
+    }
+}
+
+/// `memport push`: an AIMEM bundle (made from the input when it is not one) sent to a server.
+fn push(args: PushArgs) -> Result<u8> {
+    check_inputs(std::slice::from_ref(&args.input))?;
+    let server = memport::remote::brain_http::BrainServer::new(&args.server, &server_token(&args.access)?);
+    let folder = tempfile::Builder::new().prefix("memport-push-").tempdir().context("making a temporary folder")?;
+    // An AIMEM bundle goes as it is, checked first (another producer's ids are the server's to
+    // judge); anything else is converted.
+    let validation = if args.input.is_file() { memport::validate::validate_path(&args.input).ok() } else { None };
+    let bundle = if let Some(mut validation) = validation.filter(|validation| validation.format == "aimem") {
+        memport::validate::aimem::tolerate_foreign_ids(&mut validation);
+        if !validation.is_valid() {
+            eprint!("{}", validate_text::validations_text(std::slice::from_ref(&validation)));
+            bail!("{} is not a bundle a server accepts; nothing was sent", args.input.display());
+        }
+        args.input.clone()
+    } else {
+        // A server of the reference's kind imports bundles only: anything else becomes one.
+        let bundle = folder.path().join("push.aimem.json");
+        let options = conversion_options(vec![args.input.clone()], vec![(OutputFormat::Aimem, bundle.clone())], None, None, args.settings)?;
+        let report = memport::run(&options)?;
+        eprint!("{}", run_text::run_summary(&report));
+        bundle
+    };
+    let summary = server.push(&bundle)?;
+    print_json(&summary)?;
+    eprintln!("memport: {} imported into {}", args.input.display(), args.server);
+    Ok(0)
+}
+
+/// `memport pull`: a server's export, downloaded, checked and converted to the formats asked.
+fn pull(args: PullArgs) -> Result<u8> {
+    let server = memport::remote::brain_http::BrainServer::new(&args.server, &server_token(&args.access)?);
+    let folder = tempfile::Builder::new().prefix("memport-pull-").tempdir().context("making a temporary folder")?;
+    let bundle = folder.path().join(if args.stream { "pulled.aimem.ndjson" } else { "pulled.aimem.json" });
+    let since = args.since.as_deref().filter(|_| args.scope == "SINCE");
+    let bytes = server.pull(&args.scope, since, args.stream, &bundle)?;
+    if !args.settings.quiet {
+        eprintln!("memport: pulled {bytes} bytes ({} export) from {}", args.scope, args.server);
+    }
+    let formats = parse_formats(&args.formats)?;
+    let outputs = output_paths(&formats, &args.output)?;
+    let options = conversion_options(vec![bundle], outputs, args.report, args.rejects, args.settings)?;
     let report = memport::run(&options)?;
     finish_run(&report, false)
 }
@@ -289,6 +358,7 @@ fn conversion_options(
         sign_key: settings.sign_key.as_deref().map(memport::signing::SignKey::load).transpose()?,
         settings,
         incremental: None,
+        dna_only: false,
     })
 }
 

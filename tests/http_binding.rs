@@ -18,14 +18,14 @@ use serde_json::{Value, json};
 
 use crate::util::{convert_all_branches as convert, examples};
 
-const OWNER_SEED: [u8; 32] = [7; 32];
+pub(crate) const OWNER_SEED: [u8; 32] = [7; 32];
 
 /// A server on a free loopback port over a store made from the bundled examples.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
-    store: PathBuf,
-    _folder: tempfile::TempDir,
+    pub(crate) port: u16,
+    pub(crate) store: PathBuf,
+    pub(crate) folder: tempfile::TempDir,
 }
 
 impl Drop for Server {
@@ -35,16 +35,16 @@ impl Drop for Server {
     }
 }
 
-fn memport() -> Command {
+pub(crate) fn memport() -> Command {
     Command::new(env!("CARGO_BIN_EXE_memport"))
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
 /// A token of the owner key (issued by the library, so expiry can lie in the past).
-fn token(verbs: &[Verb], agent: Option<&str>, expires_in: i64) -> String {
+pub(crate) fn token(verbs: &[Verb], agent: Option<&str>, expires_in: i64) -> String {
     let key = SignKey::from_seed(&OWNER_SEED);
     let grant = Grant {
         iss: key.did_key(),
@@ -57,8 +57,13 @@ fn token(verbs: &[Verb], agent: Option<&str>, expires_in: i64) -> String {
 }
 
 fn start() -> Server {
+    start_over(&examples(), &["--request-timeout", "2"])
+}
+
+/// A server over a store made from `inputs`, started with `options` beside `--listen`.
+pub(crate) fn start_over(inputs: &[PathBuf], options: &[&str]) -> Server {
     let folder = tempfile::tempdir().unwrap();
-    convert(&examples(), folder.path(), &[OutputFormat::Store], 2);
+    convert(inputs, folder.path(), &[OutputFormat::Store], 2);
     let store = folder.path().join("memory.db");
     let key = folder.path().join("owner.key");
     std::fs::write(&key, OWNER_SEED.iter().map(|byte| format!("{byte:02x}")).collect::<String>()).unwrap();
@@ -71,7 +76,8 @@ fn start() -> Server {
     let child = memport()
         .arg("serve")
         .arg(&store)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--request-timeout", "2"])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(options)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -80,11 +86,11 @@ fn start() -> Server {
         assert!(started.elapsed() < Duration::from_secs(20), "the server listens");
         std::thread::sleep(Duration::from_millis(50));
     }
-    Server { child, port, store, _folder: folder }
+    Server { child, port, store, folder }
 }
 
 /// Sends one request and returns the status and the body as JSON (null when not JSON).
-fn request(server: &Server, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Value) {
+pub(crate) fn request(server: &Server, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Value) {
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     let auth = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
     let head = format!(
@@ -96,7 +102,7 @@ fn request(server: &Server, method: &str, path: &str, token: Option<&str>, body:
     read_response(stream)
 }
 
-fn read_response(mut stream: TcpStream) -> (u16, Value) {
+pub(crate) fn read_response(mut stream: TcpStream) -> (u16, Value) {
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response);
@@ -109,7 +115,7 @@ fn post(server: &Server, path: &str, token: Option<&str>, body: &Value) -> (u16,
     request(server, "POST", path, token, body.to_string().as_bytes())
 }
 
-fn record_count(store: &Path) -> (u64, u64) {
+pub(crate) fn record_count(store: &Path) -> (u64, u64) {
     Store::open(store, false).unwrap().counts().unwrap()
 }
 

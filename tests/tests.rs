@@ -7,6 +7,8 @@ mod util;
 
 mod aime;
 mod aimem;
+mod aimem_peers;
+mod brain_http;
 mod chatgpt_edge_cases;
 mod chatgpt_samples;
 mod claude;

@@ -108,14 +108,16 @@ pub enum Command {
     /// (capabilities, recall, remember, get, revise, forget) as MCP tools on stdin/stdout
     /// (`--mcp`), or as UMP's HTTP binding (`--listen ADDRESS`: /ump/recall, /ump/remember,
     /// /ump/memory/ID, /ump/revise, /ump/forget, /ump/capabilities), where every call but
-    /// capabilities needs a capability token (`memport token issue`).
+    /// capabilities needs a capability token (`memport token issue`), and AIMEM's HTTP
+    /// profile on the same address (/v1/brain/export, /v1/brain/export/stream,
+    /// /v1/brain/import): whole bundles out of and into the store.
     ///
     /// Add it to an MCP host's configuration as a command, e.g. for Claude Code:
     /// `claude mcp add memory -- memport serve /path/to/memory.db --mcp`. Recall ranks the
     /// store's memories and messages by text relevance, recency and salience. Writes happen in
     /// one transaction each; `--read-only` refuses them.
     #[command(
-        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > token\n  memport serve memory.db --listen 127.0.0.1:9420\n  curl -H \"Authorization: Bearer $(cat token)\" -d '{\"query\": \"where do I live\"}' http://127.0.0.1:9420/ump/recall"
+        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > token\n  memport serve memory.db --listen 127.0.0.1:9420\n  curl -H \"Authorization: Bearer $(cat token)\" -d '{\"query\": \"where do I live\"}' http://127.0.0.1:9420/ump/recall\n  curl -H \"Authorization: Bearer $(cat token)\" 'http://127.0.0.1:9420/v1/brain/export?scope=SINCE&since=2026-10-01' -o delta.aimem.json\n  curl -H \"Authorization: Bearer $(cat token)\" --data-binary @brain.aimem.json http://127.0.0.1:9420/v1/brain/import"
     )]
     Serve {
         /// The store file.
@@ -130,13 +132,36 @@ pub enum Command {
         /// (a slow or stalled client).
         #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "listen")]
         request_timeout: u64,
-        /// Refuse remember, revise and forget.
+        /// With --listen: the largest AIMEM bundle `POST /v1/brain/import` takes (413
+        /// beyond), like 512M or 8G.
+        #[arg(long, value_name = "SIZE", default_value = "4G", requires = "listen")]
+        max_import: crate::pipeline::settings::RecordSize,
+        /// Refuse remember, revise, forget and imports.
         #[arg(long)]
         read_only: bool,
     },
     /// Capability tokens for `memport serve --listen`.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Import memory into an AIMEM server (`POST /v1/brain/import` of AIMEM's HTTP profile):
+    /// `memport serve`, the AIMEM reference or any server that speaks the profile. An AIMEM
+    /// bundle is checked and sent as it is; anything else memport reads (an export, PAM, an
+    /// AIMEM stream, …) is converted to a bundle first. The body streams from disk; transient
+    /// failures are retried with backoff; the server's summary is printed on stdout and its
+    /// problem details on failure.
+    #[command(
+        after_help = "Examples:\n  memport push brain.aimem.json --to https://host/v1/brain --token-file token\n  memport push chatgpt-export.zip --to http://127.0.0.1:9420 --token-file token\n  MEMPORT_TOKEN=$(cat token) memport push my-memory/ --to http://127.0.0.1:9420"
+    )]
+    Push(Box<PushArgs>),
+    /// Export memory from an AIMEM server (`GET /v1/brain/export` of AIMEM's HTTP profile) into
+    /// any format memport writes: the whole brain, its DNA-class memories, or what was created
+    /// since a time. The bundle is downloaded to a temporary file, checked, then converted like
+    /// `memport convert` would. A server that keeps imported chunks' ids under its own
+    /// producer (the AIMEM reference) is read with a notice; the outputs carry memport's ids.
+    #[command(
+        after_help = "Examples:\n  memport pull https://host/v1/brain --to aimem -o brain.aimem.json --token-file token\n  memport pull https://host/v1/brain --scope SINCE --since 2026-10-01 --to pam -o delta/ --token-file token\n  memport pull http://127.0.0.1:9420 --scope DNA_ONLY --stream --to ump-ndjson -o dna.ump.ndjson --token-file token"
+    )]
+    Pull(Box<PullArgs>),
     /// Forget records of a memory store: tombstone them (out of recall, kept for audit), or
     /// with --hard erase each record and its text for good. An erasure is remembered in the
     /// store, so later runs that load the same export into it do not bring the record back.
@@ -188,6 +213,66 @@ pub struct ConvertArgs {
     #[arg(value_parser = parse_location, long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
     /// How records are read and written.
+    #[command(flatten)]
+    pub settings: Settings,
+}
+
+/// Where an AIMEM server is and the token it takes.
+#[derive(Args)]
+pub struct ServerArgs {
+    /// A file holding the bearer token the server gave (`memport token issue` for `memport
+    /// serve`); without it, the MEMPORT_TOKEN environment variable.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+/// `memport push`'s arguments.
+#[derive(Args)]
+pub struct PushArgs {
+    /// What to send: an AIMEM bundle, or anything `memport convert` reads.
+    pub input: PathBuf,
+    /// The server's AIMEM profile: https://host/v1/brain (or just https://host).
+    #[arg(long = "to", value_name = "URL")]
+    pub server: String,
+    /// The server's token.
+    #[command(flatten)]
+    pub access: ServerArgs,
+    /// How a non-AIMEM input is converted.
+    #[command(flatten)]
+    pub settings: Settings,
+}
+
+/// `memport pull`'s arguments.
+#[derive(Args)]
+pub struct PullArgs {
+    /// The server's AIMEM profile: https://host/v1/brain (or just https://host).
+    pub server: String,
+    /// What to export: FULL (everything), DNA_ONLY (identity, preferences, decisions, pitfalls,
+    /// procedures) or SINCE (what was created since --since).
+    #[arg(long, default_value = "FULL", value_parser = ["FULL", "DNA_ONLY", "SINCE"])]
+    pub scope: String,
+    /// With --scope SINCE: the start, an ISO-8601 date or time (2026-10-01, 2026-10-01T00:00:00Z).
+    #[arg(long, value_name = "TIME", required_if_eq("scope", "SINCE"))]
+    pub since: Option<String>,
+    /// Fetch the NDJSON stream (/export/stream) instead of one JSON bundle.
+    #[arg(long)]
+    pub stream: bool,
+    /// Output formats, comma-separated, as `memport convert --to`.
+    #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
+    pub formats: Vec<String>,
+    /// Output file for one format; a folder for several (as `memport convert -o`).
+    #[arg(value_parser = parse_location, short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Write the JSON run report here.
+    #[arg(value_parser = parse_location, long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write rejected records here as NDJSON.
+    #[arg(value_parser = parse_location, long, value_name = "FILE")]
+    pub rejects: Option<PathBuf>,
+    /// The server's token.
+    #[command(flatten)]
+    pub access: ServerArgs,
+    /// How the bundle is converted.
     #[command(flatten)]
     pub settings: Settings,
 }

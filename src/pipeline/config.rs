@@ -184,6 +184,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         settings,
         sign_key,
         incremental: None,
+        dna_only: false,
     };
     let job = match file.sync {
         None => Job::Convert(options),

@@ -58,6 +58,9 @@ pub struct Options {
     pub sign_key: Option<crate::signing::SignKey>,
     /// Set by a sync: its outputs are part of a series (export ids, a delta's base and since).
     pub incremental: Option<crate::sinks::Incremental>,
+    /// The inputs hold only memories of a DNA class (a store's `DNA_ONLY` export, chosen by
+    /// its caller): AIMEM says `scope: "DNA_ONLY"`.
+    pub dna_only: bool,
 }
 
 impl Options {
@@ -175,6 +178,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
             exported_at: options.exported_at,
             links_expected: extraction_settings.extract.is_some(),
             since: options.incremental.as_ref().and_then(|incremental| incremental.since),
+            dna_only: options.dna_only,
         },
         partition_by_provider: settings.partition_by_provider(),
         owner_id: settings.owner_id.clone(),

@@ -1,12 +1,14 @@
 //! Object storage: `s3://` inputs and outputs through the `object_store` crate (ranged reads,
 //! multipart uploads published at the end, credentials the way the AWS tools find them,
-//! retries with backoff), and the `file://` spelling of a local path.
+//! retries with backoff), the `file://` spelling of a local path, and a client of AIMEM's HTTP
+//! profile ([`brain_http`], for `memport push` and `pull`).
 //!
 //! This layer knows buckets and objects only; what a run does with them is in
 //! [`crate::outputs::upload`] (a conversion's outputs), [`crate::outputs::sync_upload`]
 //! (a sync's run folders) and [`crate::sources::container`] (reading an export).
 
 pub mod aws_files;
+pub mod brain_http;
 pub mod client;
 pub mod error;
 pub mod objects;

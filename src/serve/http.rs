@@ -31,6 +31,7 @@ use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::brain_routes;
 use super::now_micros;
 use super::operations::{self, ForgetRequest, GetRequest, RecallRequest, RememberRequest, ReviseRequest, UmpError};
 use super::token::{Grant, Verb, verify};
@@ -40,10 +41,12 @@ use crate::store::Store;
 pub const MAX_BODY: usize = 1 << 20;
 /// The longest a request may take, reading its body included, unless told otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest bundle an import takes unless told otherwise: 4 GiB.
+pub const DEFAULT_MAX_IMPORT: u64 = 4 << 30;
 
 /// What every handler shares.
 #[derive(Clone)]
-struct Shared {
+pub(super) struct Shared {
     /// The connection that writes.
     store: Arc<Mutex<Store>>,
     /// Read-only connections, so recalls run side by side (SQLite has many readers).
@@ -54,11 +57,43 @@ struct Shared {
     at_the_store: Arc<tokio::sync::Semaphore>,
     /// The `did:key` tokens must be signed with.
     owner_key: String,
-    writable: bool,
+    /// The store's owner, who owns what an import brings.
+    pub(super) owner: String,
+    pub(super) writable: bool,
+    /// The request timeout: an import's body gets it as grace before its rate is checked.
+    pub(super) timeout: Duration,
+    /// The largest bundle an import takes.
+    pub(super) max_import: u64,
+    /// Imports converting at once: the rest wait, so many imports do not crowd the memory.
+    pub(super) importing: Arc<tokio::sync::Semaphore>,
+    /// Worker threads of each export's or import's conversion.
+    pub(super) conversion_threads: usize,
+}
+
+/// How much a client may ask of the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The longest a UMP request may take, reading its body included (408 beyond).
+    pub request_timeout: Duration,
+    /// The largest bundle `POST /v1/brain/import` takes (413 beyond).
+    pub max_import: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { request_timeout: DEFAULT_REQUEST_TIMEOUT, max_import: DEFAULT_MAX_IMPORT }
+    }
 }
 
 /// An error as an HTTP response with UMP's envelope.
-struct Failure(StatusCode, UmpError);
+pub(super) struct Failure(pub(super) StatusCode, pub(super) UmpError);
+
+impl Failure {
+    /// A failure of the server's own (500).
+    pub(super) fn internal(message: impl Into<String>) -> Failure {
+        Failure(StatusCode::INTERNAL_SERVER_ERROR, UmpError::new("internal", message))
+    }
+}
 
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
@@ -91,7 +126,7 @@ fn forbidden(message: impl Into<String>) -> Failure {
 }
 
 /// The grant of the request's bearer token, which must allow one of `verbs`.
-fn authorize(shared: &Shared, headers: &HeaderMap, verbs: &[Verb]) -> Result<Grant, Failure> {
+pub(super) fn authorize(shared: &Shared, headers: &HeaderMap, verbs: &[Verb]) -> Result<Grant, Failure> {
     let unauthorized = |message: String| Failure(StatusCode::UNAUTHORIZED, UmpError::new("unauthorized", message));
     let token = headers
         .get(header::AUTHORIZATION)
@@ -116,11 +151,11 @@ fn body<T: DeserializeOwned>(bytes: Result<Bytes, BytesRejection>) -> Result<T, 
 }
 
 /// Runs `work` on the store on a blocking thread, in one transaction when it writes.
-async fn with_store(
+pub(super) async fn with_store<T: Send + 'static>(
     shared: &Shared,
     writes: bool,
-    work: impl FnOnce(&Store) -> Result<Value, Failure> + Send + 'static,
-) -> Result<Value, Failure> {
+    work: impl FnOnce(&Store) -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
     if writes && !shared.writable {
         return Err(Failure(StatusCode::FORBIDDEN, UmpError::new("unsupported", "this server was started read-only (--read-only)")));
     }
@@ -219,12 +254,27 @@ async fn forget(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<
 }
 
 /// The routes over `store` (which writes) and `readers` (read-only connections to the same
-/// file, for reads), checking tokens against `owner_key`, each request cut at `timeout`.
-pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bool, timeout: Duration) -> Router {
+/// file, for reads), checking tokens against `owner_key`, within `limits`: UMP's binding, each
+/// request cut at the request timeout, and AIMEM's HTTP profile, whose bodies are bounded by
+/// size and rate instead ([`super::brain_routes`]).
+pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bool, limits: Limits) -> Router {
     let at_the_store = Arc::new(tokio::sync::Semaphore::new(readers.len() + 1));
     let readers = Arc::new(readers.into_iter().map(Mutex::new).collect());
-    let shared = Shared { store: Arc::new(Mutex::new(store)), readers, next_reader: Arc::default(), at_the_store, owner_key, writable };
-    Router::new()
+    let owner = store.owner().to_owned();
+    let shared = Shared {
+        store: Arc::new(Mutex::new(store)),
+        readers,
+        next_reader: Arc::default(),
+        at_the_store,
+        owner_key,
+        owner,
+        writable,
+        timeout: limits.request_timeout,
+        max_import: limits.max_import,
+        importing: Arc::new(tokio::sync::Semaphore::new(1)),
+        conversion_threads: crate::pipeline::default_threads(),
+    };
+    let ump = Router::new()
         .route("/ump/capabilities", get(capabilities))
         .route("/ump/recall", post(recall))
         .route("/ump/memory/{id}", get(get_record))
@@ -232,8 +282,13 @@ pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bo
         .route("/ump/revise", post(revise))
         .route("/ump/forget", post(forget))
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
-        .with_state(shared)
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, limits.request_timeout));
+    let brain = Router::new()
+        .route("/v1/brain/export", get(brain_routes::export_bundle))
+        .route("/v1/brain/export/stream", get(brain_routes::export_stream))
+        .route("/v1/brain/import", post(brain_routes::import))
+        .layer(DefaultBodyLimit::disable());
+    ump.merge(brain).with_state(shared)
 }
 
 /// Serves the routes on `address` until the process is stopped; calls `ready` with the
@@ -247,10 +302,10 @@ pub async fn serve(
     owner_key: String,
     writable: bool,
     address: SocketAddr,
-    timeout: Duration,
+    limits: Limits,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     ready(listener.local_addr()?);
-    axum::serve(listener, router(store, readers, owner_key, writable, timeout)).await
+    axum::serve(listener, router(store, readers, owner_key, writable, limits)).await
 }

@@ -2,6 +2,8 @@
 //! ([`operations`]) are the binding-independent part; [`mcp`] carries them as MCP tools on
 //! stdio, [`http`] as UMP's HTTP binding with capability tokens ([`token`]).
 
+pub mod brain;
+pub mod brain_routes;
 pub mod http;
 pub mod mcp;
 pub mod operations;

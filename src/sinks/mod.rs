@@ -70,6 +70,7 @@ impl SinkSettings {
                 exported_at: 0,
                 links_expected: false,
                 since: None,
+                dna_only: false,
             },
             partition_by_provider: false,
             owner_id: "local-user".into(),

@@ -333,6 +333,65 @@ impl Store {
     }
 }
 
+/// Which records an export of the store holds (AIMEM's export scopes): tombstoned records
+/// never, and of the rest those created at or after `since`, only memories of a DNA class
+/// (`dna_only`), only `agent`'s.
+#[derive(Debug, Clone, Default)]
+pub struct ExportFilter {
+    /// Records created at or after this time (microseconds), for `SINCE`.
+    pub since: Option<i64>,
+    /// Only memories AIMEM counts as DNA (identity, preferences, decisions, pitfalls,
+    /// procedures), for `DNA_ONLY`.
+    pub dna_only: bool,
+    /// Only this agent's records (a token scoped to one agent).
+    pub agent: Option<String>,
+}
+
+/// The memory types AIMEM's `DNA_ONLY` scope holds, by the name memport's UMP records carry
+/// in `body.structured.memport_type` (`MemoryType::is_dna_class`).
+const DNA_TYPES: [&str; 6] = ["identity", "relationship", "preference", "decision", "pitfall", "procedure"];
+
+/// Whether a stored memory is of a DNA class: by memport's type when it has one, else by UMP
+/// kind (a memory remembered over UMP: `identity` and `procedural` are).
+fn is_dna_memory(kind: &str, record: &str) -> bool {
+    let memport_type = serde_json::from_str::<Value>(record)
+        .ok()
+        .and_then(|value| value["body"]["structured"]["memport_type"].as_str().map(str::to_owned));
+    match memport_type {
+        Some(name) => DNA_TYPES.contains(&name.as_str()),
+        None => matches!(kind, "identity" | "procedural"),
+    }
+}
+
+impl Store {
+    /// The records an export holds ([`ExportFilter`]), in the order they were first stored.
+    /// Returns how many were visited.
+    ///
+    /// # Errors
+    /// SQLite errors, and `visit`'s.
+    pub fn for_each_exported<E: From<StoreError>>(
+        &self,
+        filter: &ExportFilter,
+        mut visit: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let sql = "SELECT kind, record FROM records WHERE status != 'tombstoned' AND (?1 IS NULL OR created_us >= ?1) \
+                   AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq";
+        let mut statement = self.connection().prepare(sql).map_err(StoreError::from)?;
+        let mut rows = statement.query(params![filter.since, filter.agent, filter.dna_only]).map_err(StoreError::from)?;
+        let mut count = 0;
+        while let Some(row) = rows.next().map_err(StoreError::from)? {
+            let kind = row.get_ref(0).and_then(|value| Ok(value.as_str()?)).map_err(StoreError::from)?;
+            let record = row.get_ref(1).and_then(|value| Ok(value.as_str()?)).map_err(StoreError::from)?;
+            if filter.dna_only && !is_dna_memory(kind, record) {
+                continue;
+            }
+            visit(record)?;
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
 /// Sets `lifecycle.status`, making `lifecycle` when the record has none.
 pub fn set_status(record: &mut Value, status: &str) {
     if let Some(object) = record.as_object_mut() {

@@ -30,6 +30,30 @@ const MAX_CONTENT_CODE_POINTS: usize = 65_536;
 /// memport's envelope extension listing the conversations a sync retracted.
 pub const RETRACTED_MEMBER: &str = "x-memport-retracted";
 
+/// The problem of a chunk id outside the envelope's producer namespace. The draft forbids it,
+/// and `memport validate` says so; but a server that keeps imported chunks' ids under its own
+/// `producer` (the AIMEM reference does) exports nothing else once it holds another
+/// producer's bundle, so readers tolerate it ([`tolerate_foreign_ids`]).
+pub const FOREIGN_ID_CODE: &str = "urn_producer_mismatch";
+
+/// Takes the foreign-id problems ([`FOREIGN_ID_CODE`]) out of `validation`, for a reader: the
+/// ids are read as they are and memport's outputs give the records ids of their own. Returns
+/// how many there were and the notice that says so (none when there were none).
+pub fn tolerate_foreign_ids(validation: &mut Validation) -> Option<(usize, String)> {
+    let before = validation.problems.len();
+    validation.problems.retain(|problem| problem.code != FOREIGN_ID_CODE);
+    let foreign = before - validation.problems.len();
+    (foreign > 0).then(|| {
+        (
+            foreign,
+            format!(
+                "{foreign} chunk ids are not in the envelope's producer namespace (a server that keeps imported chunks' ids exports them so); \
+                 read as they are, and given memport's own ids in what it writes"
+            ),
+        )
+    })
+}
+
 /// Validates a bundle or an NDJSON stream.
 ///
 /// # Errors

@@ -73,6 +73,8 @@ pub struct AimemSettings {
     pub links_expected: bool,
     /// A delta of a sync: `scope: "SINCE"` with this `since` instead of `scope: "FULL"`.
     pub since: Option<Micros>,
+    /// The records are a DNA-only selection: `scope: "DNA_ONLY"` (when not a delta).
+    pub dna_only: bool,
 }
 
 /// How the records are laid out in the file.
@@ -277,6 +279,7 @@ impl AimemSink {
         tail.extend_from_slice(b",\"format\":\"aimem-bundle\",\"producer\":");
         write_string(&mut tail, &self.settings.producer);
         match self.settings.since {
+            None if self.settings.dna_only => tail.extend_from_slice(b",\"scope\":\"DNA_ONLY\""),
             None => tail.extend_from_slice(b",\"scope\":\"FULL\""),
             Some(since) => {
                 tail.extend_from_slice(b",\"scope\":\"SINCE\",\"since\":");
@@ -806,6 +809,7 @@ mod tests {
             exported_at: FIRST_SEEN,
             links_expected,
             since: None,
+            dna_only: false,
         };
         let mut sink = AimemSink::create(&target, framing, settings).unwrap();
         let encoder = sink.encoder();

@@ -69,7 +69,8 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         let validation = crate::validate::aimem::validate_file(path);
         (validation, order.join().unwrap_or(true))
     });
-    let validation = validation?;
+    let mut validation = validation?;
+    let foreign_ids = crate::validate::aimem::tolerate_foreign_ids(&mut validation);
     if let Some(problem) = validation.problems.first() {
         let more = validation.problems.len() - 1;
         let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
@@ -105,6 +106,10 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         notes.push(format!(
             "{display}: the chunks' embeddings (model {model}) are not carried: the canonical model has no vectors; nothing was re-embedded"
         ));
+    }
+    if let Some((_, notice)) = foreign_ids {
+        warnings.add("aimem_foreign_chunk_ids");
+        notes.push(format!("{display}: {notice}"));
     }
     for notice in validation.notices {
         warnings.add("aimem_input_notice");

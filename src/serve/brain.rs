@@ -1,0 +1,234 @@
+//! AIMEM's HTTP profile over a store, apart from HTTP: exporting the store as an AIMEM bundle
+//! (`FULL`, `DNA_ONLY`, `SINCE`) and importing a bundle into it.
+//!
+//! Both go through memport's own conversion, so a bundle served is one `memport validate`
+//! accepts and a bundle imported is read exactly as `memport convert` reads it: an export
+//! writes the chosen records as UMP NDJSON to a temporary folder and converts that to AIMEM
+//! there (the bundle's checksum covers the whole file, so it is complete before the first byte
+//! is sent); an import checks the bundle (checksum 409, everything else 422), converts it to
+//! UMP records in a temporary folder, and only then loads them into the store in one
+//! transaction. A record whose id the store holds is kept as stored, so the same bundle twice
+//! changes nothing, and neither does the store's own export coming back; memory stays bounded at any size, since every step streams through files.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::error::RunError;
+use crate::model::Micros;
+use crate::pipeline::settings::Extractor;
+use crate::pipeline::{self, Options, Settings};
+use crate::sinks::{Incremental, OutputFormat};
+use crate::store::{ExportFilter, Put, Store, StoreError};
+use crate::validate::{self, Problem};
+
+/// What can go wrong exporting or importing a bundle.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrainError {
+    /// The bundle is not one memport accepts: the problems, the first deciding the status
+    /// (409 checksum mismatch, else 422).
+    #[error("the bundle is invalid: {}", .0.first().map_or("", |problem| problem.message.as_str()))]
+    Invalid(Vec<Problem>),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Converting failed (a temporary file could not be written, …).
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A temporary file failed.
+    #[error("a temporary file: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Which part of the store an export holds (AIMEM's `scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every live record.
+    Full,
+    /// The memories of a DNA class only.
+    DnaOnly,
+    /// The records created at or after this time (microseconds).
+    Since(Micros),
+}
+
+/// An exported bundle in a temporary folder, removed when this is dropped.
+pub struct ExportedBundle {
+    /// The bundle file.
+    pub path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+    /// Holds the folder.
+    _folder: TempDir,
+}
+
+/// Settings every conversion here runs with: what the file holds, no extraction (the
+/// memories are there already), no progress bars, `threads` workers.
+fn conversion_settings(threads: usize, owner: &str) -> Settings {
+    Settings { extract: Extractor::Off, quiet: true, threads: Some(threads), owner_id: owner.to_owned(), ..Settings::default() }
+}
+
+/// Exports the records `filter` and `scope` choose as an AIMEM bundle (`ndjson`: the
+/// envelope line, then one record a line), exported at `exported_at`.
+///
+/// # Errors
+/// Store, conversion and temporary-file errors.
+pub fn export(
+    store: &Store,
+    scope: Scope,
+    agent: Option<String>,
+    ndjson: bool,
+    exported_at: Micros,
+    threads: usize,
+) -> Result<ExportedBundle, BrainError> {
+    let folder = tempfile::Builder::new().prefix("memport-export-").tempdir()?;
+    let records = folder.path().join("records.ump.ndjson");
+    let filter = ExportFilter {
+        since: match scope {
+            Scope::Since(since) => Some(since),
+            _ => None,
+        },
+        dna_only: scope == Scope::DnaOnly,
+        agent,
+    };
+    let mut writer = BufWriter::with_capacity(1 << 20, File::create(&records)?);
+    let count = store.for_each_exported(&filter, |record| -> Result<(), BrainError> {
+        writer.write_all(record.as_bytes())?;
+        writer.write_all(b"\n")?;
+        Ok(())
+    })?;
+    writer.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_data()?;
+    let (format, name) =
+        if ndjson { (OutputFormat::AimemNdjson, "bundle.aimem.ndjson") } else { (OutputFormat::Aimem, "bundle.aimem.json") };
+    let path = folder.path().join(name);
+    let options = Options {
+        inputs: vec![records],
+        outputs: vec![(format, path.clone())],
+        exported_at,
+        settings: conversion_settings(threads, store.owner()),
+        incremental: match scope {
+            Scope::Since(since) => Some(Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
+            _ => None,
+        },
+        dna_only: scope == Scope::DnaOnly,
+        ..Options::default()
+    };
+    let report = pipeline::run(&options)?;
+    // A file of no records is read as one empty, rejected input; any other reject would be a
+    // record the store holds that memport cannot read back.
+    if report.rejects > 0 && count > 0 {
+        return Err(std::io::Error::other(format!("{} stored records could not be converted to AIMEM", report.rejects)).into());
+    }
+    let bytes = std::fs::metadata(&path)?.len();
+    Ok(ExportedBundle { path, bytes, _folder: folder })
+}
+
+/// A bundle checked and converted, ready to load: its UMP records in a temporary folder.
+pub struct PreparedImport {
+    records: PathBuf,
+    /// Records the bundle held (chunks, edges, entities, links).
+    pub bundle_records: u64,
+    /// What a consumer should know (a legacy format value, …).
+    pub notices: Vec<String>,
+    _folder: TempDir,
+}
+
+/// Checks the AIMEM bundle (JSON or NDJSON) at `bundle` and converts it to the UMP records
+/// the store keeps, owned by `owner`. Nothing is written to the store yet.
+///
+/// # Errors
+/// [`BrainError::Invalid`] with the problems of a bundle memport does not accept (also one
+/// whose records memport rejects on reading); conversion and temporary-file errors.
+pub fn prepare_import(bundle: &Path, owner: &str, threads: usize) -> Result<PreparedImport, BrainError> {
+    let mut validation = validate::aimem::validate_file(bundle)?;
+    if let Some((_, notice)) = validate::aimem::tolerate_foreign_ids(&mut validation) {
+        validation.notices.push(notice);
+    }
+    if !validation.is_valid() {
+        return Err(BrainError::Invalid(validation.problems));
+    }
+    let folder = tempfile::Builder::new().prefix("memport-import-").tempdir()?;
+    let records = folder.path().join("records.ump.ndjson");
+    let rejects = folder.path().join("rejects.ndjson");
+    let options = Options {
+        inputs: vec![bundle.to_owned()],
+        outputs: vec![(OutputFormat::UmpNdjson, records.clone())],
+        rejects: Some(rejects.clone()),
+        settings: conversion_settings(threads, owner),
+        ..Options::default()
+    };
+    let report = pipeline::run(&options)?;
+    if report.rejects > 0 {
+        return Err(BrainError::Invalid(rejected_records(&rejects)?));
+    }
+    Ok(PreparedImport { records, bundle_records: validation.records, notices: validation.notices, _folder: folder })
+}
+
+/// The first rejects of a conversion, as problems.
+fn rejected_records(rejects: &Path) -> Result<Vec<Problem>, BrainError> {
+    let mut problems = Vec::new();
+    for line in BufReader::new(File::open(rejects)?).lines().take(100) {
+        let reject: Value = serde_json::from_str(&line?).unwrap_or(Value::Null);
+        let location = format!("record {} (byte {})", reject["index"], reject["offset"]);
+        let message = reject["reason"].as_str().unwrap_or("memport could not read the record").to_owned();
+        problems.push(Problem { status: 422, code: "record_rejected", location, message });
+    }
+    Ok(problems)
+}
+
+/// What an import did to the store.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Records the bundle held (chunks, edges, entities, links).
+    pub bundle_records: u64,
+    /// UMP records new to the store.
+    pub inserted: u64,
+    /// UMP records the store holds already with the same text: a re-import, or the store's
+    /// own export coming back (the stored record, which may say more, is kept).
+    pub skipped_idempotent: u64,
+    /// UMP records erased for good earlier (`forget --hard`), not stored again.
+    pub skipped_erased: u64,
+    /// Ids the store holds with another text: not imported (AIMEM's idempotency rule 2); the
+    /// store's record stays.
+    pub rejected_conflict: Vec<String>,
+    /// What a consumer should know about the bundle.
+    pub notices: Vec<String>,
+}
+
+/// Loads a prepared import into `store`; call it in a transaction, so a failure leaves
+/// nothing of it. A record whose id the store holds is never replaced: the same text is a
+/// no-op, another text a conflict; so a forgotten record stays forgotten and a revised one
+/// revised.
+///
+/// # Errors
+/// Store errors, and a record file that cannot be read.
+pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, BrainError> {
+    let mut summary =
+        ImportSummary { bundle_records: prepared.bundle_records, notices: prepared.notices.clone(), ..ImportSummary::default() };
+    for line in BufReader::with_capacity(1 << 20, File::open(&prepared.records)?).lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Value = serde_json::from_str(&line).map_err(|error| StoreError::InvalidRecord(error.to_string()))?;
+        let id = record["id"].as_str().unwrap_or_default();
+        if let Some(stored) = store.get(id)? {
+            if stored["body"]["text"] == record["body"]["text"] {
+                summary.skipped_idempotent += 1;
+            } else {
+                summary.rejected_conflict.push(id.to_owned());
+            }
+            continue;
+        }
+        match store.put(&record)? {
+            Put::Created | Put::Replaced => summary.inserted += 1,
+            Put::Unchanged => summary.skipped_idempotent += 1,
+            Put::Erased => summary.skipped_erased += 1,
+        }
+    }
+    Ok(summary)
+}

@@ -1,0 +1,292 @@
+//! AIMEM's HTTP profile on `memport serve --listen`, and `memport push` and `pull` against it:
+//! exports in every scope are bundles memport accepts; an import is checked (409 checksum,
+//! 422 content hash, malformed, empty), bounded (413, 408 for one byte a second), refused
+//! without the verb or for one agent's token, changes nothing when refused, is idempotent, takes
+//! the server's own export back as a no-op, and twenty at once lose nothing.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use memport::serve::token::Verb;
+use memport::sinks::OutputFormat;
+use serde_json::{Value, json};
+
+use crate::http_binding::{Server, memport, record_count, start_over, token};
+use crate::util::{convert_all_branches_without_extraction, examples};
+
+/// One request; the status, the headers (lowercase names) and the body.
+fn exchange(server: &Server, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, String, Vec<u8>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let auth = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let _ = stream.write_all(body);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let split = memchr::memmem::find(&response, b"\r\n\r\n").map_or(response.len(), |at| at + 4);
+    let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
+    let status = head.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let mut body = response[split..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    (status, head, body)
+}
+
+/// The payload of a chunked body.
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = memchr::memmem::find(body, b"\r\n") {
+        let size = usize::from_str_radix(std::str::from_utf8(&body[..line_end]).unwrap().trim(), 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&body[line_end + 2..line_end + 2 + size]);
+        body = &body[line_end + 2 + size + 2..];
+    }
+    out
+}
+
+fn json_of(body: &[u8]) -> Value {
+    serde_json::from_slice(body).unwrap_or(Value::Null)
+}
+
+/// A bundle of the bundled ChatGPT example, as `memport convert --to aimem` writes it.
+fn chatgpt_bundle(folder: &Path) -> Vec<u8> {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    convert_all_branches_without_extraction(&chatgpt, folder, &[OutputFormat::Aimem], 2);
+    std::fs::read(folder.join(OutputFormat::Aimem.default_file_name())).unwrap()
+}
+
+/// `bundle` with its checksum computed again (after an edit).
+fn with_checksum(mut bundle: Value) -> Vec<u8> {
+    bundle.as_object_mut().unwrap().remove("checksum");
+    let digest = memport::hash::sha256(&memport::jcs::to_canonical_vec(&bundle));
+    bundle["checksum"] = json!(format!("sha256:{}", digest.iter().map(|byte| format!("{byte:02x}")).collect::<String>()));
+    bundle.to_string().into_bytes()
+}
+
+fn claude_store_server(options: &[&str]) -> Server {
+    let claude: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("claude-small")).collect();
+    start_over(&claude, options)
+}
+
+#[test]
+fn an_export_in_each_scope_is_a_bundle_memport_accepts() {
+    let server = claude_store_server(&[]);
+    let exporter = token(&[Verb::Export], None, 3600);
+    let mut chunk_counts = Vec::new();
+    for (query, stream, scope) in [
+        ("", false, "FULL"),
+        ("?scope=DNA_ONLY", false, "DNA_ONLY"),
+        ("?scope=SINCE&since=2025-01-01T00%3A00%3A00Z", false, "SINCE"),
+        ("?scope=FULL", true, "FULL"),
+    ] {
+        let path = format!("/v1/brain/export{}{query}", if stream { "/stream" } else { "" });
+        let (status, head, body) = exchange(&server, "GET", &path, Some(&exporter), b"");
+        assert_eq!(status, 200, "{path}: {}", String::from_utf8_lossy(&body));
+        let media = if stream { "application/x-ndjson" } else { "application/aimem-bundle+json" };
+        assert!(head.contains(&format!("content-type: {media}")), "{path}: {head}");
+        let file = server.folder.path().join(if stream { "export.aimem.ndjson" } else { "export.aimem.json" });
+        std::fs::write(&file, &body).unwrap();
+        let validation = memport::validate::validate_path(&file).unwrap();
+        assert!(validation.is_valid(), "{path}: {:?}", validation.problems);
+        let envelope: Value = if stream {
+            serde_json::from_slice(body.split(|byte| *byte == b'\n').next().unwrap()).unwrap()
+        } else {
+            serde_json::from_slice(&body).unwrap()
+        };
+        assert_eq!(envelope["scope"], scope, "{path}");
+        if !stream {
+            let chunks = envelope["chunks"].as_array().unwrap().clone();
+            if scope == "SINCE" {
+                assert_eq!(envelope["since"], "2025-01-01T00:00:00Z");
+                assert!(chunks.iter().all(|chunk| chunk["created_at"].as_str().unwrap() >= "2025-01-01"), "SINCE holds only later chunks");
+            }
+            if scope == "DNA_ONLY" {
+                assert!(chunks.iter().all(|chunk| chunk["memory_type"] != "episodic"), "DNA_ONLY holds memories only");
+            }
+            chunk_counts.push(chunks.len());
+        }
+    }
+    let [full, dna, since] = chunk_counts[..] else { panic!("three bundles") };
+    assert!(dna > 0 && dna < full && since > 0 && since < full, "each scope is a part: {chunk_counts:?}");
+
+    // Who may export: a token with the verb; 401 with a Bearer challenge without one.
+    let (status, head, body) = exchange(&server, "GET", "/v1/brain/export", None, b"");
+    assert_eq!((status, json_of(&body)["title"].as_str()), (401, Some("unauthorized")));
+    assert!(head.contains("www-authenticate: bearer") && head.contains("application/problem+json"), "{head}");
+    let (status, _, body) = exchange(&server, "GET", "/v1/brain/export", Some(&token(&[Verb::Read], None, 3600)), b"");
+    assert_eq!((status, json_of(&body)["title"].as_str()), (403, Some("forbidden_scope")));
+    for (query, code) in [("?scope=SINCE", "since_required"), ("?scope=SINCE&since=last-week", "bad_since"), ("?scope=ALL", "bad_scope")] {
+        let (status, _, body) = exchange(&server, "GET", &format!("/v1/brain/export{query}"), Some(&exporter), b"");
+        assert_eq!((status, json_of(&body)["title"].as_str()), (422, Some(code)), "{query}");
+    }
+}
+
+/// What is sent (what, token, body) and what comes back (status, problem title).
+type RefusedImport<'a> = (&'a str, Option<&'a str>, &'a [u8], u16, &'a str);
+
+#[test]
+fn an_import_is_checked_and_idempotent_and_a_refused_one_changes_nothing() {
+    let server = claude_store_server(&["--request-timeout", "2", "--max-import", "512K"]);
+    let folder = tempfile::tempdir().unwrap();
+    let bundle = chatgpt_bundle(folder.path());
+    let importer = token(&[Verb::Write, Verb::Export], None, 3600);
+    let before = record_count(&server.store);
+
+    let (status, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&importer), &bundle);
+    let summary = json_of(&body);
+    assert_eq!(status, 200, "{summary}");
+    let inserted = summary["inserted"].as_u64().unwrap();
+    assert!(inserted > 300, "{summary}");
+    assert_eq!(record_count(&server.store).0, before.0 + inserted);
+    let (_, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&importer), &bundle);
+    let again = json_of(&body);
+    assert_eq!((again["inserted"].as_u64(), again["skipped_idempotent"].as_u64()), (Some(0), Some(inserted)), "{again}");
+
+    // The server's own export comes back as a no-op (AIMEM Level 3).
+    let (_, _, export) = exchange(&server, "GET", "/v1/brain/export", Some(&importer), b"");
+    let (status, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&importer), &export);
+    let round = json_of(&body);
+    assert_eq!(
+        (status, round["inserted"].as_u64(), round["rejected_conflict"].as_array().map(Vec::len)),
+        (200, Some(0), Some(0)),
+        "{round}"
+    );
+    let after = record_count(&server.store);
+
+    let mut tampered: Value = serde_json::from_slice(&bundle).unwrap();
+    tampered["chunks"][0]["content"] = json!("Some other words");
+    let bad_checksum = tampered.to_string().into_bytes();
+    let bad_hash = with_checksum(tampered);
+    let agent_token = token(&[Verb::Write], Some("chatgpt"), 3600);
+    let reader = token(&[Verb::Read, Verb::Export], None, 3600);
+    let cases: [RefusedImport; 7] = [
+        ("no token", None, &bundle, 401, "unauthorized"),
+        ("a token without write", Some(&reader), &bundle, 403, "forbidden_scope"),
+        ("a token for one agent", Some(&agent_token), &bundle, 403, "forbidden_scope"),
+        ("a bad checksum", Some(&importer), &bad_checksum, 409, "checksum_mismatch"),
+        ("a chunk with a bad content hash", Some(&importer), &bad_hash, 422, "hash_mismatch"),
+        ("a body that is not JSON", Some(&importer), b"{\"chunks\": [", 422, "malformed_json"),
+        ("no body", Some(&importer), b"", 422, "empty_body"),
+    ];
+    for (what, token, body, status, code) in cases {
+        let (got, head, answer) = exchange(&server, "POST", "/v1/brain/import", token, body);
+        let problem = json_of(&answer);
+        assert_eq!((got, problem["title"].as_str()), (status, Some(code)), "{what}: {problem}");
+        assert!(head.contains("content-type: application/problem+json"), "{what}: {head}");
+        assert_eq!(problem["status"], status, "{what}");
+    }
+    let (status, _, _) = exchange(&server, "POST", "/v1/brain/import", Some(&importer), &vec![b' '; 600 << 10]);
+    assert_eq!(status, 413, "a body over --max-import");
+
+    // A client sending one byte a second is cut off once the grace has passed.
+    let started = Instant::now();
+    let mut slow = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = format!(
+        "POST /v1/brain/import HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {importer}\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n"
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    for byte in bundle.iter().take(8) {
+        if slow.write_all(&[*byte]).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let (status, _) = crate::http_binding::read_response(slow);
+    assert_eq!(status, 408, "a client sending one byte a second");
+    assert!(started.elapsed() < Duration::from_secs(9), "cut off after the grace, in {:?}", started.elapsed());
+    assert_eq!(record_count(&server.store), after, "no refused import changed the store");
+}
+
+/// Twenty bundles of different memories, each of `records` UMP records.
+fn distinct_bundles(folder: &Path, count: usize, records: usize) -> Vec<PathBuf> {
+    (0..count)
+        .map(|bundle| {
+            let ump = folder.join(format!("b{bundle}.ump.ndjson"));
+            let lines: String = (0..records)
+                .map(|index| {
+                    let record = json!({
+                        "ump": "0.1",
+                        "id": format!("urn:ump:test-{bundle}-{index}"),
+                        "kind": "semantic",
+                        "body": {"text": format!("Synthetic fact {index} of bundle {bundle}: the tide table lists {} marks", bundle * 100 + index)},
+                        "scope": {"owner": "local-user"},
+                        "time": {"created": format!("2025-02-{:02}T10:00:00Z", index % 28 + 1)},
+                    });
+                    format!("{record}\n")
+                })
+                .collect();
+            std::fs::write(&ump, lines).unwrap();
+            let out = folder.join(format!("b{bundle}"));
+            convert_all_branches_without_extraction(&[ump], &out, &[OutputFormat::Aimem], 1);
+            out.join(OutputFormat::Aimem.default_file_name())
+        })
+        .collect()
+}
+
+#[test]
+fn twenty_concurrent_imports_of_different_bundles_lose_nothing() {
+    let server = claude_store_server(&[]);
+    let folder = tempfile::tempdir().unwrap();
+    let bundles = distinct_bundles(folder.path(), 20, 15);
+    let importer = token(&[Verb::Write], None, 3600);
+    let before = record_count(&server.store).0;
+    let inserted: Vec<u64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bundles
+            .iter()
+            .map(|bundle| {
+                let (server, importer) = (&server, &importer);
+                scope.spawn(move || {
+                    let (status, _, body) = exchange(server, "POST", "/v1/brain/import", Some(importer), &std::fs::read(bundle).unwrap());
+                    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+                    json_of(&body)["inserted"].as_u64().unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|handle| handle.join().unwrap()).collect()
+    });
+    assert!(inserted.iter().all(|count| *count == 15), "each import stored its records: {inserted:?}");
+    assert_eq!(record_count(&server.store).0, before + 300, "nothing lost");
+}
+
+#[test]
+fn push_and_pull_move_memory_through_a_server() {
+    let server = claude_store_server(&[]);
+    let folder = tempfile::tempdir().unwrap();
+    let token_file = folder.path().join("token");
+    std::fs::write(&token_file, token(&[Verb::Write, Verb::Export], None, 3600)).unwrap();
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let chatgpt = examples().into_iter().find(|path| path.ends_with("chatgpt-small")).unwrap();
+    // An export folder is converted to a bundle first, then sent.
+    let pushed = memport().arg("push").arg(&chatgpt).args(["--to", &url, "--quiet"]).arg("--token-file").arg(&token_file).output().unwrap();
+    assert!(pushed.status.success(), "{}", String::from_utf8_lossy(&pushed.stderr));
+    let summary: Value = serde_json::from_slice(&pushed.stdout).unwrap();
+    assert!(summary["inserted"].as_u64().unwrap() > 300, "{summary}");
+
+    let delta = folder.path().join("delta");
+    let pulled = memport()
+        .args(["pull", &format!("{url}/v1/brain"), "--scope", "SINCE", "--since", "2023-06-12", "--stream", "--to", "pam", "--quiet"])
+        .arg("-o")
+        .arg(&delta)
+        .arg("--token-file")
+        .arg(&token_file)
+        .output()
+        .unwrap();
+    assert!(pulled.status.success(), "{}", String::from_utf8_lossy(&pulled.stderr));
+    let validation = memport::validate::validate_path(&delta).unwrap();
+    assert!(validation.is_valid() && validation.records > 0, "{:?}", validation.problems);
+
+    // A refusal shows the server's problem and sends nothing twice.
+    std::fs::write(&token_file, token(&[Verb::Read], None, 3600)).unwrap();
+    let refused =
+        memport().arg("push").arg(&chatgpt).args(["--to", &url, "--quiet"]).arg("--token-file").arg(&token_file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains("403") && stderr.contains("does not grant write"), "{stderr}");
+}
