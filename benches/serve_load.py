@@ -8,7 +8,12 @@ drawn from a fixed list, seeded) back to back for ``--seconds`` or ``--requests`
 whichever ends first. Prints the store's size and build time, then throughput and p50/p99
 latency of the requests, and the server's peak RSS. Stops the server at the end.
 
+With ``--export`` it instead fetches the whole store once as AIMEM's NDJSON stream
+(``GET /v1/brain/export/stream?scope=FULL``) and prints the bytes, the time to the first byte,
+the time in all, the rate, and the server's peak RSS.
+
     python3 benches/serve_load.py --size 256M --clients 200 --seconds 20
+    python3 benches/serve_load.py --size 1G --export
 """
 
 import argparse
@@ -49,6 +54,26 @@ def peak_rss_kib(pid):
     return 0
 
 
+def export_once(port, token, store, built, size, pid):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
+    began = time.monotonic()
+    connection.request("GET", "/v1/brain/export/stream?scope=FULL", headers={"Authorization": f"Bearer {token}"})
+    response = connection.getresponse()
+    first_byte = time.monotonic() - began
+    received = 0
+    while True:
+        block = response.read(1 << 20)
+        if not block:
+            break
+        received += len(block)
+    wall = time.monotonic() - began
+    streaming = wall - first_byte
+    print(f"store: {store.stat().st_size / 1e6:.0f} MB from a {size} export in {built:.1f} s")
+    print(f"export stream: status {response.status}, {received / 1e6:.0f} MB, first byte after {first_byte:.1f} s, "
+          f"{wall:.1f} s in all = {received / 1e6 / wall:.0f} MB/s (streaming itself {received / 1e6 / max(streaming, 1e-9):.0f} MB/s), "
+          f"server peak RSS {peak_rss_kib(pid) / 1024:.0f} MiB")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", default="256M")
@@ -57,6 +82,7 @@ def main():
     parser.add_argument("--requests", type=int, default=200_000)
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "memport-bench"))
     parser.add_argument("--memport", default=str(ROOT / "target/release/memport"))
+    parser.add_argument("--export", action="store_true", help="time one FULL export stream instead of recalls")
     args = parser.parse_args()
 
     export = Path(args.workdir) / f"chatgpt-{args.size}-seed1" / "conversations.json"
@@ -70,7 +96,7 @@ def main():
     built = time.monotonic() - started
     key = scratch / "owner.key"
     key.write_text("07" * 32)
-    token = subprocess.run([args.memport, "token", "issue", str(store), "--key", str(key), "--verbs", "read", "--ttl", "1h"],
+    token = subprocess.run([args.memport, "token", "issue", str(store), "--key", str(key), "--verbs", "read,export", "--ttl", "1h"],
                            check=True, capture_output=True, text=True).stdout.strip()
     port = free_port()
     server = subprocess.Popen([args.memport, "serve", str(store), "--listen", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
@@ -84,6 +110,9 @@ def main():
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start")
                 time.sleep(0.05)
+        if args.export:
+            export_once(port, token, store, built, args.size, server.pid)
+            return
         latencies, errors, sent = [], [0], [0]
         lock = threading.Lock()
         stop_at = time.monotonic() + args.seconds

@@ -147,18 +147,18 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
         .map(|_| memport::store::Store::open(path, false))
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("opening the store {}", path.display()))?;
+    let mcp_store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server's runtime")?;
     runtime
         .block_on(memport::serve::http::serve(
-            store,
-            readers,
+            memport::serve::http::Connections { writer: store, readers, mcp: Some(mcp_store) },
             owner_key,
             !read_only,
             address,
             limits,
             |bound| {
                 eprintln!(
-                    "memport: serving {} on http://{bound}/ump/ (UMP's HTTP binding) and http://{bound}/v1/brain/ (AIMEM's HTTP profile); Ctrl-C stops",
+                    "memport: serving {} on http://{bound}/ump/ (UMP's HTTP binding), http://{bound}/mcp (MCP) and http://{bound}/v1/brain/ (AIMEM's HTTP profile); Ctrl-C stops",
                     path.display()
                 );
             },

@@ -108,9 +108,10 @@ pub enum Command {
     /// (capabilities, recall, remember, get, revise, forget) as MCP tools on stdin/stdout
     /// (`--mcp`), or as UMP's HTTP binding (`--listen ADDRESS`: /ump/recall, /ump/remember,
     /// /ump/memory/ID, /ump/revise, /ump/forget, /ump/capabilities), where every call but
-    /// capabilities needs a capability token (`memport token issue`), and AIMEM's HTTP
-    /// profile on the same address (/v1/brain/export, /v1/brain/export/stream,
-    /// /v1/brain/import): whole bundles out of and into the store.
+    /// capabilities needs a capability token (`memport token issue`); on the same address the
+    /// MCP tools over MCP's streamable HTTP transport (/mcp) and AIMEM's HTTP profile
+    /// (/v1/brain/export, /v1/brain/export/stream, /v1/brain/import): whole bundles out of and
+    /// into the store.
     ///
     /// Add it to an MCP host's configuration as a command, e.g. for Claude Code:
     /// `claude mcp add memory -- memport serve /path/to/memory.db --mcp`. Recall ranks the

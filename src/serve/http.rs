@@ -7,6 +7,8 @@
 //! POST /ump/remember            write (or derive)
 //! POST /ump/revise              write
 //! POST /ump/forget              write; `hard: true` only with a token for the whole store
+//! ANY  /mcp                     read (write for the writing tools): the same operations as
+//!                               MCP tools over MCP's streamable HTTP transport
 //! ```
 //!
 //! Every other call needs `Authorization: Bearer <capability token>` ([`super::token`]): none or
@@ -68,6 +70,9 @@ pub(super) struct Shared {
     pub(super) importing: Arc<tokio::sync::Semaphore>,
     /// Worker threads of each export's or import's conversion.
     pub(super) conversion_threads: usize,
+    /// UMP's tools over MCP's streamable HTTP transport, for a token that grants writing, and
+    /// for one that grants reading only.
+    mcp: Option<Arc<(super::mcp::McpOverHttp, super::mcp::McpOverHttp)>>,
 }
 
 /// How much a client may ask of the server.
@@ -253,11 +258,22 @@ async fn forget(State(shared): State<Shared>, headers: HeaderMap, bytes: Result<
     Ok(json(value))
 }
 
-/// The routes over `store` (which writes) and `readers` (read-only connections to the same
-/// file, for reads), checking tokens against `owner_key`, within `limits`: UMP's binding, each
-/// request cut at the request timeout, and AIMEM's HTTP profile, whose bodies are bounded by
-/// size and rate instead ([`super::brain_routes`]).
-pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bool, limits: Limits) -> Router {
+/// The server's connections to its store file.
+pub struct Connections {
+    /// The connection that writes (UMP's binding and imports).
+    pub writer: Store,
+    /// Read-only connections, for reads side by side.
+    pub readers: Vec<Store>,
+    /// A connection for the MCP tools at `/mcp`; without it `/mcp` is 404.
+    pub mcp: Option<Store>,
+}
+
+/// The routes over the store's `connections`, checking tokens against `owner_key`, within
+/// `limits`: UMP's binding, each request cut at the request timeout; the MCP tools over
+/// streamable HTTP; and AIMEM's HTTP profile, whose bodies are bounded by size and rate instead
+/// ([`super::brain_routes`]).
+pub fn router(connections: Connections, owner_key: String, writable: bool, limits: Limits) -> Router {
+    let Connections { writer: store, readers, mcp: mcp_store } = connections;
     let at_the_store = Arc::new(tokio::sync::Semaphore::new(readers.len() + 1));
     let readers = Arc::new(readers.into_iter().map(Mutex::new).collect());
     let owner = store.owner().to_owned();
@@ -273,6 +289,10 @@ pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bo
         max_import: limits.max_import,
         importing: Arc::new(tokio::sync::Semaphore::new(1)),
         conversion_threads: crate::pipeline::default_threads(),
+        mcp: mcp_store.map(|store| {
+            let tools = super::mcp::UmpTools::new(store, writable);
+            Arc::new((super::mcp::streamable_http(tools.clone()), super::mcp::streamable_http(tools.read_only())))
+        }),
     };
     let ump = Router::new()
         .route("/ump/capabilities", get(capabilities))
@@ -288,7 +308,22 @@ pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bo
         .route("/v1/brain/export/stream", get(brain_routes::export_stream))
         .route("/v1/brain/import", post(brain_routes::import))
         .layer(DefaultBodyLimit::disable());
-    ump.merge(brain).with_state(shared)
+    let mcp = Router::new().route("/mcp", axum::routing::any(mcp_over_http));
+    ump.merge(brain).merge(mcp).with_state(shared)
+}
+
+/// `/mcp`: MCP's streamable HTTP transport, for a token of the whole store that grants `read`
+/// (and `write` for the writing tools). Sessions last as long as the client keeps them.
+async fn mcp_over_http(State(shared): State<Shared>, request: axum::extract::Request) -> Result<Response, Failure> {
+    let Some(services) = shared.mcp.clone() else {
+        return Err(Failure(StatusCode::NOT_FOUND, UmpError::new("not_found", "this server does not serve MCP over HTTP")));
+    };
+    let grant = authorize(&shared, request.headers(), &[Verb::Read])?;
+    if grant.scope.agent.is_some() {
+        return Err(forbidden("MCP over HTTP needs a token for the whole store"));
+    }
+    let service = if grant.allows(Verb::Write) { &services.0 } else { &services.1 };
+    Ok(service.handle(request).await.into_response())
 }
 
 /// Serves the routes on `address` until the process is stopped; calls `ready` with the
@@ -297,8 +332,7 @@ pub fn router(store: Store, readers: Vec<Store>, owner_key: String, writable: bo
 /// # Errors
 /// Binding or serving fails.
 pub async fn serve(
-    store: Store,
-    readers: Vec<Store>,
+    connections: Connections,
     owner_key: String,
     writable: bool,
     address: SocketAddr,
@@ -307,5 +341,5 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     ready(listener.local_addr()?);
-    axum::serve(listener, router(store, readers, owner_key, writable, limits)).await
+    axum::serve(listener, router(connections, owner_key, writable, limits)).await
 }

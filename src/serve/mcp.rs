@@ -6,7 +6,8 @@
 //! records are memory that anybody's text once went into, so the text content frames them as
 //! typed, untrusted data (§5.3) instead of prose a model could take for instructions. Errors
 //! are tool errors carrying UMP's envelope. Every writing tool runs in one transaction: it
-//! changes the store wholly or not at all.
+//! changes the store wholly or not at all. The tools go over stdio ([`serve_stdio`]) or MCP's
+//! streamable HTTP transport ([`streamable_http`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -54,6 +55,11 @@ impl UmpTools {
     /// Serves `store`; without `writable` the writing tools answer `unsupported`.
     pub fn new(store: Store, writable: bool) -> UmpTools {
         UmpTools { store: Arc::new(Mutex::new(store)), writable, tool_router: Self::tool_router() }
+    }
+
+    /// The same tools over the same store, the writing ones answering `unsupported`.
+    pub fn read_only(&self) -> UmpTools {
+        UmpTools { writable: false, ..self.clone() }
     }
 
     /// Runs `work` on the store (in one transaction when it writes).
@@ -139,3 +145,20 @@ pub async fn serve_stdio(store: Store, writable: bool) -> Result<(), String> {
     running.waiting().await.map_err(|error| error.to_string())?;
     Ok(())
 }
+
+/// The tools over MCP's streamable HTTP transport, one session per client: mounted at `/mcp`
+/// by [`super::http`], which checks each request's token first. Hosts are not checked against
+/// a list: every request needs a capability token, which a page a browser was tricked into
+/// loading does not have.
+pub fn streamable_http(tools: UmpTools) -> McpOverHttp {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let config = StreamableHttpServerConfig::default().disable_allowed_hosts();
+    StreamableHttpService::new(move || Ok(tools.clone()), Arc::new(LocalSessionManager::default()), config)
+}
+
+/// The MCP service [`streamable_http`] makes.
+pub type McpOverHttp = rmcp::transport::streamable_http_server::StreamableHttpService<
+    UmpTools,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+>;
