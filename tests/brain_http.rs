@@ -92,7 +92,7 @@ fn an_export_in_each_scope_is_a_bundle_memport_accepts() {
         assert_eq!(status, 200, "{path}: {}", String::from_utf8_lossy(&body));
         let media = if stream { "application/x-ndjson" } else { "application/aimem-bundle+json" };
         assert!(head.contains(&format!("content-type: {media}")), "{path}: {head}");
-        let file = server.folder.path().join(if stream { "export.aimem.ndjson" } else { "export.aimem.json" });
+        let file = server.folder.path().join(format!("export-{scope}.aimem.{}", if stream { "ndjson" } else { "json" }));
         std::fs::write(&file, &body).unwrap();
         let validation = memport::validate::validate_path(&file).unwrap();
         assert!(validation.is_valid(), "{path}: {:?}", validation.problems);
@@ -115,6 +115,15 @@ fn an_export_in_each_scope_is_a_bundle_memport_accepts() {
         }
     }
     let [full, dna, since] = chunk_counts[..] else { panic!("three bundles") };
+    // The FULL export holds every live record of the store: read back, as many UMP records.
+    let back = server.folder.path().join("back");
+    let mut options = crate::util::options(&[server.folder.path().join("export-FULL.aimem.json")], &back, &[OutputFormat::UmpNdjson]);
+    options.settings.extract = memport::pipeline::settings::Extractor::Off;
+    options.settings.branches = memport::sources::BranchPolicy::All;
+    options.settings.dedup = memport::pipeline::DedupPolicy::Off;
+    memport::run(&options).unwrap();
+    let (stored, tombstoned) = record_count(&server.store);
+    assert_eq!(crate::util::ndjson(&back.join(OutputFormat::UmpNdjson.default_file_name())).len() as u64, stored - tombstoned);
     assert!(dna > 0 && dna < full && since > 0 && since < full, "each scope is a part: {chunk_counts:?}");
 
     // Who may export: a token with the verb; 401 with a Bearer challenge without one.

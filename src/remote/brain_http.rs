@@ -201,16 +201,17 @@ fn file_error(path: &Path, error: std::io::Error) -> BrainClientError {
 }
 
 /// The file at `path` in blocks of 256 KiB, read on a blocking thread a few blocks ahead of
-/// the consumer; `keep` is dropped when the last block is read or the consumer stops (a
-/// temporary folder the file is in).
+/// the consumer. `keep` (a temporary folder the file is in) is dropped as soon as the file is
+/// open: the open file stays readable, and a process killed mid-stream leaves nothing behind.
 pub fn file_chunks_keeping<K: Send + 'static>(
     path: std::path::PathBuf,
     keep: K,
 ) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
     let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || {
-        let _keep = keep;
-        let mut file = match std::fs::File::open(&path) {
+        let opened = std::fs::File::open(&path);
+        drop(keep);
+        let mut file = match opened {
             Ok(file) => file,
             Err(error) => {
                 let _ = sender.blocking_send(Err(error));

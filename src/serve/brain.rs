@@ -21,8 +21,9 @@ use tempfile::TempDir;
 use crate::error::RunError;
 use crate::model::Micros;
 use crate::pipeline::settings::Extractor;
-use crate::pipeline::{self, Options, Settings};
+use crate::pipeline::{self, DedupPolicy, Options, Settings};
 use crate::sinks::{Incremental, OutputFormat};
+use crate::sources::BranchPolicy;
 use crate::store::{ExportFilter, Put, Store, StoreError};
 use crate::validate::{self, Problem};
 
@@ -66,10 +67,19 @@ pub struct ExportedBundle {
     _folder: TempDir,
 }
 
-/// Settings every conversion here runs with: what the file holds, no extraction (the
-/// memories are there already), no progress bars, `threads` workers.
+/// Settings every conversion here runs with: every record the file holds (every branch, no
+/// deduplication: the store and a bundle hold what their owner chose to keep), no extraction
+/// (the memories are there already), no progress bars, `threads` workers.
 fn conversion_settings(threads: usize, owner: &str) -> Settings {
-    Settings { extract: Extractor::Off, quiet: true, threads: Some(threads), owner_id: owner.to_owned(), ..Settings::default() }
+    Settings {
+        extract: Extractor::Off,
+        branches: BranchPolicy::All,
+        dedup: DedupPolicy::Off,
+        quiet: true,
+        threads: Some(threads),
+        owner_id: owner.to_owned(),
+        ..Settings::default()
+    }
 }
 
 /// Exports the records `filter` and `scope` choose as an AIMEM bundle (`ndjson`: the

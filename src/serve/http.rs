@@ -341,5 +341,38 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     ready(listener.local_addr()?);
-    axum::serve(listener, router(connections, owner_key, writable, limits)).await
+    // Stopped by Ctrl-C or SIGTERM, it finishes what it is answering first (for up to
+    // STOP_GRACE: an MCP client may hold a stream open for ever), so no import is cut and every
+    // temporary file is removed.
+    let (stopping, mut stopped) = tokio::sync::watch::channel(false);
+    let serving = axum::serve(listener, router(connections, owner_key, writable, limits)).with_graceful_shutdown(async move {
+        stop_signal().await;
+        let _ = stopping.send(true);
+    });
+    tokio::select! {
+        served = serving => served,
+        _ = async move {
+            let _ = stopped.wait_for(|stopped| *stopped).await;
+            tokio::time::sleep(STOP_GRACE).await;
+        } => Ok(()),
+    }
+}
+
+/// How long a stopping server lets requests in flight finish.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Ctrl-C or SIGTERM.
+async fn stop_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = interrupt => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = interrupt.await;
+        }
+    }
 }
