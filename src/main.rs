@@ -248,8 +248,15 @@ fn push(args: PushArgs) -> Result<u8> {
     let server = memport::remote::brain_http::BrainServer::new(&args.server, &server_token(&args.access)?);
     let folder = tempfile::Builder::new().prefix("memport-push-").tempdir().context("making a temporary folder")?;
     // An AIMEM bundle goes as it is, checked first (another producer's ids are the server's to
-    // judge); anything else is converted.
-    let validation = if args.input.is_file() { memport::validate::validate_path(&args.input).ok() } else { None };
+    // judge); anything else is converted. Only a file that names AIMEM's members is checked as
+    // a bundle: validation reads any other file as one and would refuse an export.
+    let is_export = args.input.is_file()
+        && !matches!(
+            memport::sources::detect::sniff(&memport::spec::detect::file_head(&args.input)),
+            memport::sources::detect::Sniffed::Other | memport::sources::detect::Sniffed::EmptyArray
+        );
+    let looks_like_bundle = !is_export && memport::spec::detect::memory_format_of(&args.input) == Some("an AIMEM file");
+    let validation = if looks_like_bundle { memport::validate::validate_path(&args.input).ok() } else { None };
     let bundle = if let Some(mut validation) = validation.filter(|validation| validation.format == "aimem") {
         memport::validate::aimem::tolerate_foreign_ids(&mut validation);
         if !validation.is_valid() {
@@ -258,9 +265,16 @@ fn push(args: PushArgs) -> Result<u8> {
         }
         args.input.clone()
     } else {
-        // A server of the reference's kind imports bundles only: anything else becomes one.
+        // A server of the reference's kind imports bundles only: anything else becomes one. An
+        // AIMEM stream is carried over whole (every branch, every record, no extraction).
+        let mut settings = args.settings;
+        if looks_like_bundle {
+            settings.extract = memport::pipeline::settings::Extractor::Off;
+            settings.dedup = memport::pipeline::DedupPolicy::Off;
+            settings.branches = memport::sources::BranchPolicy::All;
+        }
         let bundle = folder.path().join("push.aimem.json");
-        let options = conversion_options(vec![args.input.clone()], vec![(OutputFormat::Aimem, bundle.clone())], None, None, args.settings)?;
+        let options = conversion_options(vec![args.input.clone()], vec![(OutputFormat::Aimem, bundle.clone())], None, None, settings)?;
         let report = memport::run(&options)?;
         eprint!("{}", run_text::run_summary(&report));
         bundle

@@ -126,6 +126,15 @@ fn an_export_in_each_scope_is_a_bundle_memport_accepts() {
     assert_eq!(crate::util::ndjson(&back.join(OutputFormat::UmpNdjson.default_file_name())).len() as u64, stored - tombstoned);
     assert!(dna > 0 && dna < full && since > 0 && since < full, "each scope is a part: {chunk_counts:?}");
 
+    // The scheme is case-insensitive.
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        stream,
+        "GET /v1/brain/export?scope=DNA_ONLY HTTP/1.1\r\nHost: localhost\r\nauthorization: bearer {exporter}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    assert_eq!(crate::http_binding::read_response(stream).0, 200, "a lowercase bearer");
+
     // Who may export: a token with the verb; 401 with a Bearer challenge without one.
     let (status, head, body) = exchange(&server, "GET", "/v1/brain/export", None, b"");
     assert_eq!((status, json_of(&body)["title"].as_str()), (401, Some("unauthorized")));
@@ -291,6 +300,25 @@ fn push_and_pull_move_memory_through_a_server() {
     assert!(pulled.status.success(), "{}", String::from_utf8_lossy(&pulled.stderr));
     let validation = memport::validate::validate_path(&delta).unwrap();
     assert!(validation.is_valid() && validation.records > 0, "{:?}", validation.problems);
+
+    // The server's own stream pushed back: carried whole (not deduplicated, every branch),
+    // so every record is there already.
+    let (_, _, stream) = exchange(&server, "GET", "/v1/brain/export/stream", Some(&std::fs::read_to_string(&token_file).unwrap()), b"");
+    let streamed = folder.path().join("server.aimem.ndjson");
+    std::fs::write(&streamed, stream).unwrap();
+    let pushed =
+        memport().arg("push").arg(&streamed).args(["--to", &url, "--quiet"]).arg("--token-file").arg(&token_file).output().unwrap();
+    assert!(pushed.status.success(), "{}", String::from_utf8_lossy(&pushed.stderr));
+    let back: Value = serde_json::from_slice(&pushed.stdout).unwrap();
+    assert_eq!((back["inserted"].as_u64(), back["rejected_conflict"].as_array().map(Vec::len)), (Some(0), Some(0)), "{back}");
+
+    // An export's file (not a bundle, though validation would read it as a broken one) is
+    // converted too: the same records, all there already.
+    let file = chatgpt.join("conversations.json");
+    let pushed = memport().arg("push").arg(&file).args(["--to", &url, "--quiet"]).arg("--token-file").arg(&token_file).output().unwrap();
+    assert!(pushed.status.success(), "{}", String::from_utf8_lossy(&pushed.stderr));
+    let again: Value = serde_json::from_slice(&pushed.stdout).unwrap();
+    assert_eq!((again["inserted"].as_u64(), again["skipped_idempotent"].as_u64()), (Some(0), summary["inserted"].as_u64()), "{again}");
 
     // A refusal shows the server's problem and sends nothing twice.
     std::fs::write(&token_file, token(&[Verb::Read], None, 3600)).unwrap();

@@ -14,6 +14,8 @@ use serde_json::Value;
 
 use crate::remote::client::wait;
 
+/// How long a file stream waits for its consumer to take a block before it stops.
+const STALLED: Duration = Duration::from_secs(120);
 /// Attempts per request.
 const ATTEMPTS: u32 = 5;
 /// The first wait before a retry; each later one doubles.
@@ -53,10 +55,17 @@ pub enum BrainClientError {
 }
 
 /// An AIMEM server: its profile's base URL (`https://host/v1/brain`) and a bearer token.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BrainServer {
     base: String,
     token: String,
+}
+
+impl std::fmt::Debug for BrainServer {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        formatter.debug_struct("BrainServer").field("base", &self.base).finish_non_exhaustive()
+    }
 }
 
 impl BrainServer {
@@ -125,6 +134,9 @@ impl BrainServer {
 fn client(url: &str) -> Result<reqwest::Client, BrainClientError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(15))
+        // A server that stops sending mid-answer (an import may convert for minutes before it
+        // answers, so this is per read, not for the whole request).
+        .read_timeout(Duration::from_secs(600))
         .build()
         .map_err(|error| BrainClientError::Unreachable { url: url.to_owned(), reason: format!("cannot make an HTTP client: {error}") })
 }
@@ -208,6 +220,7 @@ pub fn file_chunks_keeping<K: Send + 'static>(
     keep: K,
 ) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
     let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
+    let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         let opened = std::fs::File::open(&path);
         drop(keep);
@@ -224,7 +237,9 @@ pub fn file_chunks_keeping<K: Send + 'static>(
                 Ok(0) => break,
                 Ok(read) => {
                     block.truncate(read);
-                    if sender.blocking_send(Ok(Bytes::from(block))).is_err() {
+                    // A consumer that takes nothing for STALLED is gone: stop, freeing the thread.
+                    let sent = runtime.block_on(tokio::time::timeout(STALLED, sender.send(Ok(Bytes::from(block)))));
+                    if !matches!(sent, Ok(Ok(()))) {
                         break;
                     }
                 }

@@ -171,7 +171,13 @@ pub fn prepare_import(bundle: &Path, owner: &str, threads: usize) -> Result<Prep
         settings: conversion_settings(threads, owner),
         ..Options::default()
     };
-    let report = pipeline::run(&options)?;
+    // The bundle passed the checks; what still fails to read is the bundle's doing: 422.
+    let report = pipeline::run(&options).map_err(|error| match error {
+        RunError::Write { .. } => BrainError::Run(error),
+        other => {
+            BrainError::Invalid(vec![Problem { status: 422, code: "unreadable_bundle", location: "/".into(), message: other.to_string() }])
+        }
+    })?;
     if report.rejects > 0 {
         return Err(BrainError::Invalid(rejected_records(&rejects)?));
     }
@@ -226,6 +232,12 @@ pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, B
         }
         let record: Value = serde_json::from_str(&line).map_err(|error| StoreError::InvalidRecord(error.to_string()))?;
         let id = record["id"].as_str().unwrap_or_default();
+        let refused = |error: StoreError| match error {
+            StoreError::InvalidRecord(reason) => {
+                BrainError::Invalid(vec![Problem { status: 422, code: "invalid_record", location: id.to_owned(), message: reason }])
+            }
+            other => BrainError::Store(other),
+        };
         if let Some(stored) = store.get(id)? {
             if stored["body"]["text"] == record["body"]["text"] {
                 summary.skipped_idempotent += 1;
@@ -234,7 +246,7 @@ pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, B
             }
             continue;
         }
-        match store.put(&record)? {
+        match store.put(&record).map_err(refused)? {
             Put::Created | Put::Replaced => summary.inserted += 1,
             Put::Unchanged => summary.skipped_idempotent += 1,
             Put::Erased => summary.skipped_erased += 1,

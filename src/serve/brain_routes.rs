@@ -199,6 +199,10 @@ async fn import_body(shared: Shared, headers: HeaderMap, body: Body) -> Result<R
     if !shared.writable {
         return Err(ProblemResponse::new(StatusCode::FORBIDDEN, "unsupported", "this server was started read-only (--read-only)"));
     }
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()).and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > shared.max_import) {
+        return Err(too_large(shared.max_import));
+    }
     let spooled = spool(&shared, body).await?;
     let _converting = shared.importing.acquire().await;
     let (owner, threads) = (shared.owner.clone(), shared.conversion_threads);
@@ -241,11 +245,7 @@ async fn spool(shared: &Shared, body: Body) -> Result<tempfile::NamedTempFile, P
         };
         received += chunk.len() as u64;
         if received > shared.max_import {
-            return Err(ProblemResponse::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("the bundle is over this server's import limit of {} bytes (memport serve --max-import)", shared.max_import),
-            ));
+            return Err(too_large(shared.max_import));
         }
         tokio::task::block_in_place(|| file.write_all(&chunk)).map_err(internal)?;
     }
@@ -254,6 +254,14 @@ async fn spool(shared: &Shared, body: Body) -> Result<tempfile::NamedTempFile, P
         return Err(ProblemResponse::new(StatusCode::UNPROCESSABLE_ENTITY, "empty_body", "the request has no body: POST an AIMEM bundle"));
     }
     Ok(file)
+}
+
+fn too_large(limit: u64) -> ProblemResponse {
+    ProblemResponse::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!("the bundle is over this server's import limit of {limit} bytes (memport serve --max-import)"),
+    )
 }
 
 fn too_slow() -> ProblemResponse {

@@ -102,7 +102,11 @@ impl Failure {
 
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
-        (self.0, [(header::CONTENT_TYPE, "application/json")], self.1.envelope().to_string()).into_response()
+        let mut response = (self.0, [(header::CONTENT_TYPE, "application/json")], self.1.envelope().to_string()).into_response();
+        if self.0 == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        }
+        response
     }
 }
 
@@ -136,7 +140,8 @@ pub(super) fn authorize(shared: &Shared, headers: &HeaderMap, verbs: &[Verb]) ->
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
+        // The scheme is case-insensitive (RFC 9110 §11.1).
+        .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")).map(|(_, token)| token))
         .ok_or_else(|| unauthorized("send a capability token as `Authorization: Bearer <token>` (memport token issue)".into()))?;
     let grant = verify(token.trim(), &shared.owner_key, now_micros() / 1_000_000).map_err(|error| unauthorized(error.to_string()))?;
     if !verbs.iter().any(|verb| grant.allows(*verb)) {

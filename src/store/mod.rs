@@ -134,17 +134,16 @@ impl Store {
     /// # Errors
     /// What `work` fails with, and SQLite errors beginning or committing.
     pub fn in_transaction<T, E: From<StoreError>>(&mut self, work: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
-        self.connection.execute_batch("BEGIN IMMEDIATE").map_err(StoreError::from)?;
-        match work(self) {
-            Ok(value) => {
-                self.connection.execute_batch("COMMIT").map_err(StoreError::from)?;
-                Ok(value)
-            }
-            Err(error) => {
-                let _ = self.connection.execute_batch("ROLLBACK");
-                Err(error)
-            }
-        }
+        let store: &Store = self;
+        store.connection.execute_batch("BEGIN IMMEDIATE").map_err(StoreError::from)?;
+        // Rolled back unless committed: when `work` fails or panics, and when COMMIT itself
+        // fails (a reader holding the file past the busy timeout), which would otherwise leave
+        // the transaction open and every later write refused.
+        let mut open = OpenTransaction { connection: &store.connection, committed: false };
+        let value = work(store)?;
+        open.connection.execute_batch("COMMIT").map_err(StoreError::from)?;
+        open.committed = true;
+        Ok(value)
     }
 
     /// Starts loading a new store in one transaction without a rollback journal: for a file
@@ -333,6 +332,20 @@ impl Store {
     }
 }
 
+/// A transaction [`Store::in_transaction`] began: rolled back when dropped uncommitted.
+struct OpenTransaction<'a> {
+    connection: &'a Connection,
+    committed: bool,
+}
+
+impl Drop for OpenTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = self.connection.execute_batch("ROLLBACK");
+        }
+    }
+}
+
 /// Which records an export of the store holds (AIMEM's export scopes): tombstoned records
 /// never, and of the rest those created at or after `since`, only memories of a DNA class
 /// (`dna_only`), only `agent`'s.
@@ -482,6 +495,26 @@ mod tests {
         assert_eq!(store.counts().unwrap(), (1, 0));
         assert_eq!(store.get("urn:ump:aa").unwrap().unwrap()["body"]["text"], "Works as a joiner");
         assert!(store.check_integrity().unwrap().is_empty());
+    }
+
+    /// Guards `in_transaction` when COMMIT fails (a reader holding the file past the busy
+    /// timeout): the transaction used to stay open, and every later write was refused.
+    #[test]
+    fn a_failed_commit_is_rolled_back_and_the_next_write_goes_through() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        drop(Store::create(&path, "owner").unwrap());
+        let mut writer = Store::open(&path, true).unwrap();
+        writer.connection.busy_timeout(std::time::Duration::from_millis(50)).unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader.execute_batch("BEGIN; SELECT count(*) FROM records;").unwrap();
+        let blocked = writer.in_transaction(|store| store.put(&record("urn:ump:aa", "Keeps bees", "2026-01-02T03:04:05Z")));
+        assert!(blocked.is_err(), "the commit waits for the reader, then fails");
+        reader.execute_batch("COMMIT").unwrap();
+        assert!(writer.connection.is_autocommit(), "the failed transaction is closed");
+        let next = writer.in_transaction(|store| store.put(&record("urn:ump:bb", "Keeps goats", "2026-01-02T03:04:05Z")));
+        assert_eq!(next.unwrap(), Put::Created);
+        assert_eq!(writer.counts().unwrap(), (1, 0), "only the second write is there");
     }
 
     #[test]
