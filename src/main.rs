@@ -223,9 +223,9 @@ fn capped_threads(requested: usize, option: &str) -> usize {
 
 fn convert(args: ConvertArgs) -> Result<u8> {
     check_inputs(&args.inputs)?;
-    let formats = parse_formats(&args.formats)?;
-    let outputs = output_paths(&formats, &args.output)?;
-    let options = conversion_options(args.inputs, outputs, args.report, args.rejects, args.settings)?;
+    let formats = parse_formats(&args.out.formats)?;
+    let outputs = output_paths(&formats, &args.out.output)?;
+    let options = conversion_options(args.inputs, outputs, args.out.report, args.out.rejects, args.settings)?;
     let report = memport::run(&options)?;
     finish_run(&report, false)
 }
@@ -267,12 +267,7 @@ fn push(args: PushArgs) -> Result<u8> {
     } else {
         // A server of the reference's kind imports bundles only: anything else becomes one. An
         // AIMEM stream is carried over whole (every branch, every record, no extraction).
-        let mut settings = args.settings;
-        if looks_like_bundle {
-            settings.extract = memport::pipeline::settings::Extractor::Off;
-            settings.dedup = memport::pipeline::DedupPolicy::Off;
-            settings.branches = memport::sources::BranchPolicy::All;
-        }
+        let settings = if looks_like_bundle { args.settings.keeping_every_record() } else { args.settings };
         let bundle = folder.path().join("push.aimem.json");
         let options = conversion_options(vec![args.input.clone()], vec![(OutputFormat::Aimem, bundle.clone())], None, None, settings)?;
         let report = memport::run(&options)?;
@@ -295,9 +290,9 @@ fn pull(args: PullArgs) -> Result<u8> {
     if !args.settings.quiet {
         eprintln!("memport: pulled {bytes} bytes ({} export) from {}", args.scope, args.server);
     }
-    let formats = parse_formats(&args.formats)?;
-    let outputs = output_paths(&formats, &args.output)?;
-    let options = conversion_options(vec![bundle], outputs, args.report, args.rejects, args.settings)?;
+    let formats = parse_formats(&args.out.formats)?;
+    let outputs = output_paths(&formats, &args.out.output)?;
+    let options = conversion_options(vec![bundle], outputs, args.out.report, args.out.rejects, args.settings)?;
     let report = memport::run(&options)?;
     finish_run(&report, false)
 }

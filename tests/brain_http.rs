@@ -206,18 +206,7 @@ fn an_import_is_checked_and_idempotent_and_a_refused_one_changes_nothing() {
 
     // A client sending one byte a second is cut off once the grace has passed.
     let started = Instant::now();
-    let mut slow = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let head = format!(
-        "POST /v1/brain/import HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {importer}\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n"
-    );
-    slow.write_all(head.as_bytes()).unwrap();
-    for byte in bundle.iter().take(8) {
-        if slow.write_all(&[*byte]).is_err() {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
-    let (status, _) = crate::http_binding::read_response(slow);
+    let status = crate::http_binding::send_slowly(&server, "/v1/brain/import", &importer, 100_000, &bundle[..8]);
     assert_eq!(status, 408, "a client sending one byte a second");
     assert!(started.elapsed() < Duration::from_secs(9), "cut off after the grace, in {:?}", started.elapsed());
     assert_eq!(record_count(&server.store), after, "no refused import changed the store");

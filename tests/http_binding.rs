@@ -115,6 +115,23 @@ fn post(server: &Server, path: &str, token: Option<&str>, body: &Value) -> (u16,
     request(server, "POST", path, token, body.to_string().as_bytes())
 }
 
+/// POSTs `sent` to `path` one byte a second, announcing `length` bytes, and returns the
+/// status the server answers (a client too slow for it).
+pub(crate) fn send_slowly(server: &Server, path: &str, token: &str, length: usize, sent: &[u8]) -> u16 {
+    let mut slow = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    for byte in sent {
+        if slow.write_all(&[*byte]).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    read_response(slow).0
+}
+
 pub(crate) fn record_count(store: &Path) -> (u64, u64) {
     Store::open(store, false).unwrap().counts().unwrap()
 }
@@ -195,18 +212,7 @@ fn every_refusal_has_its_status_and_envelope_and_changes_nothing() {
 
     // A client sending one byte a second is cut off.
     let started = Instant::now();
-    let mut slow = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let head = format!(
-        "POST /ump/remember HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {writer}\r\nContent-Length: 200\r\nConnection: close\r\n\r\n"
-    );
-    slow.write_all(head.as_bytes()).unwrap();
-    for byte in remember.to_string().bytes().take(6) {
-        if slow.write_all(&[byte]).is_err() {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
-    let (status, _) = read_response(slow);
+    let status = send_slowly(&server, "/ump/remember", &writer, 200, &remember.to_string().into_bytes()[..6]);
     assert_eq!(status, 408, "a slow client gets 408");
     assert!(started.elapsed() < Duration::from_secs(8), "within the request timeout, not when the client is done");
 

@@ -193,6 +193,17 @@ pub struct ConvertArgs {
     /// s3://bucket/export.zip (read by range), s3://bucket/folder/ (its objects).
     #[arg(value_parser = parse_location, required = true)]
     pub inputs: Vec<PathBuf>,
+    /// What to write, and where.
+    #[command(flatten)]
+    pub out: OutputArgs,
+    /// How records are read and written.
+    #[command(flatten)]
+    pub settings: Settings,
+}
+
+/// What a conversion writes and where: `convert`'s and `pull`'s outputs.
+#[derive(Args)]
+pub struct OutputArgs {
     /// Output formats, comma-separated: aimem (bundle JSON), aimem-ndjson (stream), parquet
     /// (a folder of tables: conversations, messages, memories, assets), pam (a PAM v1.0 store
     /// folder: memory-store.json and conversations/), mif (MIF v2 JSON), ump (UMP 0.1 JSON
@@ -213,9 +224,6 @@ pub struct ConvertArgs {
     /// Write rejected records here as NDJSON (file, byte offset, conversation id, reason).
     #[arg(value_parser = parse_location, long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
-    /// How records are read and written.
-    #[command(flatten)]
-    pub settings: Settings,
 }
 
 /// Where an AIMEM server is and the token it takes.
@@ -258,18 +266,9 @@ pub struct PullArgs {
     /// Fetch the NDJSON stream (/export/stream) instead of one JSON bundle.
     #[arg(long)]
     pub stream: bool,
-    /// Output formats, comma-separated, as `memport convert --to`.
-    #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
-    pub formats: Vec<String>,
-    /// Output file for one format; a folder for several (as `memport convert -o`).
-    #[arg(value_parser = parse_location, short, long, value_name = "OUT")]
-    pub output: PathBuf,
-    /// Write the JSON run report here.
-    #[arg(value_parser = parse_location, long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-    /// Write rejected records here as NDJSON.
-    #[arg(value_parser = parse_location, long, value_name = "FILE")]
-    pub rejects: Option<PathBuf>,
+    /// What to write, and where (as `memport convert`).
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// The server's token.
     #[command(flatten)]
     pub access: ServerArgs,

@@ -133,6 +133,13 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// These settings, reading every record of a memory file as it is: every branch, no
+    /// deduplication, no extraction (the memories are there already). For carrying a store
+    /// or a bundle from one place to another whole.
+    pub fn keeping_every_record(self) -> Settings {
+        Settings { extract: Extractor::Off, branches: BranchPolicy::All, dedup: DedupPolicy::Off, ..self }
+    }
+
     /// What is wrong with values that are of the right type but out of range, each problem
     /// naming its option. Checked with the rest of a run's options ([`crate::pipeline::Options::validate`]).
     pub fn problems(&self) -> Vec<String> {

@@ -20,10 +20,8 @@ use tempfile::TempDir;
 
 use crate::error::RunError;
 use crate::model::Micros;
-use crate::pipeline::settings::Extractor;
-use crate::pipeline::{self, DedupPolicy, Options, Settings};
+use crate::pipeline::{self, Options, Settings};
 use crate::sinks::{Incremental, OutputFormat};
-use crate::sources::BranchPolicy;
 use crate::store::{ExportFilter, Put, Store, StoreError};
 use crate::validate::{self, Problem};
 
@@ -67,19 +65,10 @@ pub struct ExportedBundle {
     _folder: TempDir,
 }
 
-/// Settings every conversion here runs with: every record the file holds (every branch, no
-/// deduplication: the store and a bundle hold what their owner chose to keep), no extraction
-/// (the memories are there already), no progress bars, `threads` workers.
+/// Settings every conversion here runs with: every record the file holds (the store and a
+/// bundle hold what their owner chose to keep), no progress bars, `threads` workers.
 fn conversion_settings(threads: usize, owner: &str) -> Settings {
-    Settings {
-        extract: Extractor::Off,
-        branches: BranchPolicy::All,
-        dedup: DedupPolicy::Off,
-        quiet: true,
-        threads: Some(threads),
-        owner_id: owner.to_owned(),
-        ..Settings::default()
-    }
+    Settings { quiet: true, threads: Some(threads), owner_id: owner.to_owned(), ..Settings::default() }.keeping_every_record()
 }
 
 /// Exports the records `filter` and `scope` choose as an AIMEM bundle (`ndjson`: the
@@ -97,14 +86,11 @@ pub fn export(
 ) -> Result<ExportedBundle, BrainError> {
     let folder = tempfile::Builder::new().prefix("memport-export-").tempdir()?;
     let records = folder.path().join("records.ump.ndjson");
-    let filter = ExportFilter {
-        since: match scope {
-            Scope::Since(since) => Some(since),
-            _ => None,
-        },
-        dna_only: scope == Scope::DnaOnly,
-        agent,
+    let since = match scope {
+        Scope::Since(since) => Some(since),
+        _ => None,
     };
+    let filter = ExportFilter { since, dna_only: scope == Scope::DnaOnly, agent };
     let mut writer = BufWriter::with_capacity(1 << 20, File::create(&records)?);
     let count = store.for_each_exported(&filter, |record| -> Result<(), BrainError> {
         writer.write_all(record.as_bytes())?;
@@ -120,10 +106,7 @@ pub fn export(
         outputs: vec![(format, path.clone())],
         exported_at,
         settings: conversion_settings(threads, store.owner()),
-        incremental: match scope {
-            Scope::Since(since) => Some(Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
-            _ => None,
-        },
+        incremental: since.map(|since| Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
         dna_only: scope == Scope::DnaOnly,
         ..Options::default()
     };
