@@ -116,7 +116,12 @@ fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
         })
         .with_context(|| format!("nothing was changed in {}", path.display()))?;
     for (id, result) in results {
-        eprintln!("memport: {id}: {}", result.name());
+        match result {
+            memport::store::edit::Forgotten::Erased { derived } if derived > 0 => {
+                eprintln!("memport: {id}: erased, with {derived} memories derived from it")
+            }
+            _ => eprintln!("memport: {id}: {}", result.name()),
+        }
     }
     Ok(0)
 }
@@ -225,7 +230,8 @@ fn convert(args: ConvertArgs) -> Result<u8> {
     check_inputs(&args.inputs)?;
     let formats = parse_formats(&args.out.formats)?;
     let outputs = output_paths(&formats, &args.out.output)?;
-    let options = conversion_options(args.inputs, outputs, args.out.report, args.out.rejects, args.settings)?;
+    let mut options = conversion_options(args.inputs, outputs, args.out.report, args.out.rejects, args.settings)?;
+    options.erasures_from = args.erasures_from;
     let report = memport::run(&options)?;
     finish_run(&report, false)
 }
@@ -368,6 +374,7 @@ fn conversion_options(
         settings,
         incremental: None,
         dna_only: false,
+        erasures_from: Vec::new(),
     })
 }
 

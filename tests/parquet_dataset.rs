@@ -20,7 +20,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use crate::util::{REAL_SAMPLES, examples, ndjson, options, root, shared};
 
 /// All rows of one table of a dataset (every part, every partition), in file-name order.
-fn read_table(dataset: &Path, table: Table) -> Vec<RecordBatch> {
+pub(crate) fn read_table(dataset: &Path, table: Table) -> Vec<RecordBatch> {
     let mut files = Vec::new();
     collect_parts(&dataset.join(table.name()), &mut files);
     files.sort();
@@ -54,7 +54,7 @@ fn row_count(batches: &[RecordBatch]) -> usize {
 }
 
 /// A string column (plain or dictionary-encoded) of every batch, nulls as `None`.
-fn strings(batches: &[RecordBatch], name: &str) -> Vec<Option<String>> {
+pub(crate) fn strings(batches: &[RecordBatch], name: &str) -> Vec<Option<String>> {
     let mut out = Vec::new();
     for batch in batches {
         let column = batch.column_by_name(name).unwrap_or_else(|| panic!("column {name}"));

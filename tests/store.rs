@@ -113,3 +113,120 @@ fn a_rerun_loads_into_the_store_keeping_what_was_remembered_there_and_what_mempo
     );
     assert_eq!(std::fs::read(&foreign).unwrap(), b"somebody's file");
 }
+
+/// Every file under `folder`, recursively.
+fn files_under(folder: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Guards erasure across runs: what `memport forget --hard` erased in the store (a message, the
+/// memories quoting it, and one memory on its own) is in no output of a later run over the same
+/// export, in any format, and nothing is extracted from the erased message again.
+#[test]
+fn what_the_store_erased_stays_out_of_every_output_of_a_later_run() {
+    let out = tempfile::tempdir().unwrap();
+    let chatgpt = examples().into_iter().find(|path| path.ends_with("chatgpt-small")).unwrap();
+    let first = convert(std::slice::from_ref(&chatgpt), out.path(), &[OutputFormat::Store, OutputFormat::UmpNdjson], 2);
+    let records = ndjson(&out.path().join("memory.ump.ndjson"));
+    let with_text = |start: &str| records.iter().find(|record| record["body"]["text"].as_str().unwrap().starts_with(start)).unwrap();
+    let message = with_text("I don't eat meat, so keep the recipes vegetarian");
+    let memory = with_text("Decided to go with Postgres");
+    let (message_id, memory_id) = (message["id"].as_str().unwrap(), memory["id"].as_str().unwrap());
+    let store = out.path().join("memory.db");
+    let forget = std::process::Command::new(env!("CARGO_BIN_EXE_memport"))
+        .arg("forget")
+        .arg(&store)
+        .args([message_id, memory_id, "--hard", "--reason", "erasure request"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&forget.stderr);
+    assert!(forget.status.success(), "{said}");
+    assert!(said.contains("erased, with 2 memories derived from it"), "the diet and the units memories quote the message: {said}");
+    let gone = ["keep the recipes vegetarian", "Does not eat meat", "Always use metric units", "Decided to go with Postgres"];
+    let holds = |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|window| window == text.as_bytes());
+    let stored = std::fs::read(&store).unwrap();
+    for text in gone {
+        assert!(!holds(&stored, text), "the store file keeps no copy of {text:?}");
+    }
+
+    let formats = [
+        OutputFormat::Store,
+        OutputFormat::UmpNdjson,
+        OutputFormat::Ump,
+        OutputFormat::AimemNdjson,
+        OutputFormat::Aimem,
+        OutputFormat::Pam,
+        OutputFormat::Mif,
+        OutputFormat::Aime,
+        OutputFormat::Parquet,
+    ];
+    let second = convert(&[chatgpt], out.path(), &formats, 2);
+    assert_eq!(second.counts.messages_skipped["erased"], 1, "{:?}", second.counts);
+    assert_eq!(second.counts.messages_written, first.counts.messages_written - 1);
+    let (before, after) = (first.memories_extracted.unwrap(), second.memories_extracted.unwrap());
+    assert_eq!(after.candidates, before.candidates - 2, "nothing is extracted from the erased message");
+    assert_eq!(after.dropped_erased, 1, "the erased memory's one candidate: {after:?}");
+    assert_eq!(after.written + after.superseded_kept, before.written + before.superseded_kept - 3);
+    for file in files_under(out.path()).iter().filter(|file| file.extension().is_none_or(|extension| extension != "parquet")) {
+        let bytes = std::fs::read(file).unwrap();
+        for text in gone {
+            assert!(!holds(&bytes, text), "{} holds {text:?}", file.display());
+        }
+    }
+    let dataset = out.path().join(OutputFormat::Parquet.default_file_name());
+    let messages = crate::parquet_dataset::read_table(&dataset, memport::sinks::parquet::schema::Table::Messages);
+    let erased_message = message["body"]["structured"]["message_id"].as_str().unwrap();
+    assert!(!crate::parquet_dataset::strings(&messages, "message_id").iter().any(|id| id.as_deref() == Some(erased_message)));
+    let memories = crate::parquet_dataset::read_table(&dataset, memport::sinks::parquet::schema::Table::Memories);
+    let texts = crate::parquet_dataset::strings(&memories, "text");
+    assert!(texts.iter().flatten().all(|text| !gone.iter().any(|gone| text.contains(gone))), "{texts:?}");
+    assert!(memport::validate::validate_path(&store).unwrap().is_valid());
+}
+
+/// Guards `--erasures-from`: a conversion that writes no store leaves out what a store erased,
+/// says so, and refuses a file that is not a store.
+#[test]
+fn erasures_from_a_store_apply_to_a_conversion_that_writes_none() {
+    let out = tempfile::tempdir().unwrap();
+    let chatgpt = examples().into_iter().find(|path| path.ends_with("chatgpt-small")).unwrap();
+    convert(std::slice::from_ref(&chatgpt), out.path(), &[OutputFormat::Store, OutputFormat::UmpNdjson], 2);
+    let records = ndjson(&out.path().join("memory.ump.ndjson"));
+    let message = records.iter().find(|record| record["body"]["text"].as_str().unwrap().starts_with("I moved to York")).unwrap();
+    let store = out.path().join("memory.db");
+    let memport = || std::process::Command::new(env!("CARGO_BIN_EXE_memport"));
+    let forget = memport().arg("forget").arg(&store).arg(message["id"].as_str().unwrap()).arg("--hard").output().unwrap();
+    assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
+    let pam = out.path().join("pam");
+    let converted =
+        memport().arg("convert").arg(&chatgpt).args(["--to", "pam", "--erasures-from"]).arg(&store).arg("-o").arg(&pam).output().unwrap();
+    let said = String::from_utf8_lossy(&converted.stderr);
+    assert!(converted.status.success(), "{said}");
+    assert!(said.contains("erased in the memory store are left out of every output"), "{said}");
+    for file in files_under(&pam) {
+        let bytes = std::fs::read(&file).unwrap();
+        for text in ["I moved to York", "Lives in York"] {
+            assert!(!bytes.windows(text.len()).any(|window| window == text.as_bytes()), "{} holds {text:?}", file.display());
+        }
+    }
+    let refused = memport()
+        .arg("convert")
+        .arg(&chatgpt)
+        .args(["--to", "pam", "--erasures-from"])
+        .arg(out.path().join("memory.ump.ndjson"))
+        .arg("-o")
+        .arg(out.path().join("pam2"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--erasures-from"), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(!out.path().join("pam2").exists(), "nothing written");
+}

@@ -1118,3 +1118,55 @@ fn assert_outputs_validate_in(run: &Path) {
         );
     }
 }
+
+/// The run folders under `out`'s `runs/`.
+fn run_folders(out: &Path) -> BTreeSet<PathBuf> {
+    std::fs::read_dir(out.join(RUNS_FOLDER))
+        .map_or_else(|_| BTreeSet::new(), |entries| entries.flatten().map(|entry| entry.path()).collect())
+}
+
+/// Guards erasure in a sync: a message erased in the sync's store (and the memories quoting it)
+/// stays out of a later full run, which writes everything else again, in every format.
+#[test]
+fn a_full_sync_after_an_erasure_writes_everything_but_what_was_erased() {
+    let folder = tempfile::tempdir().unwrap();
+    let (state, out) = (folder.path().join("state.db"), folder.path().join("out"));
+    let export = root().join("examples/chatgpt-small");
+    let first = memport_sync_to("store,ump-ndjson", &export, &state, &out, "2026-01-01T00:00:00Z").output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let first_runs = run_folders(&out);
+    let records = ndjson(&first_runs.iter().next().unwrap().join("memory.ump.ndjson"));
+    let message = records.iter().find(|record| record["body"]["text"].as_str().unwrap().starts_with("I don't eat meat")).unwrap();
+    let store = out.join(OutputFormat::Store.default_file_name());
+    let forget = Command::new(env!("CARGO_BIN_EXE_memport"))
+        .arg("forget")
+        .arg(&store)
+        .arg(message["id"].as_str().unwrap())
+        .arg("--hard")
+        .output()
+        .unwrap();
+    assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
+
+    // Every branch this time: other options, so a full run that writes every message again.
+    let second = memport_sync_to(EVERY_FORMAT, &export, &state, &out, "2026-02-01T00:00:00Z").args(["--branches", "all"]).output().unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{said}");
+    assert!(said.contains("erased 1"), "the summary counts the erased message: {said}");
+    let new_run = run_folders(&out).difference(&first_runs).next().cloned().unwrap();
+    let report: Value = serde_json::from_slice(&std::fs::read(new_run.join(SYNC_REPORT)).unwrap()).unwrap();
+    assert_eq!(report["full"], true, "{report}");
+    assert_eq!(report["run"]["counts"]["messages_skipped"]["erased"], 1, "{report}");
+    let mut files = vec![store];
+    let mut folders = vec![new_run];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap().flatten() {
+            if entry.path().is_dir() { folders.push(entry.path()) } else { files.push(entry.path()) }
+        }
+    }
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        for text in ["keep the recipes vegetarian", "Does not eat meat", "Always use metric units"] {
+            assert!(!bytes.windows(text.len()).any(|window| window == text.as_bytes()), "{} holds {text:?}", file.display());
+        }
+    }
+}

@@ -196,6 +196,10 @@ pub struct ConvertArgs {
     /// What to write, and where.
     #[command(flatten)]
     pub out: OutputArgs,
+    /// Leave out of every output what this memory store erased for good (`memport forget
+    /// --hard`); repeatable. A store the run loads into (`--to store`) counts without it.
+    #[arg(long, value_name = "STORE")]
+    pub erasures_from: Vec<PathBuf>,
     /// How records are read and written.
     #[command(flatten)]
     pub settings: Settings,

@@ -34,25 +34,33 @@ pub fn run_summary(report: &RunReport) -> String {
     if counts.memories_read > 0 {
         let _ = writeln!(
             text,
-            "memport: {} provider memories: {} written, {} repeated (same kind and text as an earlier one)",
-            counts.memories_read, counts.memories_written, counts.memories_duplicate
+            "memport: {} provider memories: {} written, {} repeated (same kind and text as an earlier one){}",
+            counts.memories_read,
+            counts.memories_written,
+            counts.memories_duplicate,
+            if counts.memories_erased > 0 { format!(", {} erased in the store", counts.memories_erased) } else { String::new() }
         );
     }
     if let Some(memories) = &report.memories_extracted {
         let _ = writeln!(
             text,
-            "memport: {} memories extracted ({} current, {} superseded and kept) from {} candidates: {} merged as more evidence, {} already in the input, {} dropped (secret {}, low confidence {}, contact details {}, repeated messages {})",
+            "memport: {} memories extracted ({} current, {} superseded and kept) from {} candidates: {} merged as more evidence, {} already in the input, {} dropped (secret {}, low confidence {}, contact details {}, repeated messages {}, erased in the store {})",
             memories.written + memories.superseded_kept,
             memories.written,
             memories.superseded_kept,
             memories.candidates,
             memories.merged,
             memories.already_in_input,
-            memories.dropped_secret + memories.dropped_low_confidence + memories.dropped_personal + memories.dropped_unwritten_message,
+            memories.dropped_secret
+                + memories.dropped_low_confidence
+                + memories.dropped_personal
+                + memories.dropped_unwritten_message
+                + memories.dropped_erased,
             memories.dropped_secret,
             memories.dropped_low_confidence,
             memories.dropped_personal,
             memories.dropped_unwritten_message,
+            memories.dropped_erased,
         );
     }
     let redacted: u64 = report.secrets_redacted.values().sum();

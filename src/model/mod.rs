@@ -129,6 +129,9 @@ pub enum SkipReason {
     NotExportable,
     /// A sync emitted it in an earlier run, unchanged: counted, not written again.
     EmittedBefore,
+    /// Erased for good from the run's memory store (`memport forget --hard`, UMP `forget` with
+    /// `hard: true`): counted, written to no output.
+    Erased,
 }
 
 impl SkipReason {
@@ -141,17 +144,19 @@ impl SkipReason {
             SkipReason::Activity => "activity",
             SkipReason::NotExportable => "not_exportable",
             SkipReason::EmittedBefore => "emitted_before",
+            SkipReason::Erased => "erased",
         }
     }
 
     /// Every reason, in report order.
-    pub const ALL: [SkipReason; 6] = [
+    pub const ALL: [SkipReason; 7] = [
         SkipReason::Hidden,
         SkipReason::OffBranch,
         SkipReason::Empty,
         SkipReason::Activity,
         SkipReason::NotExportable,
         SkipReason::EmittedBefore,
+        SkipReason::Erased,
     ];
 }
 
@@ -361,6 +366,8 @@ pub struct MemoryRecord {
     /// False when its owner marked it as not for export (PAM `access.exportable: false`, UMP
     /// `consent.exportable: false`): counted, not written.
     pub exportable: bool,
+    /// Erased for good from the run's memory store: counted, written to no output.
+    pub erased: bool,
     /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
     /// `embeddings`): memport computes none, and never re-embeds.
     pub embedding: Option<Box<Embedding>>,
@@ -397,7 +404,18 @@ impl MemoryRecord {
         keyed.extend_from_slice(text.as_bytes());
         let mut id = format!("{}.mem.", provider.as_str());
         crate::hash::push_hex(&mut id, &crate::hash::sha256(&keyed)[..16]);
-        MemoryRecord { id, kind, text, created_at, labels, is_duplicate: false, exportable: true, embedding: None, extracted: None }
+        MemoryRecord {
+            id,
+            kind,
+            text,
+            created_at,
+            labels,
+            is_duplicate: false,
+            exportable: true,
+            erased: false,
+            embedding: None,
+            extracted: None,
+        }
     }
 
     /// The type another system gave this memory in `format` (`mif-type`, `pam-type`,
@@ -407,9 +425,9 @@ impl MemoryRecord {
         self.labels.iter().find_map(|label| label.strip_prefix(format).and_then(|rest| rest.strip_prefix(':')))
     }
 
-    /// Whether sinks write it: not a duplicate and not marked as not for export.
+    /// Whether sinks write it: not a duplicate, not marked as not for export, not erased.
     pub fn is_written(&self) -> bool {
-        self.exportable && !self.is_duplicate
+        self.exportable && !self.is_duplicate && !self.erased
     }
 }
 

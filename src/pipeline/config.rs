@@ -185,6 +185,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         sign_key,
         incremental: None,
         dna_only: false,
+        erasures_from: Vec::new(),
     };
     let job = match file.sync {
         None => Job::Convert(options),

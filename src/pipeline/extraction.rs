@@ -12,6 +12,7 @@ use crate::error::RunError;
 use crate::model::{Conversation, MemoryRecord, Origin, Part, Provider};
 use crate::sinks::written_tree::is_written;
 use crate::sources::DecodeOptions;
+use crate::stages::erasures::ErasedIds;
 use crate::stages::extract::consolidate::{
     ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, EarlierCurrent, MemoryCounts,
 };
@@ -173,8 +174,8 @@ impl Collector {
     ///
     /// # Errors
     /// When the evidence spool cannot be read.
-    pub fn finish(self, earlier: &[EarlierCurrent]) -> io::Result<Consolidated> {
-        self.consolidator.finish(self.options, &self.extracted_in_input, earlier)
+    pub fn finish(self, earlier: &[EarlierCurrent], erased: &ErasedIds) -> io::Result<Consolidated> {
+        self.consolidator.finish(self.options, &self.extracted_in_input, earlier, erased)
     }
 }
 
@@ -276,7 +277,8 @@ impl Stage for ExtractionStage {
     fn end(&mut self, board: &mut EndBoard, emit: &mut dyn Emit) -> Result<(), RunError> {
         let Some(collector) = self.collector.take() else { return Ok(()) };
         let spool_error = |error: io::Error| RunError::Internal(format!("reading back extraction evidence: {error}"));
-        let mut consolidated = collector.finish(&board.earlier_currents).map_err(spool_error)?;
+        let erased = board.erased.clone().unwrap_or_default();
+        let mut consolidated = collector.finish(&board.earlier_currents, &erased).map_err(spool_error)?;
         let mut batch_index = 0;
         let emitted = loop {
             let batch = match next_records(&mut consolidated, batch_index) {

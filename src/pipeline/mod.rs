@@ -27,6 +27,7 @@ use crate::outputs::upload::{RemoteOutputs, Target};
 use crate::sinks::aimem::AimemSettings;
 use crate::sinks::{OutputFormat, SinkSettings};
 use crate::sources::{self, DecodeOptions};
+use crate::stages::erasures::{ErasedIds, Erasures};
 use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
 use rejects::RejectsWriter;
@@ -61,6 +62,9 @@ pub struct Options {
     /// The inputs hold only memories of a DNA class (a store's `DNA_ONLY` export, chosen by
     /// its caller): AIMEM says `scope: "DNA_ONLY"`.
     pub dna_only: bool,
+    /// Memory stores whose erasures the run honours (`--erasures-from`, a sync's store),
+    /// besides any store it loads into: what they erased is written to no output.
+    pub erasures_from: Vec<PathBuf>,
 }
 
 impl Options {
@@ -196,6 +200,12 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         sinks.push(sink);
     }
     let mut stages: Vec<Box<dyn Stage + '_>> = vec![Box::new(UniqueIds::default())];
+    let erased = erased_in_stores(&options.outputs, &options.erasures_from)?;
+    if !erased.is_empty() {
+        notes.push(format!("{} records erased in the memory store are left out of every output (counted as `erased`)", erased.len()));
+        // Before extraction's step on the workers: nothing is extracted from an erased message.
+        stages.push(Box::new(Erasures::new(erased)));
+    }
     if settings.dedup == DedupPolicy::Content {
         stages.push(Box::new(Dedup::default()));
     }
@@ -330,6 +340,33 @@ fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+/// The records erased for good in the memory stores the run loads into (`--to store` at a path
+/// that holds one already, or a sync's copy of its store) and in `erasures_from`: what the
+/// owner erased there stays out of every output of the run.
+///
+/// # Errors
+/// [`RunError::Write`] when a store there cannot be read.
+fn erased_in_stores(outputs: &[(OutputFormat, PathBuf)], erasures_from: &[PathBuf]) -> Result<ErasedIds, RunError> {
+    let read = |path: &Path| -> Result<std::collections::HashSet<String>, crate::store::StoreError> {
+        crate::store::Store::open(path, false)?.erased_ids()
+    };
+    let mut erased = std::collections::HashSet::new();
+    for (_, path) in outputs.iter().filter(|(format, path)| *format == OutputFormat::Store && path.is_file()) {
+        let ids = read(path).map_err(|error| {
+            RunError::write(path.display().to_string(), std::io::Error::other(format!("reading its erasures: {error}")))
+        })?;
+        erased.extend(ids);
+    }
+    for path in erasures_from {
+        let ids = read(path).map_err(|error| ConfigError::Option {
+            option: "--erasures-from".into(),
+            reason: format!("{}: {error} (give a store made with `--to store`)", path.display()),
+        })?;
+        erased.extend(ids);
+    }
+    Ok(ErasedIds::new(erased))
 }
 
 #[cfg(test)]

@@ -62,6 +62,9 @@ pub struct Counts {
     /// Memories their owner marked as not for export (PAM `access.exportable: false`, UMP
     /// `consent.exportable: false`): left out.
     pub memories_not_exportable: u64,
+    /// Provider memories erased for good from the run's memory store: left out of every output.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memories_erased: u64,
 }
 
 /// For serde: counts that only some runs have are left out of the others' reports.
@@ -84,6 +87,8 @@ impl Counts {
             self.memories_read += 1;
             if !memory.exportable {
                 self.memories_not_exportable += 1;
+            } else if memory.erased {
+                self.memories_erased += 1;
             } else if memory.is_duplicate {
                 self.memories_duplicate += 1;
             } else {
@@ -104,7 +109,7 @@ impl Counts {
     pub fn balances(&self) -> bool {
         let skipped: u64 = self.messages_skipped.values().sum();
         self.messages_read == self.messages_written + self.messages_duplicate + skipped + self.messages_rejected
-            && self.memories_read == self.memories_written + self.memories_duplicate + self.memories_not_exportable
+            && self.memories_read == self.memories_written + self.memories_duplicate + self.memories_not_exportable + self.memories_erased
     }
 }
 

@@ -36,7 +36,7 @@ use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::entity_refs::write_entities_member;
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
-use crate::spec::ump::record_id;
+use crate::spec::ump::{message_record_id, record_id};
 use crate::timefmt::format_rfc3339;
 
 /// The record kinds of UMP 0.1.
@@ -142,12 +142,6 @@ fn memory_kind(kind: MemoryKind) -> &'static str {
         MemoryKind::Fact | MemoryKind::ProjectKnowledge => "semantic",
         MemoryKind::ProjectInstruction => "procedural",
     }
-}
-
-/// The record id of a message: the same for the message's own record and for an extracted
-/// memory's evidence, which names the message by the same three ids.
-fn message_record_id(provider: &str, conversation_id: &str, message_id: &str) -> String {
-    record_id(&format!("{provider}:{conversation_id}:{message_id}"))
 }
 
 /// Closes a memory record's body and writes its `scope` (private to `owner`, agent
@@ -613,6 +607,7 @@ pub(crate) mod extracted_fixture {
             labels: Vec::new(),
             is_duplicate: false,
             exportable: true,
+            erased: false,
             embedding: None,
             extracted: Some(Box::new(extracted)),
         }

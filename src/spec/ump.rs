@@ -35,6 +35,12 @@ pub fn record_id(foreign_id: &str) -> String {
     }
 }
 
+/// The record id of a message: the same for the message's own record and for an extracted
+/// memory's evidence, which names the message by the same three ids.
+pub fn message_record_id(provider: &str, conversation_id: &str, message_id: &str) -> String {
+    record_id(&format!("{provider}:{conversation_id}:{message_id}"))
+}
+
 /// Whether a file's first bytes hold a `"ump": "…"` version member.
 pub fn looks_like_ump(head: &[u8]) -> bool {
     has_member(head, "ump", b"\"")

@@ -14,11 +14,13 @@
 //! stage that needs something of an earlier one asks on the [`EndBoard`], and the earlier one
 //! answers in its own round, which comes after), then [`Stage::end`].
 //!
-//! [`dedup`] and [`unique_ids`] work in input order only; [`extract`] is the extraction of
+//! [`dedup`] and [`unique_ids`] work in input order only; [`erasures`] marks what the run's
+//! memory store erased, on the worker pool; [`extract`] is the extraction of
 //! typed memories from what users say about themselves (its stage is
 //! `pipeline::extraction::ExtractionStage`, and a sync's delta is `pipeline::delta::DeltaStage`).
 
 pub mod dedup;
+pub mod erasures;
 pub mod extract;
 pub mod unique_ids;
 
@@ -66,6 +68,8 @@ pub struct EndBoard {
     /// The earlier current values this run's memories now stand beside (extraction's, for the
     /// sync).
     pub earlier_links: Vec<EarlierLink>,
+    /// The records the run's memory store erased (the erasure stage's, when it has any).
+    pub erased: Option<Arc<erasures::ErasedIds>>,
 }
 
 /// Where a stage's records go at the end of the run: through the other stages, to every sink.

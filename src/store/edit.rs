@@ -38,8 +38,12 @@ impl Remembered {
 pub enum Forgotten {
     /// The record is kept, tombstoned: out of recall, there for audit.
     Tombstoned,
-    /// The record and its text are gone; its id is remembered so no later load brings it back.
-    Erased,
+    /// The record and its text are gone, and so are the `derived` memories that quote it; their
+    /// ids are remembered so no later load brings them back.
+    Erased {
+        /// Records derived from it (memories whose evidence it is), erased with it.
+        derived: u64,
+    },
 }
 
 impl Forgotten {
@@ -47,7 +51,7 @@ impl Forgotten {
     pub fn name(self) -> &'static str {
         match self {
             Forgotten::Tombstoned => "tombstoned",
-            Forgotten::Erased => "erased",
+            Forgotten::Erased { .. } => "erased",
         }
     }
 }
@@ -223,16 +227,31 @@ impl Store {
                 .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
         };
-        let Some((seq, text)) = row else { return Err(StoreError::NotFound(id.to_owned())) };
+        let Some((seq, text)) = row else {
+            // Erased already (by an earlier call, or with the message it was derived from).
+            if hard && self.is_erased(id)? {
+                return Ok(Forgotten::Erased { derived: 0 });
+            }
+            return Err(StoreError::NotFound(id.to_owned()));
+        };
         if hard {
-            self.unindex(seq, &text)?;
-            connection.prepare_cached("DELETE FROM records WHERE seq = ?1")?.execute([seq])?;
-            connection.prepare_cached("INSERT OR REPLACE INTO erasures (id, reason, erased_at) VALUES (?1, ?2, ?3)")?.execute([
-                id,
-                reason,
-                &format_rfc3339(now),
-            ])?;
-            return Ok(Forgotten::Erased);
+            // The memories derived from it quote its words in their evidence: erased with it.
+            let derived: Vec<(i64, String, String)> = connection
+                .prepare_cached(
+                    "SELECT records.seq, records.id, records.text FROM relations JOIN records ON records.seq = relations.seq \
+                     WHERE relations.type = 'derived_from' AND relations.target = ?1 ORDER BY records.seq",
+                )?
+                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()?;
+            // Erased means gone from the file too: deleted content is overwritten, and the
+            // full-text index drops the words at once instead of marking them deleted.
+            connection
+                .execute_batch("PRAGMA secure_delete = ON; INSERT INTO record_text (record_text, rank) VALUES ('secure-delete', 1);")?;
+            self.erase(seq, id, &text, reason, now)?;
+            for (derived_seq, derived_id, derived_text) in &derived {
+                self.erase(*derived_seq, derived_id, derived_text, reason, now)?;
+            }
+            return Ok(Forgotten::Erased { derived: derived.len() as u64 });
         }
         let mut record = self.get(id)?.ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
         if let Some(object) = record.as_object_mut() {
@@ -241,6 +260,19 @@ impl Store {
         set_status(&mut record, "tombstoned");
         self.put(&record)?;
         Ok(Forgotten::Tombstoned)
+    }
+
+    /// Deletes the record at `seq` with its text and links, and remembers its erasure.
+    fn erase(&self, seq: i64, id: &str, text: &str, reason: &str, now: Micros) -> Result<(), StoreError> {
+        let connection = self.connection();
+        self.unindex(seq, text)?;
+        connection.prepare_cached("DELETE FROM records WHERE seq = ?1")?.execute([seq])?;
+        connection.prepare_cached("INSERT OR REPLACE INTO erasures (id, reason, erased_at) VALUES (?1, ?2, ?3)")?.execute([
+            id,
+            reason,
+            &format_rfc3339(now),
+        ])?;
+        Ok(())
     }
 }
 
@@ -301,6 +333,35 @@ mod tests {
     }
 
     #[test]
+    fn erasing_a_message_erases_the_memories_quoting_it_and_leaves_no_word_of_it_in_the_file() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        let mut store = Store::create(&path, "owner").unwrap();
+        let message = crate::store::tests::record("urn:ump:mm", "I was diagnosed with zygomycosis", "2026-01-02T03:04:05Z");
+        let mut memory = crate::store::tests::record("urn:ump:me", "Has zygomycosis", "2026-01-02T03:04:05Z");
+        memory["relations"] = json!([{"type": "derived_from", "target": "urn:ump:mm"}]);
+        let other = crate::store::tests::record("urn:ump:ot", "Lives in Leeds", "2026-01-02T03:04:05Z");
+        for record in [&message, &memory, &other] {
+            store.put(record).unwrap();
+        }
+        let forgotten =
+            store.in_transaction(|store| store.forget("urn:ump:mm", "erasure request", true, at("2026-02-01T00:00:00Z"))).unwrap();
+        assert_eq!(forgotten, Forgotten::Erased { derived: 1 });
+        assert!(store.get("urn:ump:me").unwrap().is_none(), "the memory quoting it is erased with it");
+        assert!(store.get("urn:ump:ot").unwrap().is_some());
+        let erased: std::collections::BTreeSet<String> = store.erased_ids().unwrap().into_iter().collect();
+        assert_eq!(erased, ["urn:ump:me".to_owned(), "urn:ump:mm".to_owned()].into_iter().collect());
+        assert_eq!(
+            store.forget("urn:ump:me", "erasure request", true, at("2026-02-01T00:00:00Z")).unwrap(),
+            Forgotten::Erased { derived: 0 },
+            "erasing it again is no error"
+        );
+        drop(store);
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(!bytes.windows(b"zygomycosis".len()).any(|window| window == b"zygomycosis"), "no copy of the words is left in the file");
+    }
+
+    #[test]
     fn a_soft_forget_tombstones_and_a_hard_one_erases_for_good() {
         let (_folder, store) = store();
         let soft = remembered(&store, "Has a cat", "2026-01-01T00:00:00Z");
@@ -308,12 +369,13 @@ mod tests {
         assert_eq!(store.get(&soft).unwrap().unwrap()["lifecycle"]["status"], "tombstoned");
         let hard = remembered(&store, "Password hint is blue", "2026-01-01T00:00:00Z");
         let record = store.get(&hard).unwrap().unwrap();
-        assert_eq!(store.forget(&hard, "erasure request", true, at("2026-02-01T00:00:00Z")).unwrap(), Forgotten::Erased);
+        assert_eq!(store.forget(&hard, "erasure request", true, at("2026-02-01T00:00:00Z")).unwrap(), Forgotten::Erased { derived: 0 });
         assert!(store.get(&hard).unwrap().is_none());
         assert_eq!(store.put(&record).unwrap(), Put::Erased, "a later load does not bring it back");
         let query = RecallQuery { query: "password".into(), valid_at: at("2026-03-01T00:00:00Z"), limit: 5, ..RecallQuery::default() };
         assert!(store.recall(&query).unwrap().is_empty());
         assert!(store.check_integrity().unwrap().is_empty());
-        assert!(matches!(store.forget(&hard, "again", true, 0), Err(StoreError::NotFound(_))));
+        assert_eq!(store.forget(&hard, "again", true, 0).unwrap(), Forgotten::Erased { derived: 0 }, "erased already");
+        assert!(matches!(store.forget(&hard, "again", false, 0), Err(StoreError::NotFound(_))), "nothing left to tombstone");
     }
 }

@@ -258,6 +258,17 @@ impl Store {
         Ok(json.and_then(|text| serde_json::from_str(&text).ok()))
     }
 
+    /// The ids of every record erased for good, which later runs leave out of every output.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn erased_ids(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection.prepare("SELECT id FROM erasures")?;
+        let ids = statement.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+
     /// Whether the record `id` was erased for good.
     ///
     /// # Errors

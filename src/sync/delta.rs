@@ -436,6 +436,7 @@ fn memory_record_of(entry: &MemoryEntry, link: &EarlierLink) -> Option<MemoryRec
         labels: Vec::new(),
         is_duplicate: false,
         exportable: true,
+        erased: false,
         embedding: None,
         extracted: Some(Box::new(extracted)),
     })

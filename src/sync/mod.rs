@@ -193,7 +193,10 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         base_export_id: last.filter(|_| full_because.is_none()).map(|run| export_id(&run.run_id)),
         since: last.filter(|_| full_because.is_none()).and_then(|run| crate::timefmt::parse_rfc3339(&run.exported_at)),
     };
-    let result = run_into(options, store.as_mut(), &run_id, full_because.is_some(), incremental, &staging);
+    // What was erased in the store is left out of every output, whether or not this run loads
+    // into the store.
+    let erasures_from = (store_file.is_file() && crate::store::Store::open(&store_file, false).is_ok()).then_some(store_file.as_path());
+    let result = run_into(options, store.as_mut(), &run_id, full_because.is_some(), incremental, &staging, erasures_from);
     let RunDone { report: mut run, conversations: delta_counts, memories: memory_counts, retractions, no_retractions_because } =
         match result {
             Ok(done) => done,
@@ -316,9 +319,11 @@ fn run_into(
     full: bool,
     incremental: crate::sinks::Incremental,
     staging: &Path,
+    erasures_from: Option<&Path>,
 ) -> Result<RunDone, RunError> {
     let mut convert = options.convert.clone();
     convert.incremental = Some(incremental);
+    convert.erasures_from.extend(erasures_from.map(Path::to_owned));
     convert.outputs = options.formats.iter().map(|format| (*format, staging.join(format.default_file_name()))).collect();
     convert.report = None;
     convert.rejects = Some(staging.join("rejects.ndjson"));

@@ -137,7 +137,10 @@ impl Columns {
         if !conversation.memories_only {
             self.conversations.add(provider, conversation);
         }
-        for (position, message) in conversation.messages.iter().enumerate() {
+        // Every message read has a row, but one erased in the memory store: erasure removes it.
+        let rows =
+            conversation.messages.iter().enumerate().filter(|(_, message)| message.disposition != Disposition::Skip(SkipReason::Erased));
+        for (position, message) in rows {
             self.messages.add(provider, conversation, position, message);
             for asset in message_assets(message) {
                 self.assets.add(provider, conversation, message, asset);

@@ -23,6 +23,7 @@ use super::secrets;
 use crate::hash::sha256;
 use crate::model::extracted::{Evidence, Extracted, MemoryType};
 use crate::model::{MemoryKind, MemoryRecord, Micros, Provider};
+use crate::stages::erasures::ErasedIds;
 
 /// What happens to memories below the confidence floor and to contact details.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,6 +65,8 @@ pub struct MemoryCounts {
     pub dropped_personal: u64,
     /// Candidates from messages that are not written (duplicates of earlier messages).
     pub dropped_unwritten_message: u64,
+    /// Candidates of memories erased for good from the run's memory store.
+    pub dropped_erased: u64,
     /// Candidates of memories the input already held (memport's own output read again): the
     /// memory is written once, as read.
     pub already_in_input: u64,
@@ -82,6 +85,7 @@ impl MemoryCounts {
                 + self.dropped_low_confidence
                 + self.dropped_personal
                 + self.dropped_unwritten_message
+                + self.dropped_erased
                 + self.already_in_input
     }
 }
@@ -248,6 +252,7 @@ impl Consolidator {
         options: ConsolidateOptions,
         in_input: &HashSet<String>,
         earlier: &[EarlierCurrent],
+        erased: &ErasedIds,
     ) -> io::Result<Consolidated> {
         self.spool.flush()?;
         let mut written = vec![true; self.memories.len()];
@@ -255,6 +260,10 @@ impl Consolidator {
             if in_input.contains(&memory.id) {
                 written[index] = false;
                 self.counts.already_in_input += memory.evidence_count;
+            } else if erased.has_memory(&memory.id) {
+                // Erased in the store: written nowhere, and it supersedes nothing.
+                written[index] = false;
+                self.counts.dropped_erased += memory.evidence_count;
             } else if memory.personal && !options.keep_personal {
                 written[index] = false;
                 self.counts.dropped_personal += memory.evidence_count;
@@ -273,6 +282,7 @@ impl Consolidator {
         for (index, current) in earlier.iter().enumerate() {
             // Only slots this run says something in change; a value said again is in the run.
             if !said_now.contains(current.id.as_str())
+                && !erased.has_memory(&current.id)
                 && let Some(members) = slots.get_mut(&(current.memory_type, current.slot.as_str()))
             {
                 members.push(Member::Earlier(index));
@@ -416,6 +426,7 @@ impl Consolidated {
                 labels: Vec::new(),
                 is_duplicate: false,
                 exportable: true,
+                erased: false,
                 embedding: None,
                 extracted: Some(Box::new(extracted)),
             };

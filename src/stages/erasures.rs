@@ -1,0 +1,144 @@
+//! Erasures honoured in every output: a record erased for good from the run's memory store
+//! (`memport forget --hard`, UMP `forget` with `hard: true`) is written by no sink of a later
+//! run that reads the same export again, whatever the format.
+//!
+//! The store remembers each erasure by UMP record id, and a message's or memory's record id
+//! is a function of its provider ids ([`message_record_id`], [`record_id`]), so the step
+//! needs no other state. It runs on the worker pool right after decoding, before extraction
+//! reads the conversation: an erased message is `Skip(Erased)` (counted under the `erased`
+//! policy), so nothing is extracted from it either, and a provider memory is marked erased.
+//! Extracted memories are made only at the end of the run: the stage hands the ids to
+//! extraction on the [`EndBoard`], which leaves an erased memory out and counts its
+//! candidates. The stage is in a run only when its store holds erasures.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::error::RunError;
+use crate::model::{Conversation, Disposition, SkipReason};
+use crate::sources::DecodeOptions;
+use crate::spec::ump::{message_record_id, record_id};
+use crate::stages::{EndBoard, Found, Stage, WorkerStep};
+
+/// The UMP record ids a memory store erased.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ErasedIds(HashSet<String>);
+
+impl ErasedIds {
+    /// The erased record ids.
+    pub fn new(ids: HashSet<String>) -> Self {
+        ErasedIds(ids)
+    }
+
+    /// Whether no record was erased.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many records were erased.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the message `message_id` of `conversation_id` from `provider` was erased.
+    pub fn has_message(&self, provider: &str, conversation_id: &str, message_id: &str) -> bool {
+        !self.is_empty() && self.0.contains(&message_record_id(provider, conversation_id, message_id))
+    }
+
+    /// Whether the memory of memport id `memory_id` (a provider's or an extracted one) was
+    /// erased.
+    pub fn has_memory(&self, memory_id: &str) -> bool {
+        !self.is_empty() && self.0.contains(&record_id(memory_id))
+    }
+}
+
+/// The erasure stage of a run whose memory store erased records.
+pub struct Erasures {
+    erased: Arc<ErasedIds>,
+}
+
+impl Erasures {
+    /// The stage for the ids `erased`.
+    pub fn new(erased: ErasedIds) -> Self {
+        Erasures { erased: Arc::new(erased) }
+    }
+}
+
+/// [`Erasures`]' work on the worker pool.
+struct MarkErased {
+    erased: Arc<ErasedIds>,
+}
+
+impl WorkerStep for MarkErased {
+    fn after_decode(&self, conversation: &mut Conversation, _options: &DecodeOptions, before: Option<Found>) -> Option<Found> {
+        mark_erased(conversation, &self.erased);
+        before
+    }
+}
+
+/// Marks the messages and provider memories of `conversation` that `erased` holds.
+pub fn mark_erased(conversation: &mut Conversation, erased: &ErasedIds) {
+    let provider = conversation.provider.as_str();
+    for message in &mut conversation.messages {
+        if erased.has_message(provider, &conversation.id, &message.id) {
+            message.disposition = Disposition::Skip(SkipReason::Erased);
+        }
+    }
+    for memory in &mut conversation.memories {
+        if erased.has_memory(&memory.id) {
+            memory.erased = true;
+        }
+    }
+}
+
+impl Stage for Erasures {
+    fn name(&self) -> &'static str {
+        "erasures"
+    }
+
+    fn worker(&self) -> Option<Arc<dyn WorkerStep>> {
+        Some(Arc::new(MarkErased { erased: self.erased.clone() }))
+    }
+
+    fn process(&mut self, _conversation: &mut Conversation, _found: Option<Found>) -> Result<(), RunError> {
+        Ok(())
+    }
+
+    fn prepare_end(&mut self, board: &mut EndBoard) -> Result<(), RunError> {
+        board.erased = Some(self.erased.clone());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{MemoryKind, MemoryRecord, Message, Origin, Provider};
+
+    #[test]
+    fn an_erased_message_is_skipped_and_an_erased_memory_marked_and_nothing_else() {
+        let origin = Origin { file: "test.json".into(), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin);
+        conversation.messages.push(Message::user_for_tests("m1", None, "I live in Leeds", 1));
+        conversation.messages.push(Message::user_for_tests("m2", Some("m1"), "I have a cat", 2));
+        let kept = MemoryRecord::new(Provider::ChatGpt, MemoryKind::Fact, "Likes tea".into(), 1, Vec::new());
+        let gone = MemoryRecord::new(Provider::ChatGpt, MemoryKind::Fact, "Lives in Leeds".into(), 1, Vec::new());
+        let erased = ErasedIds::new([message_record_id("chatgpt", "c1", "m1"), record_id(&gone.id)].into_iter().collect());
+        conversation.memories = vec![kept, gone];
+        mark_erased(&mut conversation, &erased);
+        let dispositions: Vec<Disposition> = conversation.messages.iter().map(|message| message.disposition).collect();
+        assert_eq!(dispositions, [Disposition::Skip(SkipReason::Erased), Disposition::Keep]);
+        let erased_memories: Vec<bool> = conversation.memories.iter().map(|memory| memory.erased).collect();
+        assert_eq!(erased_memories, [false, true]);
+        assert!(!conversation.memories[1].is_written());
+    }
+
+    #[test]
+    fn the_same_ids_of_another_provider_or_conversation_are_not_erased() {
+        let erased = ErasedIds::new([message_record_id("chatgpt", "c1", "m1")].into_iter().collect());
+        assert!(erased.has_message("chatgpt", "c1", "m1"));
+        assert!(!erased.has_message("claude", "c1", "m1"));
+        assert!(!erased.has_message("chatgpt", "c2", "m1"));
+        assert!(!ErasedIds::default().has_memory("chatgpt.mem.00"));
+    }
+}
