@@ -365,13 +365,22 @@ fn ump_consent_is_honoured_records_not_for_export_are_counted_and_redacted_paths
     let input = folder.path().join("consent.ump.ndjson");
     write_lines(&input, &lines);
     let out = folder.path().join("out");
-    let report = convert(&[input], &out, &[OutputFormat::UmpNdjson], 2);
+    let report = convert(&[input], &out, &[OutputFormat::UmpNdjson, OutputFormat::Parquet], 2);
     assert_eq!(report.counts.messages_skipped["not_exportable"], 1);
     assert_eq!(report.counts.memories_not_exportable, 1);
     assert_eq!(report.warnings.get("ump_fields_redacted"), Some(&1));
     let written = crate::util::ndjson(&out.join("memory.ump.ndjson"));
     assert_eq!(written.len(), lines.len() - 2);
     assert!(!written.iter().any(|line| line["id"] == lines[turn]["id"] || line["id"] == lines[memory]["id"]));
+    // Nor in the dataset, which has a row for every other message read.
+    let dataset = out.join(OutputFormat::Parquet.default_file_name());
+    let texts = crate::parquet_dataset::strings(
+        &crate::parquet_dataset::read_table(&dataset, memport::sinks::parquet::schema::Table::Messages),
+        "text",
+    );
+    let hidden = lines[turn]["body"]["text"].as_str().unwrap();
+    assert!(!texts.iter().flatten().any(|text| text == hidden), "the turn not for export has no row");
+    assert_eq!(texts.len() as u64, report.counts.messages_read - report.counts.messages_rejected - 1);
 }
 
 #[test]

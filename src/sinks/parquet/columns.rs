@@ -137,9 +137,13 @@ impl Columns {
         if !conversation.memories_only {
             self.conversations.add(provider, conversation);
         }
-        // Every message read has a row, but one erased in the memory store: erasure removes it.
-        let rows =
-            conversation.messages.iter().enumerate().filter(|(_, message)| message.disposition != Disposition::Skip(SkipReason::Erased));
+        // Every message read has a row, but what may go nowhere: a message erased in the memory
+        // store, or one its owner marked as not for export.
+        let rows = conversation
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(_, message)| !matches!(message.disposition, Disposition::Skip(SkipReason::Erased | SkipReason::NotExportable)));
         for (position, message) in rows {
             self.messages.add(provider, conversation, position, message);
             for asset in message_assets(message) {
