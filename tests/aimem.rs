@@ -176,3 +176,32 @@ fn a_bundle_in_another_order_reads_back_to_the_same_records_with_every_edge() {
         assert_eq!(got, expected, "{label}: the same chunks and edges as the bundle in memport's order");
     }
 }
+
+/// Guards validation's bounded memory: a stream with a problem in every one of thousands of
+/// chunks is checked with the first problems listed and the rest counted, and says so.
+#[test]
+fn a_stream_with_a_problem_in_every_chunk_lists_the_first_and_counts_them_all() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("broken.aimem.ndjson");
+    let mut text = String::from(
+        r#"{"format":"aimem-bundle","version":"1","producer":"memport","tenant_id":"11111111-1111-1111-1111-111111111111","exported_at":"2026-01-01T00:00:00Z","scope":"FULL","checksum":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}"#,
+    );
+    text.push('\n');
+    let chunks = 3000;
+    for index in 0..chunks {
+        text.push_str(&format!(
+            r#"{{"_kind":"chunk","id":"urn:aimem:memport:c{index}","content":"chunk {index}","content_hash":"sha256:{}","memory_type":"fact","created_at":"2026-01-01T00:00:00Z"}}"#,
+            "0".repeat(64)
+        ));
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    let validation = validate_path(&path).unwrap();
+    assert!(!validation.is_valid());
+    assert_eq!(validation.problems.len(), memport::validate::KEPT_PROBLEMS);
+    assert!(validation.problem_count() > chunks, "every bad hash and the checksum counted: {}", validation.problem_count());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_memport")).arg("validate").arg(&path).output().unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(said.contains(&format!("{} problems", validation.problem_count())), "{said}");
+    assert!(said.contains("more, counted but not listed"), "{said}");
+}

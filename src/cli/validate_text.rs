@@ -17,9 +17,14 @@ pub fn validations_text(results: &[Validation]) -> String {
                 let _ = writeln!(text, "{}: invalid: {}", result.path, problem.message);
             }
         } else {
-            let _ = writeln!(text, "{}: invalid {} ({}; {} problems)", result.path, result.format, result.status(), result.problems.len());
+            let count = result.problem_count();
+            let _ = writeln!(text, "{}: invalid {} ({}; {count} problems)", result.path, result.format, result.status());
             for problem in &result.problems {
                 let _ = writeln!(text, "  {} {} at {}: {}", problem.status, problem.code, problem.location, problem.message);
+            }
+            let unlisted = count.saturating_sub(result.problems.len() as u64);
+            if unlisted > 0 {
+                let _ = writeln!(text, "  … and {unlisted} more, counted but not listed (the first {} are)", result.problems.len());
             }
         }
         for notice in &result.notices {

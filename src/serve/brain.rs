@@ -23,7 +23,7 @@ use crate::model::Micros;
 use crate::pipeline::{self, Options, Settings};
 use crate::sinks::{Incremental, OutputFormat};
 use crate::store::{ExportFilter, Put, Store, StoreError};
-use crate::validate::{self, Problem};
+use crate::validate::{self, Problem, Problems};
 
 /// What can go wrong exporting or importing a bundle.
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +32,7 @@ pub enum BrainError {
     /// The bundle is not one memport accepts: the problems, the first deciding the status
     /// (409 checksum mismatch, else 422).
     #[error("the bundle is invalid: {}", .0.first().map_or("", |problem| problem.message.as_str()))]
-    Invalid(Vec<Problem>),
+    Invalid(Problems),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -157,9 +157,12 @@ pub fn prepare_import(bundle: &Path, owner: &str, threads: usize) -> Result<Prep
     // The bundle passed the checks; what still fails to read is the bundle's doing: 422.
     let report = pipeline::run(&options).map_err(|error| match error {
         RunError::Write { .. } => BrainError::Run(error),
-        other => {
-            BrainError::Invalid(vec![Problem { status: 422, code: "unreadable_bundle", location: "/".into(), message: other.to_string() }])
-        }
+        other => BrainError::Invalid(Problems::from(vec![Problem {
+            status: 422,
+            code: "unreadable_bundle",
+            location: "/".into(),
+            message: other.to_string(),
+        }])),
     })?;
     if report.rejects > 0 {
         return Err(BrainError::Invalid(rejected_records(&rejects)?));
@@ -168,8 +171,8 @@ pub fn prepare_import(bundle: &Path, owner: &str, threads: usize) -> Result<Prep
 }
 
 /// The first rejects of a conversion, as problems.
-fn rejected_records(rejects: &Path) -> Result<Vec<Problem>, BrainError> {
-    let mut problems = Vec::new();
+fn rejected_records(rejects: &Path) -> Result<Problems, BrainError> {
+    let mut problems = Problems::new();
     for line in BufReader::new(File::open(rejects)?).lines().take(100) {
         let reject: Value = serde_json::from_str(&line?).unwrap_or(Value::Null);
         let location = format!("record {} (byte {})", reject["index"], reject["offset"]);
@@ -216,9 +219,12 @@ pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, B
         let record: Value = serde_json::from_str(&line).map_err(|error| StoreError::InvalidRecord(error.to_string()))?;
         let id = record["id"].as_str().unwrap_or_default();
         let refused = |error: StoreError| match error {
-            StoreError::InvalidRecord(reason) => {
-                BrainError::Invalid(vec![Problem { status: 422, code: "invalid_record", location: id.to_owned(), message: reason }])
-            }
+            StoreError::InvalidRecord(reason) => BrainError::Invalid(Problems::from(vec![Problem {
+                status: 422,
+                code: "invalid_record",
+                location: id.to_owned(),
+                message: reason,
+            }])),
             other => BrainError::Store(other),
         };
         if let Some(stored) = store.get(id)? {

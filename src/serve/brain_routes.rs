@@ -28,7 +28,7 @@ use super::http::{Failure, Shared, authorize, with_store};
 use super::now_micros;
 use super::token::Verb;
 use crate::timefmt::parse_rfc3339;
-use crate::validate::Problem;
+use crate::validate::Problems;
 
 /// AIMEM's media type for a bundle.
 pub const BUNDLE_MEDIA_TYPE: &str = "application/aimem-bundle+json";
@@ -42,12 +42,12 @@ pub(super) struct ProblemResponse {
     status: StatusCode,
     code: String,
     detail: String,
-    problems: Vec<Problem>,
+    problems: Problems,
 }
 
 impl ProblemResponse {
     fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> ProblemResponse {
-        ProblemResponse { status, code: code.to_owned(), detail: detail.into(), problems: Vec::new() }
+        ProblemResponse { status, code: code.to_owned(), detail: detail.into(), problems: Problems::new() }
     }
 }
 
@@ -61,7 +61,7 @@ impl IntoResponse for ProblemResponse {
         });
         if !self.problems.is_empty() {
             body["problems"] = self.problems.iter().take(LISTED_PROBLEMS).map(|problem| json!(problem)).collect();
-            body["problem_count"] = json!(self.problems.len());
+            body["problem_count"] = json!(self.problems.total());
         }
         let mut response = (self.status, [(header::CONTENT_TYPE, "application/problem+json")], body.to_string()).into_response();
         if self.status == StatusCode::UNAUTHORIZED {

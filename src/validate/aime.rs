@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error::RunError;
 use crate::timefmt::parse_rfc3339;
-use crate::validate::{Problem, Validation};
+use crate::validate::{Problem, Problems, Validation};
 
 const ROLES: [&str; 3] = ["user", "assistant", "system"];
 
@@ -32,7 +32,7 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
 
 #[derive(Default)]
 struct Checker {
-    problems: Vec<Problem>,
+    problems: Problems,
     notices: Vec<String>,
     records: u64,
 }

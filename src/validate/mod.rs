@@ -34,6 +34,139 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Problems kept in full; past this many a file's problems are only counted, so a file with a
+/// problem in each of millions of records is checked in bounded memory (`memport validate`, and
+/// a server checking an upload). The first ones say what is wrong.
+pub const KEPT_PROBLEMS: usize = 1000;
+
+/// The problems of one validation: the first [`KEPT_PROBLEMS`] in full, and how many in all.
+/// Reads as the slice of those kept; serializes as that list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems {
+    kept: Vec<Problem>,
+    total: u64,
+    /// How many of each code, kept or not (a few dozen codes at most).
+    by_code: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Problems {
+    /// No problems.
+    pub fn new() -> Self {
+        Problems::default()
+    }
+
+    /// Adds a problem: kept while fewer than [`KEPT_PROBLEMS`] are, counted always.
+    pub fn push(&mut self, problem: Problem) {
+        self.total += 1;
+        *self.by_code.entry(problem.code).or_insert(0) += 1;
+        if self.kept.len() < KEPT_PROBLEMS {
+            self.kept.push(problem);
+        }
+    }
+
+    /// Adds every problem of `other`, counted as it counted them.
+    pub fn append(&mut self, other: Problems) {
+        for problem in other.kept {
+            self.total += 1;
+            if self.kept.len() < KEPT_PROBLEMS {
+                self.kept.push(problem);
+            }
+        }
+        for (code, count) in other.by_code {
+            *self.by_code.entry(code).or_insert(0) += count;
+        }
+        self.total = self.by_code.values().sum();
+    }
+
+    /// How many problems were found, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Sorts the problems kept, stably (for a list that never passes the cap: an envelope's).
+    pub fn sort_by_key<K: Ord>(&mut self, key: impl FnMut(&Problem) -> K) {
+        self.kept.sort_by_key(key);
+    }
+
+    /// Whether none was found.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Takes out every problem of `code`, kept or not; returns how many there were.
+    pub fn remove_code(&mut self, code: &str) -> u64 {
+        let removed = self.by_code.remove(code).unwrap_or(0);
+        self.kept.retain(|problem| problem.code != code);
+        self.total -= removed;
+        if self.kept.is_empty() && self.total > 0 {
+            // Every problem kept was of that code: the others were only counted.
+            self.kept.push(Problem {
+                status: 422,
+                code: "unlisted_problems",
+                location: String::new(),
+                message: format!("{} problems past the first {KEPT_PROBLEMS} were counted, not listed", self.total),
+            });
+        }
+        removed
+    }
+}
+
+impl std::ops::Deref for Problems {
+    type Target = [Problem];
+
+    fn deref(&self) -> &[Problem] {
+        &self.kept
+    }
+}
+
+impl Serialize for Problems {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.kept.serialize(serializer)
+    }
+}
+
+impl FromIterator<Problem> for Problems {
+    fn from_iter<I: IntoIterator<Item = Problem>>(problems: I) -> Self {
+        let mut all = Problems::new();
+        for problem in problems {
+            all.push(problem);
+        }
+        all
+    }
+}
+
+impl Extend<Problem> for Problems {
+    fn extend<I: IntoIterator<Item = Problem>>(&mut self, problems: I) {
+        for problem in problems {
+            self.push(problem);
+        }
+    }
+}
+
+impl From<Vec<Problem>> for Problems {
+    fn from(problems: Vec<Problem>) -> Self {
+        problems.into_iter().collect()
+    }
+}
+
+impl IntoIterator for Problems {
+    type Item = Problem;
+    type IntoIter = std::vec::IntoIter<Problem>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.kept.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Problems {
+    type Item = &'a Problem;
+    type IntoIter = std::slice::Iter<'a, Problem>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.kept.iter()
+    }
+}
+
 /// The result of validating one file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Validation {
@@ -44,7 +177,7 @@ pub struct Validation {
     /// Records checked.
     pub records: u64,
     /// Problems in the order a consumer checks them; the first decides the class.
-    pub problems: Vec<Problem>,
+    pub problems: Problems,
     /// Things a consumer may accept but should know (legacy format value, …).
     pub notices: Vec<String>,
 }
@@ -53,6 +186,11 @@ impl Validation {
     /// Whether the file passed.
     pub fn is_valid(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// How many problems the file has, listed or only counted.
+    pub fn problem_count(&self) -> u64 {
+        self.problems.total()
     }
 
     /// The class a consumer answers with: 200, or the first problem's status.
@@ -92,7 +230,13 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
     {
         let name = path.file_name().map_or_else(|| display.clone(), |name| name.to_string_lossy().into_owned());
         let problem = Problem { status: 422, code, location: name, message: message.to_owned() };
-        return Ok(Validation { path: display, format: UNKNOWN_FORMAT, records: 0, problems: vec![problem], notices: Vec::new() });
+        return Ok(Validation {
+            path: display,
+            format: UNKNOWN_FORMAT,
+            records: 0,
+            problems: Problems::from(vec![problem]),
+            notices: Vec::new(),
+        });
     }
     let detected = detect_for_validation(path).map_err(|error| RunError::read(display, error))?;
     match detected {
@@ -112,6 +256,25 @@ mod tests {
 
     /// Guards `validate` on files that hold no format: an empty file used to pass as a valid
     /// UMP stream of 0 records, and a UTF-16 one got a generic message.
+    #[test]
+    fn problems_past_the_cap_are_counted_not_kept_and_a_code_taken_out_is_taken_out_whole() {
+        let problem = |code: &'static str| Problem { status: 422, code, location: "x".into(), message: "m".into() };
+        let mut problems = Problems::new();
+        for _ in 0..KEPT_PROBLEMS + 500 {
+            problems.push(problem("urn_producer_mismatch"));
+        }
+        problems.push(problem("empty_content"));
+        assert_eq!((problems.len(), problems.total()), (KEPT_PROBLEMS, KEPT_PROBLEMS as u64 + 501));
+        assert_eq!(problems.remove_code("urn_producer_mismatch"), KEPT_PROBLEMS as u64 + 500);
+        assert_eq!(problems.total(), 1, "the one other problem is still counted");
+        assert!(!problems.is_empty());
+        assert_eq!(problems[0].code, "unlisted_problems", "and said, though only counted: {problems:?}");
+        let mut only_foreign = Problems::new();
+        only_foreign.push(problem("urn_producer_mismatch"));
+        only_foreign.remove_code("urn_producer_mismatch");
+        assert!(only_foreign.is_empty() && only_foreign.iter().next().is_none());
+    }
+
     #[test]
     fn empty_and_utf16_files_are_invalid_with_a_message_that_says_why() {
         let folder = tempfile::tempdir().unwrap();

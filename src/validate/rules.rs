@@ -5,14 +5,14 @@
 use serde_json::{Map, Value};
 
 use crate::timefmt::parse_rfc3339;
-use crate::validate::Problem;
+use crate::validate::{Problem, Problems};
 
 /// Problems and notices of one file, located by JSON pointer within it.
 pub struct Findings<'a> {
     /// The file's name as shown in locations (`memory-store.json`, `conversations/x.json`).
     pub file: String,
     /// Problems of the whole validation.
-    pub problems: &'a mut Vec<Problem>,
+    pub problems: &'a mut Problems,
     /// Notices of the whole validation.
     pub notices: &'a mut Vec<String>,
 }

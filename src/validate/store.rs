@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::RunError;
 use crate::store::Store;
-use crate::validate::{Problem, Validation, ump};
+use crate::validate::{Problem, Problems, Validation, ump};
 
 /// The first bytes of every SQLite database file.
 pub const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
@@ -18,7 +18,7 @@ pub const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     let display = path.display().to_string();
     let name = path.file_name().map_or_else(|| display.clone(), |name| name.to_string_lossy().into_owned());
-    let mut validation = Validation { path: display, format: "store", records: 0, problems: Vec::new(), notices: Vec::new() };
+    let mut validation = Validation { path: display, format: "store", records: 0, problems: Problems::new(), notices: Vec::new() };
     let problem = |code: &'static str, location: String, message: String| Problem { status: 422, code, location, message };
     let store = match Store::open(path, false) {
         Ok(store) => store,
@@ -31,7 +31,7 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
         Ok(findings) => validation.problems.extend(findings.into_iter().map(|finding| problem("corrupt", name.clone(), finding))),
         Err(error) => validation.problems.push(problem("corrupt", name.clone(), error.to_string())),
     }
-    let mut problems = Vec::new();
+    let mut problems = Problems::new();
     let counted = store.for_each_record(|json| {
         match serde_json::from_str::<serde_json::Value>(json) {
             Ok(record) => {
@@ -50,7 +50,7 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
         Ok(count) => validation.records = count,
         Err(error) => validation.problems.push(problem("corrupt", name.clone(), error.to_string())),
     }
-    validation.problems.extend(problems);
+    validation.problems.append(problems);
     if let Ok((_, tombstoned)) = store.counts()
         && tombstoned > 0
     {

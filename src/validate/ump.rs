@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::error::RunError;
 use crate::validate::input_file::special_file_kind;
 use crate::validate::rules::{Findings, is_did, join};
-use crate::validate::{Problem, Validation};
+use crate::validate::{Problem, Problems, Validation};
 
 const KINDS: [&str; 5] = ["semantic", "episodic", "procedural", "working", "identity"];
 
@@ -105,12 +105,12 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
 pub fn record_problems(record: &Value) -> Vec<Problem> {
     let mut checker = Checker::default();
     checker.record("record", "", record);
-    checker.problems
+    checker.problems.to_vec()
 }
 
 #[derive(Default)]
 struct Checker {
-    problems: Vec<Problem>,
+    problems: Problems,
     notices: Vec<String>,
     ids: HashSet<String>,
     records: u64,

@@ -541,7 +541,7 @@ pub(crate) mod tests {
             "memories": [parsed(&older.bytes), parsed(&newer.bytes)],
             "relations": [parsed(&newer.relation.as_ref().unwrap().bytes)],
         });
-        let (mut problems, mut notices) = (Vec::new(), Vec::new());
+        let (mut problems, mut notices) = (crate::validate::Problems::new(), Vec::new());
         let mut findings = Findings { file: "memory-store.json".into(), problems: &mut problems, notices: &mut notices };
         crate::validate::pam::store::check_store(&store, &mut findings);
         assert!(problems.is_empty(), "{problems:?}");

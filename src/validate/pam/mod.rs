@@ -17,14 +17,14 @@ use serde_json::Value;
 use crate::error::RunError;
 use crate::validate::input_file::special_file_kind;
 use crate::validate::rules::{self, Findings, join};
-use crate::validate::{Problem, Validation};
+use crate::validate::{Problem, Problems, Validation};
 
 /// Validates a store folder: the store file, then every conversation file.
 ///
 /// # Errors
 /// I/O errors reading the files.
 pub fn validate_folder(folder: &Path) -> Result<Validation, RunError> {
-    let (mut problems, mut notices) = (Vec::new(), Vec::new());
+    let (mut problems, mut notices) = (Problems::new(), Vec::new());
     let store_path = folder.join(crate::spec::pam::STORE_FILE);
     let mut records = 0;
     if let Some(root) = parse(&store_path, "memory-store.json", &mut problems)? {
@@ -95,7 +95,7 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
         validation.path = path.display().to_string();
         return Ok(validation);
     }
-    let (mut problems, mut notices) = (Vec::new(), Vec::new());
+    let (mut problems, mut notices) = (Problems::new(), Vec::new());
     let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let mut records = 0;
     if let Some(root) = parse(path, &name, &mut problems)? {
@@ -118,7 +118,7 @@ pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
     Ok(Validation { path: path.display().to_string(), format: "pam", records, problems, notices })
 }
 
-fn parse(path: &Path, name: &str, problems: &mut Vec<Problem>) -> Result<Option<Value>, RunError> {
+fn parse(path: &Path, name: &str, problems: &mut Problems) -> Result<Option<Value>, RunError> {
     if let Some(kind) = special_file_kind(path) {
         let message = format!("{name} is {kind}, not a regular file; it was not opened");
         problems.push(Problem { status: 422, code: "not_a_regular_file", location: name.to_owned(), message });
@@ -156,7 +156,7 @@ fn check_conversation_file(
     name: &str,
     entry: Option<&store::IndexEntry>,
     store_version: Option<&str>,
-    problems: &mut Vec<Problem>,
+    problems: &mut Problems,
     notices: &mut Vec<String>,
 ) -> Result<(), RunError> {
     let Some(root) = parse(path, name, problems)? else { return Ok(()) };
