@@ -204,4 +204,7 @@ fn a_stream_with_a_problem_in_every_chunk_lists_the_first_and_counts_them_all() 
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(said.contains(&format!("{} problems", validation.problem_count())), "{said}");
     assert!(said.contains("more, counted but not listed"), "{said}");
+    let json = std::process::Command::new(env!("CARGO_BIN_EXE_memport")).args(["validate", "--json"]).arg(&path).output().unwrap();
+    let results: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(results[0]["problem_count"], validation.problem_count(), "--json says the count too");
 }

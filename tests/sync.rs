@@ -1170,3 +1170,57 @@ fn a_full_sync_after_an_erasure_writes_everything_but_what_was_erased() {
         }
     }
 }
+
+/// Guards erasure against a sync's retractions: a memory erased in the store is not written
+/// again, marked retracted, when the conversation it was said in is deleted later (the sync's
+/// state still knows the memory; the erasure stage marks what the sync emits at the end).
+#[test]
+fn an_erased_memory_is_not_written_again_when_its_conversation_is_retracted() {
+    let folder = tempfile::tempdir().unwrap();
+    let (state, out, export) = (folder.path().join("state.db"), folder.path().join("out"), folder.path().join("export"));
+    std::fs::create_dir(&export).unwrap();
+    let conversations = root().join("examples/chatgpt-small/conversations.json");
+    std::fs::copy(&conversations, export.join("conversations.json")).unwrap();
+    let first = memport_sync_to("store,ump-ndjson", &export, &state, &out, "2026-01-01T00:00:00Z").output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let first_runs = run_folders(&out);
+    let records = ndjson(&first_runs.iter().next().unwrap().join("memory.ump.ndjson"));
+    let memory = records.iter().find(|record| record["body"]["text"] == "Decided to go with Postgres").unwrap();
+    let store = out.join(OutputFormat::Store.default_file_name());
+    let forget = Command::new(env!("CARGO_BIN_EXE_memport"))
+        .arg("forget")
+        .arg(&store)
+        .arg(memory["id"].as_str().unwrap())
+        .arg("--hard")
+        .output()
+        .unwrap();
+    assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
+
+    // The next export no longer holds the conversation the memory was said in.
+    let all: Vec<Value> = serde_json::from_slice(&std::fs::read(&conversations).unwrap()).unwrap();
+    let kept: Vec<&Value> =
+        all.iter().filter(|conversation| !conversation.to_string().contains("we decided to go with Postgres")).collect();
+    assert_eq!(kept.len(), all.len() - 1);
+    std::fs::write(export.join("conversations.json"), serde_json::to_vec(&kept).unwrap()).unwrap();
+    let second = memport_sync_to("ump-ndjson,aimem,pam", &export, &state, &out, "2026-02-01T00:00:00Z").output().unwrap();
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    let new_run = run_folders(&out).difference(&first_runs).next().cloned().unwrap();
+    assert_eq!(retractions(&new_run).len(), 1, "the conversation is retracted");
+    let written = ndjson(&new_run.join("memory.ump.ndjson"));
+    assert!(
+        written.iter().any(|record| record["body"]["text"] == "Uses pnpm"),
+        "the other memories of that conversation are written again, retracted: {written:?}"
+    );
+    let mut folders = vec![new_run];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap().flatten() {
+            if entry.path().is_dir() {
+                folders.push(entry.path());
+            } else {
+                let bytes = std::fs::read(entry.path()).unwrap();
+                let text = "Decided to go with Postgres";
+                assert!(!bytes.windows(text.len()).any(|window| window == text.as_bytes()), "{} holds it", entry.path().display());
+            }
+        }
+    }
+}

@@ -22,9 +22,10 @@ pub fn validations_text(results: &[Validation]) -> String {
             for problem in &result.problems {
                 let _ = writeln!(text, "  {} {} at {}: {}", problem.status, problem.code, problem.location, problem.message);
             }
-            let unlisted = count.saturating_sub(result.problems.len() as u64);
+            let listed = result.problems.iter().filter(|problem| problem.code != crate::validate::UNLISTED_CODE).count() as u64;
+            let unlisted = count.saturating_sub(listed);
             if unlisted > 0 {
-                let _ = writeln!(text, "  … and {unlisted} more, counted but not listed (the first {} are)", result.problems.len());
+                let _ = writeln!(text, "  … and {unlisted} more, counted but not listed (the first {listed} are)");
             }
         }
         for notice in &result.notices {

@@ -360,9 +360,12 @@ fn erased_in_stores(outputs: &[(OutputFormat, PathBuf)], erasures_from: &[PathBu
         erased.extend(ids);
     }
     for path in erasures_from {
-        let ids = read(path).map_err(|error| ConfigError::Option {
-            option: "--erasures-from".into(),
-            reason: format!("{}: {error} (give a store made with `--to store`)", path.display()),
+        let ids = read(path).map_err(|error| ConfigError::Input {
+            path: path.clone(),
+            reason: format!(
+                "is a memory store whose erasures this run honours, but cannot be read: {error} \
+                 (a store made with `--to store`; wait for a writer holding it, or check the file)"
+            ),
         })?;
         erased.extend(ids);
     }

@@ -191,8 +191,10 @@ fn problem_detail(body: &str) -> String {
             other => other.to_string(),
         },
     };
-    if let Some(problems) = problem["problems"].as_array().filter(|problems| problems.len() > 1) {
-        said.push_str(&format!(" ({} problems in all)", problem["problem_count"].as_u64().unwrap_or(problems.len() as u64)));
+    let listed = problem["problems"].as_array().map_or(0, Vec::len) as u64;
+    let count = problem["problem_count"].as_u64().unwrap_or(listed);
+    if count > 1 {
+        said.push_str(&format!(" ({count} problems in all)"));
     }
     said
 }

@@ -170,10 +170,10 @@ pub fn prepare_import(bundle: &Path, owner: &str, threads: usize) -> Result<Prep
     Ok(PreparedImport { records, bundle_records: validation.records, notices: validation.notices, _folder: folder })
 }
 
-/// The first rejects of a conversion, as problems.
+/// The rejects of a conversion, as problems (the first listed, all counted).
 fn rejected_records(rejects: &Path) -> Result<Problems, BrainError> {
     let mut problems = Problems::new();
-    for line in BufReader::new(File::open(rejects)?).lines().take(100) {
+    for line in BufReader::new(File::open(rejects)?).lines() {
         let reject: Value = serde_json::from_str(&line?).unwrap_or(Value::Null);
         let location = format!("record {} (byte {})", reject["index"], reject["offset"]);
         let message = reject["reason"].as_str().unwrap_or("memport could not read the record").to_owned();

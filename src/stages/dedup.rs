@@ -12,7 +12,7 @@
 //! in a [`KeySet`], which spills to disk so memory stays bounded.
 
 use crate::key_set::KeySet;
-use crate::model::{Conversation, Disposition, Role, Warnings};
+use crate::model::{Conversation, Disposition, Role, SkipReason, Warnings};
 use crate::stages::Stage;
 
 /// The dedup stage.
@@ -31,6 +31,14 @@ impl Stage for Dedup {
         // The disclosing messages this conversation keeps: few, so a list.
         let mut disclosed_here: Vec<u128> = Vec::new();
         for message in &mut conversation.messages {
+            if message.disposition == Disposition::Skip(SkipReason::Erased) {
+                // Its later copies stay duplicates, as before it was erased: erasing a message
+                // must not bring out a copy that was never written (nor erasable).
+                if self.seen.insert(role_key(message.role, message.content_key.dedup)).is_err() {
+                    self.warnings.add("dedup_index_unavailable");
+                }
+                continue;
+            }
             if message.disposition != Disposition::Keep {
                 continue;
             }
@@ -99,6 +107,16 @@ mod tests {
         let mut message = said(Role::User, id, text);
         message.discloses = true;
         message
+    }
+
+    /// Guards erasure against dedup: a copy of an erased message stays a duplicate, as it was
+    /// before the erasure, instead of being written in its place.
+    #[test]
+    fn a_copy_of_an_erased_message_stays_a_duplicate() {
+        let mut erased = said(Role::User, "m1", "My card PIN is 4321");
+        erased.disposition = Disposition::Skip(SkipReason::Erased);
+        let copy = said(Role::User, "m2", "My card PIN is 4321");
+        assert_eq!(dispositions(vec![erased, copy]), [Disposition::Skip(SkipReason::Erased), Disposition::Duplicate]);
     }
 
     #[test]

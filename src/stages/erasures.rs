@@ -9,7 +9,8 @@
 //! policy), so nothing is extracted from it either, and a provider memory is marked erased.
 //! Extracted memories are made only at the end of the run: the stage hands the ids to
 //! extraction on the [`EndBoard`], which leaves an erased memory out and counts its
-//! candidates. The stage is in a run only when its store holds erasures.
+//! candidates; what other stages emit at the end (a sync's earlier memories written again) is
+//! marked on its way to the sinks. The stage is in a run only when its store holds erasures.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -106,6 +107,15 @@ impl Stage for Erasures {
 
     fn prepare_end(&mut self, board: &mut EndBoard) -> Result<(), RunError> {
         board.erased = Some(self.erased.clone());
+        Ok(())
+    }
+
+    /// What other stages emit at the end (a sync writing an earlier memory again, marked
+    /// retracted, from its state) is marked too: an erased memory is written by no sink.
+    fn pass_emitted(&mut self, records: &mut [Conversation]) -> Result<(), RunError> {
+        for record in records {
+            mark_erased(record, &self.erased);
+        }
         Ok(())
     }
 }

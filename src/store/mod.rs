@@ -58,6 +58,21 @@ pub enum Put {
     Erased,
 }
 
+/// Makes every deletion through `connection` final: SQLite overwrites deleted content
+/// (`secure_delete`, a setting of the connection) and the full-text index drops a deleted row's
+/// words at once instead of marking them deleted until a merge (FTS5 `secure-delete`, kept in
+/// the store; set once). So an erased record leaves no copy of its words in the file, and
+/// neither do the older versions of a record that was replaced or revised.
+fn erase_for_good(connection: &Connection) -> Result<(), StoreError> {
+    connection.execute_batch("PRAGMA secure_delete = ON")?;
+    let set: Option<i64> =
+        connection.query_row("SELECT v FROM record_text_config WHERE k = 'secure-delete'", [], |row| row.get(0)).optional()?;
+    if set != Some(1) {
+        connection.execute("INSERT INTO record_text (record_text, rank) VALUES ('secure-delete', 1)", [])?;
+    }
+    Ok(())
+}
+
 /// An open store.
 pub struct Store {
     connection: Connection,
@@ -73,6 +88,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let connection = Connection::open_with_flags(path, flags)?;
         schema::create(&connection, owner)?;
+        erase_for_good(&connection)?;
         Ok(Store { connection, owner: owner.to_owned() })
     }
 
@@ -90,6 +106,9 @@ impl Store {
             StoreError::Sqlite(_) => StoreError::NotAStore,
             other => other,
         })?;
+        if writable {
+            erase_for_good(&connection)?;
+        }
         Ok(Store { connection, owner })
     }
 

@@ -195,7 +195,8 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     };
     // What was erased in the store is left out of every output, whether or not this run loads
     // into the store.
-    let erasures_from = (store_file.is_file() && crate::store::Store::open(&store_file, false).is_ok()).then_some(store_file.as_path());
+    // A store that cannot be read stops the run rather than have it write what was erased.
+    let erasures_from = store_file.is_file().then_some(store_file.as_path());
     let result = run_into(options, store.as_mut(), &run_id, full_because.is_some(), incremental, &staging, erasures_from);
     let RunDone { report: mut run, conversations: delta_counts, memories: memory_counts, retractions, no_retractions_because } =
         match result {

@@ -39,6 +39,10 @@ pub struct Problem {
 /// a server checking an upload). The first ones say what is wrong.
 pub const KEPT_PROBLEMS: usize = 1000;
 
+/// The code of the entry that stands for problems only counted, when every problem listed was
+/// taken out ([`Problems::remove_code`]); it is not itself counted.
+pub const UNLISTED_CODE: &str = "unlisted_problems";
+
 /// The problems of one validation: the first [`KEPT_PROBLEMS`] in full, and how many in all.
 /// Reads as the slice of those kept; serializes as that list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -102,7 +106,7 @@ impl Problems {
             // Every problem kept was of that code: the others were only counted.
             self.kept.push(Problem {
                 status: 422,
-                code: "unlisted_problems",
+                code: UNLISTED_CODE,
                 location: String::new(),
                 message: format!("{} problems past the first {KEPT_PROBLEMS} were counted, not listed", self.total),
             });
@@ -167,8 +171,9 @@ impl<'a> IntoIterator for &'a Problems {
     }
 }
 
-/// The result of validating one file.
-#[derive(Debug, Clone, Serialize)]
+/// The result of validating one file. As JSON it also says `problem_count`: all the problems,
+/// listed or only counted.
+#[derive(Debug, Clone)]
 pub struct Validation {
     /// The file.
     pub path: String,
@@ -180,6 +185,20 @@ pub struct Validation {
     pub problems: Problems,
     /// Things a consumer may accept but should know (legacy format value, …).
     pub notices: Vec<String>,
+}
+
+impl Serialize for Validation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut fields = serializer.serialize_struct("Validation", 6)?;
+        fields.serialize_field("path", &self.path)?;
+        fields.serialize_field("format", self.format)?;
+        fields.serialize_field("records", &self.records)?;
+        fields.serialize_field("problems", &self.problems)?;
+        fields.serialize_field("problem_count", &self.problem_count())?;
+        fields.serialize_field("notices", &self.notices)?;
+        fields.end()
+    }
 }
 
 impl Validation {
@@ -254,8 +273,6 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
 mod tests {
     use super::*;
 
-    /// Guards `validate` on files that hold no format: an empty file used to pass as a valid
-    /// UMP stream of 0 records, and a UTF-16 one got a generic message.
     #[test]
     fn problems_past_the_cap_are_counted_not_kept_and_a_code_taken_out_is_taken_out_whole() {
         let problem = |code: &'static str| Problem { status: 422, code, location: "x".into(), message: "m".into() };
@@ -268,13 +285,15 @@ mod tests {
         assert_eq!(problems.remove_code("urn_producer_mismatch"), KEPT_PROBLEMS as u64 + 500);
         assert_eq!(problems.total(), 1, "the one other problem is still counted");
         assert!(!problems.is_empty());
-        assert_eq!(problems[0].code, "unlisted_problems", "and said, though only counted: {problems:?}");
+        assert_eq!(problems[0].code, UNLISTED_CODE, "and said, though only counted: {problems:?}");
         let mut only_foreign = Problems::new();
         only_foreign.push(problem("urn_producer_mismatch"));
         only_foreign.remove_code("urn_producer_mismatch");
         assert!(only_foreign.is_empty() && only_foreign.iter().next().is_none());
     }
 
+    /// Guards `validate` on files that hold no format: an empty file used to pass as a valid
+    /// UMP stream of 0 records, and a UTF-16 one got a generic message.
     #[test]
     fn empty_and_utf16_files_are_invalid_with_a_message_that_says_why() {
         let folder = tempfile::tempdir().unwrap();

@@ -72,7 +72,7 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
     let mut validation = validation?;
     let foreign_ids = crate::validate::aimem::tolerate_foreign_ids(&mut validation);
     if let Some(problem) = validation.problems.first() {
-        let more = validation.problems.len() - 1;
+        let more = validation.problem_count().saturating_sub(1);
         let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
         return Err(refuse(
             path,

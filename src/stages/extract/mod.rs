@@ -27,7 +27,7 @@ pub mod sentences;
 pub mod slots;
 pub mod word_table;
 
-use crate::model::{Conversation, Disposition, Micros, Role};
+use crate::model::{Conversation, Disposition, Micros, Role, SkipReason};
 use language::Language;
 
 pub use crate::model::extracted::MemoryType;
@@ -81,6 +81,10 @@ pub fn extract_conversation(conversation: &Conversation) -> Extraction {
     let mut extraction = Extraction::default();
     let mut assistant_said: Option<&str> = None;
     for (message_index, message) in conversation.messages.iter().enumerate() {
+        // An erased turn is not read at all, not even as what the next reply answers.
+        if message.disposition == Disposition::Skip(SkipReason::Erased) {
+            continue;
+        }
         if message.role == Role::Assistant && !message.is_thought {
             assistant_said = Some(&message.text);
         }
