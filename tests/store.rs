@@ -10,7 +10,7 @@ use memport::store::Store;
 use memport::store::recall::RecallQuery;
 use memport::timefmt::parse_rfc3339;
 
-use crate::util::{convert_all_branches as convert, examples, ndjson};
+use crate::util::{convert_all_branches as convert, examples, files_under, forget_hard, holds, ndjson};
 
 fn ids_in_store(path: &Path) -> BTreeSet<String> {
     let store = Store::open(path, false).unwrap();
@@ -87,9 +87,7 @@ fn a_rerun_loads_into_the_store_keeping_what_was_remembered_there_and_what_mempo
             .unwrap();
         (remembered, first.iter().next().unwrap().clone())
     };
-    let forget = |ids: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_memport")).arg("forget").arg(&target).args(ids).arg("--hard").output().unwrap()
-    };
+    let forget = |ids: &[&str]| forget_hard(&target, ids);
     let refused = forget(&[erased.as_str(), "urn:ump:nosuchrecord"]);
     assert!(!refused.status.success(), "an unknown id fails the command");
     assert_eq!(ids_in_store(&target).len(), first.len() + 1, "and nothing was erased");
@@ -114,20 +112,6 @@ fn a_rerun_loads_into_the_store_keeping_what_was_remembered_there_and_what_mempo
     assert_eq!(std::fs::read(&foreign).unwrap(), b"somebody's file");
 }
 
-/// Every file under `folder`, recursively.
-fn files_under(folder: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(folder).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_under(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
-}
-
 /// Guards erasure across runs: what `memport forget --hard` erased in the store (a message, the
 /// memories quoting it, and one memory on its own) is in no output of a later run over the same
 /// export, in any format, and nothing is extracted from the erased message again.
@@ -142,17 +126,11 @@ fn what_the_store_erased_stays_out_of_every_output_of_a_later_run() {
     let memory = with_text("Decided to go with Postgres");
     let (message_id, memory_id) = (message["id"].as_str().unwrap(), memory["id"].as_str().unwrap());
     let store = out.path().join("memory.db");
-    let forget = std::process::Command::new(env!("CARGO_BIN_EXE_memport"))
-        .arg("forget")
-        .arg(&store)
-        .args([message_id, memory_id, "--hard", "--reason", "erasure request"])
-        .output()
-        .unwrap();
+    let forget = forget_hard(&store, &[message_id, memory_id]);
     let said = String::from_utf8_lossy(&forget.stderr);
     assert!(forget.status.success(), "{said}");
     assert!(said.contains("erased, with 2 memories derived from it"), "the diet and the units memories quote the message: {said}");
     let gone = ["keep the recipes vegetarian", "Does not eat meat", "Always use metric units", "Decided to go with Postgres"];
-    let holds = |bytes: &[u8], text: &str| bytes.windows(text.len()).any(|window| window == text.as_bytes());
     let stored = std::fs::read(&store).unwrap();
     for text in gone {
         assert!(!holds(&stored, text), "the store file keeps no copy of {text:?}");
@@ -203,7 +181,7 @@ fn erasures_from_a_store_apply_to_a_conversion_that_writes_none() {
     let message = records.iter().find(|record| record["body"]["text"].as_str().unwrap().starts_with("I moved to York")).unwrap();
     let store = out.path().join("memory.db");
     let memport = || std::process::Command::new(env!("CARGO_BIN_EXE_memport"));
-    let forget = memport().arg("forget").arg(&store).arg(message["id"].as_str().unwrap()).arg("--hard").output().unwrap();
+    let forget = forget_hard(&store, &[message["id"].as_str().unwrap()]);
     assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
     let pam = out.path().join("pam");
     let converted =
@@ -214,7 +192,7 @@ fn erasures_from_a_store_apply_to_a_conversion_that_writes_none() {
     for file in files_under(&pam) {
         let bytes = std::fs::read(&file).unwrap();
         for text in ["I moved to York", "Lives in York"] {
-            assert!(!bytes.windows(text.len()).any(|window| window == text.as_bytes()), "{} holds {text:?}", file.display());
+            assert!(!holds(&bytes, text), "{} holds {text:?}", file.display());
         }
     }
     let refused = memport()

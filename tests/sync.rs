@@ -16,7 +16,7 @@ use memport::sync::{RETRACTIONS_FILE, RUNS_FOLDER, SYNC_REPORT, SyncOptions, Syn
 use memport::timefmt::{format_rfc3339, parse_rfc3339};
 use serde_json::Value;
 
-use crate::util::{EXPORTED_AT, ndjson, root};
+use crate::util::{EXPORTED_AT, files_under, forget_hard, holds, ndjson, root};
 
 /// A day in memport's microseconds: the time between two syncs of one month's export.
 const DAY: i64 = 86_400_000_000;
@@ -1138,13 +1138,7 @@ fn a_full_sync_after_an_erasure_writes_everything_but_what_was_erased() {
     let records = ndjson(&first_runs.iter().next().unwrap().join("memory.ump.ndjson"));
     let message = records.iter().find(|record| record["body"]["text"].as_str().unwrap().starts_with("I don't eat meat")).unwrap();
     let store = out.join(OutputFormat::Store.default_file_name());
-    let forget = Command::new(env!("CARGO_BIN_EXE_memport"))
-        .arg("forget")
-        .arg(&store)
-        .arg(message["id"].as_str().unwrap())
-        .arg("--hard")
-        .output()
-        .unwrap();
+    let forget = forget_hard(&store, &[message["id"].as_str().unwrap()]);
     assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
 
     // Every branch this time: other options, so a full run that writes every message again.
@@ -1156,17 +1150,10 @@ fn a_full_sync_after_an_erasure_writes_everything_but_what_was_erased() {
     let report: Value = serde_json::from_slice(&std::fs::read(new_run.join(SYNC_REPORT)).unwrap()).unwrap();
     assert_eq!(report["full"], true, "{report}");
     assert_eq!(report["run"]["counts"]["messages_skipped"]["erased"], 1, "{report}");
-    let mut files = vec![store];
-    let mut folders = vec![new_run];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(folder).unwrap().flatten() {
-            if entry.path().is_dir() { folders.push(entry.path()) } else { files.push(entry.path()) }
-        }
-    }
-    for file in files {
+    for file in files_under(&new_run).into_iter().chain([store]) {
         let bytes = std::fs::read(&file).unwrap();
         for text in ["keep the recipes vegetarian", "Does not eat meat", "Always use metric units"] {
-            assert!(!bytes.windows(text.len()).any(|window| window == text.as_bytes()), "{} holds {text:?}", file.display());
+            assert!(!holds(&bytes, text), "{} holds {text:?}", file.display());
         }
     }
 }
@@ -1187,13 +1174,7 @@ fn an_erased_memory_is_not_written_again_when_its_conversation_is_retracted() {
     let records = ndjson(&first_runs.iter().next().unwrap().join("memory.ump.ndjson"));
     let memory = records.iter().find(|record| record["body"]["text"] == "Decided to go with Postgres").unwrap();
     let store = out.join(OutputFormat::Store.default_file_name());
-    let forget = Command::new(env!("CARGO_BIN_EXE_memport"))
-        .arg("forget")
-        .arg(&store)
-        .arg(memory["id"].as_str().unwrap())
-        .arg("--hard")
-        .output()
-        .unwrap();
+    let forget = forget_hard(&store, &[memory["id"].as_str().unwrap()]);
     assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
 
     // The next export no longer holds the conversation the memory was said in.
@@ -1211,16 +1192,7 @@ fn an_erased_memory_is_not_written_again_when_its_conversation_is_retracted() {
         written.iter().any(|record| record["body"]["text"] == "Uses pnpm"),
         "the other memories of that conversation are written again, retracted: {written:?}"
     );
-    let mut folders = vec![new_run];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(folder).unwrap().flatten() {
-            if entry.path().is_dir() {
-                folders.push(entry.path());
-            } else {
-                let bytes = std::fs::read(entry.path()).unwrap();
-                let text = "Decided to go with Postgres";
-                assert!(!bytes.windows(text.len()).any(|window| window == text.as_bytes()), "{} holds it", entry.path().display());
-            }
-        }
+    for file in files_under(&new_run) {
+        assert!(!holds(&std::fs::read(&file).unwrap(), "Decided to go with Postgres"), "{} holds it", file.display());
     }
 }

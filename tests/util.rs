@@ -230,3 +230,27 @@ pub fn assert_zip_converts_like_unpacked(unpacked: &Path, file: &str) {
         assert!(unpacked == zipped, "{output} differs between the unpacked input and the zip");
     }
 }
+
+/// Every file under `folder`, recursively.
+pub fn files_under(folder: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Whether `bytes` hold `text` anywhere.
+pub fn holds(bytes: &[u8], text: &str) -> bool {
+    bytes.windows(text.len()).any(|window| window == text.as_bytes())
+}
+
+/// `memport forget STORE IDS… --hard`.
+pub fn forget_hard(store: &Path, ids: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_memport")).arg("forget").arg(store).args(ids).arg("--hard").output().unwrap()
+}

@@ -48,8 +48,7 @@ pub const UNLISTED_CODE: &str = "unlisted_problems";
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Problems {
     kept: Vec<Problem>,
-    total: u64,
-    /// How many of each code, kept or not (a few dozen codes at most).
+    /// How many of each code, kept or not (a few dozen codes at most); their sum is the total.
     by_code: std::collections::BTreeMap<&'static str, u64>,
 }
 
@@ -61,7 +60,6 @@ impl Problems {
 
     /// Adds a problem: kept while fewer than [`KEPT_PROBLEMS`] are, counted always.
     pub fn push(&mut self, problem: Problem) {
-        self.total += 1;
         *self.by_code.entry(problem.code).or_insert(0) += 1;
         if self.kept.len() < KEPT_PROBLEMS {
             self.kept.push(problem);
@@ -70,21 +68,16 @@ impl Problems {
 
     /// Adds every problem of `other`, counted as it counted them.
     pub fn append(&mut self, other: Problems) {
-        for problem in other.kept {
-            self.total += 1;
-            if self.kept.len() < KEPT_PROBLEMS {
-                self.kept.push(problem);
-            }
-        }
+        let room = KEPT_PROBLEMS.saturating_sub(self.kept.len());
+        self.kept.extend(other.kept.into_iter().take(room));
         for (code, count) in other.by_code {
             *self.by_code.entry(code).or_insert(0) += count;
         }
-        self.total = self.by_code.values().sum();
     }
 
     /// How many problems were found, kept or not.
     pub fn total(&self) -> u64 {
-        self.total
+        self.by_code.values().sum()
     }
 
     /// Sorts the problems kept, stably (for a list that never passes the cap: an envelope's).
@@ -94,21 +87,21 @@ impl Problems {
 
     /// Whether none was found.
     pub fn is_empty(&self) -> bool {
-        self.total == 0
+        self.by_code.is_empty()
     }
 
     /// Takes out every problem of `code`, kept or not; returns how many there were.
     pub fn remove_code(&mut self, code: &str) -> u64 {
         let removed = self.by_code.remove(code).unwrap_or(0);
         self.kept.retain(|problem| problem.code != code);
-        self.total -= removed;
-        if self.kept.is_empty() && self.total > 0 {
+        let left = self.total();
+        if self.kept.is_empty() && left > 0 {
             // Every problem kept was of that code: the others were only counted.
             self.kept.push(Problem {
                 status: 422,
                 code: UNLISTED_CODE,
                 location: String::new(),
-                message: format!("{} problems past the first {KEPT_PROBLEMS} were counted, not listed", self.total),
+                message: format!("{left} problems past the first {KEPT_PROBLEMS} were counted, not listed"),
             });
         }
         removed
