@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dump = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--rounds" => rounds = args.next().ok_or("--rounds needs a number")?.parse()?,
+            "--rounds" => rounds = args.next().ok_or("--rounds needs a number")?.parse::<usize>()?.max(1),
             "--dump" => dump = Some(args.next().ok_or("--dump needs a file")?),
             _ => input = Some(arg),
         }

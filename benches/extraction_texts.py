@@ -3,7 +3,8 @@
 
 Writes one JSON object a line: ``{"user": TEXT, "assistant": TEXT or null, "time": SECONDS}``,
 the user's text and the assistant's turn before it (extraction reads a like that repeats the
-assistant as a reaction), for every user text turn of every conversation, in file order.
+assistant as a reaction), for every user text turn: conversations in file order, each one's
+turns in the order they were written.
 The export is read whole, so give it one of the generated ones:
 
     python3 benches/gen_chatgpt.py --size 256M --out /tmp/memport-bench/chatgpt-256M-seed1
