@@ -3,39 +3,33 @@
 
 Builds a store from the generated ChatGPT export of ``--size`` (cached under ``--workdir``, as
 ``benches/bench.py`` makes it), issues a read token, starts the server on a free loopback port,
-then runs ``--clients`` threads that each send recall requests (queries of one to three words
-drawn from a fixed list, seeded) back to back for ``--seconds`` or ``--requests`` in all,
-whichever ends first. Prints the store's size and build time, then throughput and p50/p99
-latency of the requests, and the server's peak RSS. Stops the server at the end.
+then runs ``benches/recall_load.rs`` (``cargo bench --bench recall_load``): ``--clients`` clients
+sending recall requests (queries of one to three words drawn from a fixed list, seeded) for
+``--seconds``, back to back, or at ``--rate`` requests a second in all. Prints the store's size
+and build time, how long the server took to open its port (it builds recall's search index
+first), then throughput and p50/p99 latency of the requests, and the server's peak RSS. Stops
+the server at the end.
 
 With ``--export`` it instead fetches the whole store once as AIMEM's NDJSON stream
 (``GET /v1/brain/export/stream?scope=FULL``) and prints the bytes, the time to the first byte,
 the time in all, the rate, and the server's peak RSS.
 
     python3 benches/serve_load.py --size 256M --clients 200 --seconds 20
+    python3 benches/serve_load.py --size 256M --clients 200 --seconds 20 --rate 1000
     python3 benches/serve_load.py --size 1G --export
 """
 
 import argparse
 import http.client
-import json
 import os
-import random
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = [
-    "work", "job", "live", "home", "moved", "daughter", "son", "wife", "husband", "allergic", "vegan", "running",
-    "marathon", "python", "rust", "database", "travel", "berlin", "teacher", "nurse", "project", "deadline", "cat",
-    "dog", "music", "guitar", "coffee", "tea", "birthday", "doctor", "school", "garden", "recipe", "budget",
-]
 
 
 def free_port():
@@ -79,7 +73,7 @@ def main():
     parser.add_argument("--size", default="256M")
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--rate", type=float, default=0, help="requests a second from all clients together (0: back to back)")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "memport-bench"))
     parser.add_argument("--memport", default=str(ROOT / "target/release/memport"))
     parser.add_argument("--export", action="store_true", help="time one FULL export stream instead of recalls")
@@ -99,9 +93,10 @@ def main():
     token = subprocess.run([args.memport, "token", "issue", str(store), "--key", str(key), "--verbs", "read,export", "--ttl", "1h"],
                            check=True, capture_output=True, text=True).stdout.strip()
     port = free_port()
+    starting = time.monotonic()
     server = subprocess.Popen([args.memport, "serve", str(store), "--listen", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = starting + 600
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -110,51 +105,21 @@ def main():
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start")
                 time.sleep(0.05)
+        started = time.monotonic() - starting
         if args.export:
             export_once(port, token, store, built, args.size, server.pid)
             return
-        latencies, errors, sent = [], [0], [0]
-        lock = threading.Lock()
-        stop_at = time.monotonic() + args.seconds
-
-        def client(seed):
-            rng = random.Random(seed)
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-            while time.monotonic() < stop_at:
-                with lock:
-                    if sent[0] >= args.requests:
-                        return
-                    sent[0] += 1
-                body = json.dumps({"query": " ".join(rng.sample(WORDS, rng.randint(1, 3))), "limit": 10})
-                began = time.monotonic()
-                try:
-                    connection.request("POST", "/ump/recall", body, headers)
-                    response = connection.getresponse()
-                    response.read()
-                    ok = response.status == 200
-                except (OSError, http.client.HTTPException):
-                    ok = False
-                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                elapsed = time.monotonic() - began
-                with lock:
-                    if ok:
-                        latencies.append(elapsed)
-                    else:
-                        errors[0] += 1
-
-        threads = [threading.Thread(target=client, args=(seed,)) for seed in range(args.clients)]
-        began = time.monotonic()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        wall = time.monotonic() - began
-        latencies.sort()
-        quantile = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")
+        token_file = scratch / "token"
+        token_file.write_text(token)
+        load = ["cargo", "bench", "--locked", "--quiet", "--bench", "recall_load", "--", "--url", f"http://127.0.0.1:{port}",
+                "--token-file", str(token_file), "--clients", str(args.clients), "--seconds", str(args.seconds)]
+        if args.rate:
+            load += ["--rate", str(args.rate)]
+        result = subprocess.run(load, cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
         print(f"store: {store.stat().st_size / 1e6:.0f} MB from a {args.size} export in {built:.1f} s")
-        print(f"clients {args.clients}: {len(latencies)} recalls in {wall:.1f} s = {len(latencies) / wall:.0f}/s, "
-              f"p50 {quantile(0.5):.1f} ms, p99 {quantile(0.99):.1f} ms, errors {errors[0]}, server peak RSS {peak_rss_kib(server.pid) / 1024:.0f} MiB")
+        print(f"server started in {started:.1f} s (recall's search index built)")
+        offered = f"at {args.rate:g}/s offered" if args.rate else "back to back"
+        print(f"clients {args.clients}, {offered}: {result}, server peak RSS {peak_rss_kib(server.pid) / 1024:.0f} MiB")
     finally:
         server.terminate()
         server.wait()

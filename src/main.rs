@@ -132,8 +132,10 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
     if !path.is_file() {
         bail!("{}: no such store file; make one with `memport convert EXPORT --to store -o {}`", path.display(), path.display());
     }
-    let store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
+    let mut store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
     let Some(address) = listen else {
+        // An MCP host waits for the server's first answer: the index is built beside it.
+        warm_search_index(path, &mut store)?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the server's runtime")?;
         runtime
             .block_on(memport::serve::mcp::serve_stdio(store, !read_only))
@@ -147,12 +149,19 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
             path.display()
         );
     };
+    // Built before the port opens, so no request waits for it past its timeout: a client
+    // finds the port closed until the server can answer (about 1 s per 100,000 records).
+    eprintln!("memport: indexing {} for recall", path.display());
+    store.search_index().with_context(|| format!("indexing the store {} for recall", path.display()))?;
     // One read-only connection per core and a spare: recalls run side by side.
-    let readers = (0..=memport::pipeline::default_threads())
+    let mut readers = (0..=memport::pipeline::default_threads())
         .map(|_| memport::store::Store::open(path, false))
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("opening the store {}", path.display()))?;
-    let mcp_store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
+    let mut mcp_store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
+    for connection in readers.iter_mut().chain([&mut mcp_store]) {
+        connection.share_search_index(&store);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the server's runtime")?;
     runtime
         .block_on(memport::serve::http::serve(
@@ -170,6 +179,20 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
         ))
         .with_context(|| format!("serving on {address}"))?;
     Ok(0)
+}
+
+/// Builds recall's search index of the store at `path` on a thread of its own, for `store`
+/// and the connections that share its index, so the server answers at once and the first
+/// recall waits only for what is left of the build.
+fn warm_search_index(path: &Path, store: &mut memport::store::Store) -> Result<()> {
+    let mut warm = memport::store::Store::open(path, false).with_context(|| format!("opening the store {}", path.display()))?;
+    warm.share_search_index(store);
+    std::thread::spawn(move || {
+        if let Err(error) = warm.search_index() {
+            eprintln!("memport: building the search index: {error} (recall will try again)");
+        }
+    });
+    Ok(())
 }
 
 /// `memport token issue`: a capability token for the store, signed with the owner's key.

@@ -11,8 +11,10 @@
 pub mod edit;
 pub mod recall;
 pub mod schema;
+pub mod search;
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
@@ -43,6 +45,9 @@ pub enum StoreError {
     /// No record has the id.
     #[error("no record has the id `{0}`")]
     NotFound(String),
+    /// The search index failed.
+    #[error("the search index: {0}")]
+    Search(#[from] tantivy::TantivyError),
 }
 
 /// What loading one record did.
@@ -77,6 +82,9 @@ fn erase_for_good(connection: &Connection) -> Result<(), StoreError> {
 pub struct Store {
     connection: Connection,
     owner: String,
+    /// Recall's search index, built when first needed and shared with the other connections
+    /// a server opens ([`Store::share_search_index`]).
+    search: Arc<Mutex<Option<Arc<search::SearchIndex>>>>,
 }
 
 impl Store {
@@ -89,7 +97,7 @@ impl Store {
         let connection = Connection::open_with_flags(path, flags)?;
         schema::create(&connection, owner)?;
         erase_for_good(&connection)?;
-        Ok(Store { connection, owner: owner.to_owned() })
+        Ok(Store { connection, owner: owner.to_owned(), search: Arc::default() })
     }
 
     /// Opens the store `path` for reading, or for reading and writing.
@@ -108,8 +116,32 @@ impl Store {
         })?;
         if writable {
             erase_for_good(&connection)?;
+            schema::ensure_change_log(&connection)?;
         }
-        Ok(Store { connection, owner })
+        Ok(Store { connection, owner, search: Arc::default() })
+    }
+
+    /// Uses the search index of `other` (another connection to the same store file), so it is
+    /// built once and kept once in memory.
+    pub fn share_search_index(&mut self, other: &Store) {
+        self.search = Arc::clone(&other.search);
+    }
+
+    /// Recall's search index, up to date with the store: built on first use, then brought up
+    /// to date with the change log.
+    ///
+    /// # Errors
+    /// SQLite and search index errors.
+    pub fn search_index(&self) -> Result<Arc<search::SearchIndex>, StoreError> {
+        let index = {
+            let mut slot = self.search.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match slot.as_ref() {
+                Some(index) => Arc::clone(index),
+                None => Arc::clone(slot.insert(Arc::new(search::SearchIndex::build(&self.connection)?))),
+            }
+        };
+        index.refresh(&self.connection)?;
+        Ok(index)
     }
 
     /// Writes a consistent, compacted copy of the store to the new file `path`.
@@ -171,7 +203,12 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn begin_bulk_load(&self) -> Result<(), StoreError> {
-        self.connection.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN")?;
+        // Nothing indexes a file not yet in place, and whoever indexes it later reads every
+        // record: the change log is not written during the load (it would double its time).
+        self.connection.execute_batch(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;
+             DROP TRIGGER IF EXISTS record_inserted; DROP TRIGGER IF EXISTS record_deleted; DROP TRIGGER IF EXISTS record_updated;",
+        )?;
         Ok(())
     }
 
@@ -180,6 +217,14 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn end_bulk_load(&self) -> Result<(), StoreError> {
+        // The log goes on after a gap: an index of the store from before the load finds that
+        // its next change is not in the log, and is built again from the records.
+        self.connection.execute_batch(
+            "DELETE FROM record_changes;
+             INSERT INTO record_changes (change, seq)
+                 VALUES (coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'record_changes'), 0) + 2, 0);",
+        )?;
+        schema::ensure_change_log(&self.connection)?;
         self.connection.execute_batch("COMMIT; PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL")?;
         Ok(())
     }

@@ -1,18 +1,19 @@
 //! UMP `recall` (§3.2): records matching a query, ranked by text relevance, recency and
 //! salience, each with the signals its score came from.
 //!
-//! Relevance is FTS5's BM25 over the records' text, taken relative to the best match of the
-//! query (so 1.0 is the best and the scale does not depend on the corpus). Recency halves
-//! every [`RECENCY_HALF_LIFE_DAYS`] before the query's `valid_at`. Salience is the record's own
+//! Relevance is BM25 over the records' text (the in-memory [`super::search`] index), taken
+//! relative to the best match of the query (so 1.0 is the best and the scale does not depend
+//! on the corpus). Recency halves every [`RECENCY_HALF_LIFE_DAYS`] before the query's `valid_at`. Salience is the record's own
 //! `lifecycle.salience`, else 0.7 for a memory and 0.4 for a message (its evidence). Only
 //! records valid at `valid_at` and not tombstoned are candidates: `valid_from` ≤ it <
 //! `valid_to`, and a superseded record without a `valid_to` (memport's own memories) counts
 //! as valid until its successor was created. A query with no words returns the most recent
 //! records.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
+use super::search::{Hit, Only};
 use super::{Store, StoreError};
 use crate::model::Micros;
 
@@ -21,7 +22,7 @@ pub const RECENCY_HALF_LIFE_DAYS: f64 = 180.0;
 /// The most records one recall returns.
 pub const MAX_RECALL: usize = 50;
 /// How many best text matches are ranked again with the other signals.
-const CANDIDATES: usize = 400;
+const CANDIDATES: usize = 100;
 /// Weights of the signals in the score.
 const WEIGHTS: (f64, f64, f64) = (0.6, 0.25, 0.15);
 
@@ -30,9 +31,9 @@ struct Candidate {
     seq: i64,
     created_us: i64,
     salience: Option<f64>,
-    agent: Option<String>,
-    session: Option<String>,
-    /// BM25 (negative: lower is better), 0 without a query.
+    /// See [`scope_match`].
+    scope_match: f64,
+    /// BM25 (higher is better), 0 without a query.
     rank: f64,
 }
 
@@ -78,15 +79,13 @@ const FUNCTION_WORDS: &[&str] = &[
     "qué", "a", "je", "jsem", "kde", "co", "se",
 ];
 
-/// The FTS5 expression for `query`: each word of two or more characters that is not a
-/// function word, quoted (so no word is read as an operator), any of them matching.
-fn match_expression(query: &str) -> String {
+/// The words of `query` recall looks for: each of two or more characters that is not a
+/// function word; a record matches with any of them.
+fn query_words(query: &str) -> Vec<&str> {
     query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| word.chars().count() >= 2 && !FUNCTION_WORDS.contains(&word.to_lowercase().as_str()))
-        .map(|word| format!("\"{word}\""))
-        .collect::<Vec<_>>()
-        .join(" OR ")
+        .collect()
 }
 
 impl Store {
@@ -95,41 +94,20 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn recall(&self, query: &RecallQuery) -> Result<Vec<Recalled>, StoreError> {
-        let expression = match_expression(&query.query);
-        let kinds = format!(",{},", query.kinds.join(","));
-        let any_kind = query.kinds.is_empty();
-        let filters = "r.status != 'tombstoned'
-             AND (?2 OR instr(?3, ',' || r.kind || ',') > 0)
-             AND (?4 IS NULL OR r.owner = ?4)
-             AND (?7 IS NULL OR r.agent = ?7)
-             AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?5)
-             AND (r.valid_to_us IS NULL OR r.valid_to_us > ?5)
-             AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j
-                 JOIN records s ON s.id = j.value), r.created_us) <= ?5)";
-        let columns = "r.seq, r.created_us, r.salience, r.agent, r.session";
-        let rows: Vec<Candidate> = if expression.is_empty() {
-            let sql =
-                format!("SELECT {columns}, 0.0 FROM records r WHERE ?1 = ?1 AND {filters} ORDER BY r.created_us DESC, r.seq LIMIT ?6");
-            self.candidates(&sql, &expression, any_kind, &kinds, query)?
-        } else {
-            let sql = format!(
-                "SELECT {columns}, bm25(record_text) AS rank FROM record_text JOIN records r ON r.seq = record_text.rowid
-                 WHERE record_text MATCH ?1 AND {filters} ORDER BY rank, r.seq LIMIT ?6"
-            );
-            self.candidates(&sql, &expression, any_kind, &kinds, query)?
-        };
+        let words = query_words(&query.query);
+        let rows = if words.is_empty() { self.most_recent(query)? } else { self.best_matches(&words, query)? };
         // Ranked on the columns; only the records returned are read and parsed.
-        let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::min);
+        let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::max);
         let mut scored: Vec<(f64, i64, Value)> = rows
             .into_iter()
             .map(|candidate| {
-                let similarity = if expression.is_empty() || best == 0.0 { 0.0 } else { (candidate.rank / best).clamp(0.0, 1.0) };
+                let similarity = if words.is_empty() || best <= 0.0 { 0.0 } else { (candidate.rank / best).clamp(0.0, 1.0) };
                 let age_days = ((query.valid_at - candidate.created_us) as f64 / 86_400e6).max(0.0);
                 let recency = 0.5_f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
                 let salience = candidate.salience.unwrap_or(0.5).clamp(0.0, 1.0);
-                let scope_match = scope_match(candidate.agent.as_deref(), candidate.session.as_deref(), query);
+                let scope_match = candidate.scope_match;
                 let (text_weight, recency_weight, salience_weight) = WEIGHTS;
-                let score = if expression.is_empty() {
+                let score = if words.is_empty() {
                     (recency + salience) / 2.0
                 } else {
                     text_weight * similarity + recency_weight * recency + salience_weight * salience
@@ -148,7 +126,8 @@ impl Store {
         let mut read = self.connection().prepare_cached("SELECT record FROM records WHERE seq = ?1")?;
         let mut recalled = Vec::with_capacity(scored.len());
         for (score, seq, signals) in scored {
-            let json: String = read.query_row([seq], |row| row.get(0))?;
+            // A record erased since the search is not recalled.
+            let Some(json) = read.query_row([seq], |row| row.get::<_, String>(0)).optional()? else { continue };
             if let Ok(record) = serde_json::from_str(&json) {
                 recalled.push(Recalled { record, signals, score });
             }
@@ -156,44 +135,109 @@ impl Store {
         Ok(recalled)
     }
 
-    fn candidates(
-        &self,
-        sql: &str,
-        expression: &str,
-        any_kind: bool,
-        kinds: &str,
-        query: &RecallQuery,
-    ) -> Result<Vec<Candidate>, StoreError> {
+    /// The records valid at the query's time, most recent first (a query without words).
+    fn most_recent(&self, query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
+        let kinds = format!(",{},", query.kinds.join(","));
+        let sql = "SELECT r.seq, r.created_us, r.salience, r.agent, r.session FROM records r
+             WHERE r.status != 'tombstoned'
+             AND (?1 OR instr(?2, ',' || r.kind || ',') > 0)
+             AND (?3 IS NULL OR r.owner = ?3)
+             AND (?6 IS NULL OR r.agent = ?6)
+             AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?4)
+             AND (r.valid_to_us IS NULL OR r.valid_to_us > ?4)
+             AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j
+                 JOIN records s ON s.id = j.value), r.created_us) <= ?4)
+             ORDER BY r.created_us DESC, r.seq LIMIT ?5";
         let mut statement = self.connection().prepare_cached(sql)?;
         let rows = statement.query_map(
-            params![expression, any_kind, kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent],
+            params![query.kinds.is_empty(), kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent],
             |row| {
+                let (agent, session): (Option<String>, Option<String>) = (row.get(3)?, row.get(4)?);
                 Ok(Candidate {
                     seq: row.get(0)?,
                     created_us: row.get(1)?,
                     salience: row.get(2)?,
-                    agent: row.get(3)?,
-                    session: row.get(4)?,
-                    rank: row.get(5)?,
+                    scope_match: scope_match([(agent.as_deref(), query.agent.as_deref()), (session.as_deref(), query.session.as_deref())]),
+                    rank: 0.0,
                 })
             },
         )?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
+
+    /// The [`CANDIDATES`] records valid at the query's time whose text matches `words` best
+    /// (BM25, from the search index). The index filters by kind, owner, agent and status; the
+    /// times are checked here, and when too many of the best are not valid at that time, more
+    /// are asked for, so the result is the best valid ones.
+    fn best_matches(&self, words: &[&str], query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
+        let index = self.search_index()?;
+        let only = Only {
+            kinds: &query.kinds,
+            owner: query.owner.as_deref(),
+            agent: query.only_agent.as_deref(),
+            rank_agent: query.agent.as_deref(),
+            rank_session: query.session.as_deref(),
+        };
+        let mut limit = CANDIDATES;
+        loop {
+            let hits = index.search(words, &only, limit)?;
+            let exhausted = hits.len() < limit;
+            let mut valid = Vec::with_capacity(CANDIDATES);
+            for hit in hits {
+                if valid.len() == CANDIDATES {
+                    break;
+                }
+                if self.valid_at(&hit, query.valid_at)? {
+                    valid.push(Candidate {
+                        seq: hit.seq,
+                        created_us: hit.created_us,
+                        salience: hit.salience,
+                        scope_match: share_matched([hit.agent_matches, hit.session_matches]),
+                        rank: hit.score,
+                    });
+                }
+            }
+            if valid.len() == CANDIDATES || exhausted {
+                return Ok(valid);
+            }
+            limit *= 4;
+        }
+    }
+
+    /// Whether the record of `hit` is valid at `at`: `valid_from` ≤ it < `valid_to`, and a
+    /// superseded record without `valid_to` until its first successor was created.
+    fn valid_at(&self, hit: &Hit, at: Micros) -> Result<bool, StoreError> {
+        if hit.valid_from_us.is_some_and(|from| from > at) || hit.valid_to_us.is_some_and(|to| to <= at) {
+            return Ok(false);
+        }
+        if !hit.superseded || hit.valid_to_us.is_some() {
+            return Ok(true);
+        }
+        let until: Option<i64> = self
+            .connection()
+            .prepare_cached(
+                "SELECT coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j JOIN records s ON s.id = j.value),
+                 r.created_us) FROM records r WHERE r.seq = ?1",
+            )?
+            .query_row([hit.seq], |row| row.get(0))
+            .optional()?;
+        Ok(until.is_some_and(|until| until > at))
+    }
 }
 
 /// The share of the query's scope members (agent, session) the record's scope has too; 1.0
-/// when the query names none.
-fn scope_match(agent: Option<&str>, session: Option<&str>, query: &RecallQuery) -> f64 {
-    let wanted: Vec<(Option<&str>, &str)> = [(agent, query.agent.as_deref()), (session, query.session.as_deref())]
-        .into_iter()
-        .filter_map(|(have, want)| Some((have, want?)))
-        .collect();
-    if wanted.is_empty() {
+/// when the query names none. Each pair is (the record's, the query's).
+fn scope_match(pairs: [(Option<&str>, Option<&str>); 2]) -> f64 {
+    share_matched(pairs.map(|(have, want)| want.map(|want| have == Some(want))))
+}
+
+/// The share of `true` among the members asked for (`Some`); 1.0 when none is.
+fn share_matched(asked: [Option<bool>; 2]) -> f64 {
+    let asked: Vec<bool> = asked.into_iter().flatten().collect();
+    if asked.is_empty() {
         return 1.0;
     }
-    let matched = wanted.iter().filter(|(have, want)| *have == Some(*want)).count();
-    matched as f64 / wanted.len() as f64
+    asked.iter().filter(|matched| **matched).count() as f64 / asked.len() as f64
 }
 
 /// Three decimals: signals are for people and re-ranking, not for their last bits.
@@ -259,5 +303,74 @@ mod tests {
         let (_folder, store) = store_with(&[record("urn:ump:aa", "Says NOT and OR often", "2026-01-01T00:00:00Z")]);
         assert_eq!(store.recall(&query("NOT \"OR\" (near) *")).unwrap().len(), 1);
         assert_eq!(store.recall(&query("")).unwrap().len(), 1, "no words: the most recent records");
+    }
+}
+
+#[cfg(test)]
+mod search_index_tests {
+    use super::super::Put;
+    use super::super::tests::record;
+    use super::*;
+    use crate::timefmt::parse_rfc3339;
+
+    fn ids(store: &Store, text: &str) -> Vec<String> {
+        let query = RecallQuery {
+            query: text.into(),
+            valid_at: parse_rfc3339("2026-06-01T00:00:00Z").unwrap(),
+            limit: 10,
+            ..RecallQuery::default()
+        };
+        store.recall(&query).unwrap().into_iter().map(|result| result.record["id"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn recall_sees_what_another_connection_wrote_after_the_index_was_built() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        let writer = Store::create(&path, "owner").unwrap();
+        writer.put(&record("urn:ump:aa", "Works as a carpenter", "2026-01-01T00:00:00Z")).unwrap();
+        let reader = Store::open(&path, false).unwrap();
+        assert_eq!(ids(&reader, "carpenter"), ["urn:ump:aa"], "the index is built on first use");
+        // Another connection (a server's writer, or another process) adds, replaces and erases.
+        writer.put(&record("urn:ump:bb", "Bought a carpenter's plane", "2026-02-01T00:00:00Z")).unwrap();
+        let mut changed = record("urn:ump:aa", "Works as a nurse", "2026-01-01T00:00:00Z");
+        changed["lifecycle"]["confidence"] = Value::from(0.9);
+        assert_eq!(writer.put(&changed).unwrap(), Put::Replaced);
+        assert_eq!(ids(&reader, "carpenter"), ["urn:ump:bb"], "the replaced text no longer matches");
+        assert_eq!(ids(&reader, "nurse"), ["urn:ump:aa"]);
+        writer.forget("urn:ump:bb", "test", true, 0).unwrap();
+        assert!(ids(&reader, "carpenter").is_empty(), "an erased record is gone from the index");
+    }
+
+    #[test]
+    fn a_store_loaded_in_bulk_after_the_index_was_built_is_indexed_again() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        let writer = Store::create(&path, "owner").unwrap();
+        writer.put(&record("urn:ump:aa", "Plays the cello", "2026-01-01T00:00:00Z")).unwrap();
+        let reader = Store::open(&path, false).unwrap();
+        assert_eq!(ids(&reader, "cello"), ["urn:ump:aa"]);
+        // A bulk load clears the change log: the index cannot catch up record by record.
+        writer.begin_bulk_load().unwrap();
+        writer.put(&record("urn:ump:bb", "Plays the cello in an orchestra", "2026-02-01T00:00:00Z")).unwrap();
+        writer.end_bulk_load().unwrap();
+        let mut found = ids(&reader, "cello");
+        found.sort();
+        assert_eq!(found, ["urn:ump:aa", "urn:ump:bb"]);
+    }
+
+    #[test]
+    fn more_candidates_are_searched_when_the_best_matches_are_not_valid_at_the_time() {
+        // More records than one search's candidates match best but are no longer valid: the
+        // valid one, a weaker match, is still found.
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::create(&folder.path().join("m.db"), "owner").unwrap();
+        for index in 0..(CANDIDATES + 20) {
+            let mut old = record(&format!("urn:ump:old{index}"), "garden garden garden", "2025-01-01T00:00:00Z");
+            old["time"]["valid_to"] = Value::from("2025-06-01T00:00:00Z");
+            store.put(&old).unwrap();
+        }
+        store.put(&record("urn:ump:now", "Has a small garden behind a long house by the sea", "2026-01-01T00:00:00Z")).unwrap();
+        assert_eq!(ids(&store, "garden"), ["urn:ump:now"]);
     }
 }

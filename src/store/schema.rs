@@ -6,7 +6,11 @@
 //! (external content: the text lives once, in `records`). `relations` lists each record's
 //! typed links (`derived_from` a message, `about` an entity), so evidence and entities are
 //! found without parsing every record. `erasures` remembers records erased for good, so a later
-//! load of the same export does not bring them back.
+//! load of the same export does not bring them back. `record_changes` logs the `seq` of every
+//! record inserted or deleted (by triggers, so whoever writes logs), which is how recall's
+//! in-memory search index ([`super::search`]) catches up with writes of other connections and
+//! processes; it is added to a store of version 1 that lacks it when the store is opened for
+//! writing, and a bulk load, after which any index is built again, clears it.
 
 use rusqlite::Connection;
 
@@ -45,12 +49,29 @@ CREATE INDEX relations_by_target ON relations (target);
 CREATE TABLE erasures (id TEXT PRIMARY KEY, reason TEXT NOT NULL, erased_at TEXT NOT NULL) WITHOUT ROWID;
 ";
 
+const CHANGE_LOG: &str = "
+CREATE TABLE IF NOT EXISTS record_changes (change INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS record_inserted AFTER INSERT ON records BEGIN INSERT INTO record_changes (seq) VALUES (new.seq); END;
+CREATE TRIGGER IF NOT EXISTS record_deleted AFTER DELETE ON records BEGIN INSERT INTO record_changes (seq) VALUES (old.seq); END;
+CREATE TRIGGER IF NOT EXISTS record_updated AFTER UPDATE ON records BEGIN INSERT INTO record_changes (seq) VALUES (new.seq); END;
+";
+
+/// Adds the change log and its triggers where they are missing (a store opened for writing).
+///
+/// # Errors
+/// SQLite errors.
+pub fn ensure_change_log(connection: &Connection) -> Result<(), StoreError> {
+    connection.execute_batch(CHANGE_LOG)?;
+    Ok(())
+}
+
 /// Creates the tables of the current schema in an empty database.
 ///
 /// # Errors
 /// SQLite errors.
 pub fn create(connection: &Connection, owner: &str) -> Result<(), StoreError> {
     connection.execute_batch(CREATE_V1)?;
+    ensure_change_log(connection)?;
     let mut insert = connection.prepare("INSERT INTO store_meta (key, value) VALUES (?1, ?2)")?;
     insert.execute(["format", STORE_FORMAT])?;
     insert.execute(["schema_version", &SCHEMA_VERSION.to_string()])?;
