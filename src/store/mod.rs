@@ -48,6 +48,10 @@ pub enum StoreError {
     /// The search index failed.
     #[error("the search index: {0}")]
     Search(#[from] tantivy::TantivyError),
+    /// Recall was asked for inside a write transaction of the same connection, whose changes
+    /// may still be rolled back.
+    #[error("recall cannot run inside a write transaction of the same connection")]
+    InTransaction,
 }
 
 /// What loading one record did.
@@ -131,8 +135,13 @@ impl Store {
     /// to date with the change log.
     ///
     /// # Errors
-    /// SQLite and search index errors.
+    /// SQLite and search index errors; [`StoreError::InTransaction`] inside a transaction.
     pub fn search_index(&self) -> Result<Arc<search::SearchIndex>, StoreError> {
+        // The index may only hold committed records: a rolled-back change would stay in it, and
+        // the change ids it used would be used again and skipped.
+        if !self.connection.is_autocommit() {
+            return Err(StoreError::InTransaction);
+        }
         let index = {
             let mut slot = self.search.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match slot.as_ref() {

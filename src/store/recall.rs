@@ -123,10 +123,10 @@ impl Store {
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(query.limit.clamp(1, MAX_RECALL));
-        let mut read = self.connection().prepare_cached("SELECT record FROM records WHERE seq = ?1")?;
+        let mut read = self.connection().prepare_cached("SELECT record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?;
         let mut recalled = Vec::with_capacity(scored.len());
         for (score, seq, signals) in scored {
-            // A record erased since the search is not recalled.
+            // A record erased or tombstoned since the search is not recalled.
             let Some(json) = read.query_row([seq], |row| row.get::<_, String>(0)).optional()? else { continue };
             if let Ok(record) = serde_json::from_str(&json) {
                 recalled.push(Recalled { record, signals, score });
@@ -357,6 +357,38 @@ mod search_index_tests {
         let mut found = ids(&reader, "cello");
         found.sort();
         assert_eq!(found, ["urn:ump:aa", "urn:ump:bb"]);
+    }
+
+    #[test]
+    fn recall_inside_a_write_transaction_is_refused_instead_of_indexing_what_may_roll_back() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut store = Store::create(&folder.path().join("m.db"), "owner").unwrap();
+        store.put(&record("urn:ump:aa", "Plays the cello", "2026-01-01T00:00:00Z")).unwrap();
+        let query = RecallQuery {
+            query: "cello".into(),
+            valid_at: parse_rfc3339("2026-06-01T00:00:00Z").unwrap(),
+            limit: 10,
+            ..RecallQuery::default()
+        };
+        let refused = store.in_transaction(|store| store.recall(&query).map(|_| ()));
+        assert!(matches!(refused, Err(StoreError::InTransaction)), "{refused:?}");
+        assert_eq!(ids(&store, "cello"), ["urn:ump:aa"], "outside the transaction recall works");
+    }
+
+    #[test]
+    fn a_row_another_tool_wrote_with_a_value_of_the_wrong_type_is_left_out_not_the_index() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Store::create(&folder.path().join("m.db"), "owner").unwrap();
+        store.put(&record("urn:ump:aa", "Plays the cello", "2026-01-01T00:00:00Z")).unwrap();
+        store
+            .connection()
+            .execute(
+                "INSERT INTO records (id, kind, status, owner, text, created_us, superseded, record)
+                 VALUES ('urn:ump:bb', 'semantic', 'active', 'owner', X'63656c6c6f', 0, 0, '{}')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(ids(&store, "cello"), ["urn:ump:aa"]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! word (it reads each one's length from a B-tree), so a common word in the 256 MB export's
 //! store (27,000 records hold "work") costs 40–80 ms a query, and recall's p99 under load was
 //! seconds. tantivy keeps the lengths in a byte array and skips documents that cannot reach the
-//! top (block-max WAND): the same top 400 in 0.05–0.5 ms (docs/design-decisions.md).
+//! top (block-max WAND): the same top 400 in 0.02–0.5 ms (docs/design-decisions.md).
 //!
 //! The index is derived data, held only in memory: built from the records the first time a
 //! recall needs it (about 1 s per 100,000 records) and brought up to date before each recall
@@ -18,6 +18,7 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, params};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::{Column, StrColumn};
+use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer};
@@ -88,8 +89,8 @@ pub struct Only<'a> {
 /// The index writer and the last change of the store's log it holds.
 struct Writing {
     writer: IndexWriter,
-    /// The last `record_changes.change` applied; `None` when the store has no change log (an
-    /// older store opened read-only): then nothing can change it while it is open.
+    /// The last `record_changes.change` applied; `None` when the store had no change log (an
+    /// older store opened read-only; a writer that opens it later adds one, from change 1).
     applied: Option<i64>,
 }
 
@@ -161,6 +162,8 @@ impl SearchIndex {
         index.tokenizers().register(ANALYZER, analyzer());
         let threads = std::thread::available_parallelism().map_or(1, |count| count.get()).clamp(1, 4);
         let mut writer = index.writer_with_num_threads(threads, WRITER_BUDGET * threads)?;
+        // No merges of its own while it builds: the merge into one segment below takes them all.
+        writer.set_merge_policy(Box::new(NoMergePolicy));
         let applied = fill(&fields, &writer, connection)?;
         writer.commit()?;
         // One segment: each segment is searched for its own best, and with one the search
@@ -184,35 +187,50 @@ impl SearchIndex {
     pub fn refresh(&self, connection: &Connection) -> Result<(), StoreError> {
         let Some(latest) = latest_change(connection)? else { return Ok(()) };
         let mut writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let applied = writing.applied.unwrap_or(0);
-        if latest <= applied {
+        if latest <= writing.applied.unwrap_or(0) {
             return Ok(());
         }
+        match self.catch_up(&mut writing, connection, latest).and_then(|applied| Ok((applied, writing.writer.commit()?))) {
+            Ok((applied, _)) => {
+                writing.applied = applied;
+                self.reader.reload()?;
+                Ok(())
+            }
+            Err(error) => {
+                // Nothing half-applied stays queued for the next commit.
+                writing.writer.rollback()?;
+                Err(error)
+            }
+        }
+    }
+
+    /// Queues what the log names after `writing.applied` up to `latest` (or, when part of the
+    /// log is gone, every record again); returns the change the index then holds.
+    fn catch_up(&self, writing: &mut Writing, connection: &Connection, latest: i64) -> Result<Option<i64>, StoreError> {
+        let applied = writing.applied.unwrap_or(0);
         let first: Option<i64> = connection
             .prepare_cached("SELECT min(change) FROM record_changes WHERE change > ?1")?
             .query_row([applied], |row| row.get(0))?;
-        if first == Some(applied + 1) {
-            let seqs: Vec<i64> = connection
-                .prepare_cached("SELECT DISTINCT seq FROM record_changes WHERE change > ?1 AND change <= ?2")?
-                .query_map([applied, latest], |row| row.get(0))?
-                .collect::<Result<_, _>>()?;
-            let mut read = connection.prepare_cached(&format!("SELECT {COLUMNS} FROM records WHERE seq = ?1 AND {INDEXED_ROWS}"))?;
-            for seq in seqs {
-                writing.writer.delete_term(Term::from_field_i64(self.fields.seq, seq));
-                let mut rows = read.query(params![seq])?;
-                if let Some(row) = rows.next()? {
-                    writing.writer.add_document(document(&self.fields, row)?)?;
-                }
-            }
-            writing.applied = Some(latest);
-        } else {
+        if first != Some(applied + 1) {
             // Part of the log is gone (a bulk load clears it): start again from the records.
             writing.writer.delete_all_documents()?;
-            writing.applied = fill(&self.fields, &writing.writer, connection)?;
+            return fill(&self.fields, &writing.writer, connection);
         }
-        writing.writer.commit()?;
-        self.reader.reload()?;
-        Ok(())
+        let seqs: Vec<i64> = connection
+            .prepare_cached("SELECT DISTINCT seq FROM record_changes WHERE change > ?1 AND change <= ?2")?
+            .query_map([applied, latest], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut read = connection.prepare_cached(&format!("SELECT {COLUMNS} FROM records WHERE seq = ?1 AND {INDEXED_ROWS}"))?;
+        for seq in seqs {
+            writing.writer.delete_term(Term::from_field_i64(self.fields.seq, seq));
+            let mut rows = read.query(params![seq])?;
+            if let Some(row) = rows.next()?
+                && let Some(document) = document(&self.fields, row)
+            {
+                writing.writer.add_document(document)?;
+            }
+        }
+        Ok(Some(latest))
     }
 
     /// The records matching any of `words` (after analysis) within `only`, best BM25 first,
@@ -347,49 +365,59 @@ impl SegmentColumns {
     }
 }
 
-/// Adds every record of the store `connection` reads to `writer`; returns the last change of
-/// the store's log they include (read in the same snapshot).
+/// Rows read at once while the index is filled.
+const FILL_CHUNK: i64 = 10_000;
+
+/// Adds every live record of the store `connection` reads to `writer`, in chunks by `seq`,
+/// each read on its own, so no read lock is held for the whole build (a writer of the store
+/// would wait past its busy timeout). Returns the log's last change as read before the first
+/// chunk: what changes after it is in the log, and the next refresh applies it again.
 fn fill(fields: &Fields, writer: &IndexWriter, connection: &Connection) -> Result<Option<i64>, StoreError> {
-    let own_transaction = connection.is_autocommit();
-    if own_transaction {
-        connection.execute_batch("BEGIN")?;
-    }
-    let read = (|| -> Result<Option<i64>, StoreError> {
-        let applied = latest_change(connection)?;
-        let mut statement = connection.prepare(&format!("SELECT {COLUMNS} FROM records WHERE {INDEXED_ROWS}"))?;
-        let mut rows = statement.query([])?;
+    let applied = latest_change(connection)?;
+    let mut statement =
+        connection.prepare(&format!("SELECT {COLUMNS} FROM records WHERE seq > ?1 AND {INDEXED_ROWS} ORDER BY seq LIMIT ?2"))?;
+    let mut after = i64::MIN;
+    loop {
+        let mut rows = statement.query(params![after, FILL_CHUNK])?;
+        let mut read = 0;
         while let Some(row) = rows.next()? {
-            writer.add_document(document(fields, row)?)?;
+            read += 1;
+            after = row.get(0)?;
+            if let Some(document) = document(fields, row) {
+                writer.add_document(document)?;
+            }
         }
-        Ok(applied)
-    })();
-    if own_transaction {
-        connection.execute_batch("COMMIT")?;
+        if read < FILL_CHUNK {
+            return Ok(applied);
+        }
     }
-    read
 }
 
-/// The document of one row of `records` (read as [`COLUMNS`]).
-fn document(fields: &Fields, row: &rusqlite::Row<'_>) -> Result<TantivyDocument, StoreError> {
+/// The document of one row of `records` (read as [`COLUMNS`]); `None` for a row whose values
+/// are not of their column's type (written by another tool): it is left out of recall rather
+/// than failing the index.
+fn document(fields: &Fields, row: &rusqlite::Row<'_>) -> Option<TantivyDocument> {
+    let text = |column: usize| row.get_ref(column).ok()?.as_str().ok();
+    let optional_text = |column: usize| row.get_ref(column).ok()?.as_str_or_null().ok();
     let mut document = TantivyDocument::default();
-    document.add_i64(fields.seq, row.get(0)?);
-    document.add_text(fields.text, row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?);
-    document.add_text(fields.kind, row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?);
-    document.add_text(fields.owner, row.get_ref(3)?.as_str().map_err(rusqlite::Error::from)?);
+    document.add_i64(fields.seq, row.get(0).ok()?);
+    document.add_text(fields.text, text(1)?);
+    document.add_text(fields.kind, text(2)?);
+    document.add_text(fields.owner, text(3)?);
     for (field, column) in [(fields.agent, 4), (fields.session, 5)] {
-        if let Some(value) = row.get_ref(column)?.as_str_or_null().map_err(rusqlite::Error::from)? {
+        if let Some(value) = optional_text(column)? {
             document.add_text(field, value);
         }
     }
-    document.add_i64(fields.created_us, row.get(6)?);
+    document.add_i64(fields.created_us, row.get(6).ok()?);
     for (field, column) in [(fields.valid_from_us, 7), (fields.valid_to_us, 8)] {
-        if let Some(value) = row.get::<_, Option<i64>>(column)? {
+        if let Some(value) = row.get::<_, Option<i64>>(column).ok()? {
             document.add_i64(field, value);
         }
     }
-    if let Some(salience) = row.get::<_, Option<f64>>(9)? {
+    if let Some(salience) = row.get::<_, Option<f64>>(9).ok()? {
         document.add_f64(fields.salience, salience);
     }
-    document.add_u64(fields.superseded, u64::from(row.get::<_, bool>(10)?));
-    Ok(document)
+    document.add_u64(fields.superseded, u64::from(row.get::<_, bool>(10).ok()?));
+    Some(document)
 }
