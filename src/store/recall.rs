@@ -23,6 +23,10 @@ pub const RECENCY_HALF_LIFE_DAYS: f64 = 180.0;
 pub const MAX_RECALL: usize = 50;
 /// How many best text matches are ranked again with the other signals.
 const CANDIDATES: usize = 100;
+/// Until when a record `r` that is superseded and has no `valid_to` counts as valid: its first
+/// successor's creation (its own creation when no successor is stored), in SQL.
+const SUPERSEDED_UNTIL: &str =
+    "coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j JOIN records s ON s.id = j.value), r.created_us)";
 /// Weights of the signals in the score.
 const WEIGHTS: (f64, f64, f64) = (0.6, 0.25, 0.15);
 
@@ -138,17 +142,18 @@ impl Store {
     /// The records valid at the query's time, most recent first (a query without words).
     fn most_recent(&self, query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
         let kinds = format!(",{},", query.kinds.join(","));
-        let sql = "SELECT r.seq, r.created_us, r.salience, r.agent, r.session FROM records r
+        let sql = format!(
+            "SELECT r.seq, r.created_us, r.salience, r.agent, r.session FROM records r
              WHERE r.status != 'tombstoned'
              AND (?1 OR instr(?2, ',' || r.kind || ',') > 0)
              AND (?3 IS NULL OR r.owner = ?3)
              AND (?6 IS NULL OR r.agent = ?6)
              AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?4)
              AND (r.valid_to_us IS NULL OR r.valid_to_us > ?4)
-             AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j
-                 JOIN records s ON s.id = j.value), r.created_us) <= ?4)
-             ORDER BY r.created_us DESC, r.seq LIMIT ?5";
-        let mut statement = self.connection().prepare_cached(sql)?;
+             AND NOT (r.superseded AND r.valid_to_us IS NULL AND {SUPERSEDED_UNTIL} <= ?4)
+             ORDER BY r.created_us DESC, r.seq LIMIT ?5"
+        );
+        let mut statement = self.connection().prepare_cached(&sql)?;
         let rows = statement.query_map(
             params![query.kinds.is_empty(), kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent],
             |row| {
@@ -215,10 +220,7 @@ impl Store {
         }
         let until: Option<i64> = self
             .connection()
-            .prepare_cached(
-                "SELECT coalesce((SELECT min(s.created_us) FROM json_each(r.record, '$.superseded_by') j JOIN records s ON s.id = j.value),
-                 r.created_us) FROM records r WHERE r.seq = ?1",
-            )?
+            .prepare_cached(&format!("SELECT {SUPERSEDED_UNTIL} FROM records r WHERE r.seq = ?1"))?
             .query_row([hit.seq], |row| row.get(0))
             .optional()?;
         Ok(until.is_some_and(|until| until > at))
