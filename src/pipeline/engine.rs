@@ -530,15 +530,19 @@ impl Dispatcher<'_> {
         let buffers = buffers.clone();
         let steps = steps.clone();
         pool.spawn(move || {
-            let outcomes = batch
+            let mut outcomes: Vec<Outcome> = batch
                 .elements
                 .iter()
                 .map(|&(offset, index, start, end)| {
                     let origin = Origin { file: file.clone(), offset, index };
-                    work_on(&batch.buffer[start..end], origin, provider, &*decoder, &options, &steps)
+                    decode_element(&batch.buffer[start..end], origin, provider, &*decoder, &options, &steps)
                 })
                 .collect();
             buffers.give(batch.buffer);
+            // The steps after decoding run over the whole batch in turn rather than between
+            // one element's decoding and the next: each keeps its own tables in the core's
+            // caches for the batch.
+            after_decode(&mut outcomes, &options, &steps);
             // The collector hung up only when the run is stopping after an output error.
             let _ = sender.send(outcomes);
         });
@@ -550,9 +554,9 @@ impl Dispatcher<'_> {
     }
 }
 
-/// One element on a worker: the stages' steps before decoding (any may skip it), decoding,
-/// then the steps after.
-fn work_on(
+/// One element on a worker: the stages' steps before decoding (any may skip it), then
+/// decoding. The steps after decoding run later over the batch ([`after_decode`]).
+fn decode_element(
     bytes: &[u8],
     origin: Origin,
     provider: Provider,
@@ -572,11 +576,22 @@ fn work_on(
             if decoded.conversation.raise_update_time() {
                 decoded.warnings.add("update_time_before_create_time");
             }
-            for ((_, step), (_, slot)) in steps.iter().zip(found.iter_mut()) {
-                *slot = step.after_decode(&mut decoded.conversation, options, slot.take());
-            }
             Outcome::Decoded(Box::new(decoded), found)
         }
         Err(reject) => Outcome::Rejected(reject),
+    }
+}
+
+/// Each stage's step after decoding, over every conversation of a decoded batch, one stage
+/// after the other.
+fn after_decode(outcomes: &mut [Outcome], options: &DecodeOptions, steps: &WorkerSteps) {
+    for (position, (_, step)) in steps.iter().enumerate() {
+        for outcome in outcomes.iter_mut() {
+            if let Outcome::Decoded(decoded, found) = outcome
+                && let Some((_, slot)) = found.get_mut(position)
+            {
+                *slot = step.after_decode(&mut decoded.conversation, options, slot.take());
+            }
+        }
     }
 }
