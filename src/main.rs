@@ -31,6 +31,8 @@ const EXIT_FAILED: u8 = 2;
 
 fn main() -> ExitCode {
     allocator::keep_freed_memory_mapped();
+    // Off glibc there is nothing to set.
+    let _ = allocator::one_system_arena();
     match run(Cli::parse()) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
