@@ -4,7 +4,7 @@
 //!
 //! The store remembers each erasure by UMP record id, and a message's or memory's record id
 //! is a function of its provider ids ([`message_record_id`], [`record_id`]), so the step
-//! needs no other state. It runs on the worker pool right after decoding, before extraction
+//! needs no other state. It runs on the worker pool once its batch is decoded, before extraction
 //! reads the conversation: an erased message is `Skip(Erased)` (counted under the `erased`
 //! policy), so nothing is extracted from it either, and a provider memory is marked erased.
 //! Extracted memories are made only at the end of the run: the stage hands the ids to

@@ -48,7 +48,8 @@ use schema::Table;
 const FORMAT: &str = "parquet";
 
 /// A row group is closed when its encoded size passes this. The open row groups of the tables
-/// are most of the writer's memory: at 32 MiB the 1 GB export peaked near 256 MiB.
+/// are most of the writer's memory: the 1 GB export peaked at 262 MiB with 32 MiB, 233–242
+/// MiB with 16 MiB (docs/design-decisions.md#memory).
 pub const ROW_GROUP_BYTES: usize = 16 << 20;
 /// A part file is closed, and the next one started, when it passes this. The writer keeps every
 /// page's index entry and every row group's metadata until its part closes, so the part size
