@@ -97,7 +97,8 @@ pub fn export(
         writer.write_all(b"\n")?;
         Ok(())
     })?;
-    writer.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_data()?;
+    // Read back at once by the conversion below: flushed, not synced (a temporary file).
+    writer.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     let (format, name) =
         if ndjson { (OutputFormat::AimemNdjson, "bundle.aimem.ndjson") } else { (OutputFormat::Aimem, "bundle.aimem.json") };
     let path = folder.path().join(name);

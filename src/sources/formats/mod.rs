@@ -17,6 +17,7 @@ pub mod grouped;
 pub mod mif;
 pub mod pam;
 pub mod ump;
+pub mod ump_record;
 
 use std::io::Read;
 use std::path::Path;

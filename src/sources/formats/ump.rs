@@ -22,7 +22,8 @@ use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject, Stream};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, record_error, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, decoded, parse_group, push_turn, redact, role_named, text_of};
+use crate::sources::formats::ump_record::{Group, GroupFields, Record};
+use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, decoded, parse_group, push_turn, redact, role_named};
 use crate::sources::json_array::ArrayFramer;
 use crate::timefmt::parse_rfc3339;
 
@@ -211,6 +212,18 @@ fn special_record_files(folder: &Path) -> Vec<(String, &'static str)> {
 
 /// Turns of one conversation share a key; other records stand alone.
 fn group_key(record: &[u8]) -> Option<String> {
+    let Some(fields) = GroupFields::parse(record) else { return group_key_by_paths(record) };
+    if fields.kind() != Some("episodic") {
+        return None;
+    }
+    let conversation = fields.conversation_id()?;
+    fields.message_id()?;
+    Some(format!("{}\0{conversation}", fields.agent().unwrap_or_default()))
+}
+
+/// [`group_key`] of a record whose members are not all of the types it reads (or repeated):
+/// each member looked up on its own, as a string where it is one.
+fn group_key_by_paths(record: &[u8]) -> Option<String> {
     if string_at(record, &["kind"]).as_deref() != Some("episodic") {
         return None;
     }
@@ -225,6 +238,11 @@ pub struct UmpDecoder;
 
 impl Decoder for UmpDecoder {
     fn decode(&self, bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+        // Nearly every group: read straight into the members memport takes.
+        if let Some(group) = Group::parse(bytes) {
+            let origin = Origin { offset: group.offset, ..origin };
+            return decode_records(group.records, origin, Warnings::default(), Vec::new(), options);
+        }
         let (origin, mut records) = parse_group(bytes, &origin)?;
         let mut warnings = Warnings::default();
         // A record that does not verify is rejected on its own; the rest of its conversation
@@ -258,41 +276,54 @@ impl Decoder for UmpDecoder {
                 warnings.add("ump_fields_redacted");
             }
         }
-        // Each record on its own merits: turns make the conversation, anything else (another
-        // kind, or a turn whose ids a redaction removed) a memory.
-        let (turns, others): (Vec<Value>, Vec<Value>) = records.into_iter().partition(is_turn);
-        let mut element = if turns.is_empty() {
-            let Some(first) = others.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
-            let holder = Conversation::memories_only(provider_of(first), text_of(first, "id").unwrap_or_default(), origin, Vec::new());
-            decoded(holder, Vec::new(), Warnings::default())
-        } else {
-            conversation_of(&turns, origin, options)
-        };
-        let conversation_id = (!element.conversation.memories_only).then(|| element.conversation.id.clone());
-        for record in &others {
-            match memory_of(record) {
-                Ok(memory) => element.conversation.memories.push(memory),
-                Err(reason) => {
-                    let reason = format!("record {}: {reason}", record["id"].as_str().unwrap_or("without an id"));
-                    element.rejected_messages.push(RecordReject::new(&element.conversation.origin, conversation_id.as_deref(), reason));
-                }
-            }
-        }
-        if element.conversation.memories_only && element.conversation.memories.is_empty() {
-            // A lone record that could not be read: the element is rejected with its reason.
-            let reason = element.rejected_messages.pop().map(|reject| reject.reason);
-            return Err(RecordReject::new(&element.conversation.origin, None, reason.unwrap_or_else(|| "an empty group".into())));
-        }
-        element.warnings.merge(&warnings);
-        element.rejected_messages.extend(unverified);
-        Ok(element)
+        let read = records.iter().map(Record::from_value).collect();
+        decode_records(read, origin, warnings, unverified, options)
     }
 }
 
+/// The element of a group's readable records: turns make the conversation, anything else
+/// (another kind, or a turn whose ids a redaction removed) a memory, each record on its own
+/// merits. `unverified` are the group's records rejected before.
+fn decode_records(
+    records: Vec<Record<'_>>,
+    origin: Origin,
+    warnings: Warnings,
+    unverified: Vec<RecordReject>,
+    options: &DecodeOptions,
+) -> Result<Decoded, RecordReject> {
+    let (turns, others): (Vec<Record>, Vec<Record>) = records.into_iter().partition(is_turn);
+    let mut element = if turns.is_empty() {
+        let Some(first) = others.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
+        let holder =
+            Conversation::memories_only(provider_of(first), first.id.as_deref().unwrap_or_default().to_owned(), origin, Vec::new());
+        decoded(holder, Vec::new(), Warnings::default())
+    } else {
+        conversation_of(&turns, origin, options)
+    };
+    let conversation_id = (!element.conversation.memories_only).then(|| element.conversation.id.clone());
+    for record in &others {
+        match memory_of(record) {
+            Ok(memory) => element.conversation.memories.push(memory),
+            Err(reason) => {
+                let reason = format!("record {}: {reason}", record.id.as_deref().unwrap_or("without an id"));
+                element.rejected_messages.push(RecordReject::new(&element.conversation.origin, conversation_id.as_deref(), reason));
+            }
+        }
+    }
+    if element.conversation.memories_only && element.conversation.memories.is_empty() {
+        // A lone record that could not be read: the element is rejected with its reason.
+        let reason = element.rejected_messages.pop().map(|reject| reject.reason);
+        return Err(RecordReject::new(&element.conversation.origin, None, reason.unwrap_or_else(|| "an empty group".into())));
+    }
+    element.warnings.merge(&warnings);
+    element.rejected_messages.extend(unverified);
+    Ok(element)
+}
+
 /// Whether a record is a conversation turn (memport's episodic records name both ids).
-fn is_turn(record: &Value) -> bool {
-    let structured = &record["body"]["structured"];
-    record["kind"] == "episodic" && structured["conversation_id"].is_string() && structured["message_id"].is_string()
+fn is_turn(record: &Record) -> bool {
+    let structured = record.structured();
+    record.kind.as_deref() == Some("episodic") && structured.conversation_id.is_some() && structured.message_id.is_some()
 }
 
 /// A signed record must verify; an unsigned one is taken as it is.
@@ -308,80 +339,70 @@ fn check_integrity(record: &Value) -> Result<(), String> {
     }
 }
 
-fn provider_of(record: &Value) -> Provider {
-    let named = record["body"]["structured"]["source_kind"]
-        .as_str()
-        .or_else(|| record["scope"]["agent"].as_str())
-        .or_else(|| record["provenance"]["source"]["provider"].as_str());
+fn provider_of(record: &Record) -> Provider {
+    let named = record.structured().source_kind.as_deref().or_else(|| record.agent()).or_else(|| record.source_provider());
     named.map_or(Provider::Other("ump"), Provider::named)
 }
 
-fn is_exportable(record: &Value) -> bool {
-    record["consent"]["exportable"].as_bool() != Some(false)
-}
-
-fn memory_of(record: &Value) -> Result<MemoryRecord, String> {
-    let text = record["body"]["text"].as_str().ok_or("a record without `body.text`")?.to_owned();
+fn memory_of(record: &Record) -> Result<MemoryRecord, String> {
+    let text = record.text().ok_or("a record without `body.text`")?.to_owned();
     if text.trim().is_empty() {
         return Err("a record whose `body.text` is empty: a memory needs text".into());
     }
-    let created_at = record["time"]["created"].as_str().and_then(parse_rfc3339).ok_or("a record without a readable `time.created`")?;
-    let structured = &record["body"]["structured"];
-    let own_kind = structured["memory_kind"].as_str().and_then(MemoryKind::named);
-    let labels_of =
-        |value: &Value| -> Vec<String> { value.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect() };
-    let mut memory = match (own_kind, structured["provider_memory_id"].as_str()) {
+    let created_at = record.created().and_then(parse_rfc3339).ok_or("a record without a readable `time.created`")?;
+    let structured = record.structured();
+    let own_kind = structured.memory_kind.as_deref().and_then(MemoryKind::named);
+    let mut memory = match (own_kind, structured.provider_memory_id.as_deref()) {
         (Some(kind), Some(id)) => {
-            let mut memory = MemoryRecord::new(provider_of(record), kind, text, created_at, labels_of(&structured["labels"]));
+            let mut memory = MemoryRecord::new(provider_of(record), kind, text, created_at, record.labels());
             memory.id = id.to_owned();
             memory
         }
         _ => {
-            let kind_name = record["kind"].as_str().unwrap_or("semantic");
+            let kind_name = record.kind.as_deref().unwrap_or("semantic");
             let (kind, mut labels) = MemoryKind::from_foreign_type(kind_name, "ump-kind");
-            labels.extend(labels_of(&structured["labels"]));
+            labels.extend(record.labels());
             MemoryRecord::new(provider_of(record), kind, text, created_at, labels)
         }
     };
-    memory.exportable = is_exportable(record);
+    memory.exportable = record.exportable();
     Ok(memory)
 }
 
-fn conversation_of(records: &[Value], origin: Origin, options: &DecodeOptions) -> Decoded {
+fn conversation_of(records: &[Record], origin: Origin, options: &DecodeOptions) -> Decoded {
     let first = &records[0];
-    let structured = &first["body"]["structured"];
-    let id = structured["conversation_id"].as_str().unwrap_or_default().to_owned();
+    let structured = first.structured();
+    let id = structured.conversation_id.as_deref().unwrap_or_default().to_owned();
     let mut holder = Conversation::empty(provider_of(first), id, origin);
-    holder.title = text_of(structured, "conversation_title");
-    holder.assumed_time_zone = text_of(structured, "assumed_time_zone");
+    holder.title = structured.conversation_title.as_deref().map(str::to_owned);
+    holder.assumed_time_zone = structured.assumed_time_zone.as_deref().map(str::to_owned);
     let mut links = ParentLinks::new();
     let mut warnings = Warnings::default();
     let mut rejected = Vec::new();
     // A folder of .ump.md files comes in file-name order; the turn index puts a conversation
     // back in order.
-    let mut ordered: Vec<&Value> = records.iter().collect();
-    ordered.sort_by_key(|record| record["body"]["structured"]["turn_index"].as_u64().unwrap_or(u64::MAX));
+    let mut ordered: Vec<&Record> = records.iter().collect();
+    ordered.sort_by_key(|record| record.structured().turn_index.unwrap_or(u64::MAX));
     for record in ordered {
-        let structured = &record["body"]["structured"];
-        let Some(message_id) = structured["message_id"].as_str().filter(|id| !id.is_empty()) else {
+        let structured = record.structured();
+        let Some(message_id) = structured.message_id.as_deref().filter(|id| !id.is_empty()) else {
             rejected.push(RecordReject::new(&holder.origin, Some(&holder.id), "a turn without `body.structured.message_id`".into()));
             continue;
         };
-        let Some(text) = record["body"]["text"].as_str() else {
+        let Some(text) = record.text() else {
             rejected
                 .push(RecordReject::new(&holder.origin, Some(&holder.id), "a turn without `body.text`".into()).with_message(message_id));
             continue;
         };
-        let role = structured["role"].as_str().and_then(role_named).unwrap_or(Role::User);
+        let role = structured.role.as_deref().and_then(role_named).unwrap_or(Role::User);
         let mut fields = MessageFields::new(message_id.to_owned(), role, text.to_owned());
-        fields.created_at = record["time"]["created"].as_str().and_then(parse_rfc3339);
-        fields.model = text_of(structured, "model");
-        fields.is_thought = structured["is_thought"].as_bool().unwrap_or(false);
-        fields.on_active_branch = structured["on_active_branch"].as_bool().unwrap_or(true);
-        fields.exportable = is_exportable(record);
-        let parent = record["relations"].as_array().into_iter().flatten().find(|relation| relation["type"] == "depends_on");
-        fields.parent_id = links.parent_of(parent.and_then(|relation| relation["target"].as_str()), &mut warnings);
-        if let Some(format_id) = record["id"].as_str() {
+        fields.created_at = record.created().and_then(parse_rfc3339);
+        fields.model = structured.model.as_deref().map(str::to_owned);
+        fields.is_thought = structured.is_thought.unwrap_or(false);
+        fields.on_active_branch = structured.on_active_branch.unwrap_or(true);
+        fields.exportable = record.exportable();
+        fields.parent_id = links.parent_of(record.depends_on(), &mut warnings);
+        if let Some(format_id) = record.id.as_deref() {
             links.add(format_id, message_id);
         }
         push_turn(&mut holder, fields, options);

@@ -1,0 +1,476 @@
+//! The fields of a UMP record that memport reads, and a group of them read straight from the
+//! grouping reader's bytes into borrowed strings.
+//!
+//! Reading a group into `serde_json::Value` first built a map per object and a string per
+//! member, then threw them away: most of decoding a UMP file's time. [`Group::parse`] reads
+//! only the members below, and gives up (returning `None`) on anything it would read otherwise
+//! than the general reading does: a member of another type, a repeated member, a signed
+//! record (`integrity`, checked over its whole JSON), a `consent.redact` list (paths deleted
+//! from the whole record) or the reader's error marks. The caller then reads the group as a
+//! `Value` and takes the same fields from it with [`Record::from_value`], so both ways give
+//! the same records.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde_json::Value;
+
+/// What memport reads of one UMP record.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Record<'a> {
+    /// `id`.
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    /// `kind`.
+    #[serde(borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    /// `body`.
+    #[serde(borrow, default)]
+    pub body: Option<Body<'a>>,
+    /// `scope`.
+    #[serde(borrow, default)]
+    pub scope: Option<Scope<'a>>,
+    /// `time`.
+    #[serde(borrow, default)]
+    pub time: Option<Time<'a>>,
+    /// `provenance`.
+    #[serde(borrow, default)]
+    pub provenance: Option<Provenance<'a>>,
+    /// `consent`.
+    #[serde(default)]
+    pub consent: Option<Consent>,
+    /// `relations`.
+    #[serde(borrow, default)]
+    pub relations: Option<Vec<Relation<'a>>>,
+    /// Whether the record has an `integrity` member (of any value).
+    #[serde(default, deserialize_with = "present")]
+    integrity: bool,
+    /// Whether the reader marked the record as unreadable (`_record_error`).
+    #[serde(default, rename = "_record_error", deserialize_with = "present")]
+    record_error: bool,
+    /// Whether the reader marked a framing error here (`_frame_error`).
+    #[serde(default, rename = "_frame_error", deserialize_with = "present")]
+    frame_error: bool,
+}
+
+/// `body`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Body<'a> {
+    /// `body.text`.
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    /// `body.structured`.
+    #[serde(borrow, default)]
+    pub structured: Option<Structured<'a>>,
+}
+
+/// `body.structured`: memport's own members.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Structured<'a> {
+    /// The provider the record came from.
+    #[serde(borrow, default)]
+    pub source_kind: Option<Cow<'a, str>>,
+    /// The conversation of a turn.
+    #[serde(borrow, default)]
+    pub conversation_id: Option<Cow<'a, str>>,
+    /// The conversation's title.
+    #[serde(borrow, default)]
+    pub conversation_title: Option<Cow<'a, str>>,
+    /// The zone a zoneless time was read in.
+    #[serde(borrow, default)]
+    pub assumed_time_zone: Option<Cow<'a, str>>,
+    /// The message of a turn.
+    #[serde(borrow, default)]
+    pub message_id: Option<Cow<'a, str>>,
+    /// The author's role.
+    #[serde(borrow, default)]
+    pub role: Option<Cow<'a, str>>,
+    /// The model that wrote it.
+    #[serde(borrow, default)]
+    pub model: Option<Cow<'a, str>>,
+    /// Reasoning rather than an answer.
+    #[serde(default)]
+    pub is_thought: Option<bool>,
+    /// On the conversation's active thread.
+    #[serde(default)]
+    pub on_active_branch: Option<bool>,
+    /// The turn's place in its conversation.
+    #[serde(default)]
+    pub turn_index: Option<u64>,
+    /// A memory's own kind.
+    #[serde(borrow, default)]
+    pub memory_kind: Option<Cow<'a, str>>,
+    /// A provider memory's id.
+    #[serde(borrow, default)]
+    pub provider_memory_id: Option<Cow<'a, str>>,
+    /// A memory's labels.
+    #[serde(borrow, default)]
+    pub labels: Option<Vec<Cow<'a, str>>>,
+}
+
+/// `scope`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Scope<'a> {
+    /// `scope.agent`.
+    #[serde(borrow, default)]
+    pub agent: Option<Cow<'a, str>>,
+}
+
+/// `time`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Time<'a> {
+    /// `time.created`.
+    #[serde(borrow, default)]
+    pub created: Option<Cow<'a, str>>,
+}
+
+/// `provenance`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Provenance<'a> {
+    /// `provenance.source`.
+    #[serde(borrow, default)]
+    pub source: Option<Source<'a>>,
+}
+
+/// `provenance.source`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Source<'a> {
+    /// `provenance.source.provider`.
+    #[serde(borrow, default)]
+    pub provider: Option<Cow<'a, str>>,
+}
+
+/// `consent`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Consent {
+    /// `consent.exportable`.
+    #[serde(default)]
+    pub exportable: Option<bool>,
+    /// Whether there is a `consent.redact` member (of any value).
+    #[serde(default, deserialize_with = "present")]
+    redact: bool,
+}
+
+/// One of `relations`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Relation<'a> {
+    /// `type`.
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    /// `target`.
+    #[serde(borrow, default)]
+    pub target: Option<Cow<'a, str>>,
+}
+
+/// Reads any value and says it was there.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(deserializer)?;
+    Ok(true)
+}
+
+/// The string at `value`, borrowed; `None` for any other value.
+fn text(value: &Value) -> Option<Cow<'_, str>> {
+    value.as_str().map(Cow::Borrowed)
+}
+
+impl<'a> Record<'a> {
+    /// The same fields read from a record parsed whole, as the general reading takes them: a
+    /// member of another type counts as absent, a list keeps its strings.
+    pub fn from_value(record: &'a Value) -> Record<'a> {
+        let body = &record["body"];
+        let structured = &body["structured"];
+        let strings = |value: &'a Value| value.as_array().map(|items| items.iter().filter_map(text).collect());
+        Record {
+            id: text(&record["id"]),
+            kind: text(&record["kind"]),
+            body: Some(Body {
+                text: text(&body["text"]),
+                structured: Some(Structured {
+                    source_kind: text(&structured["source_kind"]),
+                    conversation_id: text(&structured["conversation_id"]),
+                    conversation_title: text(&structured["conversation_title"]),
+                    assumed_time_zone: text(&structured["assumed_time_zone"]),
+                    message_id: text(&structured["message_id"]),
+                    role: text(&structured["role"]),
+                    model: text(&structured["model"]),
+                    is_thought: structured["is_thought"].as_bool(),
+                    on_active_branch: structured["on_active_branch"].as_bool(),
+                    turn_index: structured["turn_index"].as_u64(),
+                    memory_kind: text(&structured["memory_kind"]),
+                    provider_memory_id: text(&structured["provider_memory_id"]),
+                    labels: strings(&structured["labels"]),
+                }),
+            }),
+            scope: Some(Scope { agent: text(&record["scope"]["agent"]) }),
+            time: Some(Time { created: text(&record["time"]["created"]) }),
+            provenance: Some(Provenance { source: Some(Source { provider: text(&record["provenance"]["source"]["provider"]) }) }),
+            consent: Some(Consent { exportable: record["consent"]["exportable"].as_bool(), redact: false }),
+            // Only a relation's type and target are read; one that is not an object has neither.
+            relations: record["relations"].as_array().map(|relations| {
+                relations.iter().map(|relation| Relation { kind: text(&relation["type"]), target: text(&relation["target"]) }).collect()
+            }),
+            integrity: false,
+            record_error: false,
+            frame_error: false,
+        }
+    }
+
+    /// `body.structured`, empty when absent.
+    pub fn structured(&self) -> &Structured<'a> {
+        static NONE: Structured<'static> = Structured {
+            source_kind: None,
+            conversation_id: None,
+            conversation_title: None,
+            assumed_time_zone: None,
+            message_id: None,
+            role: None,
+            model: None,
+            is_thought: None,
+            on_active_branch: None,
+            turn_index: None,
+            memory_kind: None,
+            provider_memory_id: None,
+            labels: None,
+        };
+        self.body.as_ref().and_then(|body| body.structured.as_ref()).unwrap_or(&NONE)
+    }
+
+    /// `body.text`.
+    pub fn text(&self) -> Option<&str> {
+        self.body.as_ref().and_then(|body| body.text.as_deref())
+    }
+
+    /// `time.created`.
+    pub fn created(&self) -> Option<&str> {
+        self.time.as_ref().and_then(|time| time.created.as_deref())
+    }
+
+    /// `scope.agent`.
+    pub fn agent(&self) -> Option<&str> {
+        self.scope.as_ref().and_then(|scope| scope.agent.as_deref())
+    }
+
+    /// `provenance.source.provider`.
+    pub fn source_provider(&self) -> Option<&str> {
+        self.provenance.as_ref().and_then(|provenance| provenance.source.as_ref()).and_then(|source| source.provider.as_deref())
+    }
+
+    /// False only when the owner marked the record as not for export.
+    pub fn exportable(&self) -> bool {
+        self.consent.as_ref().and_then(|consent| consent.exportable) != Some(false)
+    }
+
+    /// The target of the first `depends_on` relation, when it is a string.
+    pub fn depends_on(&self) -> Option<&str> {
+        let relation = self.relations.iter().flatten().find(|relation| relation.kind.as_deref() == Some("depends_on"))?;
+        relation.target.as_deref()
+    }
+
+    /// `body.structured.labels`: its strings.
+    pub fn labels(&self) -> Vec<String> {
+        self.structured().labels.iter().flatten().map(|label| label.clone().into_owned()).collect()
+    }
+
+    /// Whether the general reading must read this record: what [`Group::parse`] does not.
+    fn needs_whole_reading(&self) -> bool {
+        self.integrity || self.record_error || self.frame_error || self.consent.as_ref().is_some_and(|consent| consent.redact)
+    }
+}
+
+/// A group from the grouping reader (`[<offset>, <record>, …]`), read directly.
+#[derive(Debug, Default)]
+pub struct Group<'a> {
+    /// Where the group starts in its file.
+    pub offset: u64,
+    /// Its records.
+    pub records: Vec<Record<'a>>,
+}
+
+impl<'a> Group<'a> {
+    /// The group in `bytes`, or `None` where the general reading must read it (see the module's
+    /// comment), the group has no record, or the bytes are not such a group.
+    pub fn parse(bytes: &'a [u8]) -> Option<Group<'a>> {
+        let group: Group<'a> = sonic_rs::from_slice(bytes).ok()?;
+        if group.records.is_empty() || group.records.iter().any(Record::needs_whole_reading) {
+            return None;
+        }
+        Some(group)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Group<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct GroupVisitor;
+        impl<'de> Visitor<'de> for GroupVisitor {
+            type Value = Group<'de>;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("an offset and the records of a group")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Group<'de>, A::Error> {
+                let offset = seq.next_element::<u64>()?.ok_or_else(|| serde::de::Error::custom("an empty group"))?;
+                let mut records = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+                while let Some(record) = seq.next_element::<Record<'de>>()? {
+                    records.push(record);
+                }
+                Ok(Group { offset, records })
+            }
+        }
+        deserializer.deserialize_seq(GroupVisitor)
+    }
+}
+
+/// What the grouping reader reads of a record to tell its conversation: read in one pass, where
+/// looking each member up on its own skips the record's text once per member.
+#[derive(Debug, Deserialize)]
+pub struct GroupFields<'a> {
+    /// `kind`.
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    /// `body`, for `body.structured`.
+    #[serde(borrow, default)]
+    body: Option<GroupBody<'a>>,
+    /// `scope`.
+    #[serde(borrow, default)]
+    scope: Option<Scope<'a>>,
+}
+
+/// `body`, as [`GroupFields`] reads it.
+#[derive(Debug, Deserialize)]
+struct GroupBody<'a> {
+    /// `body.structured`.
+    #[serde(borrow, default)]
+    structured: Option<GroupStructured<'a>>,
+}
+
+/// `body.structured`, as [`GroupFields`] reads it.
+#[derive(Debug, Deserialize)]
+struct GroupStructured<'a> {
+    /// The conversation of a turn.
+    #[serde(borrow, default)]
+    conversation_id: Option<Cow<'a, str>>,
+    /// The message of a turn.
+    #[serde(borrow, default)]
+    message_id: Option<Cow<'a, str>>,
+}
+
+impl<'a> GroupFields<'a> {
+    /// The members of `record`, or `None` when it does not read as a record of these types
+    /// (then each member is looked up on its own).
+    pub fn parse(record: &'a [u8]) -> Option<GroupFields<'a>> {
+        sonic_rs::from_slice(record).ok()
+    }
+
+    /// `kind`.
+    pub fn kind(&self) -> Option<&str> {
+        self.kind.as_deref()
+    }
+
+    /// `body.structured.conversation_id`.
+    pub fn conversation_id(&self) -> Option<&str> {
+        self.structured().and_then(|structured| structured.conversation_id.as_deref())
+    }
+
+    /// `body.structured.message_id`.
+    pub fn message_id(&self) -> Option<&str> {
+        self.structured().and_then(|structured| structured.message_id.as_deref())
+    }
+
+    /// `scope.agent`.
+    pub fn agent(&self) -> Option<&str> {
+        self.scope.as_ref().and_then(|scope| scope.agent.as_deref())
+    }
+
+    fn structured(&self) -> Option<&GroupStructured<'a>> {
+        self.body.as_ref().and_then(|body| body.structured.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Everything memport takes from a record, through the accessors.
+    fn taken(record: &Record) -> String {
+        let structured = record.structured();
+        format!(
+            "{:?}",
+            (
+                (&record.id, &record.kind, record.text(), record.created(), record.agent(), record.source_provider()),
+                (record.exportable(), record.depends_on(), record.labels()),
+                (&structured.source_kind, &structured.conversation_id, &structured.conversation_title, &structured.assumed_time_zone),
+                (&structured.message_id, &structured.role, &structured.model, structured.is_thought, structured.on_active_branch),
+                (structured.turn_index, &structured.memory_kind, &structured.provider_memory_id),
+            )
+        )
+    }
+
+    /// Both readings of `record` (as the only record of a group).
+    fn both(record: &str) -> (Option<Group<'_>>, Value) {
+        let group = format!("[7,{record}]");
+        let leaked: &'static str = Box::leak(group.into_boxed_str());
+        (Group::parse(leaked.as_bytes()), serde_json::from_str(record).unwrap())
+    }
+
+    #[test]
+    fn a_plain_turn_reads_the_same_both_ways() {
+        let record = r#"{"id":"urn:ump:a","kind":"episodic","body":{"text":"Hi \"there\"","structured":{"source_kind":"chatgpt",
+            "conversation_id":"c","message_id":"m","role":"user","turn_index":3,"is_thought":false,"labels":["a","b"],"other":{"x":[1]}}},
+            "scope":{"agent":"chatgpt"},"time":{"created":"2024-01-01T00:00:00Z"},"consent":{"exportable":false},
+            "relations":[{"type":"derived_from","target":"x"},{"type":"depends_on","target":"urn:ump:p"}],"extra":null}"#;
+        let (group, value) = both(record);
+        let group = group.unwrap();
+        assert_eq!(group.offset, 7);
+        assert_eq!(group.records.len(), 1);
+        assert_eq!(taken(&group.records[0]), taken(&Record::from_value(&value)));
+        let read = &group.records[0];
+        assert_eq!(read.text(), Some("Hi \"there\""));
+        assert_eq!(read.depends_on(), Some("urn:ump:p"));
+        assert!(!read.exportable());
+        assert_eq!(read.structured().turn_index, Some(3));
+    }
+
+    /// Guards the fast reading against reading a record otherwise than the general one: each of
+    /// these sends the group to it.
+    #[test]
+    fn what_the_fast_reading_would_read_otherwise_goes_to_the_general_one() {
+        for record in [
+            r#"{"kind":5}"#,
+            r#"{"body":{"structured":{"turn_index":-1}}}"#,
+            r#"{"body":{"structured":{"turn_index":2.0}}}"#,
+            r#"{"body":{"structured":{"labels":["a",1]}}}"#,
+            r#"{"relations":{"type":"depends_on"}}"#,
+            r#"{"relations":[5]}"#,
+            r#"{"id":"a","id":"b"}"#,
+            r#"{"integrity":null}"#,
+            r#"{"consent":{"redact":[]}}"#,
+            r#"{"_record_error":"unreadable"}"#,
+            r#"{"_frame_error":"cut"}"#,
+            r#"[1]"#,
+        ] {
+            assert!(both(record).0.is_none(), "{record}");
+        }
+    }
+
+    #[test]
+    fn the_group_members_are_read_in_one_pass_and_give_up_on_other_types() {
+        let record = br#"{"kind":"episodic","body":{"text":"long \" text","structured":{"conversation_id":"c","message_id":"m"}},"scope":{"agent":"a"}}"#;
+        let fields = GroupFields::parse(record).unwrap();
+        assert_eq!(
+            (fields.kind(), fields.conversation_id(), fields.message_id(), fields.agent()),
+            (Some("episodic"), Some("c"), Some("m"), Some("a"))
+        );
+        for other in [&br#"{"kind":1}"#[..], br#"{"body":{"structured":5}}"#, br#"{"kind":"a","kind":"b"}"#] {
+            assert!(GroupFields::parse(other).is_none());
+        }
+    }
+
+    #[test]
+    fn a_record_read_whole_takes_a_member_of_another_type_as_absent() {
+        let value: Value = serde_json::from_str(r#"{"kind":5,"body":{"structured":{"labels":["a",1],"turn_index":-1}}}"#).unwrap();
+        let record = Record::from_value(&value);
+        assert_eq!(record.kind, None);
+        assert_eq!(record.labels(), ["a"]);
+        assert_eq!(record.structured().turn_index, None);
+    }
+}
