@@ -22,6 +22,7 @@ use memport::sources::json_array::{ArrayFramer, FrameError};
 use memport::sources::regroup::GroupedElements;
 use memport::sources::{BranchPolicy, DecodeOptions, Decoded, Decoder, Elements, Framing, InputPlan, RecordReject, Stream};
 use memport::stages::dedup::Dedup;
+use memport::stages::erasures::ErasedIds;
 use memport::stages::extract::consolidate::ConsolidateOptions;
 use memport::stages::extract::{secrets, Extraction};
 use memport::stages::unique_ids::UniqueIds;
@@ -362,7 +363,10 @@ impl Conversion {
         }
         let before: Vec<Disposition> = conversation.messages.iter().map(|message| message.disposition).collect();
         for stage in &mut self.stages {
-            stage.process(&mut conversation);
+            // The ordered stages take no findings of the workers' steps.
+            if let Err(error) = stage.process(&mut conversation, None) {
+                panic!("{place}: the {} stage failed: {error}", stage.name());
+            }
         }
         assert_eq!(conversation.messages.len(), before.len(), "{place}: a stage dropped or added messages");
         for (message, was) in conversation.messages.iter().zip(&before) {
@@ -392,7 +396,8 @@ impl Conversion {
     pub fn finish(self) {
         assert!(self.counts.balances(), "the run's counts do not balance: {:?}", self.counts);
         let Some(collector) = self.collector else { return };
-        let Ok(mut consolidated) = collector.finish() else { return };
+        // No earlier syncs and nothing erased in a store, as in a plain conversion.
+        let Ok(mut consolidated) = collector.finish(&[], &ErasedIds::default()) else { return };
         let mut batch = 0u64;
         loop {
             match extraction::next_records(&mut consolidated, batch) {
