@@ -243,42 +243,47 @@ impl Decoder for UmpDecoder {
             let origin = Origin { offset: group.offset, ..origin };
             return decode_records(group.records, origin, Warnings::default(), Vec::new(), options);
         }
-        let (origin, mut records) = parse_group(bytes, &origin)?;
-        let mut warnings = Warnings::default();
-        // A record that does not verify is rejected on its own; the rest of its conversation
-        // goes on.
-        let mut unverified = Vec::new();
-        records.retain(|record| match check_integrity(record) {
-            Ok(()) => true,
-            Err(reason) => {
-                let structured = &record["body"]["structured"];
-                let mut reject = RecordReject::new(&origin, structured["conversation_id"].as_str(), reason);
-                if let Some(message) = structured["message_id"].as_str() {
-                    reject = reject.with_message(message);
-                } else if let Some(id) = record["id"].as_str() {
-                    reject.reason = format!("record {id}: {}", reject.reason);
-                }
-                unverified.push(reject);
-                false
-            }
-        });
-        if records.is_empty() {
-            return Err(unverified.into_iter().next().unwrap_or_else(|| RecordReject::new(&origin, None, "an empty group".into())));
-        }
-        for record in &mut records {
-            if let Some(reason) = record["_record_error"].as_str() {
-                return Err(RecordReject::new(&origin, None, reason.to_owned()));
-            }
-            let paths: Vec<String> =
-                record["consent"]["redact"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
-            if !paths.is_empty() {
-                redact(record, &paths);
-                warnings.add("ump_fields_redacted");
-            }
-        }
-        let read = records.iter().map(Record::from_value).collect();
-        decode_records(read, origin, warnings, unverified, options)
+        decode_whole(bytes, origin, options)
     }
+}
+
+/// Decodes a group read whole, as `serde_json::Value`s: what [`Group::parse`] leaves to it.
+fn decode_whole(bytes: &[u8], origin: Origin, options: &DecodeOptions) -> Result<Decoded, RecordReject> {
+    let (origin, mut records) = parse_group(bytes, &origin)?;
+    let mut warnings = Warnings::default();
+    // A record that does not verify is rejected on its own; the rest of its conversation
+    // goes on.
+    let mut unverified = Vec::new();
+    records.retain(|record| match check_integrity(record) {
+        Ok(()) => true,
+        Err(reason) => {
+            let structured = &record["body"]["structured"];
+            let mut reject = RecordReject::new(&origin, structured["conversation_id"].as_str(), reason);
+            if let Some(message) = structured["message_id"].as_str() {
+                reject = reject.with_message(message);
+            } else if let Some(id) = record["id"].as_str() {
+                reject.reason = format!("record {id}: {}", reject.reason);
+            }
+            unverified.push(reject);
+            false
+        }
+    });
+    if records.is_empty() {
+        return Err(unverified.into_iter().next().unwrap_or_else(|| RecordReject::new(&origin, None, "an empty group".into())));
+    }
+    for record in &mut records {
+        if let Some(reason) = record["_record_error"].as_str() {
+            return Err(RecordReject::new(&origin, None, reason.to_owned()));
+        }
+        let paths: Vec<String> =
+            record["consent"]["redact"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+        if !paths.is_empty() {
+            redact(record, &paths);
+            warnings.add("ump_fields_redacted");
+        }
+    }
+    let read = records.iter().map(Record::from_value).collect();
+    decode_records(read, origin, warnings, unverified, options)
 }
 
 /// The element of a group's readable records: turns make the conversation, anything else
@@ -447,6 +452,64 @@ mod tests {
         assert_eq!(plan.layout, "UMP 0.1 records, a folder of 1 .ump.md files");
         assert_eq!(plan.warnings.0.get("ump_md_not_a_regular_file"), Some(&1));
         assert!(plan.notes[0].ends_with("zzzz.ump.md: is a named pipe (FIFO), not a regular file; it was not read"), "{:?}", plan.notes);
+    }
+
+    /// Both readings of one group, as the decoder's results print.
+    fn read_both_ways(group: &str) -> (String, String) {
+        let origin = Origin { file: "records.ump.ndjson".into(), offset: 0, index: 0 };
+        let options = DecodeOptions {
+            branches: crate::sources::BranchPolicy::All,
+            exported_at: 0,
+            keep_provider_fields: false,
+            dedup_keys: true,
+            pam_digests: true,
+        };
+        let fast = UmpDecoder.decode(group.as_bytes(), origin.clone(), &options);
+        let whole = decode_whole(group.as_bytes(), origin, &options);
+        (format!("{fast:?}"), format!("{whole:?}"))
+    }
+
+    /// Guards the fast reading of UMP groups: whatever it reads, it reads as the whole reading
+    /// does (turns, parents, memories, consent, rejects).
+    #[test]
+    fn a_group_read_directly_decodes_as_one_read_whole() {
+        let turn = |id: &str, index: u64, role: &str, parent: &str| {
+            format!(
+                r#"{{"id":"urn:ump:{id}","kind":"episodic","body":{{"text":"said \"{id}\" é","structured":{{"source_kind":"chatgpt","conversation_id":"c1","conversation_title":"T","message_id":"{id}","role":"{role}","turn_index":{index},"model":"m"}}}},"scope":{{"agent":"chatgpt"}},"time":{{"created":"2024-05-01T10:00:0{index}Z"}},"relations":[{{"type":"depends_on","target":"urn:ump:{parent}"}}],"consent":{{"exportable":{}}}}}"#,
+                index != 2
+            )
+        };
+        let memory = r#"{"id":"urn:ump:n","kind":"semantic","body":{"text":"Likes tea","structured":{"memory_kind":"preference","provider_memory_id":"p1","labels":["a",1]}},"time":{"created":"2024-05-01T10:00:00Z"}}"#;
+        let memory_plain = r#"{"id":"urn:ump:o","kind":"procedural","body":{"text":"Steps","structured":{"labels":["x"]}},"time":{"created":"2024-05-01T10:00:00Z"}}"#;
+        let broken = r#"{"id":"urn:ump:q","kind":"semantic","body":{"text":" "},"time":{"created":"2024-05-01T10:00:00Z"}}"#;
+        for group in [
+            format!("[5,{},{},{}]", turn("b", 1, "assistant", "a"), turn("a", 0, "user", "none"), turn("c", 2, "user", "b")),
+            format!("[9,{memory}]"),
+            format!("[9,{memory_plain},{broken}]"),
+            format!("[9,{broken}]"),
+            format!("[3,{},{memory_plain}]", turn("a", 0, "user", "none")),
+        ] {
+            let (fast, whole) = read_both_ways(&group);
+            assert_eq!(fast, whole, "{group}");
+        }
+        // The first memory's labels hold a number: the fast reading leaves it to the whole one.
+        assert!(Group::parse(format!("[9,{memory}]").as_bytes()).is_none());
+        assert!(Group::parse(format!("[9,{memory_plain}]").as_bytes()).is_some());
+    }
+
+    /// Guards the one way the two readings differ, on purpose: a member memport does not read is
+    /// skipped, so a lone surrogate in it no longer loses the whole conversation.
+    #[test]
+    fn a_member_memport_does_not_read_does_not_lose_the_group() {
+        let group = r#"[0,{"id":"urn:ump:a","kind":"episodic","body":{"text":"hi","structured":{"conversation_id":"c","message_id":"a"}},"time":{"created":"2024-05-01T10:00:00Z"},"x-note":"\ud800"}]"#;
+        let (fast, whole) = read_both_ways(group);
+        assert!(fast.starts_with("Ok("), "{fast}");
+        assert!(whole.starts_with("Err("), "{whole}");
+        // In a member it reads, the same escape leaves the group to the whole reading.
+        let read = group.replace(r#""text":"hi""#, r#""text":"\ud800""#);
+        let (fast, whole) = read_both_ways(&read);
+        assert_eq!(fast, whole);
+        assert!(fast.starts_with("Err("), "{fast}");
     }
 
     #[test]

@@ -4,16 +4,24 @@
 //! Reading a group into `serde_json::Value` first built a map per object and a string per
 //! member, then threw them away: most of decoding a UMP file's time. [`Group::parse`] reads
 //! only the members below, and gives up (returning `None`) on anything it would read otherwise
-//! than the general reading does: a member of another type, a repeated member, a signed
-//! record (`integrity`, checked over its whole JSON), a `consent.redact` list (paths deleted
-//! from the whole record) or the reader's error marks. The caller then reads the group as a
-//! `Value` and takes the same fields from it with [`Record::from_value`], so both ways give
-//! the same records.
+//! than the general reading does: a member of another type (an object where an array is, or
+//! the reverse), a repeated member, a signed record (`integrity`, checked over its whole JSON),
+//! a `consent.redact` list (paths deleted from the whole record) or the reader's error marks.
+//! The caller then reads the group as a `Value` and takes the same fields from it with
+//! [`Record::from_value`], so both ways give the same records.
+//!
+//! The one difference: the members memport does not read are skipped, not parsed. A group the
+//! general reading refuses whole only for such a member (a lone surrogate escape `\ud800` in
+//! a string of it, a number beyond a double's range, nesting deeper than 128) is read; its
+//! records lose nothing memport keeps.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// What memport reads of one UMP record.
@@ -26,22 +34,22 @@ pub struct Record<'a> {
     #[serde(borrow, default)]
     pub kind: Option<Cow<'a, str>>,
     /// `body`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     pub body: Option<Body<'a>>,
     /// `scope`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     pub scope: Option<Scope<'a>>,
     /// `time`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     pub time: Option<Time<'a>>,
     /// `provenance`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     pub provenance: Option<Provenance<'a>>,
     /// `consent`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     pub consent: Option<Consent>,
     /// `relations`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "objects")]
     pub relations: Option<Vec<Relation<'a>>>,
     /// Whether the record has an `integrity` member (of any value).
     #[serde(default, deserialize_with = "present")]
@@ -61,7 +69,7 @@ pub struct Body<'a> {
     #[serde(borrow, default)]
     pub text: Option<Cow<'a, str>>,
     /// `body.structured`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     pub structured: Option<Structured<'a>>,
 }
 
@@ -129,7 +137,7 @@ pub struct Time<'a> {
 #[derive(Debug, Default, Deserialize, PartialEq)]
 pub struct Provenance<'a> {
     /// `provenance.source`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     pub source: Option<Source<'a>>,
 }
 
@@ -161,6 +169,36 @@ pub struct Relation<'a> {
     /// `target`.
     #[serde(borrow, default)]
     pub target: Option<Cow<'a, str>>,
+}
+
+/// `T` read from a JSON object only. sonic-rs also fills a struct from an array, member by
+/// member in order, where the general reading finds no member at all.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+            type Value = Object<T>;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Object)
+            }
+        }
+        deserializer.deserialize_map(ObjectVisitor(PhantomData))
+    }
+}
+
+/// A member that must be an object (or `null`).
+fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    Ok(Option::<Object<T>>::deserialize(deserializer)?.map(|object| object.0))
+}
+
+/// A member that must be an array of objects (or `null`).
+fn objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Vec<T>>, D::Error> {
+    Ok(Option::<Vec<Object<T>>>::deserialize(deserializer)?.map(|items| items.into_iter().map(|item| item.0).collect()))
 }
 
 /// Reads any value and says it was there.
@@ -310,7 +348,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Group<'a> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Group<'de>, A::Error> {
                 let offset = seq.next_element::<u64>()?.ok_or_else(|| serde::de::Error::custom("an empty group"))?;
                 let mut records = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-                while let Some(record) = seq.next_element::<Record<'de>>()? {
+                while let Some(Object(record)) = seq.next_element::<Object<Record<'de>>>()? {
                     records.push(record);
                 }
                 Ok(Group { offset, records })
@@ -328,10 +366,10 @@ pub struct GroupFields<'a> {
     #[serde(borrow, default)]
     kind: Option<Cow<'a, str>>,
     /// `body`, for `body.structured`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     body: Option<GroupBody<'a>>,
     /// `scope`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     scope: Option<Scope<'a>>,
 }
 
@@ -339,7 +377,7 @@ pub struct GroupFields<'a> {
 #[derive(Debug, Deserialize)]
 struct GroupBody<'a> {
     /// `body.structured`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object")]
     structured: Option<GroupStructured<'a>>,
 }
 
@@ -358,7 +396,7 @@ impl<'a> GroupFields<'a> {
     /// The members of `record`, or `None` when it does not read as a record of these types
     /// (then each member is looked up on its own).
     pub fn parse(record: &'a [u8]) -> Option<GroupFields<'a>> {
-        sonic_rs::from_slice(record).ok()
+        sonic_rs::from_slice::<Object<GroupFields>>(record).ok().map(|object| object.0)
     }
 
     /// `kind`.
@@ -405,11 +443,9 @@ mod tests {
         )
     }
 
-    /// Both readings of `record` (as the only record of a group).
-    fn both(record: &str) -> (Option<Group<'_>>, Value) {
-        let group = format!("[7,{record}]");
-        let leaked: &'static str = Box::leak(group.into_boxed_str());
-        (Group::parse(leaked.as_bytes()), serde_json::from_str(record).unwrap())
+    /// `record` as the only record of a group.
+    fn group_of(record: &str) -> Vec<u8> {
+        format!("[7,{record}]").into_bytes()
     }
 
     #[test]
@@ -418,8 +454,9 @@ mod tests {
             "conversation_id":"c","message_id":"m","role":"user","turn_index":3,"is_thought":false,"labels":["a","b"],"other":{"x":[1]}}},
             "scope":{"agent":"chatgpt"},"time":{"created":"2024-01-01T00:00:00Z"},"consent":{"exportable":false},
             "relations":[{"type":"derived_from","target":"x"},{"type":"depends_on","target":"urn:ump:p"}],"extra":null}"#;
-        let (group, value) = both(record);
-        let group = group.unwrap();
+        let bytes = group_of(record);
+        let group = Group::parse(&bytes).unwrap();
+        let value: Value = serde_json::from_str(record).unwrap();
         assert_eq!(group.offset, 7);
         assert_eq!(group.records.len(), 1);
         assert_eq!(taken(&group.records[0]), taken(&Record::from_value(&value)));
@@ -447,8 +484,13 @@ mod tests {
             r#"{"_record_error":"unreadable"}"#,
             r#"{"_frame_error":"cut"}"#,
             r#"[1]"#,
+            r#"["urn:x","semantic",{"text":"hi"},null,{"created":"2024-01-01T00:00:00Z"}]"#,
+            r#"{"kind":"semantic","body":["hello"],"time":{"created":"2024-01-01T00:00:00Z"}}"#,
+            r#"{"consent":[false]}"#,
+            r#"{"relations":[["depends_on","urn:ump:p"]]}"#,
+            r#"{"body":{"structured":["chatgpt","c"]}}"#,
         ] {
-            assert!(both(record).0.is_none(), "{record}");
+            assert!(Group::parse(&group_of(record)).is_none(), "{record}");
         }
     }
 
@@ -460,7 +502,13 @@ mod tests {
             (fields.kind(), fields.conversation_id(), fields.message_id(), fields.agent()),
             (Some("episodic"), Some("c"), Some("m"), Some("a"))
         );
-        for other in [&br#"{"kind":1}"#[..], br#"{"body":{"structured":5}}"#, br#"{"kind":"a","kind":"b"}"#] {
+        for other in [
+            &br#"{"kind":1}"#[..],
+            br#"{"body":{"structured":5}}"#,
+            br#"{"kind":"a","kind":"b"}"#,
+            br#"["episodic",{"structured":{"conversation_id":"c","message_id":"m"}}]"#,
+            br#"{"kind":"episodic","body":[{"conversation_id":"c","message_id":"m"}]}"#,
+        ] {
             assert!(GroupFields::parse(other).is_none());
         }
     }
