@@ -3,14 +3,17 @@
 //! Envelope members the draft does not name are part of the checksum like any other; memport's
 //! own extension `x-memport-retracted` (a sync's retractions) is checked for its shape.
 //!
-//! NDJSON streams are read line by line; record bytes are spooled in canonical form so the
-//! checksum is computed without holding the stream. Bundles are parsed whole, so validate very
-//! large exports in their NDJSON form.
+//! NDJSON streams are read in batches of lines: each batch is parsed, put in canonical form
+//! and its chunks' contents hashed on every core while the batch before it is checked in order
+//! on one (ids, problems, the canonical bytes spooled so the checksum is computed without
+//! holding the stream). Bundles are parsed whole, so validate very large exports in their
+//! NDJSON form.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -80,7 +83,7 @@ struct Checker {
     format: &'static str,
     envelope: Map<String, Value>,
     /// Canonical bytes of each array, spooled in stream order (index = ARRAY_KEYS position).
-    spools: Vec<(File, u64)>,
+    spools: Vec<(BufWriter<File>, u64)>,
     /// Which arrays the file has (absent ones are not part of the canonical form).
     present: [bool; 4],
     envelope_problems: Problems,
@@ -104,7 +107,10 @@ impl Checker {
     fn new(display: &str) -> Result<Self, RunError> {
         let mut spools = Vec::with_capacity(4);
         for _ in ARRAY_KEYS {
-            spools.push((tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?, 0));
+            spools.push((
+                BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?),
+                0,
+            ));
         }
         Ok(Checker {
             display: display.to_owned(),
@@ -162,89 +168,107 @@ impl Checker {
     fn check_ndjson(&mut self, reader: impl BufRead) -> Result<(), RunError> {
         self.format = "aimem-ndjson";
         let mut counters = [0usize; 4];
-        for (line_index, line) in reader.split(b'\n').enumerate() {
-            let line_number = line_index + 1;
-            let line = line.map_err(|error| RunError::read(&self.display, error))?;
-            let Ok(line) = String::from_utf8(line) else {
-                self.record_problems.push(problem(422, "malformed_json", &format!("line {line_number}"), "not UTF-8".into()));
-                continue;
-            };
-            if line.trim().is_empty() {
-                continue;
+        let mut lines = reader.split(b'\n');
+        let mut line_number = 0usize;
+        let mut batch: Vec<(usize, Vec<u8>)> = Vec::new();
+        // The batch read before this one, parsed, not yet checked.
+        let mut parsed: Vec<ReadLine> = Vec::new();
+        loop {
+            // Lines are read here in batches. A batch is parsed and put in canonical form on
+            // every core while the batch before it is checked in order (the checksum, the id
+            // sets and the problems follow the stream's order); memory holds two batches.
+            batch.clear();
+            let mut batch_bytes = 0usize;
+            while batch_bytes < BATCH_BYTES && batch.len() < BATCH_LINES {
+                let Some(line) = lines.next() else { break };
+                line_number += 1;
+                let line = line.map_err(|error| RunError::read(&self.display, error))?;
+                batch_bytes += line.len();
+                batch.push((line_number, line));
             }
-            let value: Value = match serde_json::from_str(&line) {
-                Ok(value) => value,
-                Err(error) => {
-                    self.record_problems.push(problem(422, "malformed_json", &format!("line {line_number}"), format!("not JSON: {error}")));
-                    continue;
-                }
-            };
-            let Value::Object(mut object) = value else {
-                self.record_problems.push(problem(
-                    422,
-                    "malformed_json",
-                    &format!("line {line_number}"),
-                    "each line must be a JSON object".into(),
-                ));
-                continue;
-            };
-            if line_number == 1 {
-                for key in ARRAY_KEYS {
-                    if object.remove(key).is_some() {
-                        self.envelope_problems.push(problem(
-                            422,
-                            "malformed_envelope",
-                            "line 1",
-                            format!("the envelope line must not carry `{key}`; records follow as lines"),
-                        ));
+            let to_check = std::mem::take(&mut parsed);
+            let (next, checked) = rayon::join(
+                || batch.par_iter().map(|(line_number, line)| ReadLine::of(*line_number, line)).collect::<Vec<ReadLine>>(),
+                || self.check_lines(to_check, &mut counters),
+            );
+            checked?;
+            if next.is_empty() {
+                return Ok(());
+            }
+            parsed = next;
+        }
+    }
+
+    /// Checks the lines of one batch, in order.
+    fn check_lines(&mut self, lines: Vec<ReadLine>, counters: &mut [usize; 4]) -> Result<(), RunError> {
+        for read in lines {
+            match read {
+                ReadLine::Blank => {}
+                ReadLine::Problem(problem) => self.record_problems.push(problem),
+                ReadLine::Object(mut object) => {
+                    for key in ARRAY_KEYS {
+                        if object.remove(key).is_some() {
+                            self.envelope_problems.push(problem(
+                                422,
+                                "malformed_envelope",
+                                "line 1",
+                                format!("the envelope line must not carry `{key}`; records follow as lines"),
+                            ));
+                        }
                     }
+                    self.envelope = *object;
                 }
-                self.envelope = object;
-                continue;
+                ReadLine::Record(record) => self.record_read(*record, counters)?,
             }
-            let kind = object.remove("_kind");
-            let position = match kind.as_ref().and_then(Value::as_str) {
-                Some("chunk_entity") => 0,
-                Some("chunk") => 1,
-                Some("edge") => 2,
-                Some("entity") => 3,
-                _ => {
-                    self.record_problems.push(problem(
-                        422,
-                        "unknown_kind",
-                        &format!("line {line_number}"),
-                        "`_kind` must be chunk, edge, entity or chunk_entity".into(),
-                    ));
-                    continue;
-                }
-            };
-            let location = format!("line {line_number} (/{}/{})", ARRAY_KEYS[position], counters[position]);
-            counters[position] += 1;
-            self.record(position, Value::Object(object), location)?;
         }
         Ok(())
     }
 
+    /// Checks one record of an NDJSON stream, read by [`ReadLine::of`].
+    fn record_read(&mut self, record: RecordRead, counters: &mut [usize; 4]) -> Result<(), RunError> {
+        let RecordRead { line_number, position, value, canonical, computed } = record;
+        let location = format!("line {line_number} (/{}/{})", ARRAY_KEYS[position], counters[position]);
+        counters[position] += 1;
+        self.spool_canonical(position, &canonical)?;
+        self.check_record(position, value, &location, computed)
+    }
+
     /// Spools one record's canonical bytes and checks what can be checked now.
     fn record(&mut self, position: usize, value: Value, location: String) -> Result<(), RunError> {
-        self.records += 1;
         let mut canonical = Vec::with_capacity(512);
-        let (spool, count) = &mut self.spools[position];
-        if *count > 0 {
-            canonical.push(b',');
-        }
         write_canonical(&mut canonical, &value);
-        spool.write_all(&canonical).map_err(|error| RunError::temporary("validation", error))?;
+        self.spool_canonical(position, &canonical)?;
+        self.check_record(position, value, &location, Computed::default())
+    }
+
+    /// Appends a record's canonical bytes to its array's spool (the checksum's input).
+    fn spool_canonical(&mut self, position: usize, canonical: &[u8]) -> Result<(), RunError> {
+        self.records += 1;
+        let (spool, count) = &mut self.spools[position];
+        let written = if *count > 0 { spool.write_all(b",") } else { Ok(()) };
+        written.and_then(|()| spool.write_all(canonical)).map_err(|error| RunError::temporary("validation", error))?;
         *count += 1;
+        Ok(())
+    }
+
+    /// Checks a chunk or an entity now; spools an edge or a link to check at the end, as a
+    /// `[location, record]` line. `computed` holds what a worker computed of it already.
+    fn check_record(&mut self, position: usize, value: Value, location: &str, computed: Computed) -> Result<(), RunError> {
         match position {
-            1 => self.check_chunk(&value, &location),
-            3 => self.check_entity(&value, &location),
+            1 => self.check_chunk(&value, location, &computed),
+            3 => self.check_entity(&value, location),
             _ => {
-                let line = serde_json::json!([location, value]);
-                serde_json::to_writer(&mut self.deferred, &line)
-                    .map_err(std::io::Error::from)
-                    .and_then(|()| self.deferred.write_all(b"\n"))
-                    .map_err(|error| RunError::temporary("validation", error))?;
+                let deferred = &mut self.deferred;
+                let written = match computed.json {
+                    Some(json) => deferred
+                        .write_all(b"[")
+                        .and_then(|()| serde_json::to_writer(&mut *deferred, location).map_err(std::io::Error::from))
+                        .and_then(|()| deferred.write_all(b","))
+                        .and_then(|()| deferred.write_all(&json))
+                        .and_then(|()| deferred.write_all(b"]")),
+                    None => serde_json::to_writer(&mut *deferred, &serde_json::json!([location, value])).map_err(std::io::Error::from),
+                };
+                written.and_then(|()| deferred.write_all(b"\n")).map_err(|error| RunError::temporary("validation", error))?;
             }
         }
         Ok(())
@@ -279,7 +303,7 @@ impl Checker {
         Ok(())
     }
 
-    fn check_chunk(&mut self, chunk: &Value, location: &str) {
+    fn check_chunk(&mut self, chunk: &Value, location: &str, computed: &Computed) {
         let problems = &mut self.record_problems;
         let Some(chunk) = chunk.as_object() else {
             problems.push(problem(422, "malformed_chunk", location, "a chunk is an object".into()));
@@ -314,7 +338,7 @@ impl Checker {
         match chunk.get("content").and_then(Value::as_str) {
             Some("") => problems.push(problem(422, "empty_content", &format!("{location}/content"), "content must not be empty".into())),
             Some(content) => {
-                let code_points = content.chars().count();
+                let code_points = computed.content_code_points.unwrap_or_else(|| content.chars().count());
                 if code_points > MAX_CONTENT_CODE_POINTS {
                     problems.push(problem(
                         422,
@@ -337,7 +361,7 @@ impl Checker {
                         "content_hash must be `sha256:` + 64 lowercase hex digits".into(),
                     )),
                     Some(hash) => {
-                        let expected = sha256_label(&sha256(content.as_bytes()));
+                        let expected = sha256_label(&computed.content_digest.unwrap_or_else(|| sha256(content.as_bytes())));
                         if hash != expected {
                             problems.push(problem(
                                 422,
@@ -553,6 +577,8 @@ impl Checker {
                     hasher.update(&bytes);
                     bytes.clear();
                     let (spool, _) = &mut self.spools[*position];
+                    spool.flush().map_err(|error| RunError::temporary("validation", error))?;
+                    let spool = spool.get_mut();
                     spool.seek(SeekFrom::Start(0)).map_err(|error| RunError::read("temporary file", error))?;
                     let mut buffer = vec![0u8; 1 << 16];
                     loop {
@@ -671,6 +697,108 @@ fn check_retracted(problems: &mut Problems, value: &Value, producer: Option<&str
                 "chunk_id_prefix must be a string or null".into(),
             )),
         }
+    }
+}
+
+/// Most bytes of NDJSON lines read in one batch.
+const BATCH_BYTES: usize = 1 << 20;
+/// Most lines read in one batch.
+const BATCH_LINES: usize = 2048;
+
+/// One NDJSON line, parsed on a worker.
+enum ReadLine {
+    /// An empty line.
+    Blank,
+    /// A line that is no record: not UTF-8, not JSON, not an object, or of no known kind.
+    Problem(Problem),
+    /// The first line, an object: the envelope.
+    Object(Box<Map<String, Value>>),
+    /// A record of a known kind.
+    Record(Box<RecordRead>),
+}
+
+/// A record of an NDJSON stream with what the workers computed of it.
+struct RecordRead {
+    line_number: usize,
+    /// Its array's place in [`ARRAY_KEYS`].
+    position: usize,
+    /// The record without `_kind`.
+    value: Value,
+    /// Its canonical form (RFC 8785), for the checksum.
+    canonical: Vec<u8>,
+    /// What the checks of the record need that was computed on the worker.
+    computed: Computed,
+}
+
+/// What a worker computes of a record for the checks made in order: a chunk's content's
+/// SHA-256 and length, an edge's or link's line for the deferred checks.
+#[derive(Default)]
+struct Computed {
+    content_digest: Option<[u8; 32]>,
+    content_code_points: Option<usize>,
+    /// The record as compact JSON.
+    json: Option<Vec<u8>>,
+}
+
+impl ReadLine {
+    /// Reads line `line_number`.
+    fn of(line_number: usize, line: &[u8]) -> ReadLine {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return ReadLine::Problem(problem(422, "malformed_json", &format!("line {line_number}"), "not UTF-8".into()));
+        };
+        if line.trim().is_empty() {
+            return ReadLine::Blank;
+        }
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(error) => {
+                return ReadLine::Problem(problem(422, "malformed_json", &format!("line {line_number}"), format!("not JSON: {error}")));
+            }
+        };
+        let Value::Object(object) = value else {
+            return ReadLine::Problem(problem(
+                422,
+                "malformed_json",
+                &format!("line {line_number}"),
+                "each line must be a JSON object".into(),
+            ));
+        };
+        if line_number == 1 {
+            return ReadLine::Object(Box::new(object));
+        }
+        ReadLine::record(line_number, object)
+    }
+
+    /// Reads a record line's object: its kind, its canonical form and a chunk's content hash.
+    fn record(line_number: usize, mut object: Map<String, Value>) -> ReadLine {
+        let position = match object.remove("_kind").as_ref().and_then(Value::as_str) {
+            Some("chunk_entity") => 0,
+            Some("chunk") => 1,
+            Some("edge") => 2,
+            Some("entity") => 3,
+            _ => {
+                return ReadLine::Problem(problem(
+                    422,
+                    "unknown_kind",
+                    &format!("line {line_number}"),
+                    "`_kind` must be chunk, edge, entity or chunk_entity".into(),
+                ));
+            }
+        };
+        let value = Value::Object(object);
+        let mut canonical = Vec::with_capacity(512);
+        write_canonical(&mut canonical, &value);
+        let mut computed = Computed::default();
+        match (position, value.get("content").and_then(Value::as_str)) {
+            (1, Some(content)) => {
+                computed.content_digest = Some(sha256(content.as_bytes()));
+                computed.content_code_points = Some(content.chars().count());
+            }
+            (1 | 3, _) => {}
+            // Serializing a `Value` to a `Vec` cannot fail.
+            _ => computed.json = serde_json::to_vec(&value).ok(),
+        }
+        ReadLine::Record(Box::new(RecordRead { line_number, position, value, canonical, computed }))
     }
 }
 
@@ -803,5 +931,53 @@ mod tests {
         assert_eq!(base64_decoded_length("AAAAAA=="), Some(4));
         assert_eq!(base64_decoded_length("AAAA"), Some(3));
         assert_eq!(base64_decoded_length("AA*A"), None);
+    }
+
+    /// An NDJSON stream of several batches: every problem is found, in the order of the lines,
+    /// as when the stream was checked line by line on one thread.
+    #[test]
+    fn a_stream_of_several_batches_is_checked_in_line_order() {
+        let chunk = |number: usize, content: &str, hash: &str| {
+            serde_json::json!({"_kind": "chunk", "content": content, "content_hash": hash, "created_at": "2024-01-01T00:00:00Z",
+                               "id": format!("urn:aimem:p:c-{number}"), "memory_type": "fact"})
+            .to_string()
+        };
+        let mut lines = vec![
+            serde_json::json!({"exported_at": "2024-01-01T00:00:00Z", "format": "aimem-ndjson", "producer": "p",
+                                                "scope": "FULL", "tenant_id": "t", "version": "1"})
+            .to_string(),
+        ];
+        let chunks = 2 * BATCH_LINES + 100;
+        let (duplicate, wrong_hash) = (BATCH_LINES + 100, 2 * BATCH_LINES + 50);
+        for number in 2..=chunks {
+            let content = format!("fact {number}");
+            let hash = sha256_label(&sha256(content.as_bytes()));
+            lines.push(match number {
+                5 => "{not json".to_owned(),
+                // The id of line 3 again, in the second batch.
+                _ if number == duplicate => chunk(3, &content, &hash),
+                // A wrong hash in the third batch.
+                _ if number == wrong_hash => chunk(number, &content, &sha256_label(&sha256(b"something else"))),
+                _ => chunk(number, &content, &hash),
+            });
+        }
+        lines.push(
+            serde_json::json!({"_kind": "edge", "created_at": "2024-01-01T00:00:00Z", "edge_type": "temporal",
+                               "source_id": "urn:aimem:p:c-2", "target_id": "urn:aimem:p:nowhere", "weight": 1})
+            .to_string(),
+        );
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(lines.join("\n").as_bytes()).unwrap();
+        let validation = validate_file(file.path()).unwrap();
+        assert_eq!(validation.records, chunks as u64 - 1);
+        let found: Vec<(&str, &str)> = (&validation.problems)
+            .into_iter()
+            .filter(|problem| problem.location.starts_with("line"))
+            .map(|problem| (problem.code, problem.location.split(' ').nth(1).unwrap_or_default()))
+            .collect();
+        let codes: Vec<&str> = found.iter().map(|(code, _)| *code).collect();
+        assert_eq!(codes, ["malformed_json", "duplicate_chunk_id", "hash_mismatch", "edge_target_unknown"], "{found:?}");
+        let line_numbers: Vec<String> = found.iter().map(|(_, line)| (*line).to_owned()).collect();
+        assert_eq!(&line_numbers[..3], ["5".to_owned(), duplicate.to_string(), wrong_hash.to_string()]);
     }
 }
