@@ -162,6 +162,15 @@ impl Checker {
                 self.record(position, item, location)?;
             }
         }
+        self.flush_spools()
+    }
+
+    /// Writes out what the spools hold: a temporary file that cannot take it fails the run
+    /// here, as an I/O error, rather than as a problem of the input.
+    fn flush_spools(&mut self) -> Result<(), RunError> {
+        for (spool, _) in &mut self.spools {
+            spool.flush().map_err(|error| RunError::temporary("validation", error))?;
+        }
         Ok(())
     }
 
@@ -182,7 +191,15 @@ impl Checker {
             while batch_bytes < BATCH_BYTES && batch.len() < BATCH_LINES {
                 let Some(line) = lines.next() else { break };
                 line_number += 1;
-                let line = line.map_err(|error| RunError::read(&self.display, error))?;
+                let line = match line {
+                    Ok(line) => line,
+                    Err(error) => {
+                        // What was read before the error is checked first: its problems and
+                        // errors come before this one, as the stream's order has them.
+                        self.check_lines(std::mem::take(&mut parsed), &mut counters)?;
+                        return Err(RunError::read(&self.display, error));
+                    }
+                };
                 batch_bytes += line.len();
                 batch.push((line_number, line));
             }
@@ -193,7 +210,7 @@ impl Checker {
             );
             checked?;
             if next.is_empty() {
-                return Ok(());
+                return self.flush_spools();
             }
             parsed = next;
         }

@@ -59,8 +59,8 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
     open()?.take(64 << 20).read_until(b'\n', &mut first_line).map_err(|error| RunError::read(&display, error))?;
     let envelope_line = serde_json::from_slice::<Value>(&first_line).ok().filter(|line| line.get("chunks").is_none());
     let ndjson = envelope_line.as_ref().is_some_and(|envelope| envelope.get("format").is_some());
-    // Whether the records are in memport's order is found on the other core while the consumer
-    // checks run on this one: it costs no time before the first record is read.
+    // Whether the records are in memport's order is found on a thread of its own while the
+    // consumer checks run (on the worker pool): it costs no time before the first record is read.
     let open_boxed = || -> Result<Box<dyn Read + Send>, RunError> { Ok(Box::new(open()?)) };
     let (validation, in_reader_order) = std::thread::scope(|scope| {
         let order = scope.spawn(|| {
