@@ -6,8 +6,8 @@
 //! NDJSON streams are read in batches of lines: each batch is parsed, put in canonical form
 //! and its chunks' contents hashed on every core while the batch before it is checked in order
 //! on one (ids, problems, the canonical bytes spooled so the checksum is computed without
-//! holding the stream). Bundles are parsed whole, so validate very large exports in their
-//! NDJSON form.
+//! holding the stream). Bundles are read twice, a record at a time ([`object_stream`]): the
+//! envelope first, then the records.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -22,6 +22,7 @@ use crate::hash::{sha256, sha256_label};
 use crate::jcs::{write_canonical, write_string};
 use crate::key_set::{KeySet, key_of};
 use crate::timefmt::parse_rfc3339;
+use crate::validate::object_stream::{self, Scan};
 use crate::validate::{Problem, Problems, Validation};
 
 const ARRAY_KEYS: [&str; 4] = ["chunk_entities", "chunks", "edges", "entities"];
@@ -96,6 +97,9 @@ struct Checker {
     /// Edges and links are checked after every chunk and entity is known: spooled as
     /// `[location, record]` lines, in order.
     deferred: BufWriter<File>,
+    /// A bundle's links, spooled apart so they are checked after its edges whatever the
+    /// order of the two arrays in the file (a stream's are checked in the stream's order).
+    deferred_links: Option<BufWriter<File>>,
     /// Whether a deferred record could not be spooled (reported at the end).
     spool_failed: Option<String>,
     any_embedding: Option<String>,
@@ -124,6 +128,7 @@ impl Checker {
             chunk_ids: KeySet::default(),
             entity_ids: KeySet::default(),
             deferred: BufWriter::new(tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?),
+            deferred_links: None,
             spool_failed: None,
             any_embedding: None,
             embedding_lengths: Vec::new(),
@@ -131,36 +136,55 @@ impl Checker {
         })
     }
 
-    fn check_bundle(&mut self, reader: impl Read) -> Result<(), RunError> {
-        let value: Value = match serde_json::from_reader(reader) {
-            Ok(value) => value,
+    /// Checks a bundle in two reads of the file, holding one record at a time: the first keeps
+    /// the envelope's members (the producer, which comes after the chunks in canonical order, is
+    /// needed to check them) and finds which arrays there are; the second checks each record.
+    /// The problems come in the reference's order whatever the order of the arrays in the file:
+    /// chunks, entities, then (checked at the end) edges and links.
+    fn check_bundle<R: Read + Seek>(&mut self, mut reader: R) -> Result<(), RunError> {
+        let (members, arrays) = match object_stream::scan(&mut reader, &ARRAY_KEYS) {
+            Ok(Scan::Object { members, arrays }) => (members, arrays),
+            Ok(Scan::NotAnObject) => {
+                self.envelope_problems.push(problem(422, "malformed_json", "/", "a bundle is a JSON object".into()));
+                return Ok(());
+            }
+            Err(error) if error.is_io() => return Err(RunError::read(&self.display, error.into())),
             Err(error) => {
                 self.envelope_problems.push(problem(422, "malformed_json", "/", format!("not JSON: {error}")));
                 return Ok(());
             }
         };
-        let Value::Object(mut object) = value else {
-            self.envelope_problems.push(problem(422, "malformed_json", "/", "a bundle is a JSON object".into()));
-            return Ok(());
-        };
-        let mut arrays: Vec<(usize, Vec<Value>)> = Vec::new();
-        for (position, key) in ARRAY_KEYS.iter().enumerate() {
-            match object.remove(*key) {
-                Some(Value::Array(items)) => arrays.push((position, items)),
-                Some(_) => {
-                    self.envelope_problems.push(problem(422, "malformed_envelope", &format!("/{key}"), format!("`{key}` must be an array")))
-                }
-                None => self.present[position] = false,
+        for (position, (key, member)) in ARRAY_KEYS.iter().zip(&arrays).enumerate() {
+            if member.occurrences == 0 {
+                self.present[position] = false;
+            } else if !member.last_is_array {
+                self.envelope_problems.push(problem(422, "malformed_envelope", &format!("/{key}"), format!("`{key}` must be an array")));
             }
         }
-        self.envelope = object;
-        // Check in the reference's order: chunks, edges, entities, links.
-        arrays.sort_by_key(|(position, _)| [1, 2, 3, 0][*position]);
-        for (position, items) in arrays {
-            for (index, item) in items.into_iter().enumerate() {
-                let location = format!("/{}/{index}", ARRAY_KEYS[position]);
-                self.record(position, item, location)?;
+        self.envelope = members;
+        reader.seek(SeekFrom::Start(0)).map_err(|error| RunError::read(&self.display, error))?;
+        self.deferred_links = Some(BufWriter::new(tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?));
+        let mut problems_by_array: [Problems; 4] = Default::default();
+        let read = object_stream::for_each_item(&mut reader, &ARRAY_KEYS, &arrays, &mut |position, index, item| {
+            std::mem::swap(&mut self.record_problems, &mut problems_by_array[position]);
+            let checked = self.record(position, item, format!("/{}/{index}", ARRAY_KEYS[position]));
+            std::mem::swap(&mut self.record_problems, &mut problems_by_array[position]);
+            checked
+        });
+        match read {
+            Ok(checked) => checked?,
+            Err(error) => {
+                let error = if error.is_io() {
+                    error.into()
+                } else {
+                    std::io::Error::other(format!("the file changed while it was read: {error}"))
+                };
+                return Err(RunError::read(&self.display, error));
             }
+        }
+        // Only chunks and entities are checked as they are read.
+        for position in [1, 3] {
+            self.record_problems.append(std::mem::take(&mut problems_by_array[position]));
         }
         self.flush_spools()
     }
@@ -269,23 +293,29 @@ impl Checker {
     }
 
     /// Checks a chunk or an entity now; spools an edge or a link to check at the end, as a
-    /// `[location, record]` line. `computed` holds what a worker computed of it already.
+    /// `[location, record]` line. `computed` holds what a worker computed of it already (an
+    /// edge's or link's JSON, made here when no worker made it: the bundle's records).
     fn check_record(&mut self, position: usize, value: Value, location: &str, computed: Computed) -> Result<(), RunError> {
         match position {
             1 => self.check_chunk(&value, location, &computed),
             3 => self.check_entity(&value, location),
             _ => {
-                let deferred = &mut self.deferred;
-                let written = match computed.json {
-                    Some(json) => deferred
-                        .write_all(b"[")
-                        .and_then(|()| serde_json::to_writer(&mut *deferred, location).map_err(std::io::Error::from))
-                        .and_then(|()| deferred.write_all(b","))
-                        .and_then(|()| deferred.write_all(&json))
-                        .and_then(|()| deferred.write_all(b"]")),
-                    None => serde_json::to_writer(&mut *deferred, &serde_json::json!([location, value])).map_err(std::io::Error::from),
+                let deferred = match (&mut self.deferred_links, position) {
+                    (Some(links), 0) => links,
+                    _ => &mut self.deferred,
                 };
-                written.and_then(|()| deferred.write_all(b"\n")).map_err(|error| RunError::temporary("validation", error))?;
+                let json = match computed.json {
+                    Some(json) => Ok(json),
+                    None => serde_json::to_vec(&value).map_err(std::io::Error::from),
+                };
+                json.and_then(|json| {
+                    deferred.write_all(b"[")?;
+                    serde_json::to_writer(&mut *deferred, location)?;
+                    deferred.write_all(b",")?;
+                    deferred.write_all(&json)?;
+                    deferred.write_all(b"]\n")
+                })
+                .map_err(|error| RunError::temporary("validation", error))?;
             }
         }
         Ok(())
@@ -304,17 +334,19 @@ impl Checker {
 
     /// Checks the spooled edges and links, now that every chunk and entity is known.
     fn check_deferred(&mut self) -> std::io::Result<()> {
-        let spool = std::mem::replace(&mut self.deferred, BufWriter::new(tempfile::tempfile()?));
-        let mut spool = spool.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        spool.seek(SeekFrom::Start(0))?;
-        for line in BufReader::new(spool).lines() {
-            let line = line?;
-            let Ok(Value::Array(pair)) = serde_json::from_str::<Value>(&line) else { continue };
-            let (Some(location), Some(record)) = (pair.first().and_then(Value::as_str), pair.get(1)) else { continue };
-            if location.contains("/edges/") {
-                self.check_edge(record, location);
-            } else {
-                self.check_link(record, location);
+        let edges = std::mem::replace(&mut self.deferred, BufWriter::new(tempfile::tempfile()?));
+        for spool in std::iter::once(edges).chain(self.deferred_links.take()) {
+            let mut spool = spool.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+            spool.seek(SeekFrom::Start(0))?;
+            for line in BufReader::new(spool).lines() {
+                let line = line?;
+                let Ok(Value::Array(pair)) = serde_json::from_str::<Value>(&line) else { continue };
+                let (Some(location), Some(record)) = (pair.first().and_then(Value::as_str), pair.get(1)) else { continue };
+                if location.contains("/edges/") {
+                    self.check_edge(record, location);
+                } else {
+                    self.check_link(record, location);
+                }
             }
         }
         Ok(())
@@ -911,6 +943,46 @@ mod tests {
             "entities": [{"created_at": "2024-01-01T00:00:00Z", "id": "urn:aimem:p:entity.ent-1", "kind": kind, "name": "Leeds"}],
             "exported_at": "2024-01-01T00:00:00Z", "format": "aimem-bundle", "producer": "p", "scope": "FULL", "tenant_id": "t", "version": "1",
         })
+    }
+
+    #[test]
+    fn a_bundle_is_checked_in_the_references_order_whatever_the_order_of_its_members() {
+        let mut bundle = graph("animal", "urn:aimem:p:entity.ent-2");
+        bundle["chunks"][0]["content_hash"] = sha256_label(&sha256(b"something else")).into();
+        bundle["edges"][0]["target_id"] = "urn:aimem:p:nowhere".into();
+        let checksum = sha256_label(&sha256(&crate::jcs::to_canonical_vec(&bundle)));
+        // Links first and chunks last, after the envelope's members (the producer among them,
+        // which the chunks' checks need), and an earlier `chunks` that a parsed object (the
+        // last of a repeated key wins) leaves out.
+        let member = |key: &str| format!("\"{key}\":{}", bundle[key]);
+        let text = format!(
+            "{{{},\"chunks\":[{{\"not\":\"read\"}}],{},{},\"checksum\":\"{checksum}\",{},{},{},{},{},{},{}}}",
+            member("chunk_entities"),
+            member("entities"),
+            member("edges"),
+            member("producer"),
+            member("exported_at"),
+            member("format"),
+            member("scope"),
+            member("tenant_id"),
+            member("version"),
+            member("chunks"),
+        );
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        let validation = validate_file(file.path()).unwrap();
+        assert_eq!(validation.records, 5);
+        let found: Vec<(&str, &str)> =
+            (&validation.problems).into_iter().map(|problem| (problem.code, problem.location.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                ("hash_mismatch", "/chunks/0/content_hash"),
+                ("invalid_entity_kind", "/entities/0/kind"),
+                ("edge_target_unknown", "/edges/0/target_id"),
+                ("link_entity_unknown", "/chunk_entities/0/entity_id")
+            ]
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod aime;
 pub mod aimem;
 pub mod input_file;
 pub mod mif;
+pub mod object_stream;
 pub mod pam;
 pub mod rules;
 pub mod store;
