@@ -228,3 +228,24 @@ fn an_update_time_before_the_creation_time_is_raised_and_reported() {
     let temporal = &store["conversations_index"][0]["temporal"];
     assert_eq!(temporal["updated_at"], temporal["created_at"], "{temporal}");
 }
+
+/// An AIMEM bundle whose record holds a string that is not UTF-8 (found by the `validate` fuzz
+/// target, `fuzz/artifacts/validate/crash-5f497ced…`): the bundle is read twice, and the first
+/// read must refuse what a parsed value refuses, so it is a `malformed_json` problem of the
+/// input, never an error about reading the file.
+#[test]
+fn an_aimem_bundle_with_a_string_that_is_not_utf8_is_a_problem_not_a_read_error() {
+    let folder = tempfile::tempdir().unwrap();
+    for (name, bytes) in [
+        ("record.json", &b"{\"chunks\":[\"\x9c\"]}"[..]),
+        ("key.json", &b"{\"chunks\":[{\"\x9c\":1}]}"[..]),
+        ("number.json", &b"{\"edges\":[1e400]}"[..]),
+    ] {
+        let path = folder.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let validation = memport::validate::aimem::validate_file(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let first = validation.problems.iter().next().expect("a problem");
+        assert_eq!((first.code, first.location.as_str()), ("malformed_json", "/"), "{name}");
+        assert_eq!(validation.records, 0, "{name}");
+    }
+}

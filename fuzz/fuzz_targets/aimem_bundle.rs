@@ -18,16 +18,18 @@ use memport_fuzz::{check_run_error, drain_stream, file_entry, input_file, Conver
 
 fuzz_target!(|data: &[u8]| {
     let path = input_file("memory.aimem.json", data);
-    let producer = match check_input(&path) {
-        Ok(envelope) => envelope.producer,
+    // A run joins chunks and edges in one pass only when the check found the records in the
+    // order memport writes them; a refused file is read the general way.
+    let (producer, in_order) = match check_input(&path) {
+        Ok(envelope) => (envelope.producer, envelope.in_reader_order),
         Err(error) => {
             check_run_error(&error, "checking an AIMEM bundle");
-            "fuzz".to_owned()
+            ("fuzz".to_owned(), false)
         }
     };
     let Some(entry) = file_entry(&path) else { return };
     let decoder = Arc::new(AimemDecoder { producer }) as Arc<dyn Decoder>;
-    let stream = Stream::new(entry, RecordLayout::AimemBundle.framing(), decoder);
+    let stream = Stream::new(entry, RecordLayout::AimemBundle { in_order }.framing(), decoder);
     let mut conversion = Conversion::new();
     drain_stream(&mut conversion, &stream, u64::MAX);
     conversion.finish();

@@ -2,7 +2,8 @@
 //! chunks): [`scan`] keeps every other member and says which of the named arrays are there,
 //! and [`for_each_item`], on a second read, hands each item of those arrays over in turn. The
 //! object is parsed exactly as a whole `serde_json::Value` would be (the same parser, the same
-//! depth limit, the last of a repeated key winning); only one item is held at a time.
+//! depth limit, every string checked as UTF-8 and every number as in range, the last of a
+//! repeated key winning); only one item is held at a time.
 
 use std::fmt;
 use std::io::Read;
@@ -97,9 +98,8 @@ impl<'de> Visitor<'de> for ScanVisitor<'_> {
         Ok(Scan::Object { members, arrays })
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scan, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Scan::NotAnObject)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scan, A::Error> {
+        CheckedVisitor.visit_seq(seq).map(|Checked| Scan::NotAnObject)
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scan, E> {
@@ -127,7 +127,7 @@ impl<'de> Visitor<'de> for ScanVisitor<'_> {
     }
 }
 
-/// Whether a value is an array; the value itself is read and dropped.
+/// Whether a value is an array; the value itself is read ([`Checked`]) and dropped.
 struct Shape(bool);
 
 impl<'de> de::Deserialize<'de> for Shape {
@@ -146,13 +146,12 @@ impl<'de> Visitor<'de> for ShapeVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Checked>()?.is_some() {}
         Ok(Shape(true))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Shape(false))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shape, A::Error> {
+        CheckedVisitor.visit_map(map).map(|Checked| Shape(false))
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
@@ -177,6 +176,61 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 
     fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
         Ok(Shape(false))
+    }
+}
+
+/// A value read as a `serde_json::Value` is, and dropped. `IgnoredAny` is no substitute: it
+/// skips a string without checking it is UTF-8 and an exponent without checking the number is
+/// in range, so the second read would find what the first let through.
+struct Checked;
+
+impl<'de> de::Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Checked, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_entry::<Checked, Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
+        Ok(Checked)
     }
 }
 
@@ -294,10 +348,25 @@ mod tests {
         for text in ["[1,{\"items\":[]}]", "\"text\"", "3", "null", "true"] {
             assert!(matches!(scan(text.as_bytes(), &NAMES), Ok(Scan::NotAnObject)), "{text}");
         }
-        for text in ["{\"items\":[1,]}", "{\"a\":1} trailing", "", "{\"items\":[1]"] {
-            let whole = serde_json::from_str::<Value>(text).expect_err("invalid");
-            let streamed = scan(text.as_bytes(), &NAMES).expect_err("invalid");
-            assert_eq!(streamed.to_string(), whole.to_string(), "{text}");
+        let texts: [&[u8]; 10] = [
+            b"{\"items\":[1,]}",
+            b"{\"a\":1} trailing",
+            b"",
+            b"{\"items\":[1]",
+            // What a `Value` refuses but a skipped value would let through: a string that is not
+            // UTF-8 (in an item, a key of an item, a member of another shape, a top-level array)
+            // and a number out of range.
+            b"{\"items\":[\"\x9c\"]}",
+            b"{\"items\":[{\"\x9c\":1}]}",
+            b"{\"items\":{\"a\":\"\x9c\"}}",
+            b"[\"\x9c\"]",
+            b"{\"items\":[1e400]}",
+            b"{\"more\":[[2e999]]}",
+        ];
+        for text in texts {
+            let whole = serde_json::from_reader::<_, Value>(text).expect_err("invalid");
+            let streamed = scan(text, &NAMES).expect_err("invalid");
+            assert_eq!(streamed.to_string(), whole.to_string(), "{}", String::from_utf8_lossy(text));
         }
     }
 
