@@ -232,7 +232,7 @@ fn an_update_time_before_the_creation_time_is_raised_and_reported() {
 /// An AIMEM bundle whose record holds a string that is not UTF-8 (found by the `validate` fuzz
 /// target, `fuzz/artifacts/validate/crash-5f497ced…`): the bundle is read twice, and the first
 /// read must refuse what a parsed value refuses, so it is a `malformed_json` problem of the
-/// input, never an error about reading the file.
+/// input, never an error about reading the file. So is a record the second read refuses.
 #[test]
 fn an_aimem_bundle_with_a_string_that_is_not_utf8_is_a_problem_not_a_read_error() {
     let folder = tempfile::tempdir().unwrap();
@@ -240,6 +240,9 @@ fn an_aimem_bundle_with_a_string_that_is_not_utf8_is_a_problem_not_a_read_error(
         ("record.json", &b"{\"chunks\":[\"\x9c\"]}"[..]),
         ("key.json", &b"{\"chunks\":[{\"\x9c\":1}]}"[..]),
         ("number.json", &b"{\"edges\":[1e400]}"[..]),
+        // serde_json's raw-value token as the first key of a record: the first read takes it
+        // as any key, the second (as a parsed value) refuses it.
+        ("raw_value.json", &b"{\"chunks\":[{\"$serde_json::private::RawValue\":1}]}"[..]),
     ] {
         let path = folder.path().join(name);
         std::fs::write(&path, bytes).unwrap();

@@ -100,6 +100,8 @@ struct Checker {
     /// A bundle's links, spooled apart so they are checked after its edges whatever the
     /// order of the two arrays in the file (a stream's are checked in the stream's order).
     deferred_links: Option<BufWriter<File>>,
+    /// A bundle's entity problems, held until its edges are checked: they come after them.
+    entity_problems: Option<Problems>,
     /// Whether a deferred record could not be spooled (reported at the end).
     spool_failed: Option<String>,
     any_embedding: Option<String>,
@@ -129,6 +131,7 @@ impl Checker {
             entity_ids: KeySet::default(),
             deferred: BufWriter::new(tempfile::tempfile().map_err(|error| RunError::temporary("validation", error))?),
             deferred_links: None,
+            entity_problems: None,
             spool_failed: None,
             any_embedding: None,
             embedding_lengths: Vec::new(),
@@ -139,8 +142,8 @@ impl Checker {
     /// Checks a bundle in two reads of the file, holding one record at a time: the first keeps
     /// the envelope's members (the producer, which comes after the chunks in canonical order, is
     /// needed to check them) and finds which arrays there are; the second checks each record.
-    /// The problems come in the reference's order whatever the order of the arrays in the file:
-    /// chunks, entities, then (checked at the end) edges and links.
+    /// The problems come in the documented order whatever the order of the arrays in the file:
+    /// chunks, then (at the end, when every id is known) edges, entities and links.
     fn check_bundle<R: Read + Seek>(&mut self, mut reader: R) -> Result<(), RunError> {
         let (members, arrays) = match object_stream::scan(&mut reader, &ARRAY_KEYS) {
             Ok(Scan::Object { members, arrays }) => (members, arrays),
@@ -173,19 +176,21 @@ impl Checker {
         });
         match read {
             Ok(checked) => checked?,
+            Err(error) if error.is_io() => return Err(RunError::read(&self.display, error.into())),
             Err(error) => {
-                let error = if error.is_io() {
-                    error.into()
-                } else {
-                    std::io::Error::other(format!("the file changed while it was read: {error}"))
-                };
-                return Err(RunError::read(&self.display, error));
+                // The second read refused what the first accepted: the file changed between
+                // the reads, or it holds an object whose first key is serde_json's raw-value
+                // token, which only a parsed value reads in its own way. Either way the bundle is
+                // not JSON as a whole parse would read it: that problem alone, as for a file
+                // the first read refuses.
+                *self = Checker::new(&self.display)?;
+                self.envelope_problems.push(problem(422, "malformed_json", "/", format!("not JSON: {error}")));
+                return Ok(());
             }
         }
         // Only chunks and entities are checked as they are read.
-        for position in [1, 3] {
-            self.record_problems.append(std::mem::take(&mut problems_by_array[position]));
-        }
+        self.record_problems.append(std::mem::take(&mut problems_by_array[1]));
+        self.entity_problems = Some(std::mem::take(&mut problems_by_array[3]));
         self.flush_spools()
     }
 
@@ -333,20 +338,33 @@ impl Checker {
     }
 
     /// Checks the spooled edges and links, now that every chunk and entity is known.
+    /// A bundle's entity problems come between its edges' and its links' (a stream's edges and
+    /// links are checked in the stream's order, its entities as they come).
     fn check_deferred(&mut self) -> std::io::Result<()> {
         let edges = std::mem::replace(&mut self.deferred, BufWriter::new(tempfile::tempfile()?));
-        for spool in std::iter::once(edges).chain(self.deferred_links.take()) {
-            let mut spool = spool.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-            spool.seek(SeekFrom::Start(0))?;
-            for line in BufReader::new(spool).lines() {
-                let line = line?;
-                let Ok(Value::Array(pair)) = serde_json::from_str::<Value>(&line) else { continue };
-                let (Some(location), Some(record)) = (pair.first().and_then(Value::as_str), pair.get(1)) else { continue };
-                if location.contains("/edges/") {
-                    self.check_edge(record, location);
-                } else {
-                    self.check_link(record, location);
-                }
+        let checked = self.check_spooled(edges);
+        if let Some(problems) = self.entity_problems.take() {
+            self.record_problems.append(problems);
+        }
+        checked?;
+        match self.deferred_links.take() {
+            Some(links) => self.check_spooled(links),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks the `[location, record]` lines of one spool of edges and links.
+    fn check_spooled(&mut self, spool: BufWriter<File>) -> std::io::Result<()> {
+        let mut spool = spool.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        spool.seek(SeekFrom::Start(0))?;
+        for line in BufReader::new(spool).lines() {
+            let line = line?;
+            let Ok(Value::Array(pair)) = serde_json::from_str::<Value>(&line) else { continue };
+            let (Some(location), Some(record)) = (pair.first().and_then(Value::as_str), pair.get(1)) else { continue };
+            if location.contains("/edges/") {
+                self.check_edge(record, location);
+            } else {
+                self.check_link(record, location);
             }
         }
         Ok(())
@@ -946,7 +964,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bundle_is_checked_in_the_references_order_whatever_the_order_of_its_members() {
+    fn a_bundles_problems_come_in_the_documented_order_whatever_the_order_of_its_members() {
         let mut bundle = graph("animal", "urn:aimem:p:entity.ent-2");
         bundle["chunks"][0]["content_hash"] = sha256_label(&sha256(b"something else")).into();
         bundle["edges"][0]["target_id"] = "urn:aimem:p:nowhere".into();
@@ -978,8 +996,8 @@ mod tests {
             found,
             [
                 ("hash_mismatch", "/chunks/0/content_hash"),
-                ("invalid_entity_kind", "/entities/0/kind"),
                 ("edge_target_unknown", "/edges/0/target_id"),
+                ("invalid_entity_kind", "/entities/0/kind"),
                 ("link_entity_unknown", "/chunk_entities/0/entity_id")
             ]
         );

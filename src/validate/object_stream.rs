@@ -3,7 +3,9 @@
 //! and [`for_each_item`], on a second read, hands each item of those arrays over in turn. The
 //! object is parsed exactly as a whole `serde_json::Value` would be (the same parser, the same
 //! depth limit, every string checked as UTF-8 and every number as in range, the last of a
-//! repeated key winning); only one item is held at a time.
+//! repeated key winning), but for one thing: an object whose first key is serde_json's
+//! raw-value token (`$serde_json::private::RawValue`) is read here as any other, where a parsed
+//! value reads it in its own way. Only one item is held at a time.
 
 use std::fmt;
 use std::io::Read;
