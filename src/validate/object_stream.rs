@@ -88,9 +88,9 @@ impl<'de> Visitor<'de> for ScanVisitor<'_> {
         while let Some(key) = map.next_key::<String>()? {
             match self.names.iter().position(|name| *name == key) {
                 Some(position) => {
-                    let Shape(is_array) = map.next_value()?;
+                    let Checked { array } = map.next_value()?;
                     arrays[position].occurrences += 1;
-                    arrays[position].last_is_array = is_array;
+                    arrays[position].last_is_array = array;
                 }
                 None => {
                     members.insert(key, map.next_value()?);
@@ -101,7 +101,7 @@ impl<'de> Visitor<'de> for ScanVisitor<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scan, A::Error> {
-        CheckedVisitor.visit_seq(seq).map(|Checked| Scan::NotAnObject)
+        CheckedVisitor.visit_seq(seq).map(|_| Scan::NotAnObject)
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scan, E> {
@@ -129,62 +129,13 @@ impl<'de> Visitor<'de> for ScanVisitor<'_> {
     }
 }
 
-/// Whether a value is an array; the value itself is read ([`Checked`]) and dropped.
-struct Shape(bool);
-
-impl<'de> de::Deserialize<'de> for Shape {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Shape, D::Error> {
-        deserializer.deserialize_any(ShapeVisitor)
-    }
+/// A value read as a `serde_json::Value` is, and dropped; only whether it was an array is
+/// kept. `IgnoredAny` is no substitute: it skips a string without checking it is UTF-8 and an
+/// exponent without checking the number is in range, so the second read would find what the
+/// first let through.
+struct Checked {
+    array: bool,
 }
-
-struct ShapeVisitor;
-
-impl<'de> Visitor<'de> for ShapeVisitor {
-    type Value = Shape;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        Ok(Shape(true))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shape, A::Error> {
-        CheckedVisitor.visit_map(map).map(|Checked| Shape(false))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
-        Ok(Shape(false))
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shape, E> {
-        Ok(Shape(false))
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shape, E> {
-        Ok(Shape(false))
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shape, E> {
-        Ok(Shape(false))
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
-        Ok(Shape(false))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
-        Ok(Shape(false))
-    }
-}
-
-/// A value read as a `serde_json::Value` is, and dropped. `IgnoredAny` is no substitute: it
-/// skips a string without checking it is UTF-8 and an exponent without checking the number is
-/// in range, so the second read would find what the first let through.
-struct Checked;
 
 impl<'de> de::Deserialize<'de> for Checked {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Checked, D::Error> {
@@ -203,36 +154,36 @@ impl<'de> Visitor<'de> for CheckedVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
         while seq.next_element::<Checked>()?.is_some() {}
-        Ok(Checked)
+        Ok(Checked { array: true })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
         while map.next_entry::<Checked, Checked>()?.is_some() {}
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 
     fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
-        Ok(Checked)
+        Ok(Checked { array: false })
     }
 }
 
