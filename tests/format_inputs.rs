@@ -384,6 +384,26 @@ fn ump_consent_is_honoured_records_not_for_export_are_counted_and_redacted_paths
 }
 
 #[test]
+fn ump_records_forgotten_are_counted_as_retracted_and_not_written() {
+    let (folder, mut lines) = ump_lines(false);
+    let turn = lines.iter().position(|line| line["kind"] == "episodic").unwrap();
+    let memory = lines.iter().position(|line| line["kind"] != "episodic").unwrap();
+    for index in [turn, memory] {
+        lines[index]["lifecycle"] = json!({"status": "tombstoned"});
+    }
+    let input = folder.path().join("forgotten.ump.ndjson");
+    write_lines(&input, &lines);
+    let out = folder.path().join("out");
+    let report = convert(&[input], &out, &[OutputFormat::UmpNdjson], 2);
+    assert_eq!(report.counts.messages_skipped["retracted"], 1);
+    assert_eq!(report.counts.memories_retracted, 1);
+    assert!(report.counts.balances(), "{:?}", report.counts);
+    let written = crate::util::ndjson(&out.join("memory.ump.ndjson"));
+    assert_eq!(written.len(), lines.len() - 2);
+    assert!(!written.iter().any(|line| line["id"] == lines[turn]["id"] || line["id"] == lines[memory]["id"]));
+}
+
+#[test]
 fn a_signed_ump_record_that_was_changed_is_rejected_and_the_rest_is_read() {
     let (folder, mut lines) = ump_lines(true);
     let input = folder.path().join("signed.ump.ndjson");

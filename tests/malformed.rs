@@ -1501,7 +1501,10 @@ fn report_imbalances(report: &Value) -> Vec<String> {
     if count(&counts["messages_read"]) != messages {
         problems.push(format!("the report's message counts do not balance: {counts}"));
     }
-    let memories = count(&counts["memories_written"]) + count(&counts["memories_duplicate"]) + count(&counts["memories_not_exportable"]);
+    let memories = ["memories_written", "memories_duplicate", "memories_not_exportable", "memories_erased", "memories_retracted"]
+        .iter()
+        .map(|name| count(&counts[*name]))
+        .sum::<u64>();
     if count(&counts["memories_read"]) != memories {
         problems.push(format!("the report's memory counts do not balance: {counts}"));
     }

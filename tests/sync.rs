@@ -1196,3 +1196,76 @@ fn an_erased_memory_is_not_written_again_when_its_conversation_is_retracted() {
         assert!(!holds(&std::fs::read(&file).unwrap(), "Decided to go with Postgres"), "{} holds it", file.display());
     }
 }
+
+/// Converts `input` with memport's defaults (extraction on) to UMP NDJSON in `folder` and
+/// returns the report's counts and the records written.
+fn convert_to_ump_ndjson(input: &Path, folder: &Path) -> (Value, Vec<Value>) {
+    let out = folder.join("memory.ump.ndjson");
+    let report = folder.join("report.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+    command.arg("convert").arg(input).args(["--to", "ump-ndjson", "-q", "--exported-at", "2026-12-01T00:00:00Z", "-o"]).arg(&out);
+    command.arg("--report").arg(&report);
+    succeed(&mut command);
+    (json(&report)["counts"].clone(), ndjson(&out))
+}
+
+/// Guards reading a sync's delta as input: a memory the delta retracted (in every format's own
+/// terms) and a conversation's tombstone are counted as retracted, never written as current
+/// memories; and a memory forgotten in a UMP file is not extracted again from the message that
+/// is still there.
+#[test]
+fn a_delta_read_as_input_never_brings_back_what_it_retracted() {
+    let work = tempfile::tempdir().unwrap();
+    let (state, out) = (work.path().join("state.db"), work.path().join("out"));
+    let first = month_export(&work.path().join("m1"), &[("home", &["I live in Lyon."]), ("job", &["I work as a nurse."])]);
+    let second = month_export(&work.path().join("m2"), &[("home", &["I live in Lyon."])]);
+    let sync = |export: &Path, time: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+        command.arg("sync").arg(export).arg("--state").arg(&state);
+        command.args(["--to", "pam,aimem,ump,mif,aime", "-q", "--exported-at", time, "-o"]).arg(&out);
+        succeed(&mut command);
+        out.join(RUNS_FOLDER).join(logged_runs(&state).pop().expect("a run is logged"))
+    };
+    let run_one = sync(&first, "2026-10-01T00:00:00Z");
+    let run_two = sync(&second, "2026-11-01T00:00:00Z");
+    for output in ["memory.ump.json", "memory.aimem.json", "memory.mif.json", "memory.aime.json", "pam"] {
+        let folder = work.path().join(format!("read-{output}"));
+        std::fs::create_dir(&folder).unwrap();
+        let (counts, written) = convert_to_ump_ndjson(&run_two.join(output), &folder);
+        assert!(counts["memories_retracted"].as_u64().unwrap_or(0) >= 1, "{output}: the retracted nurse memory is counted: {counts}");
+        assert!(
+            !written
+                .iter()
+                .any(|record| record["body"]["text"].as_str().is_some_and(|text| text.contains("nurse") || text.contains("deleted"))),
+            "{output}: nothing retracted is written as current: {written:?}"
+        );
+    }
+
+    // A memory forgotten in UMP (tombstoned, as `ump.forget` leaves it) whose message is still there.
+    let mut records: Vec<Value> = json(&run_one.join("memory.ump.json")).as_array().cloned().unwrap();
+    let lyon = records
+        .iter_mut()
+        .find(|record| {
+            record["body"]["structured"]["message_id"].is_null()
+                && record["body"]["text"].as_str().is_some_and(|text| text.contains("Lyon"))
+        })
+        .expect("month 1 has a home memory");
+    lyon["lifecycle"]["status"] = "tombstoned".into();
+    let forgotten = work.path().join("forgotten.ump.json");
+    std::fs::write(&forgotten, serde_json::to_vec(&records).unwrap()).unwrap();
+    let folder = work.path().join("read-forgotten");
+    std::fs::create_dir(&folder).unwrap();
+    let (counts, written) = convert_to_ump_ndjson(&forgotten, &folder);
+    assert_eq!(counts["memories_retracted"], 1, "{counts}");
+    let memories: Vec<&str> = written
+        .iter()
+        .filter(|record| record["body"]["structured"]["message_id"].is_null())
+        .filter_map(|record| record["body"]["text"].as_str())
+        .collect();
+    assert!(!memories.iter().any(|text| text.contains("Lyon")), "the forgotten memory is not extracted again: {memories:?}");
+    assert!(memories.iter().any(|text| text.contains("nurse")), "the other memory is written: {memories:?}");
+    assert!(
+        written.iter().any(|record| record["body"]["text"] == "I live in Lyon."),
+        "the message itself is not forgotten, and is written: {written:?}"
+    );
+}

@@ -38,7 +38,7 @@ pub fn run_summary(report: &RunReport) -> String {
             counts.memories_read,
             counts.memories_written,
             counts.memories_duplicate,
-            if counts.memories_erased > 0 { format!(", {} erased in the store", counts.memories_erased) } else { String::new() }
+            left_out(counts)
         );
     }
     if let Some(memories) = &report.memories_extracted {
@@ -138,5 +138,20 @@ pub fn merge_summary(report: &MergeReport) -> String {
         let _ = writeln!(text, "memport: warning: {warning}");
     }
     let _ = writeln!(text, "memport: wrote {} (export {}): the next delta applies to it", report.output, report.merged_export_id);
+    text
+}
+
+/// The memories a run left out besides repeats, in words (empty when there are none).
+fn left_out(counts: &crate::pipeline::report::Counts) -> String {
+    let mut text = String::new();
+    for (count, why) in [
+        (counts.memories_not_exportable, "marked as not for export"),
+        (counts.memories_erased, "erased in the store"),
+        (counts.memories_retracted, "retracted in the input"),
+    ] {
+        if count > 0 {
+            let _ = write!(text, ", {count} {why}");
+        }
+    }
     text
 }

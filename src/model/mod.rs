@@ -132,6 +132,9 @@ pub enum SkipReason {
     /// Erased for good from the run's memory store (`memport forget --hard`, UMP `forget` with
     /// `hard: true`): counted, written to no output.
     Erased,
+    /// Withdrawn in the memory-format input it was read from (UMP `lifecycle.status:
+    /// tombstoned`): counted, not written as if it were current.
+    Retracted,
 }
 
 impl SkipReason {
@@ -145,11 +148,12 @@ impl SkipReason {
             SkipReason::NotExportable => "not_exportable",
             SkipReason::EmittedBefore => "emitted_before",
             SkipReason::Erased => "erased",
+            SkipReason::Retracted => "retracted",
         }
     }
 
     /// Every reason, in report order.
-    pub const ALL: [SkipReason; 7] = [
+    pub const ALL: [SkipReason; 8] = [
         SkipReason::Hidden,
         SkipReason::OffBranch,
         SkipReason::Empty,
@@ -157,6 +161,7 @@ impl SkipReason {
         SkipReason::NotExportable,
         SkipReason::EmittedBefore,
         SkipReason::Erased,
+        SkipReason::Retracted,
     ];
 }
 
@@ -368,6 +373,11 @@ pub struct MemoryRecord {
     pub exportable: bool,
     /// Erased for good from the run's memory store: counted, written to no output.
     pub erased: bool,
+    /// Withdrawn in the memory-format input it was read from (UMP `lifecycle.status:
+    /// tombstoned`, PAM `status: retracted`, MIF `metadata.status: retracted`, AIME
+    /// `retracted: true`, an AIMEM chunk tagged `retracted`): counted, not written, so a
+    /// forgotten memory never comes back as a current one.
+    pub retracted_in_input: bool,
     /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
     /// `embeddings`): memport computes none, and never re-embeds.
     pub embedding: Option<Box<Embedding>>,
@@ -413,6 +423,7 @@ impl MemoryRecord {
             is_duplicate: false,
             exportable: true,
             erased: false,
+            retracted_in_input: false,
             embedding: None,
             extracted: None,
         }
@@ -425,9 +436,10 @@ impl MemoryRecord {
         self.labels.iter().find_map(|label| label.strip_prefix(format).and_then(|rest| rest.strip_prefix(':')))
     }
 
-    /// Whether sinks write it: not a duplicate, not marked as not for export, not erased.
+    /// Whether sinks write it: not a duplicate, not marked as not for export, not erased, not
+    /// retracted.
     pub fn is_written(&self) -> bool {
-        self.exportable && !self.is_duplicate && !self.erased
+        self.exportable && !self.is_duplicate && !self.erased && !self.retracted_in_input
     }
 }
 

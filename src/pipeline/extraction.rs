@@ -127,8 +127,9 @@ pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings,
 pub struct Collector {
     consolidator: Consolidator,
     options: ConsolidateOptions,
-    /// Ids of written input memories that look like extracted ones (`mem-…`): memport's own
-    /// output read again. Few: only such inputs have any.
+    /// Ids of input memories that look like extracted ones (`mem-…`), written or retracted in
+    /// the input: memport's own output read again, whose statements are not extracted a second
+    /// time (a memory forgotten there stays forgotten). Few: only such inputs have any.
     extracted_in_input: HashSet<String>,
 }
 
@@ -147,7 +148,9 @@ impl Collector {
     /// # Errors
     /// When the evidence spool cannot be written.
     pub fn add(&mut self, conversation: &Conversation, extraction: Extraction) -> io::Result<()> {
-        for memory in conversation.memories.iter().filter(|memory| memory.is_written() && memory.id.starts_with(EXTRACTED_ID_PREFIX)) {
+        let known =
+            |memory: &&MemoryRecord| (memory.is_written() || memory.retracted_in_input) && memory.id.starts_with(EXTRACTED_ID_PREFIX);
+        for memory in conversation.memories.iter().filter(known) {
             self.extracted_in_input.insert(memory.id.clone());
         }
         self.consolidator.count_secret(extraction.dropped_secret);

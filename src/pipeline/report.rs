@@ -65,6 +65,10 @@ pub struct Counts {
     /// Provider memories erased for good from the run's memory store: left out of every output.
     #[serde(skip_serializing_if = "is_zero")]
     pub memories_erased: u64,
+    /// Memories withdrawn in the memory-format input they were read from (UMP
+    /// `lifecycle.status: tombstoned`, PAM `status: retracted`, …): left out.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memories_retracted: u64,
 }
 
 /// For serde: counts that only some runs have are left out of the others' reports.
@@ -89,6 +93,8 @@ impl Counts {
                 self.memories_not_exportable += 1;
             } else if memory.erased {
                 self.memories_erased += 1;
+            } else if memory.retracted_in_input {
+                self.memories_retracted += 1;
             } else if memory.is_duplicate {
                 self.memories_duplicate += 1;
             } else {
@@ -109,7 +115,12 @@ impl Counts {
     pub fn balances(&self) -> bool {
         let skipped: u64 = self.messages_skipped.values().sum();
         self.messages_read == self.messages_written + self.messages_duplicate + skipped + self.messages_rejected
-            && self.memories_read == self.memories_written + self.memories_duplicate + self.memories_not_exportable + self.memories_erased
+            && self.memories_read
+                == self.memories_written
+                    + self.memories_duplicate
+                    + self.memories_not_exportable
+                    + self.memories_erased
+                    + self.memories_retracted
     }
 }
 

@@ -608,6 +608,7 @@ pub(crate) mod extracted_fixture {
             is_duplicate: false,
             exportable: true,
             erased: false,
+            retracted_in_input: false,
             embedding: None,
             extracted: Some(Box::new(extracted)),
         }

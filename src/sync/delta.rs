@@ -437,6 +437,7 @@ fn memory_record_of(entry: &MemoryEntry, link: &EarlierLink) -> Option<MemoryRec
         is_duplicate: false,
         exportable: true,
         erased: false,
+        retracted_in_input: false,
         embedding: None,
         extracted: Some(Box::new(extracted)),
     })

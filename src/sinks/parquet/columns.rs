@@ -138,12 +138,10 @@ impl Columns {
             self.conversations.add(provider, conversation);
         }
         // Every message read has a row, but what may go nowhere: a message erased in the memory
-        // store, or one its owner marked as not for export.
-        let rows = conversation
-            .messages
-            .iter()
-            .enumerate()
-            .filter(|(_, message)| !matches!(message.disposition, Disposition::Skip(SkipReason::Erased | SkipReason::NotExportable)));
+        // store, one its owner marked as not for export, or one its input withdrew.
+        let rows = conversation.messages.iter().enumerate().filter(|(_, message)| {
+            !matches!(message.disposition, Disposition::Skip(SkipReason::Erased | SkipReason::NotExportable | SkipReason::Retracted))
+        });
         for (position, message) in rows {
             self.messages.add(provider, conversation, position, message);
             for asset in message_assets(message) {

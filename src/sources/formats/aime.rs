@@ -71,6 +71,8 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
     if let Some(id) = memory["id"].as_str().filter(|id| !id.is_empty()) {
         record.id = id.to_owned();
     }
+    // Withdrawn (a memory whose conversations a sync retracted): never current again.
+    record.retracted_in_input = memory["retracted"].as_bool() == Some(true);
     Ok(record)
 }
 

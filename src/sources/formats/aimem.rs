@@ -395,12 +395,12 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
     let tags = tags(first);
     let id = first["id"].as_str().unwrap_or_default();
     let own_kind = tags.iter().find_map(|tag| tag.strip_prefix("kind-")).and_then(MemoryKind::named);
-    match (tags.contains(&"provider-memory"), own_kind, local_of(id)) {
+    let mut memory = match (tags.contains(&"provider-memory"), own_kind, local_of(id)) {
         (true, Some(kind), Some(local)) if local.middle == "mem" => {
             let labels = tags.iter().filter(|tag| !is_structural_tag(tag)).map(|tag| (*tag).to_owned()).collect();
             let mut memory = MemoryRecord::new(memory_provider(first, producer), kind, text, created_at, labels);
             memory.id = format!("{}.mem.{}", local.provider, local.last);
-            Ok(memory)
+            memory
         }
         _ => {
             let memory_type = first["memory_type"].as_str().unwrap_or("fact");
@@ -415,9 +415,12 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
             {
                 memory.id = local.to_owned();
             }
-            Ok(memory)
+            memory
         }
-    }
+    };
+    // AIMEM has no deletion: memport tags a memory whose conversations a sync retracted.
+    memory.retracted_in_input = tags.contains(&"retracted");
+    Ok(memory)
 }
 
 /// The zone a `tz-assumed-<zone>` tag names (`utc`, `p02-00`, `m05-30`); another tag's text is

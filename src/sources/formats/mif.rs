@@ -120,6 +120,7 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
         let mut record = MemoryRecord::new(provider, kind, text, created_at, labels.unwrap_or_default());
         record.id = id.to_owned();
         record.embedding = embedding_of(memory);
+        record.retracted_in_input = is_retracted(memory);
         return Ok(record);
     }
     let memory_type = memory["memory_type"].as_str().unwrap_or("observation");
@@ -127,7 +128,14 @@ fn memory_of(memory: &Value) -> Result<MemoryRecord, String> {
     labels.extend(tags(memory).into_iter().filter(|tag| *tag != provider.as_str()).map(str::to_owned));
     let mut record = MemoryRecord::new(provider, kind, text, created_at, labels);
     record.embedding = embedding_of(memory);
+    record.retracted_in_input = is_retracted(memory);
     Ok(record)
+}
+
+/// Whether the document withdrew the memory (`metadata.status: retracted`, as memport writes a
+/// memory whose conversations a sync retracted).
+fn is_retracted(memory: &Value) -> bool {
+    memory["metadata"]["status"].as_str() == Some("retracted")
 }
 
 /// A memory's `embeddings` block (model, dimensions, vector), when it is complete.

@@ -233,6 +233,8 @@ pub struct MessageFields {
     pub on_active_branch: bool,
     /// False when the owner marked it as not for export.
     pub exportable: bool,
+    /// True when the input withdrew it (UMP `lifecycle.status: tombstoned`).
+    pub retracted: bool,
 }
 
 impl MessageFields {
@@ -248,13 +250,17 @@ impl MessageFields {
             is_thought: false,
             on_active_branch: true,
             exportable: true,
+            retracted: false,
         }
     }
 
     /// The canonical message, with its disposition under the run's policies (in the same order
-    /// as the provider sources: not exportable, then empty, then off the active branch).
+    /// as the provider sources: not exportable, then empty, then off the active branch; a
+    /// retracted message before all of them).
     pub fn into_message(self, fallback_time: Micros, options: &DecodeOptions) -> Message {
-        let disposition = if !self.exportable {
+        let disposition = if self.retracted {
+            Disposition::Skip(SkipReason::Retracted)
+        } else if !self.exportable {
             Disposition::Skip(SkipReason::NotExportable)
         } else if self.text.is_empty() {
             Disposition::Skip(SkipReason::Empty)

@@ -7,7 +7,9 @@
 //! labels; other producers' keep their kind as a `ump-kind:<kind>` label, which a UMP output
 //! writes again. As an L0 consumer that exports, memport honours consent: a record with
 //! `consent.exportable: false` is counted and not written, and each `consent.redact` path is
-//! deleted before the record is read. A signed record whose `integrity` block does not verify
+//! deleted before the record is read. A record with `lifecycle.status: tombstoned` was
+//! forgotten: it is counted as retracted and not written (memport's own tombstones of a sync's
+//! retracted conversations among them). A signed record whose `integrity` block does not verify
 //! is rejected.
 
 use std::io::{BufRead, BufReader, Read};
@@ -371,6 +373,7 @@ fn memory_of(record: &Record) -> Result<MemoryRecord, String> {
         }
     };
     memory.exportable = record.exportable();
+    memory.retracted_in_input = record.tombstoned();
     Ok(memory)
 }
 
@@ -406,6 +409,7 @@ fn conversation_of(records: &[Record], origin: Origin, options: &DecodeOptions) 
         fields.is_thought = structured.is_thought.unwrap_or(false);
         fields.on_active_branch = structured.on_active_branch.unwrap_or(true);
         fields.exportable = record.exportable();
+        fields.retracted = record.tombstoned();
         fields.parent_id = links.parent_of(record.depends_on(), &mut warnings);
         if let Some(format_id) = record.id.as_deref() {
             links.add(format_id, message_id);

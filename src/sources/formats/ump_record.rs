@@ -48,6 +48,9 @@ pub struct Record<'a> {
     /// `consent`.
     #[serde(default, deserialize_with = "object")]
     pub consent: Option<Consent>,
+    /// `lifecycle`.
+    #[serde(borrow, default, deserialize_with = "object")]
+    pub lifecycle: Option<Lifecycle<'a>>,
     /// `relations`.
     #[serde(borrow, default, deserialize_with = "objects")]
     pub relations: Option<Vec<Relation<'a>>>,
@@ -160,6 +163,14 @@ pub struct Consent {
     redact: bool,
 }
 
+/// `lifecycle`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct Lifecycle<'a> {
+    /// `lifecycle.status`: `active`, `candidate` or `tombstoned`.
+    #[serde(borrow, default)]
+    pub status: Option<Cow<'a, str>>,
+}
+
 /// One of `relations`.
 #[derive(Debug, Default, Deserialize, PartialEq)]
 pub struct Relation<'a> {
@@ -244,6 +255,7 @@ impl<'a> Record<'a> {
             time: Some(Time { created: text(&record["time"]["created"]) }),
             provenance: Some(Provenance { source: Some(Source { provider: text(&record["provenance"]["source"]["provider"]) }) }),
             consent: Some(Consent { exportable: record["consent"]["exportable"].as_bool(), redact: false }),
+            lifecycle: Some(Lifecycle { status: text(&record["lifecycle"]["status"]) }),
             // Only a relation's type and target are read; one that is not an object has neither.
             relations: record["relations"].as_array().map(|relations| {
                 relations.iter().map(|relation| Relation { kind: text(&relation["type"]), target: text(&relation["target"]) }).collect()
@@ -297,6 +309,11 @@ impl<'a> Record<'a> {
     /// False only when the owner marked the record as not for export.
     pub fn exportable(&self) -> bool {
         self.consent.as_ref().and_then(|consent| consent.exportable) != Some(false)
+    }
+
+    /// Whether the record was forgotten (`lifecycle.status: tombstoned`, UMP §3's `forget`).
+    pub fn tombstoned(&self) -> bool {
+        self.lifecycle.as_ref().and_then(|lifecycle| lifecycle.status.as_deref()) == Some("tombstoned")
     }
 
     /// The target of the first `depends_on` relation, when it is a string.

@@ -427,6 +427,7 @@ impl Consolidated {
                 is_duplicate: false,
                 exportable: true,
                 erased: false,
+                retracted_in_input: false,
                 embedding: None,
                 extracted: Some(Box::new(extracted)),
             };

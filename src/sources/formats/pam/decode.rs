@@ -247,6 +247,8 @@ fn memory_record(memory: &Value, fallback_time: Micros) -> MemoryRecord {
         record.id = id;
     }
     record.exportable = exportable;
+    // Withdrawn by its store (a sync's retraction, or the owner's): never current again.
+    record.retracted_in_input = memory["status"].as_str() == Some("retracted");
     record
 }
 
