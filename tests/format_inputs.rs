@@ -384,7 +384,7 @@ fn ump_consent_is_honoured_records_not_for_export_are_counted_and_redacted_paths
 }
 
 #[test]
-fn ump_records_forgotten_are_counted_as_retracted_and_not_written() {
+fn ump_records_forgotten_stay_forgotten_a_turn_left_out_a_memory_written_tombstoned() {
     let (folder, mut lines) = ump_lines(false);
     let turn = lines.iter().position(|line| line["kind"] == "episodic").unwrap();
     let memory = lines.iter().position(|line| line["kind"] != "episodic").unwrap();
@@ -394,13 +394,21 @@ fn ump_records_forgotten_are_counted_as_retracted_and_not_written() {
     let input = folder.path().join("forgotten.ump.ndjson");
     write_lines(&input, &lines);
     let out = folder.path().join("out");
-    let report = convert(&[input], &out, &[OutputFormat::UmpNdjson], 2);
+    let report = convert(&[input], &out, &[OutputFormat::UmpNdjson, OutputFormat::Parquet], 2);
     assert_eq!(report.counts.messages_skipped["retracted"], 1);
     assert_eq!(report.counts.memories_retracted, 1);
     assert!(report.counts.balances(), "{:?}", report.counts);
     let written = crate::util::ndjson(&out.join("memory.ump.ndjson"));
-    assert_eq!(written.len(), lines.len() - 2);
-    assert!(!written.iter().any(|line| line["id"] == lines[turn]["id"] || line["id"] == lines[memory]["id"]));
+    assert_eq!(written.len(), lines.len() - 1);
+    assert!(!written.iter().any(|line| line["id"] == lines[turn]["id"]), "the forgotten turn is left out");
+    let forgotten: Vec<&Value> = written.iter().filter(|line| line["lifecycle"]["status"] == "tombstoned").collect();
+    assert_eq!(forgotten.len(), 1, "only the forgotten memory is tombstoned: {forgotten:?}");
+    assert_eq!(forgotten[0]["body"]["text"], lines[memory]["body"]["text"]);
+    // The dataset marks it, and has no row for the turn.
+    let dataset = out.join(OutputFormat::Parquet.default_file_name());
+    let memories = crate::parquet_dataset::read_table(&dataset, memport::sinks::parquet::schema::Table::Memories);
+    let retracted = crate::parquet_dataset::bools(&memories, "retracted");
+    assert_eq!(retracted.iter().filter(|flag| **flag == Some(true)).count(), 1, "{retracted:?}");
 }
 
 #[test]

@@ -73,6 +73,11 @@ pub(crate) fn strings(batches: &[RecordBatch], name: &str) -> Vec<Option<String>
     out
 }
 
+/// A boolean column of every batch, nulls as `None`.
+pub(crate) fn bools(batches: &[RecordBatch], name: &str) -> Vec<Option<bool>> {
+    batches.iter().flat_map(|batch| batch.column_by_name(name).unwrap_or_else(|| panic!("column {name}")).as_boolean().iter()).collect()
+}
+
 fn times(batches: &[RecordBatch], name: &str) -> Vec<Option<i64>> {
     let mut out = Vec::new();
     for batch in batches {

@@ -1210,9 +1210,9 @@ fn convert_to_ump_ndjson(input: &Path, folder: &Path) -> (Value, Vec<Value>) {
 }
 
 /// Guards reading a sync's delta as input: a memory the delta retracted (in every format's own
-/// terms) and a conversation's tombstone are counted as retracted, never written as current
-/// memories; and a memory forgotten in a UMP file is not extracted again from the message that
-/// is still there.
+/// terms) is counted as retracted, never written as a current memory; the conversations the
+/// delta retracted are carried to the output as retractions (not read as memories); and a
+/// memory forgotten in a UMP file is not extracted again from the message that is still there.
 #[test]
 fn a_delta_read_as_input_never_brings_back_what_it_retracted() {
     let work = tempfile::tempdir().unwrap();
@@ -1232,14 +1232,59 @@ fn a_delta_read_as_input_never_brings_back_what_it_retracted() {
         let folder = work.path().join(format!("read-{output}"));
         std::fs::create_dir(&folder).unwrap();
         let (counts, written) = convert_to_ump_ndjson(&run_two.join(output), &folder);
-        assert!(counts["memories_retracted"].as_u64().unwrap_or(0) >= 1, "{output}: the retracted nurse memory is counted: {counts}");
+        assert_eq!(counts["memories_retracted"], 1, "{output}: the retracted nurse memory is counted: {counts}");
+        let current = |record: &&Value| record["lifecycle"]["status"] != "tombstoned";
         assert!(
-            !written
-                .iter()
-                .any(|record| record["body"]["text"].as_str().is_some_and(|text| text.contains("nurse") || text.contains("deleted"))),
+            !written.iter().filter(current).any(|record| record["body"]["text"].as_str().is_some_and(|text| text.contains("nurse"))),
             "{output}: nothing retracted is written as current: {written:?}"
         );
+        // Written again marked, and the deleted conversation's retraction carried (UMP: a tombstone).
+        let nurse = written.iter().find(|record| record["body"]["text"].as_str().is_some_and(|text| text.contains("nurse")));
+        assert_eq!(nurse.map(|record| &record["lifecycle"]["status"]), Some(&Value::from("tombstoned")), "{output}: {written:?}");
+        assert_eq!(counts["retractions_carried"], 1, "{output}: {counts}");
+        let carried: Vec<&Value> =
+            written.iter().filter(|record| record["body"]["structured"]["retracted_conversation"].is_object()).collect();
+        assert_eq!(carried.len(), 1, "{output}: one tombstone of a conversation: {written:?}");
+        assert_eq!(carried[0]["body"]["structured"]["retracted_conversation"]["conversation_id"], "job", "{output}: {carried:?}");
+        assert_eq!(written.len(), 2, "{output}: {written:?}");
     }
+
+    // Applied to a store: month 1 loaded, then the delta: the deleted conversation and its memory are tombstoned.
+    let store = work.path().join("memory.db");
+    for run in [&run_one, &run_two] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+        command.arg("convert").arg(run.join("memory.ump.json"));
+        command.args(["--to", "store", "-q", "--exported-at", "2026-12-01T00:00:00Z", "-o"]).arg(&store);
+        succeed(&mut command);
+    }
+    let opened = memport::store::Store::open(&store, false).unwrap();
+    let mut statuses = BTreeMap::new();
+    opened
+        .for_each_record(|record| {
+            let record: Value = serde_json::from_str(record).unwrap();
+            statuses.insert(record["body"]["text"].as_str().unwrap_or_default().to_owned(), record["lifecycle"]["status"].clone());
+            Ok(())
+        })
+        .unwrap();
+    for (text, status) in &statuses {
+        let gone = text.contains("nurse") || text.contains("deleted");
+        assert_eq!(status == "tombstoned", gone, "{text}: {status} in {statuses:?}");
+    }
+
+    // Carried into every format: the delta read as UMP and written as each, its retraction in each one's own terms.
+    let every = work.path().join("every");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+    command.arg("convert").arg(run_two.join("memory.ump.json"));
+    command.args(["--to", "pam,aimem,mif,aime", "-q", "--exported-at", "2026-12-01T00:00:00Z", "-o"]).arg(&every);
+    succeed(&mut command);
+    let listed = [
+        json(&every.join("memory.aimem.json"))["x-memport-retracted"][0]["conversation_id"].clone(),
+        json(&every.join("memory.mif.json"))["vendor_extensions"]["memport"]["retracted_conversations"][0]["conversation_id"].clone(),
+        json(&every.join("memory.aime.json"))["extensions"]["memport"]["retractedConversations"][0]["session"].clone(),
+        json(&every.join("pam").join("memory-store.json"))["conversations_index"][0]["id"].clone(),
+    ];
+    assert_eq!(listed, ["job", "job", "job", "chatgpt-job"], "each format lists the retraction");
+    assert_outputs_validate_in(&every);
 
     // A memory forgotten in UMP (tombstoned, as `ump.forget` leaves it) whose message is still there.
     let mut records: Vec<Value> = json(&run_one.join("memory.ump.json")).as_array().cloned().unwrap();
@@ -1259,7 +1304,7 @@ fn a_delta_read_as_input_never_brings_back_what_it_retracted() {
     assert_eq!(counts["memories_retracted"], 1, "{counts}");
     let memories: Vec<&str> = written
         .iter()
-        .filter(|record| record["body"]["structured"]["message_id"].is_null())
+        .filter(|record| record["body"]["structured"]["message_id"].is_null() && record["lifecycle"]["status"] != "tombstoned")
         .filter_map(|record| record["body"]["text"].as_str())
         .collect();
     assert!(!memories.iter().any(|text| text.contains("Lyon")), "the forgotten memory is not extracted again: {memories:?}");

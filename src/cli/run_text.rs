@@ -41,6 +41,13 @@ pub fn run_summary(report: &RunReport) -> String {
             left_out(counts)
         );
     }
+    if counts.retractions_carried > 0 {
+        let _ = writeln!(
+            text,
+            "memport: {} conversations the inputs list as retracted by a sync, written to every output as retractions",
+            counts.retractions_carried
+        );
+    }
     if let Some(memories) = &report.memories_extracted {
         let _ = writeln!(
             text,
@@ -147,7 +154,7 @@ fn left_out(counts: &crate::pipeline::report::Counts) -> String {
     for (count, why) in [
         (counts.memories_not_exportable, "marked as not for export"),
         (counts.memories_erased, "erased in the store"),
-        (counts.memories_retracted, "retracted in the input"),
+        (counts.memories_retracted, "retracted in the input (written again, marked so)"),
     ] {
         if count > 0 {
             let _ = write!(text, ", {count} {why}");

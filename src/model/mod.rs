@@ -375,8 +375,9 @@ pub struct MemoryRecord {
     pub erased: bool,
     /// Withdrawn in the memory-format input it was read from (UMP `lifecycle.status:
     /// tombstoned`, PAM `status: retracted`, MIF `metadata.status: retracted`, AIME
-    /// `retracted: true`, an AIMEM chunk tagged `retracted`): counted, not written, so a
-    /// forgotten memory never comes back as a current one.
+    /// `retracted: true`, an AIMEM chunk tagged `retracted`): counted, and written marked as
+    /// withdrawn in each format's terms, so a forgotten memory never comes back as a current
+    /// one (and a delta read back still retracts it).
     pub retracted_in_input: bool,
     /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
     /// `embeddings`): memport computes none, and never re-embeds.
@@ -436,10 +437,10 @@ impl MemoryRecord {
         self.labels.iter().find_map(|label| label.strip_prefix(format).and_then(|rest| rest.strip_prefix(':')))
     }
 
-    /// Whether sinks write it: not a duplicate, not marked as not for export, not erased, not
-    /// retracted.
+    /// Whether sinks write it: not a duplicate, not marked as not for export, not erased. One
+    /// retracted in its input is written, marked as withdrawn.
     pub fn is_written(&self) -> bool {
-        self.exportable && !self.is_duplicate && !self.erased && !self.retracted_in_input
+        self.exportable && !self.is_duplicate && !self.erased
     }
 }
 

@@ -28,4 +28,35 @@ impl RetractedConversation {
         sorted.sort_by(|left, right| left.provider.cmp(&right.provider).then_with(|| left.conversation_id.cmp(&right.conversation_id)));
         sorted
     }
+
+    /// Adds each of `more` to `into` unless `into` already retracts its conversation (provider
+    /// and id): the first retraction of a conversation is kept, in the order they came.
+    pub fn merge(into: &mut Vec<RetractedConversation>, more: impl IntoIterator<Item = RetractedConversation>) {
+        for retraction in more {
+            let known = into.iter().any(|kept| kept.provider == retraction.provider && kept.conversation_id == retraction.conversation_id);
+            if !known {
+                into.push(retraction);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_the_first_retraction_of_a_conversation() {
+        let retraction = |id: &str, by: &str| RetractedConversation {
+            provider: Provider::ChatGpt,
+            conversation_id: id.to_owned(),
+            title: None,
+            created_at: None,
+            retracted_by: by.to_owned(),
+            retracted_at: 0,
+        };
+        let mut kept = vec![retraction("a", "sync")];
+        RetractedConversation::merge(&mut kept, [retraction("a", "input"), retraction("b", "input")]);
+        assert_eq!(kept, [retraction("a", "sync"), retraction("b", "input")]);
+    }
 }

@@ -122,6 +122,10 @@ pub fn execute(
     mut rejects: RejectsWriter,
     progress: ProgressBar,
 ) -> Result<EngineResult, RunError> {
+    let mut carried_retractions = Vec::new();
+    for plan in &reading.plans {
+        RetractedConversation::merge(&mut carried_retractions, plan.carried.retracted.iter().cloned());
+    }
     let steps: WorkerSteps = Arc::new(stages.iter().enumerate().filter_map(|(index, stage)| Some((index, stage.worker()?))).collect());
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
@@ -144,7 +148,7 @@ pub fn execute(
             move || read_inputs(reading, steps, &pool, &pending_sender, &progress)
         });
         let (sink_senders, sink_tasks) = start_sinks(sinks);
-        let mut collected = Collected::default();
+        let mut collected = Collected { carried_retractions, ..Collected::default() };
         while let Some(slot) = pending_receiver.recv().await {
             let Ok(outcomes) = slot.await else {
                 collected.error = Some(RunError::Internal("a decode worker ended without a result".into()));
@@ -167,7 +171,9 @@ pub fn execute(
         };
         let mut report = StageReport::default();
         if reader_result.is_ok() && collected.error.is_none() && !collected.sink_closed {
-            match tokio::task::block_in_place(|| end_of_run(&mut stages, &sink_senders, &pool, &mut report.previewed)) {
+            let carried = std::mem::take(&mut collected.carried_retractions);
+            collected.counts.retractions_carried = carried.len() as u64;
+            match tokio::task::block_in_place(|| end_of_run(&mut stages, &sink_senders, &pool, &mut report.previewed, carried)) {
                 Ok(closed) => collected.sink_closed |= closed,
                 Err(error) => collected.error = Some(error),
             }
@@ -252,29 +258,43 @@ async fn finish_sinks(sink_senders: SinkSenders, sink_tasks: Vec<SinkTask>, succ
 }
 
 /// The end of the run (see [`crate::stages`]): the stages from the last to the first prepare,
-/// then each emits its records and retractions through the others to every sink. Returns
-/// whether a sink stopped taking batches.
+/// then each emits its records and retractions through the others to every sink; last, the
+/// stages' retractions and those the inputs `carried` (a stage's first where both name a
+/// conversation) go to every sink at once. Returns whether a sink stopped taking batches.
 fn end_of_run(
     stages: &mut [Box<dyn Stage + '_>],
     sink_senders: &SinkSenders,
     pool: &Arc<rayon::ThreadPool>,
     previewed: &mut Vec<crate::model::MemoryRecord>,
+    carried: Vec<RetractedConversation>,
 ) -> Result<bool, RunError> {
     let mut board = EndBoard::default();
     for stage in stages.iter_mut().rev() {
         stage.prepare_end(&mut board)?;
     }
     let runtime = tokio::runtime::Handle::current();
+    let mut retracted = Vec::new();
     for index in (0..stages.len()).rev() {
         let (before, rest) = stages.split_at_mut(index);
         let Some((stage, after)) = rest.split_first_mut() else { continue };
-        let mut emit = ToEverySink { before, after, sink_senders, pool, runtime: &runtime, previewed, closed: false };
+        let mut emit =
+            ToEverySink { before, after, sink_senders, pool, runtime: &runtime, previewed, retracted: &mut retracted, closed: false };
         stage.end(&mut board, &mut emit)?;
         if emit.closed {
             return Ok(true);
         }
     }
-    Ok(false)
+    RetractedConversation::merge(&mut retracted, carried);
+    if retracted.is_empty() {
+        return Ok(false);
+    }
+    // A sink takes its retractions once, sorted.
+    let retracted = Arc::new(RetractedConversation::sorted(&retracted));
+    let mut closed = false;
+    for (_, sender) in sink_senders {
+        closed |= runtime.block_on(sender.send(ToSink::Retract(retracted.clone()))).is_err();
+    }
+    Ok(closed)
 }
 
 /// What a stage emits at the end goes through the other stages, then to every sink (or, in a
@@ -286,6 +306,8 @@ struct ToEverySink<'run, 'stage> {
     pool: &'run Arc<rayon::ThreadPool>,
     runtime: &'run tokio::runtime::Handle,
     previewed: &'run mut Vec<crate::model::MemoryRecord>,
+    /// The stages' retractions, sent with the inputs' after the last stage ends.
+    retracted: &'run mut Vec<RetractedConversation>,
     closed: bool,
 }
 
@@ -303,10 +325,7 @@ impl Emit for ToEverySink<'_, '_> {
     }
 
     fn retractions(&mut self, retracted: Vec<RetractedConversation>) -> Result<bool, RunError> {
-        let retracted = Arc::new(retracted);
-        for (_, sender) in self.sink_senders {
-            self.closed |= self.runtime.block_on(sender.send(ToSink::Retract(retracted.clone()))).is_err();
-        }
+        RetractedConversation::merge(self.retracted, retracted);
         Ok(!self.closed)
     }
 }
@@ -344,12 +363,22 @@ struct Collected {
     error: Option<RunError>,
     /// Whether a sink stopped taking batches.
     sink_closed: bool,
+    /// Retractions the inputs carry: their plans' lists, then those of decoded elements, in
+    /// input order.
+    carried_retractions: Vec<RetractedConversation>,
 }
 
 impl Default for Collected {
     fn default() -> Self {
         // Every skip reason is counted, as zero when nothing was skipped for it.
-        Collected { counts: Counts::new(), warnings: Warnings::default(), notes: Vec::new(), error: None, sink_closed: false }
+        Collected {
+            counts: Counts::new(),
+            warnings: Warnings::default(),
+            notes: Vec::new(),
+            error: None,
+            sink_closed: false,
+            carried_retractions: Vec::new(),
+        }
     }
 }
 
@@ -369,7 +398,8 @@ impl Collected {
     fn take_one(&mut self, outcome: Outcome, stages: &mut [Box<dyn Stage + '_>], rejects: &mut RejectsWriter) -> Option<Conversation> {
         match outcome {
             Outcome::Decoded(decoded, found) => {
-                let Decoded { mut conversation, rejected_messages, warnings: element_warnings } = *decoded;
+                let Decoded { mut conversation, rejected_messages, warnings: element_warnings, retractions } = *decoded;
+                RetractedConversation::merge(&mut self.carried_retractions, retractions);
                 let mut found = found.into_iter().peekable();
                 for (index, stage) in stages.iter_mut().enumerate() {
                     let its_own = found.next_if(|(stage_index, _)| *stage_index == index).and_then(|(_, found)| found);

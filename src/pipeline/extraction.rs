@@ -148,9 +148,7 @@ impl Collector {
     /// # Errors
     /// When the evidence spool cannot be written.
     pub fn add(&mut self, conversation: &Conversation, extraction: Extraction) -> io::Result<()> {
-        let known =
-            |memory: &&MemoryRecord| (memory.is_written() || memory.retracted_in_input) && memory.id.starts_with(EXTRACTED_ID_PREFIX);
-        for memory in conversation.memories.iter().filter(known) {
+        for memory in conversation.memories.iter().filter(|memory| memory.is_written() && memory.id.starts_with(EXTRACTED_ID_PREFIX)) {
             self.extracted_in_input.insert(memory.id.clone());
         }
         self.consolidator.count_secret(extraction.dropped_secret);

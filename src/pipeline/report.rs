@@ -66,9 +66,14 @@ pub struct Counts {
     #[serde(skip_serializing_if = "is_zero")]
     pub memories_erased: u64,
     /// Memories withdrawn in the memory-format input they were read from (UMP
-    /// `lifecycle.status: tombstoned`, PAM `status: retracted`, …): left out.
+    /// `lifecycle.status: tombstoned`, PAM `status: retracted`, …): written again, marked as
+    /// withdrawn.
     #[serde(skip_serializing_if = "is_zero")]
     pub memories_retracted: u64,
+    /// Conversations the inputs list as retracted by a sync (a delta read as input), handed
+    /// to every output as retractions of its own.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retractions_carried: u64,
 }
 
 /// For serde: counts that only some runs have are left out of the others' reports.
@@ -93,10 +98,10 @@ impl Counts {
                 self.memories_not_exportable += 1;
             } else if memory.erased {
                 self.memories_erased += 1;
-            } else if memory.retracted_in_input {
-                self.memories_retracted += 1;
             } else if memory.is_duplicate {
                 self.memories_duplicate += 1;
+            } else if memory.retracted_in_input {
+                self.memories_retracted += 1;
             } else {
                 self.memories_written += 1;
             }

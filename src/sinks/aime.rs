@@ -171,6 +171,9 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         }
         if let Some(extracted) = memory.extracted.as_deref() {
             write_extracted(&mut out.memories, extracted);
+        } else if memory.retracted_in_input {
+            // One its input withdrew stays withdrawn, as a retracted extracted memory is marked.
+            out.memories.extend_from_slice(b",\"retracted\":true");
         }
         out.memories.push(b'}');
         out.memory_count += 1;

@@ -116,6 +116,10 @@ fn encode_conversation(conversation: &Conversation, out: &mut EncodedBatch) {
         if !memory.labels.is_empty() {
             members.push(("labels", &labels));
         }
+        // One its input withdrew stays withdrawn, as a retracted extracted memory is marked.
+        if memory.retracted_in_input {
+            members.push(("status", "retracted"));
+        }
         string_members(&mut out.memories, &members);
         out.memories.extend_from_slice(b"},\"source\":{");
         string_members(&mut out.memories, &[("source_type", source_type), ("agent_name", provider), ("agent", provider)]);

@@ -263,8 +263,12 @@ fn memory_record(memory: &MemoryRecord, id: &str, provider: &str, owner: &str) -
     }
     write_memory_scope_and_time(&mut out, owner, provider, &time, &time);
     // What the provider kept as memory is likelier to hold than a single turn (the reference
-    // importer gives curated CLAUDE.md/AGENTS.md sections 0.75).
-    out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"candidate\",\"confidence\":0.75}");
+    // importer gives curated CLAUDE.md/AGENTS.md sections 0.75). One its input withdrew stays
+    // forgotten.
+    let status: &[u8] = if memory.retracted_in_input { b"tombstoned" } else { b"candidate" };
+    out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"");
+    out.extend_from_slice(status);
+    out.extend_from_slice(b"\",\"confidence\":0.75}");
     write_provenance(&mut out, owner, provider, &memory.id);
     out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
     out

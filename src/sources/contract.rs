@@ -97,6 +97,9 @@ pub struct Decoded {
     pub rejected_messages: Vec<RecordReject>,
     /// Things worth reporting.
     pub warnings: Warnings,
+    /// Conversations the element says a sync retracted (a UMP tombstone of memport's): every
+    /// output writes them as retractions of its own.
+    pub retractions: Vec<crate::model::RetractedConversation>,
 }
 
 /// Turns framed elements of one input into conversations. Shared by all workers.
@@ -143,6 +146,10 @@ pub struct Carried {
     /// Other systems' `vendor_extensions` of a MIF input, by system name (MIF: "MUST be
     /// preserved on round-trip").
     pub mif_vendor_extensions: Vec<(String, serde_json::Value)>,
+    /// The conversations a sync's delta retracted, as the input lists them (AIMEM
+    /// `x-memport-retracted`, MIF and AIME extensions, PAM index entries tagged `retracted`):
+    /// every output writes them as retractions of its own.
+    pub retracted: Vec<crate::model::RetractedConversation>,
 }
 
 /// One file of an input, with how to frame it and who decodes its elements.

@@ -305,6 +305,11 @@ pub(super) fn map_provider_memory(memory: &MemoryRecord, provider: &str, produce
             out.chunks.push(b',');
             write_string(&mut out.chunks, &tag_for("", label));
         }
+        // AIMEM has no deletion: one its input withdrew is tagged, as a retracted extracted
+        // memory is.
+        if memory.retracted_in_input {
+            out.chunks.extend_from_slice(b",\"retracted\"");
+        }
         write_chunk_tail(&mut out.chunks, piece_index, piece_count, "standard");
         if framing == Framing::Ndjson {
             out.chunks.push(b'\n');

@@ -78,7 +78,8 @@ pub fn encode_memory(
         "type": memory.format_type("pam-type").filter(|kind| PAM_TYPES.contains(kind)).unwrap_or(memory.kind.pam_type()),
         "content": memory.text,
         "content_hash": sha256_label(&pam_content_digest(&memory.text)),
-        "status": "active",
+        // One its input withdrew stays withdrawn.
+        "status": if memory.retracted_in_input { "retracted" } else { "active" },
         // The tag pattern is `^[a-z0-9][a-z0-9_-]*$`; labels such as `project:<id>` go to metadata.
         "tags": [memory.kind.as_str()],
         "temporal": {"created_at": format_rfc3339(memory.created_at)},

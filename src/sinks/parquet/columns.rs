@@ -468,7 +468,7 @@ impl MemoryColumns {
         self.labels.append(true);
         self.conversation_id.append_option((!conversation.memories_only).then_some(conversation.id.as_str()));
         self.source_file.append_value(&*conversation.origin.file);
-        self.extracted.add(memory.extracted.as_deref());
+        self.extracted.add(memory.extracted.as_deref(), memory.retracted_in_input);
     }
 
     fn finish(&mut self) -> Vec<ArrayRef> {

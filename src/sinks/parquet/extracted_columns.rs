@@ -39,8 +39,9 @@ pub(super) struct MemoryExtractionColumns {
 }
 
 impl MemoryExtractionColumns {
-    /// One row: what extraction knows about the memory, or nulls for a provider memory.
-    pub(super) fn add(&mut self, extracted: Option<&Extracted>) {
+    /// One row: what extraction knows about the memory, or nulls for a provider memory (but
+    /// `retracted`, true for a memory `retracted_in_input`).
+    pub(super) fn add(&mut self, extracted: Option<&Extracted>, retracted_in_input: bool) {
         let Some(extracted) = extracted else {
             self.memory_type.append_null();
             self.slot.append_null();
@@ -54,7 +55,7 @@ impl MemoryExtractionColumns {
             self.superseded_by.append_null();
             self.personal.append_null();
             self.extractor.append_null();
-            self.retracted.append_null();
+            self.retracted.append_option(retracted_in_input.then_some(true));
             return;
         };
         self.memory_type.append_value(extracted.memory_type.as_str());

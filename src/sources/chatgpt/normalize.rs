@@ -215,7 +215,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &AssetIndex, op
             conversation.memories.push(MemoryRecord::new(Provider::ChatGpt, kind, text, created_at, Vec::new()));
         }
     }
-    Ok(Decoded { conversation, rejected_messages, warnings })
+    Ok(Decoded { conversation, rejected_messages, warnings, retractions: Vec::new() })
 }
 
 fn reject(origin: &Origin, conversation_id: Option<&str>, reason: String) -> RecordReject {

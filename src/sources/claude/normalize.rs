@@ -155,7 +155,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, options: &DecodeOptions
             discloses: false,
         });
     }
-    Ok(Decoded { conversation, rejected_messages, warnings })
+    Ok(Decoded { conversation, rejected_messages, warnings, retractions: Vec::new() })
 }
 
 /// The time in the field `field`: `Ok(None)` when it is absent or in a form memport does not

@@ -65,7 +65,12 @@ impl Decoder for ClaudeMemoriesDecoder {
                 Some(_) => warnings.add("claude_project_memories_unreadable"),
             }
         }
-        Ok(Decoded { conversation: holder("memories".into(), origin, memories), rejected_messages: Vec::new(), warnings })
+        Ok(Decoded {
+            conversation: holder("memories".into(), origin, memories),
+            rejected_messages: Vec::new(),
+            warnings,
+            retractions: Vec::new(),
+        })
     }
 }
 
@@ -83,7 +88,12 @@ impl Decoder for ClaudeProjectDecoder {
         let id = format!("project-{uuid}");
         if project.get("is_starter_project").and_then(Value::as_bool) == Some(true) {
             warnings.add("claude_starter_project_skipped");
-            return Ok(Decoded { conversation: holder(id, origin, Vec::new()), rejected_messages: Vec::new(), warnings });
+            return Ok(Decoded {
+                conversation: holder(id, origin, Vec::new()),
+                rejected_messages: Vec::new(),
+                warnings,
+                retractions: Vec::new(),
+            });
         }
         let created_at = text_of(&project, "created_at").and_then(parse_rfc3339).unwrap_or(options.exported_at);
         let project_label = format!("project:{uuid}");
@@ -111,7 +121,7 @@ impl Decoder for ClaudeProjectDecoder {
         }
         let mut conversation = holder(id, origin, memories);
         conversation.title = Some(name.to_owned());
-        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings })
+        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings, retractions: Vec::new() })
     }
 }
 

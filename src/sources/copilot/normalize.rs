@@ -206,7 +206,7 @@ pub fn decode_conversation(
     if zone_assumed {
         warnings.add("time_zone_assumed");
     }
-    Ok(Decoded { conversation, rejected_messages, warnings })
+    Ok(Decoded { conversation, rejected_messages, warnings, retractions: Vec::new() })
 }
 
 /// `Human`/`user` are the person; `AI`, `bot`, `Copilot` and anything else are the model.

@@ -1,6 +1,7 @@
 //! AIME v1.0 documents as input (memory-formats.md §5): `messages` become messages, grouped by
 //! `metadata.session` (messages without one form one conversation per run of them); memport's
-//! `extensions.memport.memories` become memory records.
+//! `extensions.memport.memories` become memory records, and the conversations its
+//! `retractedConversations` lists (a sync delta's) go to every output as retractions.
 //!
 //! memport's ids are `<platform>:<session>:<message id>`, so its documents give back the
 //! provider's message ids. AIME has no parent links: an answer's `RESPONDS_TO` target is its
@@ -8,13 +9,16 @@
 //! `compression` and `nlp` blocks, and other systems' extensions, have no place in the
 //! canonical model and are not read.
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::error::RunError;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
-use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::sources::contract::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
+use crate::sources::formats::retractions;
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, memory_element, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::timefmt::parse_rfc3339;
@@ -35,6 +39,28 @@ pub fn message_records(entry: &Entry) -> Result<GroupingReader, RunError> {
 pub fn memory_records(entry: &Entry) -> Result<GroupingReader, RunError> {
     let framer = ArrayFramer::member_path(entry.open()?, &["extensions", "memport", "memories"]);
     Ok(GroupingReader::new(Box::new(ArrayRecords::new(framer, &entry.display)), |_| None))
+}
+
+/// Adds the retractions memport's extension lists (`extensions.memport.retractedConversations`,
+/// a sync delta's) to `plan`, for every output.
+///
+/// # Errors
+/// I/O errors reading the file.
+pub fn note_retractions(path: &Path, plan: &mut InputPlan) -> Result<(), RunError> {
+    let display = path.display().to_string();
+    let file = crate::remote::open_path(path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error))?;
+    let mut framer = ArrayFramer::member_path(file, &["extensions", "memport", "retractedConversations"]);
+    let mut retracted = Vec::new();
+    let mut unreadable = 0;
+    // A list that breaks off is read up to the break: the records' own reading reports the file.
+    while let Ok(Some(element)) = framer.next_element() {
+        match serde_json::from_slice::<Value>(&element.bytes).ok().and_then(|entry| retractions::from_object(&entry, &retractions::AIME)) {
+            Some(retraction) => retracted.push(retraction),
+            None => unreadable += 1,
+        }
+    }
+    crate::sources::formats::note_retractions(plan, &display, retracted, unreadable);
+    Ok(())
 }
 
 fn session_key(record: &[u8]) -> Option<String> {

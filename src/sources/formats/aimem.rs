@@ -16,7 +16,8 @@
 //! Level 3). Split chunks (`part-i-of-n`) are joined back into one message. Other producers'
 //! chunks, and memport's extracted memories, become memory records that keep their
 //! `memory_type` as an `aimem-type:<type>` label and their tags as labels; their edges,
-//! entities and chunk-entity links are not carried.
+//! entities and chunk-entity links are not carried. The conversations the envelope's
+//! `x-memport-retracted` lists (a sync delta's) go to every output as retractions.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -29,9 +30,10 @@ use crate::sources::container::Entry;
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
 use crate::sources::formats::aimem_order::{Reordered, in_reader_order, insert_parent, temporal_edge};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
-use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, role_named};
+use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, retractions, role_named};
 use crate::sources::json_array::ArrayFramer;
 use crate::timefmt::parse_rfc3339;
+use crate::validate::aimem::RETRACTED_MEMBER;
 
 /// What the envelope of a checked input says.
 pub struct Envelope {
@@ -45,6 +47,10 @@ pub struct Envelope {
     pub notes: Vec<String>,
     /// The records are in the order memport writes them: one pass joins chunks and edges.
     pub in_reader_order: bool,
+    /// The conversations its `x-memport-retracted` lists (a sync delta's), for every output.
+    pub retracted: Vec<crate::model::RetractedConversation>,
+    /// Entries of that list that are not readable retractions.
+    pub retractions_unreadable: u64,
 }
 
 /// Checks an AIMEM input as a consumer must before importing it, and reads its envelope.
@@ -90,13 +96,21 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         let mut framer = ArrayFramer::member_value(open()?, name);
         Ok(framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok()))
     };
-    let (producer, embedding_model) = match envelope_line {
+    let (producer, embedding_model, retracted) = match envelope_line {
         // NDJSON: the envelope is the first line, without the arrays.
-        Some(envelope) if ndjson => {
-            (envelope["producer"].as_str().unwrap_or_default().to_owned(), envelope["embedding_model"].as_str().map(str::to_owned))
+        Some(envelope) if ndjson => (
+            envelope["producer"].as_str().unwrap_or_default().to_owned(),
+            envelope["embedding_model"].as_str().map(str::to_owned),
+            envelope.get(RETRACTED_MEMBER).cloned().unwrap_or_default(),
+        ),
+        _ => {
+            let mut framer = ArrayFramer::member_value(open()?, RETRACTED_MEMBER);
+            let retracted = framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice(&element.bytes).ok());
+            (member("producer")?.unwrap_or_default(), member("embedding_model")?, retracted.unwrap_or_default())
         }
-        _ => (member("producer")?.unwrap_or_default(), member("embedding_model")?),
     };
+    // Checked above: every entry has the members a retraction needs.
+    let (retracted, retractions_unreadable) = retractions::from_list(&retracted, &retractions::SNAKE_CASE);
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
     if let Some(model) = embedding_model {
@@ -115,7 +129,7 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         warnings.add("aimem_input_notice");
         notes.push(format!("{display}: {notice}"));
     }
-    Ok(Envelope { ndjson, producer, warnings, notes, in_reader_order })
+    Ok(Envelope { ndjson, producer, warnings, notes, in_reader_order, retracted, retractions_unreadable })
 }
 
 /// Chunks, each with the source of the edge that targets it (as a `_parent` member).
@@ -418,8 +432,10 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
             memory
         }
     };
-    // AIMEM has no deletion: memport tags a memory whose conversations a sync retracted.
+    // AIMEM has no deletion: memport tags a memory whose conversations a sync retracted. The
+    // tag is the flag, which a writer turns back into its format's mark.
     memory.retracted_in_input = tags.contains(&"retracted");
+    memory.labels.retain(|label| label != "retracted");
     Ok(memory)
 }
 

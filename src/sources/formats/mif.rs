@@ -17,6 +17,8 @@ use crate::model::{Conversation, Embedding, MemoryKind, MemoryRecord, Origin, Pr
 use crate::sources::container::Entry;
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, string_at};
+use crate::sources::formats::note_retractions;
+use crate::sources::formats::retractions;
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, role_named, text_of};
 use crate::sources::json_array::ArrayFramer;
 use crate::timefmt::parse_rfc3339;
@@ -53,8 +55,12 @@ pub fn note_document_members(path: &Path, plan: &mut InputPlan) -> Result<(), Ru
         && let Ok(Value::Object(extensions)) = serde_json::from_slice::<Value>(&element.bytes)
     {
         for (system, value) in extensions {
-            // memport's own extension describes the document it is in, and is written anew.
-            if system != "memport" {
+            // memport's own extension describes the document it is in, and is written anew;
+            // the retractions it lists go to every output.
+            if system == "memport" {
+                let (retracted, unreadable) = retractions::from_list(&value["retracted_conversations"], &retractions::SNAKE_CASE);
+                note_retractions(plan, &display, retracted, unreadable);
+            } else {
                 plan.carried.mif_vendor_extensions.push((system, value));
             }
         }

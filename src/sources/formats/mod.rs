@@ -16,6 +16,7 @@ pub mod aimem_order;
 pub mod grouped;
 pub mod mif;
 pub mod pam;
+pub mod retractions;
 pub mod ump;
 pub mod ump_record;
 
@@ -152,14 +153,18 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             let name = if ndjson { "UMP 0.1 records, one per line" } else { "UMP 0.1 records, JSON" };
             plan("ump", name.into(), vec![(layout.framing(), Arc::new(ump::UmpDecoder) as Arc<dyn Decoder>)])
         }
-        MemoryFormat::Aime => plan(
-            "aime",
-            "AIME v1.0 document".into(),
-            vec![
-                (RecordLayout::AimeMessages.framing(), Arc::new(aime::AimeDecoder { memories: false }) as Arc<dyn Decoder>),
-                (RecordLayout::AimeMemories.framing(), Arc::new(aime::AimeDecoder { memories: true }) as Arc<dyn Decoder>),
-            ],
-        ),
+        MemoryFormat::Aime => {
+            let mut planned = plan(
+                "aime",
+                "AIME v1.0 document".into(),
+                vec![
+                    (RecordLayout::AimeMessages.framing(), Arc::new(aime::AimeDecoder { memories: false }) as Arc<dyn Decoder>),
+                    (RecordLayout::AimeMemories.framing(), Arc::new(aime::AimeDecoder { memories: true }) as Arc<dyn Decoder>),
+                ],
+            );
+            aime::note_retractions(path, &mut planned)?;
+            planned
+        }
         MemoryFormat::Aimem => {
             let envelope = aimem::check_input(path)?;
             let ndjson = envelope.ndjson;
@@ -170,9 +175,24 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             let mut planned = plan("aimem", format!("{name} (producer {})", envelope.producer), vec![(layout.framing(), decoder)]);
             planned.warnings.merge(&envelope.warnings);
             planned.notes.extend(envelope.notes);
+            note_retractions(&mut planned, &path.display().to_string(), envelope.retracted, envelope.retractions_unreadable);
             planned
         }
     }))
+}
+
+/// Adds the retractions an input lists to its plan, for every output; entries that are not
+/// readable retractions are counted (`retraction_unreadable`) and explained.
+pub fn note_retractions(plan: &mut InputPlan, display: &str, retracted: Vec<crate::model::RetractedConversation>, unreadable: u64) {
+    crate::model::RetractedConversation::merge(&mut plan.carried.retracted, retracted);
+    if unreadable > 0 {
+        for _ in 0..unreadable {
+            plan.warnings.add("retraction_unreadable");
+        }
+        plan.notes.push(format!(
+            "{display}: {unreadable} listed retractions lack a provider, conversation id, retracting run or readable time, so they are not carried"
+        ));
+    }
 }
 
 /// Whether the first MiB of the file at `path` names PAM, AIME, MIF or UMP by their own members.
@@ -210,7 +230,7 @@ pub fn parse_group(bytes: &[u8], origin: &Origin) -> Result<(Origin, Vec<Value>)
 
 /// Wraps a conversation as a decoded element.
 pub fn decoded(conversation: Conversation, rejected_messages: Vec<RecordReject>, warnings: Warnings) -> Decoded {
-    Decoded { conversation, rejected_messages, warnings }
+    Decoded { conversation, rejected_messages, warnings, retractions: Vec::new() }
 }
 
 /// What a reader knows of one message; [`MessageFields::into_message`] applies the policies.

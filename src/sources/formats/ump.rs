@@ -8,8 +8,8 @@
 //! writes again. As an L0 consumer that exports, memport honours consent: a record with
 //! `consent.exportable: false` is counted and not written, and each `consent.redact` path is
 //! deleted before the record is read. A record with `lifecycle.status: tombstoned` was
-//! forgotten: it is counted as retracted and not written (memport's own tombstones of a sync's
-//! retracted conversations among them). A signed record whose `integrity` block does not verify
+//! forgotten: it is counted as retracted and not written. memport's own tombstone of a
+//! conversation a sync retracted is a retraction, which goes to every output in its own terms. A signed record whose `integrity` block does not verify
 //! is rejected.
 
 use std::io::{BufRead, BufReader, Read};
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::RunError;
-use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
+use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, RetractedConversation, Role, Warnings};
 use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, InputPlan, RecordReject, Stream};
@@ -309,6 +309,11 @@ fn decode_records(
     };
     let conversation_id = (!element.conversation.memories_only).then(|| element.conversation.id.clone());
     for record in &others {
+        // memport's tombstone of a conversation a sync retracted: a retraction, not a memory.
+        if let Some(retraction) = record.retraction() {
+            RetractedConversation::merge(&mut element.retractions, [retraction]);
+            continue;
+        }
         match memory_of(record) {
             Ok(memory) => element.conversation.memories.push(memory),
             Err(reason) => {
@@ -317,7 +322,7 @@ fn decode_records(
             }
         }
     }
-    if element.conversation.memories_only && element.conversation.memories.is_empty() {
+    if element.conversation.memories_only && element.conversation.memories.is_empty() && element.retractions.is_empty() {
         // A lone record that could not be read: the element is rejected with its reason.
         let reason = element.rejected_messages.pop().map(|reject| reject.reason);
         return Err(RecordReject::new(&element.conversation.origin, None, reason.unwrap_or_else(|| "an empty group".into())));

@@ -24,6 +24,9 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::model::{Provider, RetractedConversation};
+use crate::timefmt::parse_rfc3339;
+
 /// What memport reads of one UMP record.
 #[derive(Debug, Default, Deserialize, PartialEq)]
 pub struct Record<'a> {
@@ -118,6 +121,23 @@ pub struct Structured<'a> {
     /// A memory's labels.
     #[serde(borrow, default)]
     pub labels: Option<Vec<Cow<'a, str>>>,
+    /// The conversation a sync retracted, on memport's tombstone of it.
+    #[serde(borrow, default, deserialize_with = "object")]
+    pub retracted_conversation: Option<RetractedMention<'a>>,
+}
+
+/// `body.structured.retracted_conversation`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct RetractedMention<'a> {
+    /// The conversation's provider.
+    #[serde(borrow, default)]
+    pub provider: Option<Cow<'a, str>>,
+    /// Its id.
+    #[serde(borrow, default)]
+    pub conversation_id: Option<Cow<'a, str>>,
+    /// The run that retracted it.
+    #[serde(borrow, default)]
+    pub retracted_by: Option<Cow<'a, str>>,
 }
 
 /// `scope`.
@@ -249,6 +269,14 @@ impl<'a> Record<'a> {
                     memory_kind: text(&structured["memory_kind"]),
                     provider_memory_id: text(&structured["provider_memory_id"]),
                     labels: strings(&structured["labels"]),
+                    retracted_conversation: structured["retracted_conversation"].as_object().map(|_| {
+                        let listed = &structured["retracted_conversation"];
+                        RetractedMention {
+                            provider: text(&listed["provider"]),
+                            conversation_id: text(&listed["conversation_id"]),
+                            retracted_by: text(&listed["retracted_by"]),
+                        }
+                    }),
                 }),
             }),
             scope: Some(Scope { agent: text(&record["scope"]["agent"]) }),
@@ -282,6 +310,7 @@ impl<'a> Record<'a> {
             memory_kind: None,
             provider_memory_id: None,
             labels: None,
+            retracted_conversation: None,
         };
         self.body.as_ref().and_then(|body| body.structured.as_ref()).unwrap_or(&NONE)
     }
@@ -314,6 +343,21 @@ impl<'a> Record<'a> {
     /// Whether the record was forgotten (`lifecycle.status: tombstoned`, UMP §3's `forget`).
     pub fn tombstoned(&self) -> bool {
         self.lifecycle.as_ref().and_then(|lifecycle| lifecycle.status.as_deref()) == Some("tombstoned")
+    }
+
+    /// The retraction memport's tombstone of a conversation stands for (a tombstoned record
+    /// naming provider, conversation and retracting run), retracted at its `time.created`.
+    pub fn retraction(&self) -> Option<RetractedConversation> {
+        let listed = self.structured().retracted_conversation.as_ref().filter(|_| self.tombstoned())?;
+        let text = |value: &Option<Cow<'a, str>>| value.as_deref().filter(|text| !text.is_empty()).map(str::to_owned);
+        Some(RetractedConversation {
+            provider: Provider::named(listed.provider.as_deref()?),
+            conversation_id: text(&listed.conversation_id)?,
+            title: None,
+            created_at: None,
+            retracted_by: text(&listed.retracted_by)?,
+            retracted_at: self.created().and_then(parse_rfc3339)?,
+        })
     }
 
     /// The target of the first `depends_on` relation, when it is a string.

@@ -212,7 +212,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, files: &TakeoutFiles, o
         assumed_time_zone: None,
         origin,
     };
-    Ok(Decoded { conversation, rejected_messages, warnings })
+    Ok(Decoded { conversation, rejected_messages, warnings, retractions: Vec::new() })
 }
 
 /// A record's id: `r` and 16 hex digits of the SHA-256 over its conversation's id, its time,

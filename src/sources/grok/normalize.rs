@@ -175,7 +175,7 @@ pub fn decode_conversation(bytes: &[u8], origin: Origin, assets: &GrokAssets, op
         assumed_time_zone: None,
         origin: origin.clone(),
     };
-    Ok(Decoded { conversation, rejected_messages, warnings })
+    Ok(Decoded { conversation, rejected_messages, warnings, retractions: Vec::new() })
 }
 
 /// The model that answered: `metadata.request_metadata.resolved_model` (2026; `model` is only

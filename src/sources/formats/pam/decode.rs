@@ -95,7 +95,12 @@ impl Decoder for PamDecoder {
                 let provider =
                     memories.first().map_or(Provider::Other("pam"), |memory| Provider::named(memory.id.split('.').next().unwrap_or("pam")));
                 let holder = Conversation::memories_only(provider, String::new(), origin, memories);
-                Ok(Decoded { conversation: holder, rejected_messages: vec![reject], warnings: Warnings::default() })
+                Ok(Decoded {
+                    conversation: holder,
+                    rejected_messages: vec![reject],
+                    warnings: Warnings::default(),
+                    retractions: Vec::new(),
+                })
             }
         }
     }
@@ -159,7 +164,7 @@ impl PamDecoder {
         for _ in conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
             warnings.add("pam_embedding_not_carried");
         }
-        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings })
+        Ok(Decoded { conversation, rejected_messages: Vec::new(), warnings, retractions: Vec::new() })
     }
 
     fn conversation(
@@ -198,6 +203,7 @@ impl PamDecoder {
             },
             rejected_messages: Vec::new(),
             warnings: Warnings::default(),
+            retractions: Vec::new(),
         };
         for _ in decoded.conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
             decoded.warnings.add("pam_embedding_not_carried");

@@ -9,7 +9,8 @@
 //! the same records again. Platforms memport has no source for keep their name
 //! ([`Provider::named`]); memory types memport has no kind for keep their type as a
 //! `pam-type:<type>` label, which a PAM output writes again, and their tags as labels. A memory
-//! with `access.exportable: false` is counted and not written.
+//! with `access.exportable: false` is counted and not written, and one with `status: retracted`
+//! too; the index entries a sync's delta tagged `retracted` go to every output as retractions.
 
 //!
 //! The parts: this module plans a store (or a lone conversation file); [`index`] walks
@@ -30,8 +31,8 @@ use crate::error::RunError;
 use crate::model::{Provider, Warnings};
 use crate::sources::container::Container;
 use crate::sources::contract::{Decoder, Framing, InputPlan, Stream};
-use crate::sources::formats::RecordLayout;
 use crate::sources::formats::grouped::string_at;
+use crate::sources::formats::{RecordLayout, retractions};
 use crate::sources::json_array::ArrayFramer;
 use crate::spec::detect::file_head;
 use crate::validate::input_file::{EMPTY_FILE_CODE, unreadable_text};
@@ -109,7 +110,13 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     let mut travelling: FxHashMap<String, u64> = FxHashMap::default();
     let mut conversations = 0u64;
     let mut elsewhere = 0u64;
-    let mut retracted = 0u64;
+    let mut retracted = Vec::new();
+    let mut retractions_unreadable = 0u64;
+    // PAM names no retracting run: the delta's own export id stands for it.
+    let export_id = {
+        let mut framer = ArrayFramer::member_value(open()?, "export_id");
+        framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok()).unwrap_or_default()
+    };
     let mut framer = ArrayFramer::member_array(open()?, "conversations_index");
     while let Some(element) = framer.next_element().map_err(frame_error)? {
         match index_entry(&element.bytes) {
@@ -120,7 +127,13 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
                 }
             }
             IndexEntry::Elsewhere => elsewhere += 1,
-            IndexEntry::Retracted => retracted += 1,
+            IndexEntry::Retracted => {
+                let entry = serde_json::from_slice(&element.bytes).unwrap_or_default();
+                match retractions::from_pam_index_entry(&entry, &export_id) {
+                    Some(retraction) => retracted.push(retraction),
+                    None => retractions_unreadable += 1,
+                }
+            }
             // Rejected, with its place, when the index is walked.
             IndexEntry::Unreadable => {}
         }
@@ -132,10 +145,7 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
         }
         notes.push(format!("{display}: {elsewhere} conversations are not stored in files of the store, so they are not read"));
     }
-    if retracted > 0 {
-        // A sync's delta lists the conversations it retracts; they have no file to read.
-        notes.push(format!("{display}: {retracted} conversations are listed as retracted by a sync (tagged `retracted`, no file)"));
-    }
+
     // The travelling memories wait in a temporary file, each conversation keeping where its
     // own are: memory grows by a few bytes per memory, not by its text.
     let spool_error = |error: std::io::Error| RunError::temporary("the store's memories", error);
@@ -159,7 +169,7 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
         Stream::new(store_entry.clone(), RecordLayout::PamConversations(Arc::from(folder)).framing(), decoder.clone()),
         Stream::new(store_entry, Framing::Member("memories"), decoder),
     ];
-    Ok(Some(InputPlan {
+    let mut plan = InputPlan {
         path: path.display().to_string(),
         provider: Provider::Other("memory-format"),
         format: Some("pam"),
@@ -170,7 +180,11 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
         warnings,
         notes,
         asset_count: 0,
-    }))
+    };
+    // A sync's delta lists the conversations it retracts (no file to read): they go to every
+    // output as retractions.
+    crate::sources::formats::note_retractions(&mut plan, &display, retracted, retractions_unreadable);
+    Ok(Some(plan))
 }
 
 /// Plans a lone PAM conversation file (one conversation, no memories), or `None` when the file
