@@ -61,6 +61,16 @@ pub fn tolerate_foreign_ids(validation: &mut Validation) -> Option<(u64, String)
 /// # Errors
 /// I/O errors.
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
+    validate_file_keeping_envelope(path).map(|(validation, _)| validation)
+}
+
+/// [`validate_file`], and the envelope as checked: a bundle's members but its record arrays, or
+/// a stream's first line (for a reader, which needs the producer and memport's retractions
+/// without reading the file again).
+///
+/// # Errors
+/// I/O errors.
+pub fn validate_file_keeping_envelope(path: &Path) -> Result<(Validation, Map<String, Value>), RunError> {
     let display = path.display().to_string();
     let file = crate::remote::open_seekable_path(path).map_err(|error| RunError::read(&display, error))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -679,7 +689,7 @@ impl Checker {
         Ok(())
     }
 
-    fn finish(mut self, path: String) -> Validation {
+    fn finish(mut self, path: String) -> (Validation, Map<String, Value>) {
         self.check_envelope();
         if let Err(error) = self.check_checksum() {
             self.envelope_problems.push(problem(422, "unreadable", "/", error.to_string()));
@@ -718,7 +728,7 @@ impl Checker {
         // Envelope-field problems come before the checksum in the reference's order.
         problems.sort_by_key(|problem| problem.code == "checksum_mismatch" || problem.code == "missing_checksum");
         problems.append(self.record_problems);
-        Validation { path, format: self.format, records: self.records, problems, notices: self.notices }
+        (Validation { path, format: self.format, records: self.records, problems, notices: self.notices }, self.envelope)
     }
 }
 

@@ -72,10 +72,10 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         let order = scope.spawn(|| {
             chunks_and_edges(&open_boxed, &display, ndjson).map_or(true, |(chunks, edges)| in_reader_order(chunks, edges, id_and_group_key))
         });
-        let validation = crate::validate::aimem::validate_file(path);
+        let validation = crate::validate::aimem::validate_file_keeping_envelope(path);
         (validation, order.join().unwrap_or(true))
     });
-    let mut validation = validation?;
+    let (mut validation, envelope) = validation?;
     let foreign_ids = crate::validate::aimem::tolerate_foreign_ids(&mut validation);
     if let Some(problem) = validation.problems.first() {
         let more = validation.problem_count().saturating_sub(1);
@@ -92,25 +92,12 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
             ),
         ));
     }
-    let member = |name: &str| -> Result<Option<String>, RunError> {
-        let mut framer = ArrayFramer::member_value(open()?, name);
-        Ok(framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok()))
-    };
-    let (producer, embedding_model, retracted) = match envelope_line {
-        // NDJSON: the envelope is the first line, without the arrays.
-        Some(envelope) if ndjson => (
-            envelope["producer"].as_str().unwrap_or_default().to_owned(),
-            envelope["embedding_model"].as_str().map(str::to_owned),
-            envelope.get(RETRACTED_MEMBER).cloned().unwrap_or_default(),
-        ),
-        _ => {
-            let mut framer = ArrayFramer::member_value(open()?, RETRACTED_MEMBER);
-            let retracted = framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice(&element.bytes).ok());
-            (member("producer")?.unwrap_or_default(), member("embedding_model")?, retracted.unwrap_or_default())
-        }
-    };
-    // Checked above: every entry has the members a retraction needs.
-    let (retracted, retractions_unreadable) = retractions::from_list(&retracted, &retractions::SNAKE_CASE);
+    // The envelope as the checks read it (a bundle's last member of a name, as a parsed value
+    // keeps): its producer, model and memport's retractions, checked above.
+    let producer = envelope.get("producer").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let embedding_model = envelope.get("embedding_model").and_then(Value::as_str).map(str::to_owned);
+    let listed = envelope.get(RETRACTED_MEMBER).cloned().unwrap_or_default();
+    let (retracted, retractions_unreadable) = retractions::from_list(&listed, &retractions::SNAKE_CASE);
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
     if let Some(model) = embedding_model {
