@@ -1284,6 +1284,13 @@ fn a_delta_read_as_input_never_brings_back_what_it_retracted() {
         json(&every.join("pam").join("memory-store.json"))["conversations_index"][0]["id"].clone(),
     ];
     assert_eq!(listed, ["job", "job", "job", "chatgpt-job"], "each format lists the retraction");
+    let mif = json(&every.join("memory.mif.json"))["vendor_extensions"]["memport"]["retracted_conversations"][0].clone();
+    let month_one: Vec<Value> = json(&run_one.join("memory.ump.json")).as_array().cloned().unwrap();
+    let title = month_one.iter().find(|record| record["body"]["structured"]["conversation_id"] == "job").unwrap()["body"]["structured"]
+        ["conversation_title"]
+        .clone();
+    assert_eq!((&mif["title"], &mif["retracted_by"]), (&title, &Value::from(run_two.file_name().unwrap().to_str().unwrap())));
+    assert!(mif["created_at"].is_string(), "the UMP tombstone keeps the conversation's start: {mif}");
     assert_outputs_validate_in(&every);
 
     // A memory forgotten in UMP (tombstoned, as `ump.forget` leaves it) whose message is still there.

@@ -16,8 +16,8 @@
 //! conversation, after every other record: its id bridges `<provider>:<conversation id>:retracted`,
 //! its text says which conversation was deleted, `scope.session` is the conversation id (as on
 //! its messages' records), `time.created` the retraction time, and
-//! `body.structured.retracted_conversation` names the provider, conversation and retracting
-//! run; signed like the others. A memory whose conversations were all retracted is
+//! `body.structured.retracted_conversation` names the provider, conversation (with its title
+//! and start when known) and retracting run; signed like the others. A memory whose conversations were all retracted is
 //! `tombstoned` too.
 
 use std::collections::HashSet;
@@ -378,6 +378,15 @@ fn tombstone_record(retracted: &RetractedConversation, owner: &str) -> (String, 
     write_string(&mut out, provider);
     out.extend_from_slice(b",\"conversation_id\":");
     write_string(&mut out, &retracted.conversation_id);
+    // What another format's retraction names too, so a delta read back loses none of it.
+    if let Some(title) = &retracted.title {
+        out.extend_from_slice(b",\"title\":");
+        write_string(&mut out, title);
+    }
+    if let Some(created_at) = retracted.created_at {
+        out.extend_from_slice(b",\"created_at\":");
+        write_string(&mut out, &format_rfc3339(created_at));
+    }
     out.extend_from_slice(b",\"retracted_by\":");
     write_string(&mut out, &retracted.retracted_by);
     out.extend_from_slice(b"}}},\"scope\":{\"owner\":");
@@ -818,7 +827,7 @@ mod tests {
         assert_eq!(tombstone["body"]["text"], "Conversation \"Old plans\" was deleted from the chatgpt export.");
         assert_eq!(
             tombstone["body"]["structured"],
-            json!({"retracted_conversation": {"provider": "chatgpt", "conversation_id": "c0", "retracted_by": RUN}})
+            json!({"retracted_conversation": {"provider": "chatgpt", "conversation_id": "c0", "title": "Old plans", "retracted_by": RUN}})
         );
         assert_eq!(tombstone["scope"]["session"], "c0");
         assert_eq!(tombstone["time"]["created"], format_rfc3339(SECOND + 1_000_000).as_str());

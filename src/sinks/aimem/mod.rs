@@ -304,14 +304,22 @@ fn retracted_member(producer: &str, retracted: &[RetractedConversation]) -> Vec<
         .iter()
         .map(|conversation| {
             let provider = conversation.provider.as_str();
-            serde_json::json!({
+            let mut entry = serde_json::json!({
                 "provider": provider,
                 "conversation_id": conversation.conversation_id,
                 "chunk_id_prefix": records::conversation_urn_prefix(producer, provider, &conversation.conversation_id),
                 "conversation_tag": records::tag_for("conv-", &conversation.conversation_id),
                 "retracted_by": conversation.retracted_by,
                 "retracted_at": format_rfc3339(conversation.retracted_at),
-            })
+            });
+            // What the other formats' retractions name too, so a delta read back loses none of it.
+            if let Some(title) = &conversation.title {
+                entry["title"] = title.as_str().into();
+            }
+            if let Some(created_at) = conversation.created_at {
+                entry["created_at"] = format_rfc3339(created_at).into();
+            }
+            entry
         })
         .collect();
     let mut member = b",\"x-memport-retracted\":".to_vec();
@@ -995,6 +1003,7 @@ mod tests {
                         "provider": "chatgpt",
                         "retracted_at": "2024-01-02T00:00:00Z",
                         "retracted_by": "20240102T000000Z-000000000002",
+                        "title": "Gone",
                     },
                     {
                         "chunk_id_prefix": null,
@@ -1003,6 +1012,7 @@ mod tests {
                         "provider": "claude",
                         "retracted_at": "2024-01-02T00:00:00Z",
                         "retracted_by": "20240102T000000Z-000000000002",
+                        "title": "Gone",
                     },
                 ])
             );

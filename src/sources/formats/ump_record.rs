@@ -135,6 +135,12 @@ pub struct RetractedMention<'a> {
     /// Its id.
     #[serde(borrow, default)]
     pub conversation_id: Option<Cow<'a, str>>,
+    /// Its title, when known.
+    #[serde(borrow, default)]
+    pub title: Option<Cow<'a, str>>,
+    /// When it started, when known.
+    #[serde(borrow, default)]
+    pub created_at: Option<Cow<'a, str>>,
     /// The run that retracted it.
     #[serde(borrow, default)]
     pub retracted_by: Option<Cow<'a, str>>,
@@ -274,6 +280,8 @@ impl<'a> Record<'a> {
                         RetractedMention {
                             provider: text(&listed["provider"]),
                             conversation_id: text(&listed["conversation_id"]),
+                            title: text(&listed["title"]),
+                            created_at: text(&listed["created_at"]),
                             retracted_by: text(&listed["retracted_by"]),
                         }
                     }),
@@ -353,8 +361,8 @@ impl<'a> Record<'a> {
         Some(RetractedConversation {
             provider: Provider::named(listed.provider.as_deref()?),
             conversation_id: text(&listed.conversation_id)?,
-            title: None,
-            created_at: None,
+            title: text(&listed.title),
+            created_at: listed.created_at.as_deref().and_then(parse_rfc3339),
             retracted_by: text(&listed.retracted_by)?,
             retracted_at: self.created().and_then(parse_rfc3339)?,
         })
