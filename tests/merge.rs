@@ -451,6 +451,45 @@ fn assert_merged_delta_equals_a_full_conversion(provider: &'static str) {
             );
         }
     }
+
+    // Read as input, the merged store's deleted conversations are retractions, not live ones,
+    // though their files are kept.
+    let records = work.path().join("merged.ump.ndjson");
+    let report_file = work.path().join("merged-report.json");
+    succeed(
+        memport()
+            .arg("convert")
+            .arg(&merged)
+            .args(["--to", "ump-ndjson", "-q", "--extract", "off", "--exported-at", &months.exported_at(2), "--report"])
+            .arg(&report_file)
+            .arg("-o")
+            .arg(&records),
+    );
+    assert_eq!(json(&report_file)["counts"]["retractions_carried"], deleted.len(), "{provider}: every deleted conversation is carried");
+    let pam_id = |conversation: &Value| {
+        format!(
+            "{}-{}",
+            conversation["provider"].as_str().unwrap_or_default(),
+            conversation["conversation_id"].as_str().unwrap_or_default()
+        )
+    };
+    let lines: Vec<Value> = std::fs::read_to_string(&records)
+        .expect("readable")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a record a line"))
+        .collect();
+    let tombstoned: BTreeSet<String> = lines
+        .iter()
+        .map(|line| &line["body"]["structured"]["retracted_conversation"])
+        .filter(|listed| listed.is_object())
+        .map(pam_id)
+        .collect();
+    assert_eq!(tombstoned, deleted.iter().cloned().collect::<BTreeSet<String>>(), "{provider}: a tombstone for each deleted conversation");
+    for line in lines.iter().filter(|line| line["body"]["structured"]["message_id"].is_string()) {
+        let structured = &line["body"]["structured"];
+        let conversation = serde_json::json!({"provider": structured["source_kind"], "conversation_id": structured["conversation_id"]});
+        assert!(!deleted.contains(&pam_id(&conversation)), "{provider}: no turn of a deleted conversation is written: {line}");
+    }
 }
 
 #[test]

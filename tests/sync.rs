@@ -1293,6 +1293,19 @@ fn a_delta_read_as_input_never_brings_back_what_it_retracted() {
     assert!(mif["created_at"].is_string(), "the UMP tombstone keeps the conversation's start: {mif}");
     assert_outputs_validate_in(&every);
 
+    // Both months in one run: a conversation an input holds is written, not also retracted
+    // (a PAM store listing it twice would not validate), and the run says why.
+    let both = work.path().join("both");
+    let report_file = work.path().join("both.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memport"));
+    command.arg("convert").arg(run_one.join("memory.ump.json")).arg(run_two.join("memory.ump.json"));
+    command.args(["--to", "pam,aimem", "-q", "--exported-at", "2026-12-01T00:00:00Z", "--report"]).arg(&report_file).arg("-o").arg(&both);
+    succeed(&mut command);
+    let report = json(&report_file);
+    assert_eq!(report["warnings"]["retraction_of_a_conversation_read"], 1, "{report}");
+    assert!(report["counts"].get("retractions_carried").is_none(), "{report}");
+    assert_outputs_validate_in(&both);
+
     // A memory forgotten in UMP (tombstoned, as `ump.forget` leaves it) whose message is still there.
     let mut records: Vec<Value> = json(&run_one.join("memory.ump.json")).as_array().cloned().unwrap();
     let lyon = records

@@ -32,9 +32,14 @@ impl RetractedConversation {
     /// Adds each of `more` to `into` unless `into` already retracts its conversation (provider
     /// and id): the first retraction of a conversation is kept, in the order they came.
     pub fn merge(into: &mut Vec<RetractedConversation>, more: impl IntoIterator<Item = RetractedConversation>) {
+        let mut more = more.into_iter().peekable();
+        if more.peek().is_none() {
+            return;
+        }
+        let mut known: std::collections::HashSet<(Provider, String)> =
+            into.iter().map(|kept| (kept.provider, kept.conversation_id.clone())).collect();
         for retraction in more {
-            let known = into.iter().any(|kept| kept.provider == retraction.provider && kept.conversation_id == retraction.conversation_id);
-            if !known {
+            if known.insert((retraction.provider, retraction.conversation_id.clone())) {
                 into.push(retraction);
             }
         }

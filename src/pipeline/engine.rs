@@ -171,7 +171,7 @@ pub fn execute(
         };
         let mut report = StageReport::default();
         if reader_result.is_ok() && collected.error.is_none() && !collected.sink_closed {
-            let carried = std::mem::take(&mut collected.carried_retractions);
+            let carried = collected.retractions_to_carry();
             collected.counts.retractions_carried = carried.len() as u64;
             match tokio::task::block_in_place(|| end_of_run(&mut stages, &sink_senders, &pool, &mut report.previewed, carried)) {
                 Ok(closed) => collected.sink_closed |= closed,
@@ -366,6 +366,9 @@ struct Collected {
     /// Retractions the inputs carry: their plans' lists, then those of decoded elements, in
     /// input order.
     carried_retractions: Vec<RetractedConversation>,
+    /// The conversations read (a hash of provider and id each: 8 bytes a conversation), so an
+    /// input's retraction of one that this run writes is not carried.
+    read_conversations: std::collections::HashSet<u64>,
 }
 
 impl Default for Collected {
@@ -378,11 +381,40 @@ impl Default for Collected {
             error: None,
             sink_closed: false,
             carried_retractions: Vec::new(),
+            read_conversations: std::collections::HashSet::new(),
         }
     }
 }
 
+/// What [`Collected::read_conversations`] keeps of a conversation.
+fn conversation_key(provider: Provider, id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (provider.as_str(), id).hash(&mut hasher);
+    hasher.finish()
+}
+
 impl Collected {
+    /// The inputs' retractions to hand to the sinks: each conversation's first, and none of a
+    /// conversation this run read (an input holds it, so the outputs do: a retraction beside it
+    /// would contradict them), which is counted and explained.
+    fn retractions_to_carry(&mut self) -> Vec<RetractedConversation> {
+        let mut carried = Vec::new();
+        RetractedConversation::merge(&mut carried, std::mem::take(&mut self.carried_retractions));
+        let before = carried.len();
+        carried.retain(|retraction| !self.read_conversations.contains(&conversation_key(retraction.provider, &retraction.conversation_id)));
+        let contradicted = before - carried.len();
+        if contradicted > 0 {
+            for _ in 0..contradicted {
+                self.warnings.add("retraction_of_a_conversation_read");
+            }
+            self.notes.push(format!(
+                "{contradicted} conversations an input lists as retracted are held by an input of the same run, so they are written and not retracted; convert a sync's delta on its own, or apply PAM deltas with `memport merge`"
+            ));
+        }
+        carried
+    }
+
     /// Runs the stages on one batch's decoded elements in order (or records their rejects),
     /// counts them, and returns the conversations for the sinks.
     fn take(&mut self, outcomes: Vec<Outcome>, stages: &mut [Box<dyn Stage + '_>], rejects: &mut RejectsWriter) -> Vec<Conversation> {
@@ -399,13 +431,17 @@ impl Collected {
         match outcome {
             Outcome::Decoded(decoded, found) => {
                 let Decoded { mut conversation, rejected_messages, warnings: element_warnings, retractions } = *decoded;
-                RetractedConversation::merge(&mut self.carried_retractions, retractions);
+                // Each conversation's first retraction is kept at the end of the run.
+                self.carried_retractions.extend(retractions);
                 let mut found = found.into_iter().peekable();
                 for (index, stage) in stages.iter_mut().enumerate() {
                     let its_own = found.next_if(|(stage_index, _)| *stage_index == index).and_then(|(_, found)| found);
                     keep_first_error(&mut self.error, stage.process(&mut conversation, its_own));
                 }
                 self.counts.add_conversation(&conversation);
+                if !conversation.memories_only {
+                    self.read_conversations.insert(conversation_key(conversation.provider, &conversation.id));
+                }
                 self.counts.messages_read += rejected_messages.len() as u64;
                 self.counts.messages_rejected += rejected_messages.len() as u64;
                 for reject in &rejected_messages {

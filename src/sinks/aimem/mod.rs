@@ -1040,4 +1040,29 @@ mod tests {
         let dog_id = dog["id"].clone();
         assert!(bundle["edges"].as_array().unwrap().iter().all(|edge| edge["source_id"] != dog_id));
     }
+
+    /// Guards the `retracted` tag: it says a memory was withdrawn in its input, and nothing
+    /// else; another format's label of that name is not written as it.
+    #[test]
+    fn only_a_memory_withdrawn_in_its_input_is_tagged_retracted() {
+        let memory = |retracted: bool| {
+            let mut memory = crate::model::MemoryRecord::new(
+                Provider::ChatGpt,
+                crate::model::MemoryKind::Fact,
+                "Likes tea".into(),
+                FIRST_SEEN,
+                vec!["retracted".into()],
+            );
+            memory.retracted_in_input = retracted;
+            memory
+        };
+        for retracted in [false, true] {
+            let conversation = Conversation::memories_only(Provider::ChatGpt, "m".into(), origin(), vec![memory(retracted)]);
+            let (bytes, validation) = written(Framing::Bundle, &[vec![conversation]]);
+            assert!(validation.is_valid(), "{:?}", validation.problems);
+            let bundle: Value = serde_json::from_slice(&bytes).unwrap();
+            let tags = bundle["chunks"][0]["tags"].as_array().unwrap().clone();
+            assert_eq!(tags.iter().filter(|tag| *tag == "retracted").count(), usize::from(retracted), "{tags:?}");
+        }
+    }
 }

@@ -301,7 +301,9 @@ pub(super) fn map_provider_memory(memory: &MemoryRecord, provider: &str, produce
         out.chunks.extend_from_slice(provider.as_bytes());
         out.chunks.extend_from_slice(b"\",");
         write_string(&mut out.chunks, &tag_for("kind-", memory.kind.as_str()));
-        for label in &memory.labels {
+        // The tag `retracted` says the flag below: a label of that name (another format's tag)
+        // would make a reader take the memory for withdrawn.
+        for label in memory.labels.iter().filter(|label| tag_for("", label) != "retracted") {
             out.chunks.push(b',');
             write_string(&mut out.chunks, &tag_for("", label));
         }

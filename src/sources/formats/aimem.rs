@@ -366,9 +366,12 @@ fn memory_provider(chunk: &Value, producer: &str) -> Provider {
     source_of(&tags(chunk)).unwrap_or_else(|| Provider::named(producer))
 }
 
+/// The tag memport gives a memory withdrawn (AIMEM has no deletion).
+const RETRACTED_TAG: &str = "retracted";
+
 /// Whether `tag` is one memport adds itself (so not a label).
 fn is_structural_tag(tag: &str) -> bool {
-    tag == "provider-memory" || tag.starts_with("src-") || tag.starts_with("kind-") || is_part_tag(tag)
+    tag == "provider-memory" || tag == RETRACTED_TAG || tag.starts_with("src-") || tag.starts_with("kind-") || is_part_tag(tag)
 }
 
 fn is_part_tag(tag: &str) -> bool {
@@ -406,7 +409,7 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
         _ => {
             let memory_type = first["memory_type"].as_str().unwrap_or("fact");
             let (kind, mut labels) = MemoryKind::from_foreign_type(memory_type, "aimem-type");
-            labels.extend(tags.iter().filter(|tag| !is_part_tag(tag)).map(|tag| (*tag).to_owned()));
+            labels.extend(tags.iter().filter(|tag| !is_part_tag(tag) && **tag != RETRACTED_TAG).map(|tag| (*tag).to_owned()));
             let mut memory = MemoryRecord::new(memory_provider(first, producer), kind, text, created_at, labels);
             // memport's extracted memories keep their id (`mem-…`), so reading them again with
             // extraction on does not extract them a second time.
@@ -420,9 +423,9 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
         }
     };
     // AIMEM has no deletion: memport tags a memory whose conversations a sync retracted. The
-    // tag is the flag, which a writer turns back into its format's mark.
-    memory.retracted_in_input = tags.contains(&"retracted");
-    memory.labels.retain(|label| label != "retracted");
+    // tag is the flag (not a label, so the id does not depend on it), which a writer turns back
+    // into its format's mark.
+    memory.retracted_in_input = tags.contains(&RETRACTED_TAG);
     Ok(memory)
 }
 

@@ -8,8 +8,10 @@
 //! writes again. As an L0 consumer that exports, memport honours consent: a record with
 //! `consent.exportable: false` is counted and not written, and each `consent.redact` path is
 //! deleted before the record is read. A record with `lifecycle.status: tombstoned` was
-//! forgotten: it is counted as retracted and not written. memport's own tombstone of a
-//! conversation a sync retracted is a retraction, which goes to every output in its own terms. A signed record whose `integrity` block does not verify
+//! forgotten: a turn is counted as retracted and left out, a memory counted and written again
+//! marked so. memport's own tombstone of a conversation a sync retracted is a retraction, which
+//! goes to every output in its own terms (one it cannot read is counted as
+//! `retraction_unreadable`). A signed record whose `integrity` block does not verify
 //! is rejected.
 
 use std::io::{BufRead, BufReader, Read};
@@ -310,8 +312,11 @@ fn decode_records(
     let conversation_id = (!element.conversation.memories_only).then(|| element.conversation.id.clone());
     for record in &others {
         // memport's tombstone of a conversation a sync retracted: a retraction, not a memory.
-        if let Some(retraction) = record.retraction() {
-            RetractedConversation::merge(&mut element.retractions, [retraction]);
+        if record.names_a_retraction() {
+            match record.retraction() {
+                Some(retraction) => RetractedConversation::merge(&mut element.retractions, [retraction]),
+                None => element.warnings.add("retraction_unreadable"),
+            }
             continue;
         }
         match memory_of(record) {
@@ -322,7 +327,8 @@ fn decode_records(
             }
         }
     }
-    if element.conversation.memories_only && element.conversation.memories.is_empty() && element.retractions.is_empty() {
+    let names_retractions = others.iter().any(Record::names_a_retraction);
+    if element.conversation.memories_only && element.conversation.memories.is_empty() && !names_retractions {
         // A lone record that could not be read: the element is rejected with its reason.
         let reason = element.rejected_messages.pop().map(|reject| reject.reason);
         return Err(RecordReject::new(&element.conversation.origin, None, reason.unwrap_or_else(|| "an empty group".into())));

@@ -353,13 +353,19 @@ impl<'a> Record<'a> {
         self.lifecycle.as_ref().and_then(|lifecycle| lifecycle.status.as_deref()) == Some("tombstoned")
     }
 
+    /// Whether the record is memport's tombstone of a conversation a sync retracted (tombstoned,
+    /// with `body.structured.retracted_conversation`), readable or not.
+    pub fn names_a_retraction(&self) -> bool {
+        self.tombstoned() && self.structured().retracted_conversation.is_some()
+    }
+
     /// The retraction memport's tombstone of a conversation stands for (a tombstoned record
     /// naming provider, conversation and retracting run), retracted at its `time.created`.
     pub fn retraction(&self) -> Option<RetractedConversation> {
         let listed = self.structured().retracted_conversation.as_ref().filter(|_| self.tombstoned())?;
         let text = |value: &Option<Cow<'a, str>>| value.as_deref().filter(|text| !text.is_empty()).map(str::to_owned);
         Some(RetractedConversation {
-            provider: Provider::named(listed.provider.as_deref()?),
+            provider: Provider::named(&text(&listed.provider)?),
             conversation_id: text(&listed.conversation_id)?,
             title: text(&listed.title),
             created_at: listed.created_at.as_deref().and_then(parse_rfc3339),
@@ -508,6 +514,7 @@ mod tests {
                 (&structured.source_kind, &structured.conversation_id, &structured.conversation_title, &structured.assumed_time_zone),
                 (&structured.message_id, &structured.role, &structured.model, structured.is_thought, structured.on_active_branch),
                 (structured.turn_index, &structured.memory_kind, &structured.provider_memory_id),
+                (record.tombstoned(), record.names_a_retraction(), record.retraction()),
             )
         )
     }
@@ -534,6 +541,33 @@ mod tests {
         assert_eq!(read.depends_on(), Some("urn:ump:p"));
         assert!(!read.exportable());
         assert_eq!(read.structured().turn_index, Some(3));
+    }
+
+    #[test]
+    fn a_tombstone_of_a_retracted_conversation_reads_the_same_both_ways() {
+        let record = r#"{"id":"urn:ump:t","kind":"episodic","body":{"text":"Conversation \"Plans\" was deleted.",
+            "structured":{"retracted_conversation":{"provider":"chatgpt","conversation_id":"c0","title":"Plans",
+            "created_at":"2024-01-01T00:00:00Z","retracted_by":"run-2"}}},"scope":{"agent":"chatgpt","session":"c0"},
+            "time":{"created":"2024-02-01T00:00:00Z"},"lifecycle":{"status":"tombstoned"}}"#;
+        let bytes = group_of(record);
+        let group = Group::parse(&bytes).unwrap();
+        let value: Value = serde_json::from_str(record).unwrap();
+        assert_eq!(taken(&group.records[0]), taken(&Record::from_value(&value)));
+        let retraction = group.records[0].retraction().unwrap();
+        assert_eq!(
+            (retraction.provider, retraction.conversation_id.as_str(), retraction.title.as_deref(), retraction.retracted_by.as_str()),
+            (Provider::ChatGpt, "c0", Some("Plans"), "run-2")
+        );
+        assert_eq!(retraction.created_at, parse_rfc3339("2024-01-01T00:00:00Z"));
+        assert_eq!(Some(retraction.retracted_at), parse_rfc3339("2024-02-01T00:00:00Z"));
+        // Not tombstoned: no retraction; without a provider: named, but not readable.
+        let active = record.replace("tombstoned", "active");
+        let bytes = group_of(&active);
+        assert_eq!(Group::parse(&bytes).unwrap().records[0].retraction(), None);
+        let nameless = record.replace(r#""provider":"chatgpt","#, r#""provider":"","#);
+        let bytes = group_of(&nameless);
+        let read = &Group::parse(&bytes).unwrap().records[0];
+        assert_eq!((read.names_a_retraction(), read.retraction()), (true, None));
     }
 
     /// Guards the fast reading against reading a record otherwise than the general one: each of

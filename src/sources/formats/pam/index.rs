@@ -16,7 +16,8 @@ pub(super) enum IndexEntry {
     File { id: String, reference: String },
     /// In a database or behind a URI.
     Elsewhere,
-    /// Retracted by a sync (tagged `retracted`, without `storage`): its file is gone.
+    /// Retracted by a sync (tagged `retracted`): a delta's entry has no file; a store `memport
+    /// merge` made keeps the file, which is not read (its conversation was deleted).
     Retracted,
     /// Not an index entry memport can read.
     Unreadable,
@@ -25,11 +26,10 @@ pub(super) enum IndexEntry {
 pub(super) fn index_entry(bytes: &[u8]) -> IndexEntry {
     let Ok(entry) = serde_json::from_slice::<Value>(bytes) else { return IndexEntry::Unreadable };
     let storage = &entry["storage"];
+    let retracted = entry["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag.as_str() == Some("retracted")));
     match (entry["id"].as_str(), storage["type"].as_str(), storage["ref"].as_str()) {
+        (Some(_), _, _) if retracted => IndexEntry::Retracted,
         (Some(id), Some("file"), Some(reference)) => IndexEntry::File { id: id.to_owned(), reference: reference.to_owned() },
-        (Some(_), None, _) if entry["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag.as_str() == Some("retracted"))) => {
-            IndexEntry::Retracted
-        }
         (Some(_), _, _) => IndexEntry::Elsewhere,
         _ => IndexEntry::Unreadable,
     }

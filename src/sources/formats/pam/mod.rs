@@ -9,8 +9,10 @@
 //! the same records again. Platforms memport has no source for keep their name
 //! ([`Provider::named`]); memory types memport has no kind for keep their type as a
 //! `pam-type:<type>` label, which a PAM output writes again, and their tags as labels. A memory
-//! with `access.exportable: false` is counted and not written, and one with `status: retracted`
-//! too; the index entries a sync's delta tagged `retracted` go to every output as retractions.
+//! with `access.exportable: false` is counted and not written; one with `status: retracted` is
+//! counted and written again marked so. The index entries tagged `retracted` (a sync's delta,
+//! or a store `memport merge` made, whose file is kept but not read) go to every output as
+//! retractions.
 
 //!
 //! The parts: this module plans a store (or a lone conversation file); [`index`] walks
@@ -112,10 +114,12 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
     let mut elsewhere = 0u64;
     let mut retracted = Vec::new();
     let mut retractions_unreadable = 0u64;
-    // PAM names no retracting run: the delta's own export id stands for it.
+    // PAM names no retracting run: the delta's own export id stands for it (`unknown` for a
+    // store written without one, by a plain conversion).
     let export_id = {
         let mut framer = ArrayFramer::member_value(open()?, "export_id");
-        framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok()).unwrap_or_default()
+        let id = framer.next_element().ok().flatten().and_then(|element| serde_json::from_slice::<String>(&element.bytes).ok());
+        id.filter(|id| !id.is_empty()).unwrap_or_else(|| "unknown".to_owned())
     };
     let mut framer = ArrayFramer::member_array(open()?, "conversations_index");
     while let Some(element) = framer.next_element().map_err(frame_error)? {
