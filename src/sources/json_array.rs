@@ -589,7 +589,14 @@ impl<R: Read> ArrayFramer<R> {
                 }
                 if !self.fill()? {
                     if is_scalar && bytes.len() > element_start {
-                        // A scalar ends at end of input; the missing `]` is reported next.
+                        // A scalar ends at end of input; the missing `]` is reported next. One
+                        // that is no JSON value (`\xff"`) is not handed on as one: spliced
+                        // into the arrays memport builds from elements, it would break them.
+                        if !self.discarding && oversized.is_none() && !is_json_scalar(&bytes[element_start..]) {
+                            let found = describe(bytes[element_start]);
+                            bytes.truncate(element_start);
+                            return Err(FrameError::NotAValue { index, element_offset: offset, found });
+                        }
                         return Ok((offset, index));
                     }
                     return Err(FrameError::TruncatedInElement { end: self.bytes_consumed(), index, element_offset: offset });
@@ -1106,6 +1113,20 @@ mod tests {
         for not_scalar in [&b"01"[..], b"1.", b"-", b"1e", b"nul", b"x"] {
             assert!(!is_json_scalar(not_scalar), "{not_scalar:?}");
         }
+    }
+
+    /// Found by the `aime` fuzz target (`{"messages":[\xff"`): a scalar cut by the end of the
+    /// input was handed on without being checked, and broke the group array memport splices
+    /// from its records.
+    #[test]
+    fn a_scalar_cut_by_the_end_of_the_input_is_checked_like_any_other() {
+        let mut framer = ArrayFramer::new(&b"[\xff\""[..]);
+        let error = framer.next_element().unwrap_err();
+        assert!(error.is_element_only() && error.to_string().contains("is not a JSON value"), "{error}");
+        assert!(framer.next_element().is_err(), "the missing `]` is reported next");
+        let mut framer = ArrayFramer::new(&b"[1, -2.5"[..]);
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"1");
+        assert_eq!(framer.next_element().unwrap().unwrap().bytes, b"-2.5", "a JSON scalar at the end is still an element");
     }
 
     /// Found by fuzzing: a too-deep member before the wanted array stopped framing, and every
