@@ -21,6 +21,48 @@ pub struct RetractedConversation {
     pub retracted_at: Micros,
 }
 
+/// The member names of a retracted conversation written as a JSON object of its own, in one
+/// format's style: the writers of the formats that list a sync's retractions in an extension
+/// member and the readers of those lists share them, so what one writes the other reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetractionMemberNames {
+    /// The provider.
+    pub provider: &'static str,
+    /// The conversation's id.
+    pub conversation_id: &'static str,
+    /// Its title, when known.
+    pub title: &'static str,
+    /// When it was created, when known.
+    pub created_at: &'static str,
+    /// The run that retracted it.
+    pub retracted_by: &'static str,
+    /// That run's export time.
+    pub retracted_at: &'static str,
+}
+
+impl RetractionMemberNames {
+    /// AIMEM's `x-memport-retracted` and MIF's `vendor_extensions.memport.retracted_conversations`.
+    pub const SNAKE_CASE: RetractionMemberNames = RetractionMemberNames {
+        provider: "provider",
+        conversation_id: "conversation_id",
+        title: "title",
+        created_at: "created_at",
+        retracted_by: "retracted_by",
+        retracted_at: "retracted_at",
+    };
+
+    /// AIME's `extensions.memport.retractedConversations`, named like its messages' metadata
+    /// (the platform and session).
+    pub const AIME: RetractionMemberNames = RetractionMemberNames {
+        provider: "platform",
+        conversation_id: "session",
+        title: "conversationTitle",
+        created_at: "created",
+        retracted_by: "retractedBy",
+        retracted_at: "retractedAt",
+    };
+}
+
 impl RetractedConversation {
     /// `retracted` in the order sinks write retractions: by provider, then conversation id.
     pub fn sorted(retracted: &[RetractedConversation]) -> Vec<RetractedConversation> {

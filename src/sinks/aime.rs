@@ -123,17 +123,6 @@ fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
     }
 }
 
-/// How AIME's memport extension names a retraction's members (the platform and session its
-/// messages' metadata name them by).
-const RETRACTION_NAMES: crate::sinks::retraction_json::MemberNames = crate::sinks::retraction_json::MemberNames {
-    provider: "platform",
-    conversation_id: "session",
-    title: "conversationTitle",
-    created_at: "created",
-    retracted_by: "retractedBy",
-    retracted_at: "retractedAt",
-};
-
 /// The `,"retractedConversations":[…]` member of `extensions.memport`, or nothing when
 /// `retracted` is empty.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
@@ -143,7 +132,7 @@ fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
     let mut member = b",\n\"retractedConversations\":[".to_vec();
     for (index, conversation) in retracted.iter().enumerate() {
         member.extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
-        crate::sinks::retraction_json::write_object(&mut member, conversation, &RETRACTION_NAMES);
+        crate::sinks::retraction_json::write_object(&mut member, conversation, &crate::model::RetractionMemberNames::AIME);
     }
     member.extend_from_slice(b"\n]");
     member

@@ -332,16 +332,6 @@ fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
     out.push(b'}');
 }
 
-/// How MIF's memport extension names a retraction's members.
-const RETRACTION_NAMES: crate::sinks::retraction_json::MemberNames = crate::sinks::retraction_json::MemberNames {
-    provider: "provider",
-    conversation_id: "conversation_id",
-    title: "title",
-    created_at: "created_at",
-    retracted_by: "retracted_by",
-    retracted_at: "retracted_at",
-};
-
 /// The `,"retracted_conversations":[…]` member of the memport extension, compact, or nothing
 /// when `retracted` is empty.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
@@ -353,7 +343,7 @@ fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
         if index > 0 {
             member.push(b',');
         }
-        crate::sinks::retraction_json::write_object(&mut member, conversation, &RETRACTION_NAMES);
+        crate::sinks::retraction_json::write_object(&mut member, conversation, &crate::model::RetractionMemberNames::SNAKE_CASE);
     }
     member.push(b']');
     member

@@ -3,27 +3,11 @@
 //! members, named in each format's style.
 
 use crate::jcs::write_string;
-use crate::model::RetractedConversation;
+use crate::model::{RetractedConversation, RetractionMemberNames};
 use crate::timefmt::format_rfc3339;
 
-/// The member names a format uses, in the order they are written.
-pub struct MemberNames {
-    /// The provider.
-    pub provider: &'static str,
-    /// The conversation's id.
-    pub conversation_id: &'static str,
-    /// Its title, when known.
-    pub title: &'static str,
-    /// When it was created, when known.
-    pub created_at: &'static str,
-    /// The run that retracted it.
-    pub retracted_by: &'static str,
-    /// That run's export time.
-    pub retracted_at: &'static str,
-}
-
-/// Appends `conversation` as one compact object with `names`.
-pub fn write_object(out: &mut Vec<u8>, conversation: &RetractedConversation, names: &MemberNames) {
+/// Appends `conversation` as one compact object with `names`, in their order.
+pub fn write_object(out: &mut Vec<u8>, conversation: &RetractedConversation, names: &RetractionMemberNames) {
     let member = |out: &mut Vec<u8>, name: &str, value: &str, first: bool| {
         out.extend_from_slice(if first { b"{" } else { b"," });
         write_string(out, name);

@@ -51,7 +51,7 @@ use crate::error::RunError;
 use crate::jcs::write_string;
 use crate::model::Conversation;
 use crate::model::Micros;
-use crate::model::RetractedConversation;
+use crate::model::{RetractedConversation, RetractionMemberNames};
 use crate::sinks::direct_reader::DirectReader;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
@@ -303,23 +303,28 @@ fn retracted_member(producer: &str, retracted: &[RetractedConversation]) -> Vec<
     let entries: Vec<serde_json::Value> = retracted
         .iter()
         .map(|conversation| {
+            // The members the readers look for are named as MIF names them; the chunk prefix
+            // and tag are AIMEM's own, for a consumer that drops the chunks.
+            let names = RetractionMemberNames::SNAKE_CASE;
             let provider = conversation.provider.as_str();
-            let mut entry = serde_json::json!({
-                "provider": provider,
-                "conversation_id": conversation.conversation_id,
-                "chunk_id_prefix": records::conversation_urn_prefix(producer, provider, &conversation.conversation_id),
-                "conversation_tag": records::tag_for("conv-", &conversation.conversation_id),
-                "retracted_by": conversation.retracted_by,
-                "retracted_at": format_rfc3339(conversation.retracted_at),
-            });
+            let mut entry = serde_json::Map::new();
+            entry.insert(names.provider.into(), provider.into());
+            entry.insert(names.conversation_id.into(), conversation.conversation_id.as_str().into());
+            entry.insert(
+                "chunk_id_prefix".into(),
+                records::conversation_urn_prefix(producer, provider, &conversation.conversation_id).into(),
+            );
+            entry.insert("conversation_tag".into(), records::tag_for("conv-", &conversation.conversation_id).into());
+            entry.insert(names.retracted_by.into(), conversation.retracted_by.as_str().into());
+            entry.insert(names.retracted_at.into(), format_rfc3339(conversation.retracted_at).into());
             // What the other formats' retractions name too, so a delta read back loses none of it.
             if let Some(title) = &conversation.title {
-                entry["title"] = title.as_str().into();
+                entry.insert(names.title.into(), title.as_str().into());
             }
             if let Some(created_at) = conversation.created_at {
-                entry["created_at"] = format_rfc3339(created_at).into();
+                entry.insert(names.created_at.into(), format_rfc3339(created_at).into());
             }
-            entry
+            serde_json::Value::Object(entry)
         })
         .collect();
     let mut member = b",\"x-memport-retracted\":".to_vec();

@@ -54,7 +54,10 @@ pub fn note_retractions(path: &Path, plan: &mut InputPlan) -> Result<(), RunErro
     let mut unreadable = 0;
     // A list that breaks off is read up to the break: the records' own reading reports the file.
     while let Ok(Some(element)) = framer.next_element() {
-        match serde_json::from_slice::<Value>(&element.bytes).ok().and_then(|entry| retractions::from_object(&entry, &retractions::AIME)) {
+        match serde_json::from_slice::<Value>(&element.bytes)
+            .ok()
+            .and_then(|entry| retractions::from_object(&entry, &crate::model::RetractionMemberNames::AIME))
+        {
             Some(retraction) => retracted.push(retraction),
             None => unreadable += 1,
         }

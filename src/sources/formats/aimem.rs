@@ -97,7 +97,7 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
     let producer = envelope.get("producer").and_then(Value::as_str).unwrap_or_default().to_owned();
     let embedding_model = envelope.get("embedding_model").and_then(Value::as_str).map(str::to_owned);
     let listed = envelope.get(RETRACTED_MEMBER).cloned().unwrap_or_default();
-    let (retracted, retractions_unreadable) = retractions::from_list(&listed, &retractions::SNAKE_CASE);
+    let (retracted, retractions_unreadable) = retractions::from_list(&listed, &crate::model::RetractionMemberNames::SNAKE_CASE);
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
     if let Some(model) = embedding_model {

@@ -58,7 +58,8 @@ pub fn note_document_members(path: &Path, plan: &mut InputPlan) -> Result<(), Ru
             // memport's own extension describes the document it is in, and is written anew;
             // the retractions it lists go to every output.
             if system == "memport" {
-                let (retracted, unreadable) = retractions::from_list(&value["retracted_conversations"], &retractions::SNAKE_CASE);
+                let (retracted, unreadable) =
+                    retractions::from_list(&value["retracted_conversations"], &crate::model::RetractionMemberNames::SNAKE_CASE);
                 note_retractions(plan, &display, retracted, unreadable);
             } else {
                 plan.carried.mif_vendor_extensions.push((system, value));

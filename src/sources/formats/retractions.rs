@@ -5,48 +5,12 @@
 
 use serde_json::Value;
 
-use crate::model::{Provider, RetractedConversation};
+use crate::model::{Provider, RetractedConversation, RetractionMemberNames};
 use crate::timefmt::parse_rfc3339;
-
-/// The member names of a retraction object in one format.
-pub struct Names {
-    /// The provider.
-    pub provider: &'static str,
-    /// The conversation's id.
-    pub conversation_id: &'static str,
-    /// Its title.
-    pub title: &'static str,
-    /// When it was created.
-    pub created_at: &'static str,
-    /// The run that retracted it.
-    pub retracted_by: &'static str,
-    /// When.
-    pub retracted_at: &'static str,
-}
-
-/// AIMEM's `x-memport-retracted` and MIF's `vendor_extensions.memport.retracted_conversations`.
-pub const SNAKE_CASE: Names = Names {
-    provider: "provider",
-    conversation_id: "conversation_id",
-    title: "title",
-    created_at: "created_at",
-    retracted_by: "retracted_by",
-    retracted_at: "retracted_at",
-};
-
-/// AIME's `extensions.memport.retractedConversations` (named like its messages' metadata).
-pub const AIME: Names = Names {
-    provider: "platform",
-    conversation_id: "session",
-    title: "conversationTitle",
-    created_at: "created",
-    retracted_by: "retractedBy",
-    retracted_at: "retractedAt",
-};
 
 /// The retraction `object` describes, or `None` when it lacks a provider, conversation id,
 /// retracting run or readable retraction time.
-pub fn from_object(object: &Value, names: &Names) -> Option<RetractedConversation> {
+pub fn from_object(object: &Value, names: &RetractionMemberNames) -> Option<RetractedConversation> {
     let text = |name: &str| object[name].as_str().filter(|text| !text.is_empty());
     Some(RetractedConversation {
         provider: Provider::named(text(names.provider)?),
@@ -60,7 +24,7 @@ pub fn from_object(object: &Value, names: &Names) -> Option<RetractedConversatio
 
 /// Each retraction of a list (a JSON array of objects named by `names`); returns them and how
 /// many entries could not be read.
-pub fn from_list(list: &Value, names: &Names) -> (Vec<RetractedConversation>, u64) {
+pub fn from_list(list: &Value, names: &RetractionMemberNames) -> (Vec<RetractedConversation>, u64) {
     let entries = list.as_array().map(Vec::as_slice).unwrap_or_default();
     let read: Vec<RetractedConversation> = entries.iter().filter_map(|entry| from_object(entry, names)).collect();
     let unreadable = (entries.len() - read.len()) as u64;
@@ -97,8 +61,8 @@ mod tests {
             "retracted_by": "run-2", "retracted_at": "2026-02-01T00:00:00Z"});
         let aime = json!({"platform": "chatgpt", "session": "c1", "conversationTitle": "Plans", "created": "2026-01-01T00:00:00Z",
             "retractedBy": "run-2", "retractedAt": "2026-02-01T00:00:00Z"});
-        let read = from_object(&snake, &SNAKE_CASE).unwrap();
-        assert_eq!(from_object(&aime, &AIME).unwrap(), read);
+        let read = from_object(&snake, &RetractionMemberNames::SNAKE_CASE).unwrap();
+        assert_eq!(from_object(&aime, &RetractionMemberNames::AIME).unwrap(), read);
         assert_eq!((read.provider, read.conversation_id.as_str(), read.title.as_deref()), (Provider::ChatGpt, "c1", Some("Plans")));
         assert_eq!(read.retracted_at, parse_rfc3339("2026-02-01T00:00:00Z").unwrap());
     }
@@ -109,11 +73,11 @@ mod tests {
             &json!([{"provider": "chatgpt", "conversation_id": "c1", "retracted_at": "2026-02-01T00:00:00Z"},
                 {"provider": "chatgpt", "conversation_id": "c2", "retracted_by": "run", "retracted_at": "soon"},
                 {"provider": "chatgpt", "conversation_id": "c3", "retracted_by": "run", "retracted_at": "2026-02-01T00:00:00Z"}, 7]),
-            &SNAKE_CASE,
+            &RetractionMemberNames::SNAKE_CASE,
         );
         assert_eq!(read.iter().map(|retraction| retraction.conversation_id.as_str()).collect::<Vec<_>>(), ["c3"]);
         assert_eq!(unreadable, 3);
-        assert_eq!(from_list(&json!({"not": "a list"}), &SNAKE_CASE), (Vec::new(), 0));
+        assert_eq!(from_list(&json!({"not": "a list"}), &RetractionMemberNames::SNAKE_CASE), (Vec::new(), 0));
     }
 
     #[test]
