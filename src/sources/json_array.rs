@@ -592,10 +592,8 @@ impl<R: Read> ArrayFramer<R> {
                         // A scalar ends at end of input; the missing `]` is reported next. One
                         // that is no JSON value (`\xff"`) is not handed on as one: spliced
                         // into the arrays memport builds from elements, it would break them.
-                        if !self.discarding && oversized.is_none() && !is_json_scalar(&bytes[element_start..]) {
-                            let found = describe(bytes[element_start]);
-                            bytes.truncate(element_start);
-                            return Err(FrameError::NotAValue { index, element_offset: offset, found });
+                        if !self.discarding && oversized.is_none() {
+                            scalar_or_skipped(bytes, element_start, None, (offset, index))?;
                         }
                         return Ok((offset, index));
                     }
@@ -607,11 +605,8 @@ impl<R: Read> ArrayFramer<R> {
                 let byte = self.buffer[self.position];
                 if matches!(byte, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t') {
                     let framed = self.end_value(bytes, element_start, segment_start, oversized, (offset, index))?;
-                    if !self.discarding && !is_json_scalar(&bytes[element_start..]) {
-                        // Empty when a separator comes where a value should be (`[,1]`).
-                        let found = describe(bytes.get(element_start).copied().unwrap_or(byte));
-                        bytes.truncate(element_start);
-                        return Err(FrameError::NotAValue { index, element_offset: offset, found });
+                    if !self.discarding {
+                        scalar_or_skipped(bytes, element_start, Some(byte), (offset, index))?;
                     }
                     return Ok(framed);
                 }
@@ -797,6 +792,24 @@ fn read_some(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
 /// How many backslashes `bytes` ends with.
 pub(crate) fn trailing_backslashes(bytes: &[u8]) -> usize {
     bytes.iter().rev().take_while(|&&byte| byte == b'\\').count()
+}
+
+/// Checks the scalar element framed into `bytes[element_start..]`: one that is no JSON value
+/// (`\xff"`, `tru`) is taken out of `bytes` and reported, so it never reaches whoever splices
+/// elements into arrays of their own. `separator` is the byte that ended it, if any: what an
+/// empty element (`[,1]`) is reported as starting with.
+fn scalar_or_skipped(
+    bytes: &mut Vec<u8>,
+    element_start: usize,
+    separator: Option<u8>,
+    (element_offset, index): (u64, u64),
+) -> Result<(), FrameError> {
+    if is_json_scalar(&bytes[element_start..]) {
+        return Ok(());
+    }
+    let found = bytes.get(element_start).copied().or(separator).map_or_else(|| "nothing".to_owned(), describe);
+    bytes.truncate(element_start);
+    Err(FrameError::NotAValue { index, element_offset, found })
 }
 
 /// Whether `bytes` is a JSON number, `true`, `false` or `null`.
