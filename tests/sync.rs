@@ -1106,7 +1106,8 @@ fn assert_outputs_validate_in(run: &Path) {
     for entry in std::fs::read_dir(run).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name == SYNC_REPORT || name == RETRACTIONS_FILE || name == "rejects.ndjson" {
+        // Besides the reports, a folder output's manifest (`.memport-….output.json`).
+        if name == SYNC_REPORT || name == RETRACTIONS_FILE || name == "rejects.ndjson" || name.starts_with('.') {
             continue;
         }
         let output = Command::new(env!("CARGO_BIN_EXE_memport")).arg("validate").arg(&path).output().unwrap();
@@ -1158,11 +1159,11 @@ fn a_full_sync_after_an_erasure_writes_everything_but_what_was_erased() {
     }
 }
 
-/// Guards erasure against a sync's retractions: a memory erased in the store is not written
-/// again, marked retracted, when the conversation it was said in is deleted later (the sync's
-/// state still knows the memory; the erasure stage marks what the sync emits at the end).
+/// Guards erasure against a sync's retractions: a memory erased in the store, whose
+/// conversation is deleted later, is withdrawn without its words, not written again retracted
+/// with them (the sync's state knew the memory; the erasure stage empties what the sync emits).
 #[test]
-fn an_erased_memory_is_not_written_again_when_its_conversation_is_retracted() {
+fn an_erased_memory_is_withdrawn_without_its_words_when_its_conversation_is_retracted() {
     let folder = tempfile::tempdir().unwrap();
     let (state, out, export) = (folder.path().join("state.db"), folder.path().join("out"), folder.path().join("export"));
     std::fs::create_dir(&export).unwrap();
@@ -1195,6 +1196,56 @@ fn an_erased_memory_is_not_written_again_when_its_conversation_is_retracted() {
     for file in files_under(&new_run) {
         assert!(!holds(&std::fs::read(&file).unwrap(), "Decided to go with Postgres"), "{} holds it", file.display());
     }
+}
+
+/// Guards erasure reaching those who hold an earlier delta: a memory an earlier sync wrote and
+/// the store erased since is written again in the next delta, withdrawn in every format, with
+/// nothing of what it said; the sync's state forgets its words too, and later runs do not
+/// withdraw it again.
+#[test]
+fn an_erased_memory_is_withdrawn_without_its_words_in_the_next_delta() {
+    const STATEMENT: &str = "Decided to go with Postgres";
+    let folder = tempfile::tempdir().unwrap();
+    let (state, out) = (folder.path().join("state.db"), folder.path().join("out"));
+    let export = root().join("examples/chatgpt-small");
+    let formats = format!("store,{EVERY_FORMAT}");
+    let first = memport_sync_to(&formats, &export, &state, &out, "2026-01-01T00:00:00Z").output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let first_runs = run_folders(&out);
+    let records = ndjson(&first_runs.iter().next().unwrap().join("memory.ump.ndjson"));
+    let memory = records.iter().find(|record| record["body"]["text"] == STATEMENT).expect("the first run writes the memory");
+    let id = memory["id"].as_str().unwrap().to_owned();
+    assert!(holds(&std::fs::read(&state).unwrap(), STATEMENT), "the state holds the statement before the erasure");
+    let store = out.join(OutputFormat::Store.default_file_name());
+    let forget = forget_hard(&store, &[&id]);
+    assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
+
+    let second = memport_sync_to(&formats, &export, &state, &out, "2026-02-01T00:00:00Z").output().unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{said}");
+    let runs = run_folders(&out);
+    let new_run = runs.difference(&first_runs).next().cloned().unwrap();
+    let report = json(&new_run.join(SYNC_REPORT));
+    assert_eq!(report["full"], false, "the same export again is a delta: {report}");
+    assert_eq!(report["memories"]["erased"], 1, "{report}");
+    let written = ndjson(&new_run.join("memory.ump.ndjson"));
+    let withdrawn =
+        written.iter().find(|record| record["id"] == id.as_str()).unwrap_or_else(|| panic!("the delta withdraws {id}: {written:?}"));
+    assert_eq!(withdrawn["lifecycle"]["status"], "tombstoned", "{withdrawn}");
+    assert_eq!(withdrawn["body"]["text"], memport::model::ERASED_MEMORY_TEXT, "{withdrawn}");
+    let pam = json(&new_run.join("pam").join("memory-store.json"));
+    let statuses: Vec<&Value> = pam["memories"].as_array().unwrap().iter().map(|memory| &memory["status"]).collect();
+    assert!(statuses.iter().any(|status| *status == "retracted"), "PAM marks it retracted: {statuses:?}");
+    for file in files_under(&new_run).into_iter().chain([state.clone()]) {
+        assert!(!holds(&std::fs::read(&file).unwrap(), STATEMENT), "{} holds the erased statement", file.display());
+    }
+    assert_outputs_validate_in(&new_run);
+
+    let third = memport_sync_to(&formats, &export, &state, &out, "2026-03-01T00:00:00Z").output().unwrap();
+    assert!(third.status.success(), "{}", String::from_utf8_lossy(&third.stderr));
+    let last_run = run_folders(&out).difference(&runs).next().cloned().unwrap();
+    assert_eq!(json(&last_run.join(SYNC_REPORT))["memories"]["erased"], 0, "withdrawn once");
+    assert!(!ndjson(&last_run.join("memory.ump.ndjson")).iter().any(|record| record["id"] == id.as_str()), "and not written again");
 }
 
 /// Converts `input` with memport's defaults (extraction on) to UMP NDJSON in `folder` and

@@ -106,6 +106,13 @@ pub fn sync_summary(report: &SyncReport) -> String {
         "memport: conversations: {} new, {} changed, {} changed with nothing new, {} unchanged, {} retracted",
         conversations.new, conversations.changed, conversations.changed_nothing_new, conversations.unchanged, conversations.retracted
     );
+    if report.memories.erased > 0 {
+        let _ = writeln!(
+            text,
+            "memport: {} memories written by earlier runs were erased in the store since: withdrawn in this run's outputs, without their words",
+            report.memories.erased
+        );
+    }
     for reason in &report.no_retractions_because {
         let _ = writeln!(text, "memport: no retractions for {reason}");
     }

@@ -442,7 +442,30 @@ impl MemoryRecord {
     pub fn is_written(&self) -> bool {
         self.exportable && !self.is_duplicate && !self.erased
     }
+
+    /// Whether it is written as withdrawn: retracted in its input, or by a sync.
+    pub fn is_withdrawn(&self) -> bool {
+        self.retracted_in_input || self.extracted.as_ref().is_some_and(|extracted| extracted.retracted)
+    }
+
+    /// Takes out everything the memory said, keeping what names it (id, kind, type, slot,
+    /// times, supersession links) and its withdrawal: what a withdrawal of an erased memory
+    /// carries, so the erased words are written nowhere again. Only the labels that name a
+    /// format's type stay (a project or document label says what the memory was about).
+    pub fn empty_of_what_it_said(&mut self) {
+        ERASED_MEMORY_TEXT.clone_into(&mut self.text);
+        self.labels.retain(|label| label.split_once(':').is_some_and(|(prefix, _)| prefix.ends_with("-type") || prefix.ends_with("-kind")));
+        self.embedding = None;
+        if let Some(extracted) = self.extracted.as_deref_mut() {
+            extracted.value.clear();
+            extracted.evidence.clear();
+            extracted.entities.clear();
+        }
+    }
 }
+
+/// The text of a withdrawn memory that its owner erased ([`MemoryRecord::empty_of_what_it_said`]).
+pub const ERASED_MEMORY_TEXT: &str = "Erased at the owner's request.";
 
 impl Message {
     /// A kept user message with plain text, for tests of what is written from messages.

@@ -12,6 +12,7 @@ use crate::error::RunError;
 use crate::model::{Conversation, MemoryRecord, Origin, Provider, RetractedConversation};
 use crate::pipeline::extraction::memories_only_records;
 use crate::sources::{Decoder, InputPlan};
+use crate::stages::erasures::ErasedIds;
 use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink};
 use crate::stages::{BeforeDecode, Emit, EndBoard, Found, Stage, WorkerStep};
 
@@ -95,11 +96,12 @@ pub trait DeltaFilter: Send {
 
     /// Called once after everything was read and every extracted memory passed
     /// [`DeltaFilter::trim_memories`]: what the run writes besides (see [`Conclusion`]).
-    /// `links` are the earlier current values this run's memories now stand beside.
+    /// `links` are the earlier current values this run's memories now stand beside; `erased`
+    /// the records the run's memory store erased (empty when it erased none).
     ///
     /// # Errors
     /// When the sync's state cannot be read or written.
-    fn conclude(&mut self, links: &[EarlierLink]) -> Result<Conclusion, RunError>;
+    fn conclude(&mut self, links: &[EarlierLink], erased: &ErasedIds) -> Result<Conclusion, RunError>;
 }
 
 /// A sync's delta as a stage of the run: on the worker pool, every element is fingerprinted
@@ -177,7 +179,8 @@ impl Stage for DeltaStage<'_> {
     }
 
     fn end(&mut self, board: &mut EndBoard, emit: &mut dyn Emit) -> Result<(), RunError> {
-        let conclusion = self.filter.conclude(&board.earlier_links)?;
+        let none = ErasedIds::default();
+        let conclusion = self.filter.conclude(&board.earlier_links, board.erased.as_deref().unwrap_or(&none))?;
         let origin = Origin { file: "sync".into(), offset: 0, index: 0 };
         let batch = memories_only_records(conclusion.memories, &origin);
         if !batch.is_empty() && !emit.records(batch)? {

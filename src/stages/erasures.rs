@@ -10,7 +10,10 @@
 //! Extracted memories are made only at the end of the run: the stage hands the ids to
 //! extraction on the [`EndBoard`], which leaves an erased memory out and counts its
 //! candidates; what other stages emit at the end (a sync's earlier memories written again) is
-//! marked on its way to the sinks. The stage is in a run only when its store holds erasures.
+//! marked on its way to the sinks. A withdrawal of an erased memory (a sync retracting what an
+//! earlier run wrote, a delta read back) is written, emptied of what the memory said, so
+//! whoever holds the memory learns it is gone. The stage is in a run only when its store holds
+//! erasures.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -87,7 +90,14 @@ pub fn mark_erased(conversation: &mut Conversation, erased: &ErasedIds) {
     }
     for memory in &mut conversation.memories {
         if erased.has_memory(&memory.id) {
-            memory.erased = true;
+            // A withdrawal (a sync retracting what an earlier run wrote, a delta read back)
+            // still goes out, so whoever holds the memory learns it is gone, but with nothing
+            // of what it said.
+            if memory.is_withdrawn() {
+                memory.empty_of_what_it_said();
+            } else {
+                memory.erased = true;
+            }
         }
     }
 }
@@ -111,7 +121,8 @@ impl Stage for Erasures {
     }
 
     /// What other stages emit at the end (a sync writing an earlier memory again, marked
-    /// retracted, from its state) is marked too: an erased memory is written by no sink.
+    /// retracted, from its state) is marked too: an erased memory is written by no sink, but
+    /// as a withdrawal emptied of what it said.
     fn pass_emitted(&mut self, records: &mut [Conversation]) -> Result<(), RunError> {
         for record in records {
             mark_erased(record, &self.erased);
@@ -124,6 +135,22 @@ impl Stage for Erasures {
 mod tests {
     use super::*;
     use crate::model::{MemoryKind, MemoryRecord, Message, Origin, Provider};
+
+    #[test]
+    fn an_erased_memory_that_is_withdrawn_goes_out_withdrawn_with_nothing_it_said() {
+        let origin = Origin { file: "delta.ump.json".into(), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin);
+        let labels = vec!["project:garden".to_owned(), "ump-kind:semantic".to_owned()];
+        let mut withdrawn = MemoryRecord::new(Provider::ChatGpt, MemoryKind::Fact, "Lives in Leeds".into(), 1, labels);
+        withdrawn.retracted_in_input = true;
+        let id = withdrawn.id.clone();
+        conversation.memories = vec![withdrawn];
+        mark_erased(&mut conversation, &ErasedIds::new([record_id(&id)].into_iter().collect()));
+        let memory = &conversation.memories[0];
+        assert!(memory.is_written() && memory.is_withdrawn(), "still written, as a withdrawal");
+        assert_eq!((memory.id.as_str(), memory.text.as_str()), (id.as_str(), crate::model::ERASED_MEMORY_TEXT));
+        assert_eq!(memory.labels, ["ump-kind:semantic"], "only the label naming its type stays");
+    }
 
     #[test]
     fn an_erased_message_is_skipped_and_an_erased_memory_marked_and_nothing_else() {

@@ -1,13 +1,14 @@
 //! The sync's [`DeltaFilter`]: what the state says earlier runs emitted decides what this run
 //! writes, and what this run emits goes into the state (inside the run's transaction).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::RunError;
 use crate::model::extracted::{Extracted, MemoryType};
-use crate::model::{Conversation, Disposition, MemoryRecord, Micros, Provider, RetractedConversation, SkipReason};
+use crate::model::{Conversation, Disposition, ERASED_MEMORY_TEXT, MemoryRecord, Micros, Provider, RetractedConversation, SkipReason};
 use crate::pipeline::delta::{Conclusion, DeltaFilter, Fingerprint, UnchangedIndex};
 use crate::sources::InputPlan;
+use crate::stages::erasures::ErasedIds;
 use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink, memory_kind};
 use crate::stages::extract::language::Language;
 
@@ -41,6 +42,9 @@ pub struct MemoryDeltaCounts {
     pub superseded_earlier: u64,
     /// Written before and said only in conversations now retracted: written again, retracted.
     pub retracted: u64,
+    /// Written before and erased in the memory store since: written again, retracted, with
+    /// nothing of what they said (which the state forgets too).
+    pub erased: u64,
 }
 
 /// The filter of one run.
@@ -333,7 +337,7 @@ impl DeltaFilter for StateDelta<'_> {
         Ok(())
     }
 
-    fn conclude(&mut self, links: &[EarlierLink]) -> Result<Conclusion, RunError> {
+    fn conclude(&mut self, links: &[EarlierLink], erased: &ErasedIds) -> Result<Conclusion, RunError> {
         let mut retracted = Vec::new();
         for provider in self.complete.clone() {
             for conversation_id in self.retract_unseen(provider).map_err(state_error)? {
@@ -351,7 +355,7 @@ impl DeltaFilter for StateDelta<'_> {
         retracted.sort_by(|a, b| (a.provider.as_str(), &a.conversation_id).cmp(&(b.provider.as_str(), &b.conversation_id)));
         // Each memory written again, with the links it is written with: only those made in
         // this run, whose other end this run writes too (an AIMEM edge must not leave its bundle).
-        let mut again: std::collections::BTreeMap<String, (MemoryEntry, EarlierLink)> = std::collections::BTreeMap::new();
+        let mut again: BTreeMap<String, (MemoryEntry, EarlierLink)> = BTreeMap::new();
         // Earlier current values this run's memories now stand beside: written again with
         // their new links, so no value is superseded silently.
         for link in links {
@@ -376,7 +380,9 @@ impl DeltaFilter for StateDelta<'_> {
             let all = self.store.retracted_conversation_keys().map_err(state_error)?;
             for mut entry in self.store.live_memories().map_err(state_error)? {
                 let said_only_in_retracted = !entry.conversations.is_empty() && entry.conversations.iter().all(|key| all.contains(key));
-                if said_only_in_retracted && entry.conversations.iter().any(|key| now.contains(key)) {
+                // An erased one is withdrawn below, emptied.
+                if said_only_in_retracted && !erased.has_memory(&entry.memory_id) && entry.conversations.iter().any(|key| now.contains(key))
+                {
                     let mut link = EarlierLink { id: entry.memory_id.clone(), supersedes: None, superseded_by: None };
                     if let Some((linked, its_link)) = again.remove(&entry.memory_id) {
                         (entry, link) = (linked, its_link);
@@ -388,6 +394,9 @@ impl DeltaFilter for StateDelta<'_> {
                 }
             }
         }
+        if !erased.is_empty() {
+            self.withdraw_erased(erased, &mut again)?;
+        }
         let mut memories = Vec::with_capacity(again.len());
         for (entry, link) in again.into_values() {
             self.store.put_memory(&entry).map_err(state_error)?;
@@ -397,6 +406,39 @@ impl DeltaFilter for StateDelta<'_> {
         }
         self.retracted_conversations.clone_from(&retracted);
         Ok(Conclusion { memories, retracted })
+    }
+}
+
+impl StateDelta<'_> {
+    /// The memories the store erased since earlier runs wrote them: each live one is written
+    /// again, retracted, so whoever holds an earlier delta learns it is gone; the state keeps
+    /// its id, type, slot and times to know it by, but not what it said (nor does the record
+    /// written, see [`crate::stages::erasures`]). A memory retracted before it was erased is
+    /// only emptied in the state.
+    ///
+    /// # Errors
+    /// When the state cannot be read or written.
+    fn withdraw_erased(&mut self, erased: &ErasedIds, again: &mut BTreeMap<String, (MemoryEntry, EarlierLink)>) -> Result<(), RunError> {
+        for mut entry in self.store.every_memory().map_err(state_error)? {
+            if !erased.has_memory(&entry.memory_id) || entry.statement == ERASED_MEMORY_TEXT {
+                continue;
+            }
+            ERASED_MEMORY_TEXT.clone_into(&mut entry.statement);
+            entry.value.clear();
+            if entry.retracted {
+                self.store.put_memory(&entry).map_err(state_error)?;
+                continue;
+            }
+            let link = match again.remove(&entry.memory_id) {
+                Some((_, link)) => link,
+                None => EarlierLink { id: entry.memory_id.clone(), supersedes: None, superseded_by: None },
+            };
+            entry.retracted = true;
+            entry.last_run.clone_from(&self.run_id);
+            self.memory_counts.erased += 1;
+            again.insert(entry.memory_id.clone(), (entry, link));
+        }
+        Ok(())
     }
 }
 

@@ -384,6 +384,10 @@ impl StateStore for PostgresState {
         self.memories_where("retracted_run IS NULL")
     }
 
+    fn every_memory(&mut self) -> Result<Vec<MemoryEntry>, StateError> {
+        self.memories_where("TRUE")
+    }
+
     fn retracted_conversation_keys(&mut self) -> Result<HashSet<u64>, StateError> {
         let rows = self
             .client

@@ -152,9 +152,11 @@ impl SqliteState {
         // Write-ahead logging: `--status` reads the last committed state while a sync writes
         // (a rollback journal would lock readers out once a large run spills its changes), and
         // the log is folded back into the one file when the last connection closes. FULL sync
-        // makes a commit durable before the run says it is done.
+        // makes a commit durable before the run says it is done. Overwritten content is
+        // zeroed (`secure_delete`): an erased memory's words, emptied from its row, are left
+        // in no free page of the file.
         self.connection
-            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;")
             .map_err(|error| self.classify(&error))?;
         self.connection.busy_timeout(Duration::from_secs(5)).map_err(|error| self.classify(&error))?;
         Ok(())
@@ -347,6 +349,10 @@ impl StateStore for SqliteState {
 
     fn live_memories(&mut self) -> Result<Vec<MemoryEntry>, StateError> {
         self.memories_where("retracted_run IS NULL")
+    }
+
+    fn every_memory(&mut self) -> Result<Vec<MemoryEntry>, StateError> {
+        self.memories_where("TRUE")
     }
 
     fn retracted_conversation_keys(&mut self) -> Result<std::collections::HashSet<u64>, StateError> {

@@ -224,6 +224,12 @@ pub trait StateStore: Send {
     /// When the state cannot be read.
     fn live_memories(&mut self) -> Result<Vec<MemoryEntry>, StateError>;
 
+    /// Every memory, live or retracted, by id.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn every_memory(&mut self) -> Result<Vec<MemoryEntry>, StateError>;
+
     /// The keys ([`conversation_key`]) of every retracted conversation.
     ///
     /// # Errors
