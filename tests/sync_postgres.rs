@@ -12,6 +12,7 @@ use memport::sync::state::{StateError, StateStore};
 use memport::sync::{RUNS_FOLDER, SYNC_REPORT};
 
 use crate::sync::{EVERY_FORMAT, Months, assert_same_run, json, memport_sync_to, names, succeed};
+use crate::util::{forget_hard, ndjson};
 
 /// The test server's URL. Without it the tests cannot run: they fail saying how to get one.
 fn server() -> String {
@@ -71,6 +72,47 @@ fn a_postgres_state_writes_what_a_sqlite_state_writes() {
     assert!(text.contains("2 runs") && text.contains(&runs[1]), "--status lists the tenant's runs: {text}");
     let other = memport::sync::status::read(&PathBuf::from(server()), &unique_tenant("nobody")).expect("another tenant's status reads");
     assert!(other.runs.is_empty(), "another tenant sees none of these runs");
+}
+
+/// Guards erasure with the shared state: a memory an earlier sync wrote and the store erased
+/// since is withdrawn, emptied, in the next delta as with a SQLite state (the run folders are
+/// alike byte for byte), and the shared state keeps none of its words.
+#[test]
+fn an_erased_memory_is_withdrawn_alike_with_a_postgres_state() {
+    let months = Months::generate("chatgpt", 120);
+    let work = tempfile::tempdir().unwrap();
+    let (shared_out, file_out, file_state) = (work.path().join("shared"), work.path().join("file"), work.path().join("state.db"));
+    let tenant = unique_tenant("erasure");
+    let formats = "store,ump-ndjson,pam,aimem";
+    let sync_month = |month: usize| {
+        let time = months.exported_at_text(month).to_owned();
+        let mut shared = memport_sync_to(formats, &months.export(month), Path::new(&server()), &shared_out, &time);
+        succeed(shared.args(["--tenant", &tenant]));
+        let mut file = memport_sync_to(formats, &months.export(month), &file_state, &file_out, &time);
+        succeed(file.args(["--tenant", &tenant]));
+    };
+    sync_month(1);
+    let first = logged(&tenant);
+    let records = ndjson(&shared_out.join(RUNS_FOLDER).join(&first[0]).join("memory.ump.ndjson"));
+    let memory = records
+        .iter()
+        .find(|record| record["body"]["structured"]["memport_type"].is_string() && record["lifecycle"]["status"] == "active")
+        .expect("month 1 has an extracted memory");
+    let (record_id, memory_id) = (memory["id"].as_str().unwrap(), memory["body"]["structured"]["provider_memory_id"].as_str().unwrap());
+    for out in [&shared_out, &file_out] {
+        let forget = forget_hard(&out.join("memory.db"), &[record_id]);
+        assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
+    }
+    sync_month(2);
+    let runs = logged(&tenant);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_same_run(&shared_out.join(RUNS_FOLDER).join(&runs[1]), &shared_out, &file_out.join(RUNS_FOLDER).join(&runs[1]), &file_out);
+    let report = json(&shared_out.join(RUNS_FOLDER).join(&runs[1]).join(SYNC_REPORT));
+    assert_eq!(report["memories"]["erased"], 1, "{}", report["memories"]);
+    let mut state = PostgresState::open(&server(), &tenant).expect("the state opens");
+    let entry = state.memory(memory_id).expect("the state reads").expect("the state still knows the memory by id");
+    assert!(entry.retracted, "it is retracted in the state");
+    assert_eq!((entry.statement.as_str(), entry.value.as_str()), (memport::model::ERASED_MEMORY_TEXT, ""), "its words are gone");
 }
 
 /// Guards the one-sync-per-tenant lock: while a tenant's run is open, a second sync of the same
