@@ -119,6 +119,32 @@ fn coordinated_clauses_and_lists_become_separate_memories() {
 }
 
 #[test]
+fn a_last_word_joined_to_the_word_before_it_is_no_item_of_its_own() {
+    for (text, statement) in [
+        ("I love watching my nephews laugh and play.", "Loves watching their nephews laugh and play"),
+        ("I enjoy making guests feel welcome and relaxed.", "Enjoys making guests feel welcome and relaxed"),
+        ("I like hiking with my cousins and neighbours.", "Likes hiking with their cousins and neighbours"),
+        ("I enjoy a long walk every now and then.", "Enjoys a long walk every now and then"),
+    ] {
+        assert_eq!(extracted(text), [(MemoryType::Preference, statement.to_owned())], "{text:?}");
+    }
+    // Two doings are two memories.
+    let found = extracted("I love painting landscapes and sketching.");
+    assert_eq!(found.len(), 2, "{found:?}");
+}
+
+#[test]
+fn a_degree_or_stress_word_leaves_no_stub_in_the_statement() {
+    assert_yields("I'm into board games right now.", MemoryType::Preference, "Is into board games");
+    assert_yields("I love my rabbits so much.", MemoryType::Preference, "Loves their rabbits");
+    assert_yields("I don't like horror films very much.", MemoryType::Preference, "Does not like horror films very much");
+    assert_yields("I have three sisters myself.", MemoryType::Relationship, "Has three sisters");
+    // An object stays.
+    let found = extracted("I taught myself to juggle.");
+    assert!(found.iter().any(|(_, statement)| statement == "Taught themselves to juggle"), "{found:?}");
+}
+
+#[test]
 fn reactions_small_talk_requests_and_dangling_references_are_no_memories() {
     for text in [
         "I love number 8, could you expand it?",
@@ -133,6 +159,10 @@ fn reactions_small_talk_requests_and_dangling_references_are_no_memories() {
         "I'm glad to hear that.",
         "I'm not sure.",
         "I'll try that.",
+        "I love watching it.",
+        "I've always wanted to be able to do that.",
+        "I enjoy playing them.",
+        "I love him too.",
         "Hi! How are you today?",
         "What is the capital of France?",
         "Can you tell me where I live?",

@@ -1627,6 +1627,12 @@ fn is_dangling(words: &[Word]) -> bool {
         "at",
     ];
     let content: Vec<&Word> = words.iter().filter(|word| !THIN.contains(&word.lower.as_str())).collect();
+    // Someone said before ("I love him too").
+    if let [only] = content.as_slice()
+        && matches!(only.lower.as_str(), "him" | "her")
+    {
+        return true;
+    }
     // "IT" (the field) written in capitals points at nothing.
     let pointer = |word: &Word| is_pointer(&word.lower) && word.text != "IT";
     if content.is_empty() || content.iter().all(|word| pointer(word) || word.lower.chars().all(|c| !c.is_alphanumeric())) {
@@ -1669,6 +1675,16 @@ fn is_dangling(words: &[Word]) -> bool {
     let first = words.iter().find(|word| {
         !matches!(word.lower.as_str(), "a" | "an" | "the" | "to" | "only" | "just" | "really" | "also" | "all" | "ever" | "never")
     });
+    // A verb and a pointer, nothing else ("watching it", "to be able to do that", "trying
+    // them"): the doing is said, what is done was said before.
+    if let [before @ .., last] = content.as_slice()
+        && !before.is_empty()
+        && last.text != "IT"
+        && matches!(last.lower.as_str(), "it" | "that" | "this" | "them" | "those" | "these")
+        && before.iter().all(|word| is_gerund(&word.lower) || is_verb_before_pointer(&word.lower))
+    {
+        return true;
+    }
     // "those things", "that stuff": what was said before.
     if words.windows(2).any(|pair| {
         matches!(pair[0].lower.as_str(), "those" | "these" | "that" | "this" | "such")
@@ -1691,6 +1707,69 @@ fn is_dangling(words: &[Word]) -> bool {
                     "it" | "that" | "this" | "them" | "those" | "these" | "there" | "one" | "so" | "too" | "his" | "her" | "their" | "its"
                 )
         })
+}
+
+/// Whether a word is a gerund ("watching", "trying"), by its ending.
+fn is_gerund(word: &str) -> bool {
+    word.len() > 4 && word.ends_with("ing") && word.is_ascii()
+}
+
+/// The verbs (and the words of their groups) that take a pointer as their whole object in
+/// talk ("do that", "be able to try it", "see them"): closed, the doing words of everyday
+/// replies.
+fn is_verb_before_pointer(word: &str) -> bool {
+    matches!(
+        word,
+        "do" | "did"
+            | "done"
+            | "does"
+            | "be"
+            | "been"
+            | "able"
+            | "how"
+            | "try"
+            | "tried"
+            | "see"
+            | "seen"
+            | "watch"
+            | "watched"
+            | "get"
+            | "got"
+            | "make"
+            | "made"
+            | "have"
+            | "had"
+            | "use"
+            | "used"
+            | "keep"
+            | "give"
+            | "take"
+            | "learn"
+            | "practice"
+            | "eat"
+            | "ate"
+            | "play"
+            | "played"
+            | "read"
+            | "hear"
+            | "heard"
+            | "visit"
+            | "buy"
+            | "bought"
+            | "find"
+            | "found"
+            | "start"
+            | "started"
+            | "stop"
+            | "quit"
+            | "love"
+            | "like"
+            | "enjoy"
+            | "hate"
+            | "want"
+            | "wanted"
+            | "need"
+    )
 }
 
 /// A reaction to the assistant's output: "number 8", "your examples", "the second one", "it".
@@ -1755,9 +1834,15 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
     let (prefix, body) =
         if words.first().is_some_and(|word| word.lower == "to") { (span(words, 0, 1), tail(words, 1)) } else { (span(words, 0, 0), words) };
     let mut items: Vec<Vec<Word>> = vec![Vec::new()];
-    for word in body {
-        if matches!(word.lower.as_str(), "and" | "or" | "&" | "plus") {
+    let mut conjunction: Option<&Word> = None;
+    for (index, word) in body.iter().enumerate() {
+        // "every now and then", "now and again" are one time phrase.
+        let in_now_and_then = index > 0
+            && body[index - 1].lower == "now"
+            && body.get(index + 1).is_some_and(|next| matches!(next.lower.as_str(), "then" | "again"));
+        if matches!(word.lower.as_str(), "and" | "or" | "&" | "plus") && !in_now_and_then {
             items.push(Vec::new());
+            conjunction = Some(word);
             continue;
         }
         if let Some(item) = items.last_mut() {
@@ -1768,7 +1853,25 @@ fn list_items(words: &[Word]) -> Vec<Vec<Word>> {
         }
     }
     items.retain(|item| !item.is_empty());
-    let two_single_words = items.len() == 2 && items.iter().all(|item| item.len() == 1) && !body.iter().any(|word| word.comma);
+    let no_comma = !body.iter().any(|word| word.comma);
+    // "see the animals grow and develop", "feel happy and comfortable", "time with my family and
+    // friends": a last word joined to the word before it, not to the phrase, unless both are
+    // doings ("watching movies and reading"). After "to", the verbs are the items ("to bake
+    // cookies and knit").
+    if let ([.., previous, last], Some(conjunction)) = (items.as_slice(), conjunction)
+        && prefix.is_empty()
+        && no_comma
+        && previous.len() > 1
+        && last.len() == 1
+        && !(is_gerund(&previous[0].lower) && is_gerund(&last[0].lower))
+    {
+        let last = items.pop().unwrap_or_default();
+        if let Some(previous) = items.last_mut() {
+            previous.push(Word { comma: false, ..conjunction.clone() });
+            previous.extend(last);
+        }
+    }
+    let two_single_words = items.len() == 2 && items.iter().all(|item| item.len() == 1) && no_comma;
     if items.len() < 2 || two_single_words || items.len() > 8 {
         return vec![words.iter().map(|word| Word { comma: false, ..word.clone() }).collect()];
     }

@@ -204,8 +204,32 @@ fn asks_for_writing(sentence: &str, language: Language) -> bool {
 pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
     let mut out: Vec<Word> = Vec::with_capacity(words.len());
     let mut previous_was_subject = false;
-    for word in words {
-        if lexicon.fillers.contains(&word.lower.as_str()) && !out.is_empty() {
+    // The filler left out just before this word, if any.
+    let mut filler_before: Option<&Word> = None;
+    for (index, word) in words.iter().enumerate() {
+        // "now and then" keeps its "now".
+        let time_phrase = word.lower == "now" && words.get(index + 1).is_some_and(|next| next.lower == "and");
+        if lexicon.fillers.contains(&word.lower.as_str()) && !out.is_empty() && !time_phrase {
+            // "right now" goes as one filler, not leaving "right".
+            if word.lower == "now" && out.last().is_some_and(|last| last.lower == "right") {
+                out.pop();
+            }
+            filler_before = Some(word);
+            continue;
+        }
+        // A measure is not left without its degree word: "so much" is a filler as a whole
+        // ("Loves dogs", not "Loves dogs much"), "very much" and "too much" say how much
+        // ("does not like movies very much").
+        if let Some(filler) = filler_before.take()
+            && word.lower == "much"
+            && lexicon.language == Language::English
+        {
+            if filler.lower == "so" {
+                continue;
+            }
+            out.push(filler.clone());
+        }
+        if is_emphatic_reflexive(word, &out, index + 1 == words.len(), lexicon.language) {
             continue;
         }
         // "the US" is a country, not "us".
@@ -228,6 +252,22 @@ pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
         out.push(written);
     }
     words::joined(&out)
+}
+
+/// Whether `word`, the last of a clause (`last`), is a reflexive that only stresses the
+/// subject ("I have two dogs myself", "I'm a producer myself"): left out of the statement.
+/// After a preposition or a past verb it is an object ("by myself", "enjoyed myself"), and
+/// alone it is the whole object.
+fn is_emphatic_reflexive(word: &Word, before: &[Word], last: bool, language: Language) -> bool {
+    last && language == Language::English
+        && matches!(word.lower.as_str(), "myself" | "ourselves")
+        && before.last().is_some_and(|previous| {
+            !previous.lower.ends_with("ed")
+                && !matches!(
+                    previous.lower.as_str(),
+                    "by" | "for" | "to" | "with" | "about" | "of" | "on" | "at" | "from" | "in" | "into" | "after" | "like" | "than"
+                )
+        })
 }
 
 /// `text` with its first letter in upper case.
