@@ -139,6 +139,12 @@ fn a_degree_or_stress_word_leaves_no_stub_in_the_statement() {
     assert_yields("I love my rabbits so much.", MemoryType::Preference, "Loves their rabbits");
     assert_yields("I don't like horror films very much.", MemoryType::Preference, "Does not like horror films very much");
     assert_yields("I have three sisters myself.", MemoryType::Relationship, "Has three sisters");
+    // A perfect stays a perfect.
+    assert_yields("I've been a vegetarian for six years.", MemoryType::Preference, "Has been a vegetarian for six years");
+    assert_yields("I've been a fan of jazz for ages.", MemoryType::Preference, "Has been a fan of jazz for ages");
+    // A negation stays a negation.
+    assert_yields("I'm not a big fan of horror movies.", MemoryType::Preference, "Is not a big fan of horror movies");
+    assert_yields("I've never been a fan of opera.", MemoryType::Preference, "Has never been a fan of opera");
     // An object stays.
     let found = extracted("I taught myself to juggle.");
     assert!(found.iter().any(|(_, statement)| statement == "Taught themselves to juggle"), "{found:?}");

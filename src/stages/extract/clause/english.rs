@@ -1147,7 +1147,9 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     let diet = (is_diet(first_lower) && diet_head(0))
         || (words.len() > 1 && is_diet(&words[1].lower) && matches!(first_lower, "a" | "an" | "strict" | "fully") && diet_head(1));
     if diet {
-        let statement = if negated { say(words) } else { capitalized(&format!("is {}", third(words))) };
+        // "I've been vegetarian for years" keeps its perfect.
+        let perfect = verb.iter().any(|word| word == "been");
+        let statement = if negated || perfect { say(words) } else { capitalized(&format!("is {}", third(words))) };
         return push(found, MemoryType::Preference, "diet", words, statement, 0.85, reading);
     }
     if matches!(first_lower, "a" | "an" | "the") {
@@ -1184,7 +1186,11 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
         let of = lower.iter().position(|word| *word == "of").map_or(1, |of| of + 1);
         let value = if of < words.len() { tail(words, of) } else { tail(words, 1) };
         if !is_reaction(value) {
-            push(found, MemoryType::Preference, "likes", value, capitalized(&format!("is {}", third(words))), 0.8, reading);
+            // "I've been a fan of jazz for years" keeps its perfect, and "I'm not a big fan of
+            // horror" its negation: a dislike.
+            let copula = if negated || verb.iter().any(|word| word == "been") { verb.join(" ") } else { "is".to_owned() };
+            let slot = if negated { "dislikes" } else { "likes" };
+            push(found, MemoryType::Preference, slot, value, capitalized(&format!("{copula} {}", third(words))), 0.8, reading);
         }
         return;
     }
