@@ -169,6 +169,20 @@ fn add_candidate(
         extraction.dropped_secret += 1;
         return;
     }
+    let mut found = found;
+    // "Meine Handynummer ist 0171 …", "mon mail pro c'est jo@…": a thing of the user's whose
+    // value is a contact detail is that contact detail, personal like "my email is …" (written
+    // only under `--extract-pii keep`), not a fact that would say nothing once masked.
+    if found.slot == "about"
+        && let Some(contact) = secrets::contacts::find(evidence).first()
+    {
+        found.slot = match contact.kind {
+            secrets::contacts::ContactKind::Email => "email",
+            secrets::contacts::ContactKind::Phone => "phone",
+        };
+        found.memory_type = MemoryType::Identity;
+        found.value = evidence[contact.start..contact.end].to_owned();
+    }
     let single_valued = slots::is_single_valued(found.slot);
     // A contact detail said with another fact ("I'm a nurse, reach me at jo@example.org") is
     // no part of that fact: masked in its statement and value as in its quote. Only the

@@ -386,6 +386,47 @@ fn low_confidence_and_contact_details_are_dropped_and_counted() {
 }
 
 #[test]
+fn a_thing_of_the_users_whose_value_is_a_contact_detail_is_that_contact_detail() {
+    let messages = [
+        ("c1", "Meine Handynummer ist 0176 4419023, ich bin Bäcker in Kiel.", 5),
+        ("c2", "je suis fleuriste, mon mail pro c'est lea.roux@example.fr.", 6),
+        ("c3", "Můj mail je petr.novak@example.cz, jsem zedník.", 7),
+    ];
+    let (memories, counts) = consolidate_with(&messages, ConsolidateOptions { min_confidence: 0.0, keep_personal: false });
+    assert!(counts.balances(), "{counts:?}");
+    let texts: Vec<&str> = memories.iter().map(|(memory, _)| memory.text.as_str()).collect();
+    assert!(texts.iter().all(|text| !text.contains("REDACTED") && !text.contains('@') && !text.contains("0176")), "{texts:?}");
+    assert_eq!(counts.dropped_personal, 3, "{counts:?}");
+    let (kept, _) = consolidate_with(&messages, ConsolidateOptions { min_confidence: 0.0, keep_personal: true });
+    let personal: Vec<(&str, &str)> =
+        kept.iter().filter(|(_, extracted)| extracted.personal).map(|(_, extracted)| (extracted.slot, extracted.value.as_str())).collect();
+    assert_eq!(personal.len(), 3, "{personal:?}");
+    assert!(personal.contains(&("phone", "0176 4419023")) && personal.contains(&("email", "lea.roux@example.fr")), "{personal:?}");
+}
+
+#[test]
+fn a_password_or_identity_number_said_beside_a_fact_never_reaches_a_memory() {
+    for text in [
+        "I run the club's website, login jo@example.org and the password Kestrel_42.",
+        "Llevo la web del coro, entro con ana@example.es y la contraseña Limon$71.",
+        "Ich pflege die Vereinsseite, Login kai@example.de mit dem Passwort Holunder!38.",
+        "Je gère le site du club, login eve@example.fr et le mdp Glycine1999.",
+        "Spravuju web oddílu, účet jan@example.cz s heslem Sumec_1987.",
+        "Mi DNI es 71530246P y trabajo de fontanero en Murcia.",
+        "My SSN is 123-45-6789 and I'm a welder in Ohio.",
+    ] {
+        let mut extraction = Extraction::default();
+        extract_message(text, "m1", MONDAY, &mut extraction);
+        for candidate in &extraction.candidates {
+            for secret in ["Kestrel_42", "Limon$71", "Holunder!38", "Glycine1999", "Sumec_1987", "71530246P", "123-45-6789"] {
+                assert!(!candidate.statement.contains(secret) && !candidate.value.contains(secret), "{text}: {candidate:?}");
+                assert!(!secrets::clean_quote(&candidate.evidence).contains(secret), "{text}: {candidate:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn hedged_guesses_never_set_a_current_value() {
     assert!(extracted("Maybe I'll move to Berlin.").iter().all(|(_, statement)| statement != "Lives in Berlin"));
     assert_nothing("I think I might live in Berlin someday.");

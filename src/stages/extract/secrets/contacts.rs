@@ -65,7 +65,7 @@ static PHONE_SHAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(?[0-9][0-9
 static PHONE_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(?:phone|telephone|tel|mobile|cell|cellphone|call|text me|sms|whatsapp|signal|fax|reach me|ring me|number|",
-        r"telefon\w*|handy|nummer|ruf\w*|anruf\w*|erreichbar|",
+        r"telefon\w*|handy\w*|nummer|ruf\w*|anruf\w*|erreichbar|festnetz\w*|mobilnummer|",
         r"téléphone|portable|numéro|appel\w*|joindre|",
         r"teléfono|telefono|móvil|movil|celular|número|llám\w*|llama\w*|",
         r"číslo|mobil|zavolej\w*|volej\w*)\b"
@@ -170,6 +170,7 @@ mod tests {
             ("I teach math, 555-234-5678", vec![("555-234-5678", Phone)]),
             ("call me on 07700 900123, I'm a plumber", vec![("07700 900123", Phone)]),
             ("mein Handy ist 0171 1234567", vec![("0171 1234567", Phone)]),
+            ("Meine Handynummer ist 0151 2298770, ich bin Dachdecker", vec![("0151 2298770", Phone)]),
             ("moje číslo je 603 123 456", vec![("603 123 456", Phone)]),
         ] {
             assert_eq!(found(text), expected, "{text}");

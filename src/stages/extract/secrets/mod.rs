@@ -1,5 +1,5 @@
 //! Finds secrets people paste into chats (API keys and tokens, private keys, passwords, card
-//! and bank account numbers, one-time codes), so they are never extracted as memories and can be
+//! and bank account numbers, one-time codes, identity numbers), so they are never extracted as memories and can be
 //! masked in transcripts, and cleans the evidence quotes of memories: secrets and contact
 //! details (e-mail, phone) masked with typed placeholders. Each finding is a byte span with its
 //! kind.
@@ -8,11 +8,13 @@
 //! JWTs, bearer tokens, AWS secret keys, private keys, passwords in URLs), [`named`] (a secret
 //! after a word that names it in prose), [`assignments`] (`key=value`, `key: value` and
 //! command-line flags whose name names a secret), [`numbers`] (card and bank account numbers),
+//! [`id_numbers`] (identity numbers after a word that names them),
 //! [`contacts`] (e-mail addresses and phone numbers, masked in quotes only); [`words`] and
 //! [`predicates`] hold the word checks they share.
 
 pub mod assignments;
 pub mod contacts;
+pub mod id_numbers;
 pub mod named;
 pub mod numbers;
 pub mod predicates;
@@ -41,6 +43,9 @@ pub enum SecretKind {
     BankAccount,
     /// A one-time or verification code given after a word that names it.
     OneTimeCode,
+    /// A social security, passport, identity card, tax or driving licence number given after a
+    /// word that names it.
+    IdNumber,
 }
 
 impl SecretKind {
@@ -53,6 +58,7 @@ impl SecretKind {
             SecretKind::CardNumber => "card_number",
             SecretKind::BankAccount => "bank_account",
             SecretKind::OneTimeCode => "one_time_code",
+            SecretKind::IdNumber => "id_number",
         }
     }
 }
@@ -72,7 +78,7 @@ pub struct Secret {
 /// secret. Nearly every text is such a text, and one pass of the set over it costs about what
 /// one of the dozen finders' passes did.
 static ANY_CUE: LazyLock<RegexSet> = LazyLock::new(|| {
-    let cues = [tokens::cues(), named::cues(), assignments::cues(), numbers::cues()].concat();
+    let cues = [tokens::cues(), named::cues(), assignments::cues(), numbers::cues(), id_numbers::cues()].concat();
     RegexSet::new(cues.iter().map(|cue| cue.as_str())).expect("the finders' patterns are valid")
 });
 
@@ -87,6 +93,7 @@ pub fn find(text: &str) -> Vec<Secret> {
     named::find(text, &mut found);
     assignments::find(text, &mut found);
     numbers::find(text, &mut found);
+    id_numbers::find(text, &mut found);
     found.sort_by_key(|secret| (secret.start, std::cmp::Reverse(secret.end)));
     let mut merged: Vec<Secret> = Vec::with_capacity(found.len());
     for secret in found {
@@ -273,6 +280,10 @@ mod tests {
         assert_eq!(clean_quote("I live in Lyon and my password is hunter22"), "I live in Lyon and my password is [REDACTED:password]");
         assert_eq!(clean_quote("my db: postgres://jo:pa55@db.example.com"), "my db: postgres://jo:[REDACTED:password]@db.example.com");
         assert!(matches!(clean_quote("I live in Leeds."), Cow::Borrowed(_)), "nothing to mask, nothing allocated");
-        assert_eq!(mask_secrets("mail jo@example.org, password hunter22"), "mail jo@example.org, password hunter22", "no name, no verb");
+        assert_eq!(
+            mask_secrets("mail jo@example.org, password hunter22"),
+            "mail jo@example.org, password [REDACTED:password]",
+            "transcripts keep contact details, not passwords, even without a verb"
+        );
     }
 }

@@ -19,8 +19,14 @@ use super::{Secret, SecretKind};
 static NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)mot de passe|api[ \-]key|access[ \-]key|secret[ \-]key|private[ \-]key|client[ \-]secret|auth[ \-]token|access[ \-]token|",
-        r"pin[ \-](?:code|kód|nummer|number)|password|passwort|kennwort|passphrase|passcode|passwd|geheimzahl|contraseña|heslo|",
-        r"token|secret|apikey|pin|mdp|clave"
+        r"pin[ \-](?:code|kód|nummer|number)|password|passwort|kennwort|passphrase|passcode|passwd|geheimzahl|contraseña|hesl(?:o|a|u|em)|",
+        r"token|secret|apikey|pin|mdp|clave|digicode|",
+        // A code that opens something: "wifi code", "WLAN-Code", "code wifi", "code de la porte",
+        // "código del wifi", "kód k wifi", "door code", "Türcode".
+        r"(?:wi-?fi|wlan|door|gate|garage|alarm|tür|haustür|tor|alarmanlage|tresor|porte|portail|alarme|coffre|",
+        r"puerta|portal|alarma|caja fuerte|dveří|brány|alarmu|trezoru)[ \-]?(?:code|kód|código)|",
+        r"(?:code|código|kód)(?: (?:du |de la |de l'|d'|de |del |de la |k |ke |od |do |na )?(?:wi-?fi|wlan|porte|portail|alarme|coffre|",
+        r"puerta|portal|alarma|caja fuerte|dveří|dveře|brány|bránu|alarmu|trezoru|entrée|garage))"
     ))
     .expect("a valid secret-name pattern")
 });
@@ -36,11 +42,25 @@ static AFTER_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)^(?P<gap>\s+(?:(?:for|to|of|at|on|in|from|with|that|which|i|we|you|für|fürs|zum|zur|vom|von|im|am|an|bei|des|der|ich|",
         r"du|de|pour|à|au|aux|que|sur|del|para|en|con|k|ke|od|do|na|pro|v|ve|které|který|co)\s[^.!?;:=\n\x22]{0,48}?|[\w\-]+))?",
-        r"(?:\s+(?:is|was|are|ist|war|lautet|lautete|est|était|es|era|je|bylo|byl|byla)\s+",
+        r"(?:\s+(?P<verb>is|was|are|ist|war|lautet|lautete|est|était|c'est|c’est|es|era|je|bylo|byl|byla)\s+",
         r"(?:(?:now|still|actually|jetzt|noch|maintenant|toujours|ahora|todavía|teď|pořád)\s+)?(?:set to\s+)?|\s*[:=]\s*)",
         r"(?:[\x22'`«“„‚](?P<quoted>[^\x22'`»”“‘’\n]{3,100})[\x22'`»”“‘’]|(?P<value>[^\s\x22'`«»“”„]{3,}))"
     ))
     .expect("a valid named-secret pattern")
+});
+
+/// What follows a name said without a verb ("… and the password Limon$71", "mit dem Passwort
+/// Holunder!38", "s heslem Sumec_1987", "heslo do intranetu Knedlik55"): the same phrase or word
+/// may stand between, then the value, which must hold a digit or a symbol (a plain word after a
+/// name is what the name is said about: "the password again", "password protected").
+#[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
+static BARE_AFTER_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)^(?P<gap>\s+(?:(?:for|to|of|at|on|in|from|with|that|which|i|we|you|für|fürs|zum|zur|vom|von|im|am|an|bei|des|der|ich|",
+        r"du|de|pour|à|au|aux|que|sur|del|para|en|con|k|ke|od|do|na|pro|v|ve|které|který|co)\s[^.!?;:=\n\x22]{0,48}?|[\w\-]+))?",
+        r"\s+(?P<value>[^\s\x22'`«»“”„]*[0-9!$%&*#_+~^][^\s\x22'`«»“”„]*)"
+    ))
+    .expect("a valid bare named-secret pattern")
 });
 
 /// Words that stand after a password's name and make it the name of something else ("password
@@ -100,10 +120,11 @@ pub fn find(text: &str, found: &mut Vec<Secret>) {
         let start = text[..hit.start()].trim_end_matches(identifier).len();
         let end = text.len() - text[hit.end()..].trim_start_matches(identifier).len();
         read_up_to = end;
-        let Some(family) = family_of_name(&text[start..end]) else { continue };
-        if let Some(captures) = AFTER_NAME.captures(&text[end..])
-            && let Some(secret) = value_after(&captures, family, end)
-        {
+        let name = &text[start..end];
+        let Some(family) = family_of_name(name) else { continue };
+        let said = AFTER_NAME.captures(&text[end..]).and_then(|captures| value_after(&captures, family, end));
+        let bare = || BARE_AFTER_NAME.captures(&text[end..]).and_then(|captures| bare_value_after(&captures, family, name, end));
+        if let Some(secret) = said.or_else(bare) {
             found.push(secret);
         }
     }
@@ -122,6 +143,15 @@ fn value_after(captures: &regex::Captures<'_>, family: Family, offset: usize) ->
     // not merely like a word.
     let mut family = family;
     if let Some(gap) = captures.name("gap") {
+        // Czech "je" (is) is French "je" (I) after a relative word: "le code wifi du gîte que je
+        // gère c'est …" names no value with "je".
+        let last_word = gap.as_str().rsplit(char::is_whitespace).next().unwrap_or_default().to_lowercase();
+        let french_subject = ["que", "qu", "où", "dont", "si", "quand", "comme", "lorsque", "puisque", "et", "mais", "ou", "donc"];
+        if captures.name("verb").is_some_and(|verb| verb.as_str().eq_ignore_ascii_case("je"))
+            && french_subject.contains(&last_word.as_str())
+        {
+            return None;
+        }
         let word = gap.as_str().trim();
         if !word.contains(char::is_whitespace) {
             if OTHER_THINGS.contains(&word.to_lowercase().as_str()) || family_of(word).is_some() {
@@ -152,6 +182,42 @@ fn value_after(captures: &regex::Captures<'_>, family: Family, offset: usize) ->
     })
 }
 
+/// The secret read after a name of `family` said without a verb, if its value is one: shaped
+/// like a password (six characters or more, letters with a digit or a symbol; a PIN's four to
+/// eight digits) or, for a token, machine-made. An e-mail address after the name is a login,
+/// not its password.
+fn bare_value_after(captures: &regex::Captures<'_>, family: Family, name: &str, offset: usize) -> Option<Secret> {
+    if let Some(gap) = captures.name("gap") {
+        let word = gap.as_str().trim();
+        if OTHER_THINGS.contains(&word.to_lowercase().as_str()) || family_of(word).is_some() {
+            return None;
+        }
+    }
+    let value = captures.name("value")?;
+    // Emphasis around a word ("token **queue**") is markup, not part of a value.
+    let kept = value.as_str().trim_end_matches(['.', ',', ';', ':', ')', '?', '!']);
+    let markup = ['*', '_', '~'];
+    if kept.starts_with(markup) || kept.ends_with(markup) {
+        return None;
+    }
+    if kept.chars().all(char::is_alphabetic) {
+        return None;
+    }
+    let characters = kept.chars().count();
+    let letters = kept.chars().any(char::is_alphabetic);
+    let digits_only = !kept.is_empty() && kept.chars().all(|c| c.is_ascii_digit());
+    let pin = name.to_lowercase().contains("pin") || name.to_lowercase().contains("code") || name.to_lowercase().contains("kód");
+    let secret = !is_a_reference(kept)
+        && !kept.contains('@')
+        && match family {
+            Family::Password => {
+                (characters >= 6 && letters && !is_a_predicate(kept)) || (pin && digits_only && (4..=8).contains(&characters))
+            }
+            Family::Token => looks_machine_made(kept),
+        };
+    secret.then(|| Secret { kind: kind_of(family), start: offset + value.start(), end: offset + value.start() + kept.len() })
+}
+
 /// What a name said in prose names: "PIN code" and "PIN-Nummer" are PINs; "clave" is also
 /// "the key to" something, so its value must look like a secret.
 fn family_of_name(name: &str) -> Option<Family> {
@@ -162,6 +228,11 @@ fn family_of_name(name: &str) -> Option<Family> {
     }
     if lower == "clave" {
         return Some(Family::Token);
+    }
+    // "wifi code", "code de la porte", "digicode": a code that opens something is chosen like a
+    // password.
+    if ["code", "kód", "código"].iter().any(|code| lower.contains(code)) {
+        return Some(Family::Password);
     }
     family_of(name)
 }
@@ -204,6 +275,54 @@ mod tests {
             ("the password wifi is Kx93-aa-7", "Kx93-aa-7"),
         ] {
             assert_eq!(masked(text), [value], "{text}");
+        }
+    }
+
+    #[test]
+    fn a_password_given_after_its_name_without_a_verb_is_found() {
+        for (text, value) in [
+            ("my login is jo@example.org and the password Limon$71, can you help", "Limon$71"),
+            ("entro como lucia@example.es y la contraseña Limon$71 no la cambio", "Limon$71"),
+            ("ich melde mich mit dem Passwort Holunder!38 an – reicht das?", "Holunder!38"),
+            ("do banky chodím s heslem Sumec_1987", "Sumec_1987"),
+            ("uživatel je pavel a heslo do intranetu Knedlik55, díky", "Knedlik55"),
+            ("le compte c'est paul et le mdp Glycine1999", "Glycine1999"),
+            ("log in with the password hunter22 and the user admin", "hunter22"),
+            ("unsere Alarmanlage, PIN 4821, ist neu", "4821"),
+        ] {
+            assert_eq!(masked(text), [value], "{text}");
+        }
+    }
+
+    #[test]
+    fn a_code_that_opens_something_is_found() {
+        for (text, value) in [
+            ("le code wifi de l'appart que je loue c'est Romarin*512, merci", "Romarin*512"),
+            ("the door code is 4471", "4471"),
+            ("der WLAN-Code lautet Sonne2024", "Sonne2024"),
+            ("el código del wifi es Playa_2023", "Playa_2023"),
+            ("mon mot de passe c'est soleil123", "soleil123"),
+        ] {
+            assert_eq!(masked(text), [value], "{text}");
+        }
+    }
+
+    #[test]
+    fn words_after_a_name_without_a_verb_are_no_passwords() {
+        for text in [
+            "I forgot my password again, 2nd time this week",
+            "the password protected file",
+            "I changed my password 3 times",
+            "my password for 2FA",
+            "the password manager Bitwarden2 is great",
+            "mit dem Passwort vom Büro",
+            "the code is below",
+            "the door code is on the fridge",
+            "my password to jo@example.org was sent",
+            "the issue user token **queue** vector",
+            "write safe code from result_2 on",
+        ] {
+            assert!(masked(text).is_empty(), "{text}: {:?}", masked(text));
         }
     }
 

@@ -14,9 +14,21 @@ pub enum Family {
 }
 
 /// Word endings that name a password in the five languages (`wifipassword`, `WLAN-Passwort`
-/// and `Wlanpasswort` end the same way).
-const PASSWORD_ENDINGS: [&str; 9] =
-    ["password", "passwort", "kennwort", "passphrase", "passcode", "passwd", "geheimzahl", "contraseña", "heslo"];
+/// and `Wlanpasswort` end the same way; Czech "heslo" as it is declined: "s heslem").
+const PASSWORD_ENDINGS: [&str; 12] = [
+    "password",
+    "passwort",
+    "kennwort",
+    "passphrase",
+    "passcode",
+    "passwd",
+    "geheimzahl",
+    "contraseña",
+    "heslo",
+    "hesla",
+    "heslu",
+    "heslem",
+];
 /// Whole name parts that name a password.
 const PASSWORD_PARTS: [&str; 10] = ["pin", "pwd", "pass", "pw", "mdp", "clave", "storepass", "keypass", "srcstorepass", "deststorepass"];
 /// Word endings that name a token or a secret (`GITHUB_TOKEN`, `client_secret`, `authtoken`).
