@@ -8,14 +8,15 @@
 //! JWTs, bearer tokens, AWS secret keys, private keys, passwords in URLs), [`named`] (a secret
 //! after a word that names it in prose), [`assignments`] (`key=value`, `key: value` and
 //! command-line flags whose name names a secret), [`numbers`] (card and bank account numbers),
-//! [`id_numbers`] (identity numbers after a word that names them),
+//! [`named_numbers`] (identity and account numbers and card security codes after a word that
+//! names them),
 //! [`contacts`] (e-mail addresses and phone numbers, masked in quotes only); [`words`] and
 //! [`predicates`] hold the word checks they share.
 
 pub mod assignments;
 pub mod contacts;
-pub mod id_numbers;
 pub mod named;
+pub mod named_numbers;
 pub mod numbers;
 pub mod predicates;
 pub mod tokens;
@@ -37,9 +38,11 @@ pub enum SecretKind {
     /// A password, passphrase, passcode or PIN given after a word, key or flag that names it,
     /// or inside a URL's user info.
     Password,
-    /// A payment card number (13–19 digits written as cards are, that pass the Luhn check).
+    /// A payment card number (13–19 digits written as cards are, that pass the Luhn check), or
+    /// a card's security code after its name.
     CardNumber,
-    /// An IBAN that passes its mod-97 check.
+    /// An IBAN that passes its mod-97 check, or an account number or sort code after a word
+    /// that names it.
     BankAccount,
     /// A one-time or verification code given after a word that names it.
     OneTimeCode,
@@ -78,7 +81,7 @@ pub struct Secret {
 /// secret. Nearly every text is such a text, and one pass of the set over it costs about what
 /// one of the dozen finders' passes did.
 static ANY_CUE: LazyLock<RegexSet> = LazyLock::new(|| {
-    let cues = [tokens::cues(), named::cues(), assignments::cues(), numbers::cues(), id_numbers::cues()].concat();
+    let cues = [tokens::cues(), named::cues(), assignments::cues(), numbers::cues(), named_numbers::cues()].concat();
     RegexSet::new(cues.iter().map(|cue| cue.as_str())).expect("the finders' patterns are valid")
 });
 
@@ -93,7 +96,7 @@ pub fn find(text: &str) -> Vec<Secret> {
     named::find(text, &mut found);
     assignments::find(text, &mut found);
     numbers::find(text, &mut found);
-    id_numbers::find(text, &mut found);
+    named_numbers::find(text, &mut found);
     found.sort_by_key(|secret| (secret.start, std::cmp::Reverse(secret.end)));
     let mut merged: Vec<Secret> = Vec::with_capacity(found.len());
     for secret in found {
