@@ -427,6 +427,24 @@ fn a_password_or_identity_number_said_beside_a_fact_never_reaches_a_memory() {
 }
 
 #[test]
+fn a_closing_aside_after_a_comma_leaves_no_stub() {
+    assert_yields("I'm a welder, by the way.", MemoryType::Identity, "Is a welder");
+    assert_yields("I live in Hull, btw", MemoryType::Identity, "Lives in Hull");
+    assert_yields("I have two cats, haha", MemoryType::Relationship, "Has two cats");
+    assert_yields("I'm Dave, by the way.", MemoryType::Identity, "Name is Dave");
+    assert!(extracted("I have two cats, haha").iter().all(|(_, statement)| !statement.contains("haha")));
+}
+
+#[test]
+fn a_move_in_a_season_month_or_year_leaves_the_time_out_of_the_home() {
+    assert_yields("I moved to Tromsø in spring.", MemoryType::Identity, "Lives in Tromsø");
+    assert_yields("We moved to Cape Town back in 2019.", MemoryType::Identity, "Lives in Cape Town");
+    assert_yields("I moved from Porto to Ghent in early March.", MemoryType::Identity, "Lives in Ghent");
+    assert_yields("I moved from Porto to Ghent in early March.", MemoryType::Fact, "Used to live in Porto");
+    assert_yields("I moved to a flat in Leeds.", MemoryType::Identity, "Lives in a flat in Leeds");
+}
+
+#[test]
 fn hedged_guesses_never_set_a_current_value() {
     assert!(extracted("Maybe I'll move to Berlin.").iter().all(|(_, statement)| statement != "Lives in Berlin"));
     assert_nothing("I think I might live in Berlin someday.");

@@ -1947,29 +1947,51 @@ fn place_after_preposition(words: &[Word]) -> &[Word] {
 fn trim_time(words: &[Word]) -> &[Word] {
     let end = words
         .iter()
-        .position(|word| {
-            !word.is_capitalized()
-                && matches!(
-                    word.lower.as_str(),
-                    "for"
-                        | "since"
-                        | "last"
-                        | "this"
-                        | "next"
-                        | "ago"
-                        | "recently"
-                        | "now"
-                        | "because"
-                        | "when"
-                        | "yesterday"
-                        | "today"
-                        | "and"
-                        | "but"
-                        | "so"
-                )
+        .enumerate()
+        .position(|(index, word)| {
+            // "to Oslo in spring", "to Leeds back in 2019", "to Lyon during the summer".
+            let when_follows = matches!(word.lower.as_str(), "in" | "during" | "over" | "around" | "back" | "early" | "late")
+                && says_a_time(&words[index + 1..]);
+            when_follows
+                || !word.is_capitalized()
+                    && matches!(
+                        word.lower.as_str(),
+                        "for"
+                            | "since"
+                            | "last"
+                            | "this"
+                            | "next"
+                            | "ago"
+                            | "recently"
+                            | "now"
+                            | "because"
+                            | "when"
+                            | "yesterday"
+                            | "today"
+                            | "and"
+                            | "but"
+                            | "so"
+                    )
         })
         .unwrap_or(words.len());
     span(words, 0, end)
+}
+
+/// Whether `words` open with a time of year: a season, a month or a year, after "the", "early",
+/// "late", "mid" or "in" ("spring", "the summer", "early March", "in 2019").
+fn says_a_time(words: &[Word]) -> bool {
+    let opening =
+        words.iter().position(|word| !matches!(word.lower.as_str(), "the" | "early" | "late" | "mid" | "in")).unwrap_or(words.len());
+    words.get(opening).is_some_and(|word| {
+        let year =
+            word.lower.len() == 4 && (word.lower.starts_with("19") || word.lower.starts_with("20")) && word.lower.parse::<u32>().is_ok();
+        let season = matches!(word.lower.as_str(), "spring" | "summer" | "autumn" | "fall" | "winter");
+        let month = matches!(
+            word.lower.as_str(),
+            "january" | "february" | "march" | "april" | "june" | "july" | "august" | "september" | "october" | "november" | "december"
+        );
+        year || season || month
+    })
 }
 
 /// A name: capitalized words, up to the first word that is not.

@@ -96,17 +96,18 @@ pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec
         if is_hypothetical(clause, language) || (clause.contains('[') && clause.contains(']')) {
             continue;
         }
-        let words = words::words(clause, language);
+        let all_words = words::words(clause, language);
+        let words = without_closing_aside(&all_words, language);
         if words.is_empty() {
             continue;
         }
         let before = found.len();
-        if let Some(wish) = instruction::read(&words, language) {
+        if let Some(wish) = instruction::read(words, language) {
             found.push(wish);
         } else {
             match language {
-                Language::English => english::read(&words, context, &mut found),
-                _ => frame::read(&words, lexicon, context, &mut found),
+                Language::English => english::read(words, context, &mut found),
+                _ => frame::read(words, lexicon, context, &mut found),
             }
         }
         for item in &mut found[before..] {
@@ -252,6 +253,37 @@ pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
         out.push(written);
     }
     words::joined(&out)
+}
+
+/// `words` without a closing aside after a comma that says nothing of the user ("I'm Dave, by
+/// the way", "I'm a nurse, btw", "I live in Leeds, haha").
+fn without_closing_aside(words: &[Word], language: Language) -> &[Word] {
+    const ASIDES: &[&[&str]] = &[
+        &["by", "the", "way"],
+        &["btw"],
+        &["anyway"],
+        &["anyways"],
+        &["though"],
+        &["lol"],
+        &["haha"],
+        &["hahaha"],
+        &["tbh"],
+        &["to", "be", "honest"],
+        &["if", "that", "matters"],
+        &["if", "that", "helps"],
+        &["fwiw"],
+    ];
+    if language != Language::English {
+        return words;
+    }
+    for aside in ASIDES {
+        let Some(start) = words.len().checked_sub(aside.len()) else { continue };
+        let said = words[start..].iter().map(|word| word.lower.trim_end_matches(['.', '!', '?'])).eq(aside.iter().copied());
+        if start > 0 && words[start - 1].comma && said {
+            return &words[..start];
+        }
+    }
+    words
 }
 
 /// Whether `word`, the last of a clause (`last`), is a reflexive that only stresses the
