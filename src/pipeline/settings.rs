@@ -109,9 +109,9 @@ pub struct Settings {
     /// them, marked not exportable where the format can say so (PAM, UMP).
     #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "drop|keep")]
     pub extract_pii: PiiPolicy,
-    /// secrets: mask API keys, tokens, private keys, passwords, card and account numbers and
-    /// one-time codes in every transcript written, as [REDACTED:<kind>] (content hashes are
-    /// over the masked text); none: write the text as it is.
+    /// secrets: mask API keys, tokens, private keys, passwords, card and account numbers,
+    /// one-time codes and identity numbers in every transcript written, as [REDACTED:<kind>]
+    /// (content hashes are over the masked text); none: write the text as it is.
     #[arg(long, value_enum, default_value_t, hide_possible_values = true, value_name = "secrets|none")]
     pub redact: Redaction,
     /// No progress bar.
@@ -326,7 +326,8 @@ pub enum Redaction {
     /// Nothing: the text as it is.
     #[default]
     None,
-    /// API keys, tokens, private keys, passwords, card and account numbers, one-time codes.
+    /// API keys, tokens, private keys, passwords, card and account numbers, one-time codes,
+    /// identity numbers.
     Secrets,
 }
 

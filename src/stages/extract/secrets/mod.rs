@@ -1,8 +1,8 @@
 //! Finds secrets people paste into chats (API keys and tokens, private keys, passwords, card
-//! and bank account numbers, one-time codes, identity numbers), so they are never extracted as memories and can be
-//! masked in transcripts, and cleans the evidence quotes of memories: secrets and contact
-//! details (e-mail, phone) masked with typed placeholders. Each finding is a byte span with its
-//! kind.
+//! and bank account numbers, one-time codes, identity numbers), so they are never extracted as
+//! memories and can be masked in transcripts, and cleans the evidence quotes of memories:
+//! secrets and contact details (e-mail, phone) masked with typed placeholders. Each finding is
+//! a byte span with its kind.
 //!
 //! The parts, one shape each: [`tokens`] (secrets told by their own shape: provider prefixes,
 //! JWTs, bearer tokens, AWS secret keys, private keys, passwords in URLs), [`named`] (a secret
