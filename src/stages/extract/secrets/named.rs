@@ -31,6 +31,17 @@ static NAME: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid secret-name pattern")
 });
 
+/// What may stand between a secret's name and its verb or value, from just after the name: a
+/// phrase that opens with a preposition or a relative word, or one other word (`gap`).
+macro_rules! gap {
+    () => {
+        concat!(
+            r"(?i)^(?P<gap>\s+(?:(?:for|to|of|at|on|in|from|with|that|which|i|we|you|für|fürs|zum|zur|vom|von|im|am|an|bei|des|der|ich|",
+            r"du|de|pour|à|au|aux|que|sur|del|para|en|con|k|ke|od|do|na|pro|v|ve|které|který|co)\s[^.!?;:=\n\x22]{0,48}?|[\w\-]+))?"
+        )
+    };
+}
+
 /// What follows a name, read from just after it: what may stand between name and verb, the verb
 /// (or `:`/`=`) and the value, quoted (spaces allowed) or one run of non-space characters.
 ///
@@ -40,8 +51,7 @@ static NAME: LazyLock<Regex> = LazyLock::new(|| {
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
 static AFTER_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)^(?P<gap>\s+(?:(?:for|to|of|at|on|in|from|with|that|which|i|we|you|für|fürs|zum|zur|vom|von|im|am|an|bei|des|der|ich|",
-        r"du|de|pour|à|au|aux|que|sur|del|para|en|con|k|ke|od|do|na|pro|v|ve|které|který|co)\s[^.!?;:=\n\x22]{0,48}?|[\w\-]+))?",
+        gap!(),
         r"(?:\s+(?P<verb>is|was|are|ist|war|lautet|lautete|est|était|c'est|c’est|es|era|je|bylo|byl|byla)\s+",
         r"(?:(?:now|still|actually|jetzt|noch|maintenant|toujours|ahora|todavía|teď|pořád)\s+)?(?:set to\s+)?|\s*[:=]\s*)",
         r"(?:[\x22'`«“„‚](?P<quoted>[^\x22'`»”“‘’\n]{3,100})[\x22'`»”“‘’]|(?P<value>[^\s\x22'`«»“”„]{3,}))"
@@ -55,12 +65,8 @@ static AFTER_NAME: LazyLock<Regex> = LazyLock::new(|| {
 /// name is what the name is said about: "the password again", "password protected").
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
 static BARE_AFTER_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)^(?P<gap>\s+(?:(?:for|to|of|at|on|in|from|with|that|which|i|we|you|für|fürs|zum|zur|vom|von|im|am|an|bei|des|der|ich|",
-        r"du|de|pour|à|au|aux|que|sur|del|para|en|con|k|ke|od|do|na|pro|v|ve|které|který|co)\s[^.!?;:=\n\x22]{0,48}?|[\w\-]+))?",
-        r"\s+(?P<value>[^\s\x22'`«»“”„]*[0-9!$%&*#_+~^][^\s\x22'`«»“”„]*)"
-    ))
-    .expect("a valid bare named-secret pattern")
+    Regex::new(concat!(gap!(), r"\s+(?P<value>[^\s\x22'`«»“”„]*[0-9!$%&*#_+~^][^\s\x22'`«»“”„]*)"))
+        .expect("a valid bare named-secret pattern")
 });
 
 /// Words that stand after a password's name and make it the name of something else ("password
@@ -154,7 +160,7 @@ fn value_after(captures: &regex::Captures<'_>, family: Family, offset: usize) ->
         }
         let word = gap.as_str().trim();
         if !word.contains(char::is_whitespace) {
-            if OTHER_THINGS.contains(&word.to_lowercase().as_str()) || family_of(word).is_some() {
+            if names_another_thing(word) {
                 return None;
             }
             family = Family::Token;
@@ -182,16 +188,19 @@ fn value_after(captures: &regex::Captures<'_>, family: Family, offset: usize) ->
     })
 }
 
+/// Whether a word after a secret's name makes it the name of another thing ("password
+/// manager") or is itself a name of a secret.
+fn names_another_thing(word: &str) -> bool {
+    OTHER_THINGS.contains(&word.to_lowercase().as_str()) || family_of(word).is_some()
+}
+
 /// The secret read after a name of `family` said without a verb, if its value is one: shaped
 /// like a password (six characters or more, letters with a digit or a symbol; a PIN's four to
 /// eight digits) or, for a token, machine-made. An e-mail address after the name is a login,
 /// not its password.
 fn bare_value_after(captures: &regex::Captures<'_>, family: Family, name: &str, offset: usize) -> Option<Secret> {
-    if let Some(gap) = captures.name("gap") {
-        let word = gap.as_str().trim();
-        if OTHER_THINGS.contains(&word.to_lowercase().as_str()) || family_of(word).is_some() {
-            return None;
-        }
+    if captures.name("gap").is_some_and(|gap| names_another_thing(gap.as_str().trim())) {
+        return None;
     }
     let value = captures.name("value")?;
     // Emphasis around a word ("token **queue**") is markup, not part of a value.
@@ -206,7 +215,8 @@ fn bare_value_after(captures: &regex::Captures<'_>, family: Family, name: &str, 
     let characters = kept.chars().count();
     let letters = kept.chars().any(char::is_alphabetic);
     let digits_only = !kept.is_empty() && kept.chars().all(|c| c.is_ascii_digit());
-    let pin = name.to_lowercase().contains("pin") || name.to_lowercase().contains("code") || name.to_lowercase().contains("kód");
+    let name = name.to_lowercase();
+    let pin = ["pin", "code", "kód"].iter().any(|word| name.contains(word));
     let secret = !is_a_reference(kept)
         && !kept.contains('@')
         && match family {
