@@ -67,7 +67,19 @@ fn is_make_believe(message: &str) -> bool {
     if !matches!(first, 'r' | 'l' | 'p' | 'a' | 'y' | 'i' | 'w' | 's' | 'j' | 'f' | 'h' | 't') {
         return false;
     }
-    let head: String = message.trim_start().chars().take(60).collect::<String>().to_lowercase().replace('’', "'");
+    let start = message.trim_start();
+    // Nearly every message starts in ASCII: its head is lowercased on the stack.
+    let mut ascii_head = [0u8; 60];
+    let ascii = &start.as_bytes()[..start.len().min(60)];
+    let head: std::borrow::Cow<'_, str> = if ascii.is_ascii() {
+        for (lower, byte) in ascii_head.iter_mut().zip(ascii) {
+            *lower = byte.to_ascii_lowercase();
+        }
+        // ASCII bytes are UTF-8: the empty string is never taken.
+        std::str::from_utf8(&ascii_head[..ascii.len()]).unwrap_or_default().into()
+    } else {
+        start.chars().take(60).collect::<String>().to_lowercase().replace('’', "'").into()
+    };
     const OPENERS: &[&str] = &[
         "role play",
         "roleplay",
@@ -109,7 +121,8 @@ fn is_make_believe(message: &str) -> bool {
 /// "Chère Madame,", "Estimado señor:", "Vážený pane,"): what follows is a letter.
 fn is_salutation(line: &str) -> bool {
     // Most lines are longer or end otherwise: they are not lowercased.
-    let short = line.len() <= 60 || line.chars().count() <= 60;
+    // (No character is longer than four bytes: a line of more is longer than 60 characters.)
+    let short = line.len() <= 60 || (line.len() <= 240 && line.chars().count() <= 60);
     let ends_as_salutation = line.ends_with(',') || line.ends_with(':') || line.ends_with('!') || !line.contains(' ');
     if !short || !(ends_as_salutation || line.get(..7).is_some_and(|head| head.eq_ignore_ascii_case("to whom"))) {
         return false;
@@ -259,9 +272,9 @@ fn is_quoted(line: &str) -> bool {
 /// The header line of a quoted e-mail: `On … wrote:`, `Am … schrieb …:`, `Le … a écrit :`,
 /// `El … escribió:`, `Dne … napsal(a):`, or `From:`/`Von:`/`De:`/`Od:` headers.
 fn is_reply_header(line: &str) -> bool {
-    // Every form ends its opening with a colon (or names `napsal`): most lines have none, and
-    // skip the lowercasing.
-    if !line.contains(':') && !line.contains("napsal") {
+    // Every form ends its opening with a colon (or is the Czech `Dne … napsal`): most lines
+    // have none, and skip the lowercasing.
+    if !line.contains(':') && !line.get(..4).is_some_and(|head| head.eq_ignore_ascii_case("dne ")) {
         return false;
     }
     let lower = line.to_lowercase();
@@ -286,19 +299,44 @@ fn looks_like_code(line: &str) -> bool {
     if trimmed.starts_with("$ ") || trimmed.starts_with("# ") && trimmed.contains('/') {
         return true;
     }
-    // One pass over the bytes: the symbols are ASCII, and a letter is an ASCII letter or the
-    // first byte of any other alphabetic character.
+    // One pass over the bytes, each counted by its class: the symbols are ASCII, and a letter
+    // is an ASCII letter or the first byte of any other alphabetic character.
     let (mut symbols, mut letters) = (0usize, 0usize);
-    for (at, byte) in trimmed.bytes().enumerate() {
-        match byte {
-            b'{' | b'}' | b';' | b'=' | b'<' | b'>' | b'(' | b')' | b'[' | b']' | b'|' | b'\\' => symbols += 1,
-            _ if byte.is_ascii_alphabetic() => letters += 1,
-            _ if byte >= 0xC0 => letters += usize::from(trimmed[at..].chars().next().is_some_and(char::is_alphabetic)),
-            _ => {}
+    for (at, &byte) in trimmed.as_bytes().iter().enumerate() {
+        let class = CODE_BYTE[usize::from(byte)];
+        symbols += usize::from(class == CODE_SYMBOL);
+        letters += usize::from(class == CODE_LETTER);
+        if class == CODE_LEAD {
+            letters += usize::from(trimmed[at..].chars().next().is_some_and(char::is_alphabetic));
         }
     }
     symbols * 6 > letters.max(1) || trimmed.ends_with(';') || trimmed.ends_with('{')
 }
+
+/// In [`CODE_BYTE`]: a symbol code is made of.
+const CODE_SYMBOL: u8 = 1;
+/// In [`CODE_BYTE`]: an ASCII letter.
+const CODE_LETTER: u8 = 2;
+/// In [`CODE_BYTE`]: the first byte of a character past ASCII.
+const CODE_LEAD: u8 = 3;
+
+/// Each byte's part in [`looks_like_code`]'s count, looked up: the count runs over every byte of
+/// every line of the messages that may say something about the user.
+static CODE_BYTE: [u8; 256] = {
+    let mut classes = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        classes[byte] = match value {
+            b'{' | b'}' | b';' | b'=' | b'<' | b'>' | b'(' | b')' | b'[' | b']' | b'|' | b'\\' => CODE_SYMBOL,
+            _ if value.is_ascii_alphabetic() => CODE_LETTER,
+            0xC0..=0xFF => CODE_LEAD,
+            _ => 0,
+        };
+        byte += 1;
+    }
+    classes
+};
 
 /// Splits `message[start..end]` (one line) at sentence ends (`.`, `!`, `?`, `;` followed by a
 /// space or the end) and pushes the sentences that are not too long.

@@ -451,6 +451,14 @@ fn hedged_guesses_never_set_a_current_value() {
 }
 
 #[test]
+fn the_user_as_an_object_yields_only_wishes_and_pitfalls() {
+    assert_nothing("Help me plan a birthday party. Give us five ideas for dinner.");
+    assert_yields("From now on, call me Sam.", MemoryType::Procedure, "From now on call me Sam");
+    assert_yields("By default answer me in German.", MemoryType::Procedure, "By default answer me in German");
+    assert_yields("Webpack didn’t work for us.", MemoryType::Pitfall, "Webpack did not work");
+}
+
+#[test]
 fn wishes_curly_apostrophes_and_mail_words_do_not_hide_statements() {
     assert_yields("I would prefer tea.", MemoryType::Preference, "Prefers tea");
     assert_yields("Do not ever use tabs.", MemoryType::Procedure, "Do not ever use tabs");

@@ -579,7 +579,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     // "I try to walk three miles every day": the habit tried is the habit.
     if matches!(main.lower.as_str(), "try" | "tried") && rest.get(1).is_some_and(|word| word.lower == "to") && rest.len() > 3 {
         let object = tail(rest, 2);
-        let tried = if group.written.is_empty() && main.lower == "try" { "tries".to_owned() } else { main.lower.clone() };
+        let tried = if group.written.is_empty() && main.lower == "try" { "tries".to_owned() } else { main.lower.to_string() };
         let verb_text = format!("{tried} to");
         if !mentions_you(object)
             && !is_dangling(tail(object, 1))
@@ -615,9 +615,9 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     // "I hurt my jaw last week": a verb whose past is its present reads as past with a past time.
     let past_by_time = object.iter().any(|word| matches!(word.lower.as_str(), "yesterday" | "ago" | "last")) && group.written.is_empty();
     verb_written.push(if group.written.iter().all(|word| FREQUENCY.contains(&word.as_str())) && !past_by_time {
-        english_third_person(&main.lower).unwrap_or_else(|| main.lower.clone())
+        english_third_person(&main.lower).unwrap_or_else(|| main.lower.to_string())
     } else {
-        main.lower.clone()
+        main.lower.to_string()
     });
     let past = group.past || is_english_past(&main.lower) || past_by_time;
     let statement_of = |object: &[Word]| anchored(&sentence(&verb_written, &third(object), adverbial), reading.time, past);
@@ -1292,11 +1292,7 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
 fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
     let main = &rest[0];
     let object = tail(rest, 1);
-    let lemma = lemma(&main.lower);
-    if mentions_you(object) || is_dangling(object) || object.is_empty() {
-        return;
-    }
-    let first = object[0].lower.as_str();
+    let Some(first) = object.first().map(|word| word.lower.as_str()) else { return };
     let passing = match main.lower.as_str() {
         "doing" | "feeling" | "wondering" | "asking" | "saying" | "talking" | "telling" | "trying" | "kidding" | "joking" => true,
         "thinking" => !(matches!(first, "about" | "of") && object.get(1).is_some_and(|word| word.lower.ends_with("ing"))),
@@ -1306,6 +1302,15 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
         "going" => !object.iter().any(Word::is_capitalized) && first != "to",
         _ => false,
     };
+    // "I'm getting an error", "I'm going to try": told first, as most progressives are the
+    // task at hand ("looking" goes on: "looking forward to" is a plan).
+    if passing && main.lower != "looking" {
+        return;
+    }
+    if mentions_you(object) || is_dangling(object) {
+        return;
+    }
+    let lemma = lemma(&main.lower);
     // "I'm looking forward to going to business school": a plan.
     if main.lower == "looking" && first == "forward" && object.get(1).is_some_and(|word| word.lower == "to") && object.len() > 2 {
         let plan = tail(object, 2);
@@ -1328,7 +1333,7 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
     }
     let class = Lexicon::of(Language::English).verb_class(&lemma);
     let mut verb = group.written.clone();
-    verb.push(main.lower.clone());
+    verb.push(main.lower.to_string());
     let statement = anchored(&sentence(&verb, &third(object), adverbial), reading.time, group.past);
     // "I'm getting married in June", "I'm expecting twins": what is about to happen in their life.
     let life_change = (main.lower == "getting" && matches!(first, "married" | "engaged" | "divorced"))

@@ -51,6 +51,18 @@ pub fn read(words: &[Word], language: Language) -> Option<Found> {
     }
     // The wish is said at the start: "Always answer…", "Never suggest…", "From now on, call
     // me…", "Don't ever…", "Answer always…" ("But it's not always easy" is no wish).
+    // Its marker's first word is one of the first four: most clauses have none, and are passed
+    // over on their words.
+    let opening_words = &words[..words.len().min(4)];
+    let may_say_marker = opening_words.iter().any(|word| {
+        (language == Language::English && word.lower == "ever")
+            || standing(language)
+                .iter()
+                .any(|marker| marker.strip_prefix(word.lower.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with(' ')))
+    });
+    if !may_say_marker {
+        return None;
+    }
     let mut opening = String::with_capacity(64);
     for word in words.iter().take(4) {
         opening.push(' ');

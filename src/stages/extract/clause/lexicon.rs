@@ -48,6 +48,20 @@ pub struct Lexicon {
 const MARKER: u8 = 1;
 /// In [`MARKERS`]: a possessive.
 const POSSESSIVE: u8 = 2;
+/// In [`MARKERS`]: the user as an object in English ("me", "us"), which says something of the
+/// user only in the few shapes [`OBJECT_SHAPES`] names.
+const OBJECT: u8 = 4;
+/// In [`MARKERS`]: a word of a shape in which the user as an object says something.
+const OBJECT_SHAPE: u8 = 8;
+
+/// The English words without which a sentence that has the user only as an object ("Help me
+/// write an email", "Give me ten ideas") gives no memory, whatever else it says: the clause
+/// readers read such a sentence only as a standing wish ("from now on", "going forward", "in
+/// future", "every time", "by default"; "always", "never" and "ever" are markers of their own),
+/// a pitfall ("Webpack didn't work for us") or an "as a …" opening ("As a nurse, give me…").
+/// A fifth of the sentences the clause readers were given were such requests.
+const OBJECT_SHAPES: &[&str] =
+    &["now", "forward", "future", "time", "default", "did", "didn't", "didn’t", "didnt", "does", "doesn't", "doesn’t", "doesnt", "as"];
 
 /// Each language's words that [`Lexicon::may_disclose`] looks for, in the order of
 /// [`Language::ALL`], compared as `eq_ignore_ascii_case` compares: one lookup a word instead of
@@ -57,10 +71,68 @@ static MARKERS: LazyLock<[WordTable; 5]> = LazyLock::new(|| {
         let lexicon = Lexicon::of(language);
         let mut table = WordTable::default();
         for marker in lexicon.self_subjects.iter().chain(lexicon.plural_subjects).chain(lexicon.standing) {
-            table.insert_or(&marker.trim_end_matches('\'').to_ascii_lowercase(), MARKER);
+            let class = if language == Language::English && matches!(*marker, "me" | "us") { OBJECT } else { MARKER };
+            table.insert_or(&marker.trim_end_matches('\'').to_ascii_lowercase(), class);
+        }
+        if language == Language::English {
+            for word in OBJECT_SHAPES {
+                table.insert_or(word, OBJECT_SHAPE);
+            }
         }
         for (possessive, _) in lexicon.possessives {
             table.insert_or(&possessive.to_ascii_lowercase(), POSSESSIVE);
+        }
+        table
+    })
+});
+
+/// In [`CLASSES`]: a word that opens a new clause after a comma.
+const OPENER: u8 = 1;
+/// In [`CLASSES`]: a coordinating conjunction.
+const CONJUNCTION: u8 = 2;
+/// In [`CLASSES`]: a subordinator.
+const SUBORDINATOR: u8 = 4;
+/// In [`CLASSES`]: the user as a subject (without the apostrophes at its end), the user with
+/// others, or a possessive.
+const SUBJECT: u8 = 8;
+
+/// The closed classes of one word in one language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WordClasses(u8);
+
+impl WordClasses {
+    /// Whether the word opens a new clause after a comma.
+    pub fn opens_clause(self) -> bool {
+        self.0 & (OPENER | CONJUNCTION | SUBORDINATOR) != 0
+    }
+
+    /// Whether the word is a coordinating conjunction.
+    pub fn is_conjunction(self) -> bool {
+        self.0 & CONJUNCTION != 0
+    }
+
+    /// Whether the word always opens a new clause.
+    pub fn is_subordinator(self) -> bool {
+        self.0 & SUBORDINATOR != 0
+    }
+}
+
+/// Each language's closed word classes that [`split`](super::split) asks about every word of a
+/// sentence, in the order of [`Language::ALL`]: one lookup a word instead of a pass over lists.
+static CLASSES: LazyLock<[WordTable; 5]> = LazyLock::new(|| {
+    Language::ALL.map(|language| {
+        let lexicon = Lexicon::of(language);
+        let mut table = WordTable::default();
+        for (words, class) in [(lexicon.openers, OPENER), (lexicon.conjunctions, CONJUNCTION), (lexicon.subordinators, SUBORDINATOR)] {
+            for word in words {
+                table.insert_or(word, class);
+            }
+        }
+        for subject in lexicon.self_subjects {
+            table.insert_or(subject.trim_end_matches('\''), SUBJECT);
+        }
+        for word in lexicon.plural_subjects.iter().chain(lexicon.possessives.iter().map(|(possessive, _)| possessive)) {
+            table.insert_or(word, SUBJECT);
         }
         table
     })
@@ -78,24 +150,22 @@ impl Lexicon {
         }
     }
 
-    /// Whether `word` (lowercase) opens a new clause after a comma.
-    pub fn opens_clause(&self, word: &str) -> bool {
-        self.openers.contains(&word) || self.conjunctions.contains(&word) || self.subordinators.contains(&word)
+    /// The closed classes `word` (lowercase) belongs to in this language.
+    pub fn classes(&self, word: &str) -> WordClasses {
+        WordClasses(CLASSES[self.language as usize].get_lowercase(word))
     }
 
-    /// Whether `word` is a coordinating conjunction.
-    pub fn is_conjunction(&self, word: &str) -> bool {
-        self.conjunctions.contains(&word)
-    }
-
-    /// Whether `word` always opens a new clause.
-    pub fn is_subordinator(&self, word: &str) -> bool {
-        self.subordinators.contains(&word)
-    }
-
-    /// Whether `word` starts a clause about the user: a subject, a possessive or (where the
-    /// subject is dropped) a first-person verb.
+    /// Whether `word` (lowercase) starts a clause about the user: a subject, a possessive or
+    /// (where the subject is dropped) a first-person verb.
     pub fn starts_subject(&self, word: &str) -> bool {
+        let trimmed = word.trim_end_matches('\'');
+        let classes = if trimmed.len() == word.len() { self.classes(word) } else { self.classes(trimmed) };
+        self.starts_subject_of_class(word, classes)
+    }
+
+    /// [`Lexicon::starts_subject`] for a word whose classes are told: those of the word without
+    /// the apostrophes at its end.
+    pub fn starts_subject_of_class(&self, word: &str, classes: WordClasses) -> bool {
         let word = word.trim_end_matches('\'');
         if self.language == Language::English && (word.starts_with("i'") || matches!(word, "im" | "ive")) {
             return true;
@@ -103,26 +173,37 @@ impl Lexicon {
         if self.language == Language::French && (word.starts_with("j'") || word.starts_with("j’")) {
             return true;
         }
+        if classes.0 & SUBJECT != 0 {
+            return true;
+        }
         if matches!(self.language, Language::German | Language::French) && self.verb_class(word).is_some() {
             return true;
         }
-        self.self_subjects.iter().any(|subject| subject.trim_end_matches('\'') == word)
-            || self.plural_subjects.contains(&word)
-            || self.possessives.iter().any(|(possessive, _)| *possessive == word)
-            || (self.first_person_verb)(word)
+        (self.first_person_verb)(word)
     }
 
     /// Whether `sentence` may say something about the user in this language: one of its words
-    /// is a first-person subject, possessive or verb, or a word of a standing wish. Most
-    /// sentences of a history hold none, and are not read further.
+    /// is a first-person subject, possessive or verb, or a word of a standing wish, or (in
+    /// English) the user is an object in one of the few shapes that say something
+    /// ([`OBJECT_SHAPES`]). Most sentences of a history hold none, and are not read further.
     pub fn may_disclose(&self, sentence: &str) -> bool {
         let markers = &MARKERS[self.language as usize];
         let mut folded = String::new();
-        for_each_word(sentence, |word| {
+        // What an English sentence without a marker has: the user as an object, a word of a
+        // shape that makes that say something.
+        let (mut object, mut object_shape) = (false, false);
+        let marked = for_each_word(sentence, |word| {
             // A subject, plural subject or standing wish is compared without the apostrophes
             // at its end ("j'" is "j"), a possessive as it stands.
-            let trimmed = word.trim_end_matches(['\'', '’']);
+            // Most words end in neither apostrophe (the last byte of `’` is 0x99): not trimmed.
+            let trimmed = if word.as_bytes().last().is_some_and(|last| matches!(last, b'\'' | 0x99)) {
+                word.trim_end_matches(['\'', '’'])
+            } else {
+                word
+            };
             let part = markers.get_ignoring_ascii_case(trimmed, &mut folded);
+            object |= part & OBJECT != 0;
+            object_shape |= part & OBJECT_SHAPE != 0;
             let possessive = if trimmed.len() == word.len() {
                 part & POSSESSIVE != 0
             } else {
@@ -135,8 +216,13 @@ impl Lexicon {
                     && letters.iter().any(|letter| bytes[0].eq_ignore_ascii_case(letter))
                     && (bytes[1] == b'\'' || word[1..].starts_with('’'))
             };
+            // "I'm", "im", "I've", and the user with others: "we're", "we’ve".
             let english_contraction = self.language == Language::English
-                && (opens_with(b"i") || word.eq_ignore_ascii_case("im") || word.eq_ignore_ascii_case("ive"));
+                && (opens_with(b"i")
+                    || word.eq_ignore_ascii_case("im")
+                    || word.eq_ignore_ascii_case("ive")
+                    || (word.get(..2).is_some_and(|we| we.eq_ignore_ascii_case("we"))
+                        && (word[2..].starts_with('\'') || word[2..].starts_with('’'))));
             let elided = self.language == Language::French && opens_with(b"jm");
             part & MARKER != 0
                 || possessive
@@ -148,7 +234,8 @@ impl Lexicon {
                         || (self.language == Language::Spanish && lower.ends_with('o') && lower.len() >= 4)
                         || lower == "me"
                 })
-        })
+        });
+        marked || (object && object_shape)
     }
 
     /// What a statement writes for the first-person word `word` (lowercase), if it is one.
@@ -513,3 +600,37 @@ static CZECH: Lexicon = Lexicon {
     first_person_verb: verbs::czech_first_person,
     standing: &["vždy", "vždycky", "nikdy"],
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_with_the_user_only_as_an_object_is_not_read() {
+        let english = Lexicon::of(Language::English);
+        for request in ["Help me plan a birthday party.", "Give us five ideas for dinner.", "Tell ME a joke about penguins."] {
+            assert!(!english.may_disclose(request), "{request:?}");
+        }
+    }
+
+    #[test]
+    fn the_user_as_an_object_is_read_in_the_shapes_that_say_something() {
+        let english = Lexicon::of(Language::English);
+        for said in [
+            "From now on, call me Sam.",
+            "Going forward, remind me in Celsius.",
+            "In future, address me formally.",
+            "Every time, show me the sources.",
+            "By default answer me in German.",
+            "Webpack didn’t work for us.",
+            "Gulp DOESNT work for me",
+            "As a welder, give me safety tips.",
+            "Always answer me in French.",
+            "Help me, I'm a nurse.",
+            "Help me with my thesis.",
+            "We’re from a small town, so this is new to us.",
+        ] {
+            assert!(english.may_disclose(said), "{said:?}");
+        }
+    }
+}

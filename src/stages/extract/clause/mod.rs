@@ -236,7 +236,7 @@ pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
         // "the US" is a country, not "us".
         let country = word.text == "US" || word.text == "U.S";
         let mut written = match lexicon.third_person_pronoun(&word.lower).filter(|_| !country) {
-            Some(third) => Word { text: third.to_owned(), lower: third.to_owned(), comma: false },
+            Some(third) => Word { text: third.into(), lower: third.into(), comma: false },
             None => word.clone(),
         };
         if previous_was_subject && lexicon.language == Language::English {
@@ -246,7 +246,7 @@ pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
                 _ => None,
             };
             if let Some(verb) = verb {
-                written = Word { text: verb.to_owned(), lower: verb.to_owned(), comma: false };
+                written = Word { text: verb.into(), lower: verb.into(), comma: false };
             }
         }
         previous_was_subject = lexicon.self_subjects.contains(&word.lower.as_str());

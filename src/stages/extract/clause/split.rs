@@ -3,7 +3,7 @@
 //! vegan"), so each clause says one thing and a fact inside a question ("I'm a teacher, how do
 //! I…?") stands apart from the question.
 
-use super::lexicon::Lexicon;
+use super::lexicon::{Lexicon, WordClasses};
 use crate::stages::extract::language::Language;
 
 /// The clauses of `sentence`, as byte ranges into it, in order.
@@ -13,7 +13,9 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
     // Each word's bare form and whether it can start a subject, told once: the checks below look
     // at a word's neighbours and at every word since the last cut.
     let bares: Vec<std::borrow::Cow<'_, str>> = raw.iter().map(|(_, word)| bare(word)).collect();
-    let subjects: Vec<bool> = bares.iter().map(|word| lexicon.starts_subject(word)).collect();
+    // Looked up once a word: the subject test and the conjunction tests ask about the same word.
+    let classes: Vec<WordClasses> = bares.iter().map(|word| lexicon.classes(word.trim_end_matches('\''))).collect();
+    let subjects: Vec<bool> = bares.iter().zip(&classes).map(|(word, classes)| lexicon.starts_subject_of_class(word, *classes)).collect();
     let mut cuts = vec![0];
     // The word index of the last cut, and of the last word since it that starts a subject.
     let mut cut_index = 0;
@@ -35,9 +37,12 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
         // a subject follows them.
         // Told only after a mark: the word lists are not searched for every word.
         let opens = after_mark
-            && lexicon.opens_clause(word)
+            && !word.ends_with('\'')
+            && classes[index].opens_clause()
             && !matches!(word, "and" | "or" | "plus" | "und" | "oder" | "et" | "ou" | "y" | "e" | "o" | "a" | "i" | "nebo");
-        let conjunction_before_subject = lexicon.is_conjunction(word) && lexicon.starts_subject(next);
+        // Classes are of the word without its closing apostrophes, and a conjunction has none.
+        let conjunction_before_subject =
+            !word.ends_with('\'') && classes[index].is_conjunction() && subjects.get(index + 1).copied().unwrap_or(false);
         // A run-on ("I'm a chef I love cooking") starts a clause at the user's own "I", unless a
         // word before it makes the clause depend on another ("if I", "when I", "the book I read").
         // …and only after a clause that already had the user as its subject ("Last year I ran",
@@ -138,7 +143,7 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
             || (after_mark && (opens || subjects[index]))
             || other_subject
             || conjunction_before_subject
-            || lexicon.is_subordinator(word)
+            || (!word.ends_with('\'') && classes[index].is_subordinator())
             || run_on
         {
             cuts.push(start);

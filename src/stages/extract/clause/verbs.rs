@@ -4,6 +4,10 @@
 //! third-person one ("wohne" → "wohnt", "vivo" → "vive", "bydlím" → "bydlí"). Every other
 //! verb is an open word: it is kept as said, in the third person.
 
+use std::sync::LazyLock;
+
+use rustc_hash::FxHashMap;
+
 use crate::stages::extract::language::Language;
 
 /// What a verb says about the clause it heads.
@@ -53,15 +57,30 @@ pub enum VerbClass {
 
 /// The class of `word` (lowercase) in `language`, if it is one of the verbs that decide a type.
 pub fn class_of(language: Language, word: &str) -> Option<VerbClass> {
-    let table: &[(&[&str], VerbClass)] = match language {
-        Language::English => ENGLISH,
-        Language::German => GERMAN,
-        Language::French => FRENCH,
-        Language::Spanish => SPANISH,
-        Language::Czech => CZECH,
-    };
-    table.iter().find(|(forms, _)| forms.contains(&word)).map(|(_, class)| *class)
+    CLASSES[language as usize].get(word).copied()
 }
+
+/// Each language's verb forms and their classes, in the order of [`Language::ALL`], looked up
+/// at once: the readers ask for the class of nearly every word of a clause. A form listed in two
+/// classes has the first.
+static CLASSES: LazyLock<[FxHashMap<&'static str, VerbClass>; 5]> = LazyLock::new(|| {
+    Language::ALL.map(|language| {
+        let table: &[(&[&str], VerbClass)] = match language {
+            Language::English => ENGLISH,
+            Language::German => GERMAN,
+            Language::French => FRENCH,
+            Language::Spanish => SPANISH,
+            Language::Czech => CZECH,
+        };
+        let mut classes = FxHashMap::default();
+        for (forms, class) in table {
+            for form in *forms {
+                classes.entry(*form).or_insert(*class);
+            }
+        }
+        classes
+    })
+});
 
 use VerbClass::*;
 

@@ -2,15 +2,19 @@
 //! their case, "C++" and "node.js" stay whole) and a lowercase form to compare, and with the
 //! contractions a language writes ("I'm", "don't", "j'ai") opened into their words.
 
+use compact_str::CompactString;
+
 use crate::stages::extract::language::Language;
 
-/// One word.
+/// One word. Its text is held inline (a word is nearly always shorter than 24 bytes): every word
+/// of every clause of a history's self-statements is made, copied and dropped, and allocating
+/// each was a fifth of extraction's time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
     /// As written (a contraction's parts are written out: "'m" is "am").
-    pub text: String,
+    pub text: CompactString,
     /// Lowercase, with typographic apostrophes made plain.
-    pub lower: String,
+    pub lower: CompactString,
     /// Whether a comma (or semicolon) followed the word: where the items of a list part.
     pub comma: bool,
 }
@@ -18,9 +22,14 @@ pub struct Word {
 impl Word {
     /// A word as written.
     pub fn new(text: &str) -> Word {
-        let lower = if text.bytes().any(|byte| byte >= 0x80) { text.to_lowercase() } else { text.to_ascii_lowercase() };
-        let lower = if lower.contains('’') { lower.replace('’', "'") } else { lower };
-        Word { text: text.to_owned(), lower, comma: false }
+        let lower = if text.is_ascii() {
+            let mut lower = CompactString::new(text);
+            lower.as_mut_str().make_ascii_lowercase();
+            lower
+        } else {
+            CompactString::from(text.to_lowercase().replace('’', "'"))
+        };
+        Word { text: CompactString::new(text), lower, comma: false }
     }
 
     /// Whether the word starts with a capital letter (a name, in the middle of a clause).
@@ -199,7 +208,7 @@ mod tests {
     use super::*;
 
     fn lower(text: &str, language: Language) -> Vec<String> {
-        words(text, language).into_iter().map(|word| word.lower).collect()
+        words(text, language).into_iter().map(|word| word.lower.to_string()).collect()
     }
 
     #[test]
