@@ -91,6 +91,9 @@ pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec
     }
     for range in split::clauses(sentence, lexicon) {
         let clause = &sentence[range.clone()];
+        if opens_english_question(clause, language) {
+            continue;
+        }
         // A hypothetical is not so; a clause with a bracketed placeholder ("I'm [name]", "I
         // work at [company]") is a template, not a fact.
         if is_hypothetical(clause, language) || (clause.contains('[') && clause.contains(']')) {
@@ -115,6 +118,18 @@ pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec
         }
     }
     found
+}
+
+/// Whether `clause` is English and opens with a question word that both readers pass over
+/// there ("What am I doing wrong?", "How do I…", "Why does my…", "Can I…"): the standing-wish
+/// reader takes it for a subject and the English reader for a question, so the clause gives
+/// nothing and is not read into words. Such questions were two fifths of the sentences of a
+/// generated history that hold a first-person word. ("Do" opens "Do not ever…", a wish, and
+/// is read.)
+fn opens_english_question(clause: &str, language: Language) -> bool {
+    language == Language::English
+        && words::first_word(clause, language)
+            .is_some_and(|first| matches!(first.lower.as_str(), "what" | "how" | "why" | "does" | "is" | "are" | "can"))
 }
 
 /// `range` of `text` without the spaces and clause punctuation at its ends.

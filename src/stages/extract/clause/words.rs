@@ -78,6 +78,16 @@ pub fn words(text: &str, language: Language) -> Vec<Word> {
     words
 }
 
+/// The first word of `text` as [`words`] reads it, read from its first raw words only: those up
+/// to the first that holds a word, and the one after it (which tells whether an "'s" is "is").
+pub fn first_word(text: &str, language: Language) -> Option<Word> {
+    let offset = |raw: &str| raw.as_ptr() as usize - text.as_ptr() as usize + raw.len();
+    let mut raws = text.split_whitespace();
+    let first = raws.by_ref().find(|raw| !raw.trim_matches(is_edge_punctuation).trim_matches(|c| c == '\'' || c == '’').is_empty())?;
+    let end = raws.next().map_or(offset(first), offset);
+    words(&text[..end], language).into_iter().next()
+}
+
 /// Whether a word ends with an "'s" that may be "is" (not "it's", "that's" and the like, which
 /// [`open_english`] opens, nor "let's").
 fn ends_with_s_for_is(word: &str) -> bool {
@@ -215,6 +225,16 @@ mod tests {
     fn english_contractions_open_into_their_words() {
         assert_eq!(lower("I'm sure I don't eat C++.", Language::English), ["i", "am", "sure", "i", "do", "not", "eat", "c++"]);
         assert_eq!(lower("I’ve got node.js, (really)!", Language::English), ["i", "have", "got", "node.js", "really"]);
+    }
+
+    #[test]
+    fn the_first_word_is_the_first_of_all_the_words() {
+        for text in ["What am I doing wrong?", "  — Can't I?", "My dad's a plumber", "My dad's car", "j'ai un chat", "…", "", "“How” now"]
+        {
+            for language in Language::ALL {
+                assert_eq!(first_word(text, language), words(text, language).into_iter().next(), "{text:?} {language:?}");
+            }
+        }
     }
 
     #[test]
