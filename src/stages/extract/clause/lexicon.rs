@@ -39,9 +39,11 @@ pub struct Lexicon {
     pub third_person: fn(&str) -> Option<String>,
     /// Whether a word is a first-person singular verb, for languages that drop the subject.
     pub first_person_verb: fn(&str) -> bool,
-    /// Other words that may start a statement about the user: standing wishes ("always",
-    /// "never") and, in English, the user as an object ("didn't work for us").
+    /// Words of standing wishes ("always", "never"), which may start a statement about the user.
     pub standing: &'static [&'static str],
+    /// The user as an object ("me", "us"): a sentence with no other first-person word says
+    /// something of the user only in the shapes [`OBJECT_SHAPES`] names (English only).
+    pub objects: &'static [&'static str],
 }
 
 /// In [`MARKERS`]: a subject, plural subject or standing wish, without the apostrophes at its end.
@@ -71,10 +73,12 @@ static MARKERS: LazyLock<[WordTable; 5]> = LazyLock::new(|| {
         let lexicon = Lexicon::of(language);
         let mut table = WordTable::default();
         for marker in lexicon.self_subjects.iter().chain(lexicon.plural_subjects).chain(lexicon.standing) {
-            let class = if language == Language::English && matches!(*marker, "me" | "us") { OBJECT } else { MARKER };
-            table.insert_or(&marker.trim_end_matches('\'').to_ascii_lowercase(), class);
+            table.insert_or(&marker.trim_end_matches('\'').to_ascii_lowercase(), MARKER);
         }
-        if language == Language::English {
+        for object in lexicon.objects {
+            table.insert_or(object, OBJECT);
+        }
+        if !lexicon.objects.is_empty() {
             for word in OBJECT_SHAPES {
                 table.insert_or(word, OBJECT_SHAPE);
             }
@@ -156,16 +160,9 @@ impl Lexicon {
     }
 
     /// Whether `word` (lowercase) starts a clause about the user: a subject, a possessive or
-    /// (where the subject is dropped) a first-person verb.
-    pub fn starts_subject(&self, word: &str) -> bool {
-        let trimmed = word.trim_end_matches('\'');
-        let classes = if trimmed.len() == word.len() { self.classes(word) } else { self.classes(trimmed) };
-        self.starts_subject_of_class(word, classes)
-    }
-
-    /// [`Lexicon::starts_subject`] for a word whose classes are told: those of the word without
-    /// the apostrophes at its end.
-    pub fn starts_subject_of_class(&self, word: &str, classes: WordClasses) -> bool {
+    /// (where the subject is dropped) a first-person verb. `classes` are those of the word
+    /// without the apostrophes at its end ([`Lexicon::classes`]).
+    pub fn starts_subject(&self, word: &str, classes: WordClasses) -> bool {
         let word = word.trim_end_matches('\'');
         if self.language == Language::English && (word.starts_with("i'") || matches!(word, "im" | "ive")) {
             return true;
@@ -372,7 +369,8 @@ static ENGLISH: Lexicon = Lexicon {
     negations: &["not", "never", "no"],
     third_person: verbs::english_third_person,
     first_person_verb: never,
-    standing: &["always", "never", "ever", "us", "me"],
+    standing: &["always", "never", "ever"],
+    objects: &["me", "us"],
 };
 
 static GERMAN: Lexicon = Lexicon {
@@ -477,6 +475,7 @@ static GERMAN: Lexicon = Lexicon {
     third_person: verbs::german_third_person,
     first_person_verb: never,
     standing: &["immer", "nie", "niemals"],
+    objects: &[],
 };
 
 static FRENCH: Lexicon = Lexicon {
@@ -522,6 +521,7 @@ static FRENCH: Lexicon = Lexicon {
     third_person: verbs::french_third_person,
     first_person_verb: never,
     standing: &["toujours", "jamais"],
+    objects: &[],
 };
 
 static SPANISH: Lexicon = Lexicon {
@@ -545,6 +545,7 @@ static SPANISH: Lexicon = Lexicon {
     third_person: verbs::spanish_third_person,
     first_person_verb: verbs::spanish_first_person,
     standing: &["siempre", "nunca"],
+    objects: &[],
 };
 
 static CZECH: Lexicon = Lexicon {
@@ -599,6 +600,7 @@ static CZECH: Lexicon = Lexicon {
     third_person: verbs::czech_third_person,
     first_person_verb: verbs::czech_first_person,
     standing: &["vždy", "vždycky", "nikdy"],
+    objects: &[],
 };
 
 #[cfg(test)]

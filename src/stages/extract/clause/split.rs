@@ -15,7 +15,7 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
     let bares: Vec<std::borrow::Cow<'_, str>> = raw.iter().map(|(_, word)| bare(word)).collect();
     // Looked up once a word: the subject test and the conjunction tests ask about the same word.
     let classes: Vec<WordClasses> = bares.iter().map(|word| lexicon.classes(word.trim_end_matches('\''))).collect();
-    let subjects: Vec<bool> = bares.iter().zip(&classes).map(|(word, classes)| lexicon.starts_subject_of_class(word, *classes)).collect();
+    let subjects: Vec<bool> = bares.iter().zip(&classes).map(|(word, classes)| lexicon.starts_subject(word, *classes)).collect();
     let mut cuts = vec![0];
     // The word index of the last cut, and of the last word since it that starts a subject.
     let mut cut_index = 0;
