@@ -260,6 +260,22 @@ fn german_french_spanish_and_czech_yield_in_their_own_language() {
 }
 
 #[test]
+fn a_french_or_spanish_article_before_a_kind_liked_is_no_reaction() {
+    assert_yields("Je préfère le thé.", MemoryType::Preference, "Préfère le thé");
+    assert_yields("Me gusta la playa.", MemoryType::Preference, "Le gusta la playa");
+    assert_yields("Me encanta la música clásica.", MemoryType::Preference, "Le encanta la música clásica");
+    for text in [
+        "Je préfère la deuxième.",
+        "Me encanta la segunda.",
+        "Prefiero la más corta.",
+        "Je préfère le faire moi-même.",
+        "Me gusta la de arriba.",
+    ] {
+        assert_nothing(text);
+    }
+}
+
+#[test]
 fn other_languages_yield_nothing_for_talk_and_requests() {
     for text in [
         "Je viens de finir le rapport.",

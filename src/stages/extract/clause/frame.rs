@@ -864,11 +864,80 @@ fn is_dangling(words: &[Word]) -> bool {
 fn is_reaction(words: &[Word]) -> bool {
     is_dangling(words)
         || mentions_you(words)
-        || words.first().is_some_and(|word| is_pointer(&word.lower) && words.len() <= 3)
+        || words.first().is_some_and(|word| is_pointer(&word.lower) && words.len() <= 3 && !is_article_before_kind(words))
         || words.iter().take(3).any(|word| {
             is_task_noun(&word.lower)
-                || matches!(word.lower.as_str(), "nummer" | "numéro" | "número" | "číslo" | "variante" | "option" | "opción" | "možnost")
+                || matches!(
+                    word.lower.as_str(),
+                    "nummer"
+                        | "numéro"
+                        | "número"
+                        | "číslo"
+                        | "variante"
+                        | "option"
+                        | "opción"
+                        | "možnost"
+                        | "versión"
+                        | "propuesta"
+                        | "proposition"
+                        | "alternativa"
+                        | "alternative"
+                )
         })
+}
+
+/// Whether `words` open with "le" or "la" as the article French and Spanish put before a kind
+/// of thing liked ("Je préfère le thé", "Me gusta la playa"), not as a word that points back:
+/// before a choice ("la deuxième", "la más corta", "la de arriba") or a verb ("je préfère le
+/// faire") it points back.
+fn is_article_before_kind(words: &[Word]) -> bool {
+    let [article, kind, ..] = words else { return false };
+    let choice = kind.lower.ends_with("ième")
+        || matches!(
+            kind.lower.as_str(),
+            "premier"
+                | "première"
+                | "second"
+                | "seconde"
+                | "dernier"
+                | "dernière"
+                | "autre"
+                | "même"
+                | "primera"
+                | "primero"
+                | "segunda"
+                | "segundo"
+                | "tercera"
+                | "tercero"
+                | "cuarta"
+                | "cuarto"
+                | "quinta"
+                | "quinto"
+                | "última"
+                | "último"
+                | "otra"
+                | "otro"
+                | "misma"
+                | "mismo"
+                | "de"
+                | "du"
+                | "des"
+                | "que"
+                | "qui"
+                | "cual"
+                | "cuál"
+                | "plus"
+                | "moins"
+                | "mieux"
+                | "más"
+                | "menos"
+                | "mejor"
+                | "peor"
+        );
+    // An object pronoun stands before an infinitive ("le faire", "la garder", "le voir").
+    let infinitive = ((kind.lower.ends_with("er") || kind.lower.ends_with("ir")) && kind.lower.chars().count() > 4)
+        || matches!(kind.lower.as_str(), "faire" | "voir" | "dire" | "lire" | "prendre" | "mettre" | "boire");
+    matches!(article.lower.as_str(), "le" | "la") && !choice && !infinitive && !is_pointer(&kind.lower) && !kind.is_number()
 }
 
 fn names_task(words: &[Word]) -> bool {
