@@ -44,8 +44,8 @@ static OPENER_SHAPES: LazyLock<[u16; 128]> = LazyLock::new(|| {
 });
 
 /// Whether `text` may say something about the user: one of its words opens a statement in
-/// any language, or, where the message reads as Spanish or Czech (which leave the subject out),
-/// a word has a first-person verb ending. Only the part of a message where the user's own
+/// any language, or, where a sentence of the message may read as Spanish or Czech (which leave
+/// the subject out), a word has a first-person verb ending. Only the part of a message where the user's own
 /// sentences are looked for is read ([`sentences::readable`]): the rest of a pasted document
 /// would be passed over anyway.
 pub fn may_disclose(text: &str) -> bool {
@@ -55,7 +55,7 @@ pub fn may_disclose(text: &str) -> bool {
         return true;
     }
     // The languages are told only for the few messages that need them: a second pass.
-    reading.verb_ending && language::likely(text).iter().any(|language| matches!(language, Language::Spanish | Language::Czech))
+    reading.verb_ending && language::may_be_read_as(text, &[Language::Spanish, Language::Czech])
 }
 
 /// What the gate has seen of a message so far.

@@ -1,7 +1,8 @@
 //! Tells which of the extraction languages (English, German, French, Spanish, Czech) a user's
-//! message is written in, by counting each language's most frequent short words. Where the words
-//! leave several languages tied, or name none (a short or foreign message), [`likely`] returns
-//! every candidate and the caller tries each language's rules in turn.
+//! message, and each of its sentences, is written in, by counting each language's most frequent
+//! short words. Where the words leave several languages tied, or name none (a short or foreign
+//! message), [`likely`] returns every candidate and the caller tries each language's rules in
+//! turn.
 
 use std::sync::LazyLock;
 
@@ -44,7 +45,8 @@ impl Language {
         match self {
             Language::English => &[
                 "i", "i'm", "im", "my", "me", "the", "and", "is", "am", "to", "of", "it", "with", "for", "that", "we", "our", "have",
-                "work", "live", "don't", "always", "never", "please", "you", "this",
+                "work", "live", "don't", "always", "never", "please", "you", "this", "about", "can", "what", "how", "your", "are", "be",
+                "but", "if", "from", "just", "need", "want", "would", "could", "should", "at", "not", "help", "write", "tell", "give",
             ],
             Language::German => &[
                 "ich",
@@ -215,8 +217,66 @@ pub fn likely(text: &str) -> Vec<Language> {
     scores.finish(text)
 }
 
+/// The languages each of a message's `sentences` may be written in, most likely first: a
+/// sentence with marker words of its own is told by them ("Ich arbeite bei Globex." in a
+/// message that goes on in English is German), tied languages narrowed to those the whole
+/// message leaves possible; a sentence without any is told by the whole message, as
+/// [`likely`] tells the sentences joined with spaces.
+pub fn likely_by_sentence(sentences: &[&str]) -> Vec<Vec<Language>> {
+    let mut message = Scores::default();
+    // What the message's characters may still add: `likely` scans the joined text's first
+    // `MOST_CHARACTERS_SCORED`, the space before each sentence but the first among them.
+    let mut message_characters = MOST_CHARACTERS_SCORED;
+    let mut folded = String::new();
+    let mut own_scores = Vec::with_capacity(sentences.len());
+    for (index, sentence) in sentences.iter().enumerate() {
+        let mut own = Scores::default();
+        for_each_word(sentence, |word| {
+            let marked = MARKERS.get(word, &mut folded);
+            own.add_marked(marked);
+            message.add_marked(marked);
+            own.words_counted() == MOST_WORDS_SCORED && message.words_counted() == MOST_WORDS_SCORED
+        });
+        if index > 0 {
+            message_characters = message_characters.saturating_sub(1);
+        }
+        own.add_characters(sentence, MOST_CHARACTERS_SCORED);
+        message_characters -= message.add_characters(sentence, message_characters);
+        own_scores.push(own);
+    }
+    let message = message.best();
+    own_scores
+        .into_iter()
+        .map(|own| {
+            if own.is_unmarked() {
+                return message.clone();
+            }
+            let own = own.best();
+            let shared: Vec<Language> = own.iter().copied().filter(|language| message.contains(language)).collect();
+            if own.len() > 1 && !shared.is_empty() { shared } else { own }
+        })
+        .collect()
+}
+
+/// Whether some sentence of `text` may be read as one of `languages` ([`likely_by_sentence`]):
+/// the whole text may be written in one of them, or one of its words or characters marks one
+/// (a sentence is told by its own markers).
+pub fn may_be_read_as(text: &str, languages: &[Language]) -> bool {
+    let mut scores = Scores::default();
+    let mut folded = String::new();
+    for_each_word(text, |word| {
+        scores.add_marked(MARKERS.get(word, &mut folded));
+        scores.words_counted() == MOST_WORDS_SCORED
+    });
+    scores.add_characters(text, MOST_CHARACTERS_SCORED);
+    let marked = Language::ALL.iter().zip(scores.scores).any(|(language, score)| score > 0 && languages.contains(language));
+    marked || scores.best().iter().any(|language| languages.contains(language))
+}
+
 /// Words scored at most: the start of a long text tells its language.
 const MOST_WORDS_SCORED: u32 = 400;
+/// Characters scored at most for the letters only one language writes.
+const MOST_CHARACTERS_SCORED: usize = 4000;
 
 /// Each language's score for a text, built word by word (so a pass over the words for another
 /// purpose can score them on the way): two points a marker word, and one a character only that
@@ -249,19 +309,39 @@ impl Scores {
     /// The languages `text` (whose words were added) may be written in, most likely first, as
     /// [`likely`] tells them.
     pub fn finish(mut self, text: &str) -> Vec<Language> {
-        if !text.is_ascii() {
-            for character in text.chars().take(4000) {
-                match character {
-                    'ř' | 'ů' | 'ě' | 'š' | 'č' | 'ž' | 'ň' | 'ť' | 'ď' | 'Ř' | 'Ů' | 'Ě' | 'Š' | 'Č' | 'Ž' => {
-                        self.scores[4] += 1
-                    }
-                    'ß' | 'ä' | 'ö' | 'Ä' | 'Ö' => self.scores[1] += 1,
-                    'ñ' | '¿' | '¡' => self.scores[3] += 1,
-                    'ç' | 'è' | 'ê' | 'à' | 'ù' | 'œ' => self.scores[2] += 1,
-                    _ => {}
+        self.add_characters(text, MOST_CHARACTERS_SCORED);
+        self.best()
+    }
+
+    /// Adds a point for each character of the first `limit` of `text` that only one language
+    /// writes; returns how many characters it read (`limit` or fewer).
+    fn add_characters(&mut self, text: &str, limit: usize) -> usize {
+        if text.is_ascii() {
+            return text.len().min(limit);
+        }
+        let mut read = 0;
+        for character in text.chars().take(limit) {
+            read += 1;
+            match character {
+                'ř' | 'ů' | 'ě' | 'š' | 'č' | 'ž' | 'ň' | 'ť' | 'ď' | 'Ř' | 'Ů' | 'Ě' | 'Š' | 'Č' | 'Ž' => {
+                    self.scores[4] += 1
                 }
+                'ß' | 'ä' | 'ö' | 'Ä' | 'Ö' => self.scores[1] += 1,
+                'ñ' | '¿' | '¡' => self.scores[3] += 1,
+                'ç' | 'è' | 'ê' | 'à' | 'ù' | 'œ' => self.scores[2] += 1,
+                _ => {}
             }
         }
+        read
+    }
+
+    /// Whether nothing marked any language.
+    fn is_unmarked(&self) -> bool {
+        self.scores.iter().all(|score| *score == 0)
+    }
+
+    /// The languages tied for the best score, or every language when none scored.
+    fn best(&self) -> Vec<Language> {
         let best = self.scores.iter().copied().max().unwrap_or(0);
         if best == 0 {
             return Language::ALL.to_vec();
@@ -288,6 +368,40 @@ static MARKERS: LazyLock<WordTable> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sentence_with_markers_of_its_own_is_told_by_them() {
+        assert_eq!(
+            likely_by_sentence(&["Ich arbeite bei Globex.", "Summarize the main points of the report, what do you think?"]),
+            [vec![Language::German], vec![Language::English]]
+        );
+        assert_eq!(likely_by_sentence(&["Help me write an email about a short story."]), [vec![Language::English]]);
+        // Tied in the sentence and in the message: both are tried.
+        assert_eq!(likely_by_sentence(&["Me llamo Mateo."]), [vec![Language::English, Language::Spanish]]);
+        // Tied in the sentence, told by the message.
+        assert_eq!(likely_by_sentence(&["Soy de Madrid y trabajo con Python.", "Me llamo Mateo."])[1], [Language::Spanish]);
+    }
+
+    #[test]
+    fn a_text_may_be_read_as_a_language_one_of_its_sentences_is_marked_in() {
+        let spanish_or_czech = [Language::Spanish, Language::Czech];
+        assert!(may_be_read_as("Učím se pnpm. What would you need to know about the setup, and how can I help?", &spanish_or_czech));
+        assert!(may_be_read_as("Cocino paella.", &spanish_or_czech), "no marker at all: every language");
+        assert!(!may_be_read_as("What would you need to know about the setup?", &spanish_or_czech));
+    }
+
+    #[test]
+    fn a_sentence_without_markers_is_told_by_the_whole_message() {
+        for sentences in [
+            &["Soy de Madrid y vivo en Sevilla.", "Paella."][..],
+            &["Bydlím v Brně.", "Ořechy.", "Já taky."][..],
+            &["Ich wohne in Köln.", "Straße."][..],
+            &["Zoë.", "Paella."][..],
+        ] {
+            let by_sentence = likely_by_sentence(sentences);
+            assert_eq!(by_sentence[1], likely(&sentences.join(" ")), "{sentences:?}");
+        }
+    }
 
     #[test]
     fn each_language_is_told_from_a_short_self_statement() {

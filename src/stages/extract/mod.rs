@@ -125,17 +125,18 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
     if sentences.is_empty() {
         return;
     }
-    // The language is told from the user's own sentences, not from pasted code or documents.
+    // The language is told from the user's own sentences, not from pasted code or documents:
+    // each sentence's from its own words where they tell one.
     let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
-    let languages = language::likely(&own_words.join(" "));
-    let context = clause::Context { time, sure: languages.len() == 1 };
+    let languages_by_sentence = language::likely_by_sentence(&own_words);
     // Told only when a like or dislike is found: most replies have none.
     let mut echo: Option<echo::Echo> = None;
-    for &sentence in &sentences {
+    for (&sentence, languages) in sentences.iter().zip(&languages_by_sentence) {
         let as_written = sentence.text(text);
-        // Where the message's words leave several languages possible, each is tried in turn
-        // until one finds something.
-        for language in &languages {
+        let context = clause::Context { time, sure: languages.len() == 1 };
+        // Where the words leave several languages possible, each is tried in turn until one
+        // finds something.
+        for language in languages {
             let found = clause::disclosures(as_written, *language, &context);
             if found.is_empty() {
                 continue;
