@@ -45,9 +45,9 @@ static OPENER_SHAPES: LazyLock<[u16; 128]> = LazyLock::new(|| {
 
 /// Whether `text` may say something about the user: one of its words opens a statement in
 /// any language, or, where a sentence of the message may read as Spanish or Czech (which leave
-/// the subject out), a word has a first-person verb ending. Only the part of a message where the user's own
-/// sentences are looked for is read ([`sentences::readable`]): the rest of a pasted document
-/// would be passed over anyway.
+/// the subject out), a word has a first-person verb ending. Only the part of a message where
+/// the user's own sentences are looked for is read ([`sentences::readable`]): the rest of a
+/// pasted document would be passed over anyway.
 pub fn may_disclose(text: &str) -> bool {
     let text = sentences::readable(text);
     let mut reading = Reading::default();

@@ -208,13 +208,19 @@ pub fn detect(text: &str) -> Language {
 /// (short texts often share a word or two between languages: Spanish and English `me`), or every
 /// language when the text has no marker at all.
 pub fn likely(text: &str) -> Vec<Language> {
+    scored(text).best()
+}
+
+/// The scores of `text`'s marker words and characters.
+fn scored(text: &str) -> Scores {
     let mut scores = Scores::default();
     let mut folded = String::new();
     for_each_word(text, |word| {
         scores.add_marked(MARKERS.get(word, &mut folded));
         scores.words_counted() == MOST_WORDS_SCORED
     });
-    scores.finish(text)
+    scores.add_characters(text, MOST_CHARACTERS_SCORED);
+    scores
 }
 
 /// The languages each of a message's `sentences` may be written in, most likely first: a
@@ -262,15 +268,9 @@ pub fn likely_by_sentence(sentences: &[&str]) -> Vec<Vec<Language>> {
 /// the whole text may be written in one of them, or one of its words or characters marks one
 /// (a sentence is told by its own markers).
 pub fn may_be_read_as(text: &str, languages: &[Language]) -> bool {
-    let mut scores = Scores::default();
-    let mut folded = String::new();
-    for_each_word(text, |word| {
-        scores.add_marked(MARKERS.get(word, &mut folded));
-        scores.words_counted() == MOST_WORDS_SCORED
-    });
-    scores.add_characters(text, MOST_CHARACTERS_SCORED);
-    let marked = Language::ALL.iter().zip(scores.scores).any(|(language, score)| score > 0 && languages.contains(language));
-    marked || scores.best().iter().any(|language| languages.contains(language))
+    let scores = scored(text);
+    // Unmarked, a text may be in any language.
+    scores.is_unmarked() || Language::ALL.iter().zip(scores.scores).any(|(language, score)| score > 0 && languages.contains(language))
 }
 
 /// Words scored at most: the start of a long text tells its language.
@@ -304,13 +304,6 @@ impl Scores {
                 *score += 2;
             }
         }
-    }
-
-    /// The languages `text` (whose words were added) may be written in, most likely first, as
-    /// [`likely`] tells them.
-    pub fn finish(mut self, text: &str) -> Vec<Language> {
-        self.add_characters(text, MOST_CHARACTERS_SCORED);
-        self.best()
     }
 
     /// Adds a point for each character of the first `limit` of `text` that only one language

@@ -892,6 +892,9 @@ fn is_reaction(words: &[Word]) -> bool {
 /// faire") it points back.
 fn is_article_before_kind(words: &[Word]) -> bool {
     let [article, kind, ..] = words else { return false };
+    if !matches!(article.lower.as_str(), "le" | "la") {
+        return false;
+    }
     let choice = kind.lower.ends_with("ième")
         || matches!(
             kind.lower.as_str(),
@@ -937,7 +940,7 @@ fn is_article_before_kind(words: &[Word]) -> bool {
     // An object pronoun stands before an infinitive ("le faire", "la garder", "le voir").
     let infinitive = ((kind.lower.ends_with("er") || kind.lower.ends_with("ir")) && kind.lower.chars().count() > 4)
         || matches!(kind.lower.as_str(), "faire" | "voir" | "dire" | "lire" | "prendre" | "mettre" | "boire");
-    matches!(article.lower.as_str(), "le" | "la") && !choice && !infinitive && !is_pointer(&kind.lower) && !kind.is_number()
+    !choice && !infinitive && !is_pointer(&kind.lower) && !kind.is_number()
 }
 
 fn names_task(words: &[Word]) -> bool {
