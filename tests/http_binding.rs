@@ -163,6 +163,45 @@ fn a_client_recalls_remembers_revises_and_forgets_with_a_token_that_grants_it() 
     assert_eq!((status, missing["error"]["code"].as_str()), (404, Some("not_found")));
 }
 
+/// Guards against a server that kept its connections on the store file a later run replaced:
+/// it never served what the run loaded, and what it was told to write went into the replaced
+/// file and was lost.
+#[test]
+fn a_running_server_serves_and_writes_the_store_a_later_run_loaded_into_place() {
+    let chatgpt = examples()[0].clone();
+    let server = start_over(std::slice::from_ref(&chatgpt), &["--request-timeout", "2"]);
+    let (reader, writer) = (token(&[Verb::Read], None, 3600), token(&[Verb::Read, Verb::Write], None, 3600));
+    // Words of the Claude example's first request, which the ChatGPT example does not hold.
+    let query = json!({"query": "indexs CSV", "limit": 3});
+    let (status, before) = post(&server, "/ump/recall", Some(&reader), &query);
+    assert_eq!((status, before["results"].as_array().map(Vec::len)), (200, Some(0)), "{before}");
+
+    let claude = examples()[1].clone();
+    let loaded = memport().arg("convert").arg(&claude).args(["--to", "store", "-o"]).arg(&server.store).arg("-q").output().unwrap();
+    assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let (status, after) = post(&server, "/ump/recall", Some(&reader), &query);
+    assert_eq!(status, 200, "{after}");
+    assert!(!after["results"].as_array().unwrap().is_empty(), "the server reads the store the run moved into place: {after}");
+
+    let remember = json!({"record": {"kind": "semantic", "body": {"text": "Keeps bees on the roof"}}});
+    let (status, remembered) = post(&server, "/ump/remember", Some(&writer), &remember);
+    assert_eq!(status, 200, "{remembered}");
+    let id = remembered["id"].as_str().unwrap();
+    assert!(Store::open(&server.store, false).unwrap().get(id).unwrap().is_some(), "written into the store in place");
+
+    // While a run holds the store (from its copy until its copy is in place), a write is
+    // refused in time and said so, and nothing is written.
+    let counts = record_count(&server.store);
+    let hold = memport::store::WriteHold::take(&server.store).unwrap();
+    let other = json!({"record": {"kind": "semantic", "body": {"text": "Grows tomatoes"}}});
+    let (status, refused) = post(&server, "/ump/remember", Some(&writer), &other);
+    assert_eq!((status, refused["error"]["code"].as_str()), (503, Some("rate_limited")), "{refused}");
+    assert_eq!(record_count(&server.store), counts);
+    drop(hold);
+    let (status, remembered) = post(&server, "/ump/remember", Some(&writer), &other);
+    assert_eq!((status, remembered["result"].as_str()), (200, Some("created")), "{remembered}");
+}
+
 #[test]
 fn every_refusal_has_its_status_and_envelope_and_changes_nothing() {
     let server = start();

@@ -62,6 +62,8 @@ pub struct StagedOutput {
     /// Where an `ump-md` folder's manifest goes.
     manifest_beside: PathBuf,
     published: bool,
+    /// For a file the run updates (the store), its other writers held off until it is replaced.
+    hold: Option<crate::store::WriteHold>,
 }
 
 impl StagedOutput {
@@ -72,16 +74,17 @@ impl StagedOutput {
     /// I/O errors making the folder, and whatever building the sink fails with.
     pub fn build(format: OutputFormat, layout: &Layout, settings: &SinkSettings) -> Result<(StagedOutput, Box<dyn Sink>), RunError> {
         std::fs::create_dir_all(&layout.staging).map_err(|error| RunError::write(layout.staging.display().to_string(), error))?;
-        let staged = StagedOutput {
+        let mut staged = StagedOutput {
             format,
             target: layout.target.clone(),
             staging: layout.staging.clone(),
             built: layout.built(),
             manifest_beside: layout.manifest_beside.clone(),
             published: false,
+            hold: None,
         };
         if let Shape::UpdatedFile { seed } = format.descriptor().shape {
-            seed(&staged.target, &staged.built)?;
+            staged.hold = seed(&staged.target, &staged.built)?;
         }
         let (built, target) = (staged.built.display().to_string(), staged.target.display().to_string());
         let inner = sinks::build(format, &staged.built, settings).map_err(|error| naming_target(error, &built, &target))?;
@@ -105,6 +108,8 @@ impl StagedOutput {
             Shape::File | Shape::UpdatedFile { .. } => std::fs::rename(&self.built, &self.target).map_err(write_error)?,
         }
         self.published = true;
+        // Writers waiting on the replaced file go on in the new one.
+        drop(self.hold.take());
         // What is left is empty or an old folder moved aside; a failure to remove it leaves it
         // to the next run on this target, which removes a killed run's staging folder.
         let _ = std::fs::remove_dir_all(&self.staging);

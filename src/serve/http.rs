@@ -106,6 +106,9 @@ impl IntoResponse for Failure {
         if self.0 == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         }
+        if self.0 == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
+        }
         response
     }
 }
@@ -124,6 +127,8 @@ impl From<UmpError> for Failure {
             "unauthorized" => StatusCode::UNAUTHORIZED,
             "forbidden_scope" => StatusCode::FORBIDDEN,
             "unsupported" => StatusCode::NOT_IMPLEMENTED,
+            // The store is held by a run loading into it: nothing was done, try again later.
+            "rate_limited" => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Failure(status, error)
@@ -173,11 +178,14 @@ pub(super) async fn with_store<T: Send + 'static>(
     let (store, readers) = (shared.store.clone(), shared.readers.clone());
     let reader = shared.next_reader.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let joined = tokio::task::spawn_blocking(move || {
+        // Each connection first follows the store's path to a new file a run moved there.
         if !writes && !readers.is_empty() {
-            let store = readers[reader % readers.len()].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut store = readers[reader % readers.len()].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            store.follow_file()?;
             return work(&store);
         }
         let mut store = store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        store.follow_file()?;
         if !writes {
             return work(&store);
         }
@@ -278,7 +286,13 @@ pub struct Connections {
 /// streamable HTTP; and AIMEM's HTTP profile, whose bodies are bounded by size and rate instead
 /// ([`super::brain_routes`]).
 pub fn router(connections: Connections, owner_key: String, writable: bool, limits: Limits) -> Router {
-    let Connections { writer: store, readers, mcp: mcp_store } = connections;
+    let Connections { writer: mut store, readers, mcp: mut mcp_store } = connections;
+    // A write that waits for a run loading into the store is refused (503) before the
+    // request times out (408), so the client knows it was not made.
+    let write_wait = limits.request_timeout / 2;
+    for connection in std::iter::once(&mut store).chain(mcp_store.as_mut()) {
+        connection.set_busy_timeout(write_wait);
+    }
     let at_the_store = Arc::new(tokio::sync::Semaphore::new(readers.len() + 1));
     let readers = Arc::new(readers.into_iter().map(Mutex::new).collect());
     let owner = store.owner().to_owned();

@@ -68,6 +68,8 @@ impl UmpTools {
             return Err(UmpError { code: "unsupported", message: "this server was started read-only (--read-only)".into() });
         }
         let mut store = self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A run may have moved a new store into place since the last call.
+        store.follow_file()?;
         if !writes {
             return work(&store);
         }

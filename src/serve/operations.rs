@@ -40,6 +40,8 @@ impl From<StoreError> for UmpError {
         match error {
             StoreError::NotFound(_) => UmpError::new("not_found", error.to_string()),
             StoreError::InvalidRecord(_) => UmpError::new("invalid_record", error.to_string()),
+            // UMP's code for "not now": a run of memport is loading into the store.
+            StoreError::Busy => UmpError::new("rate_limited", error.to_string()),
             // The store's own failure: nothing the caller sent was wrong.
             other => UmpError::new("unsupported", format!("the store failed: {other}")),
         }

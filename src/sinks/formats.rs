@@ -43,8 +43,9 @@ pub enum Shape {
     /// One file a run updates: built from a copy of the one in place (`seed`, which refuses a
     /// file memport may not replace), then replaced whole like a [`Shape::File`].
     UpdatedFile {
-        /// Copies the target, when there is one, to the path the output is built at.
-        seed: fn(&Path, &Path) -> Result<(), RunError>,
+        /// Copies the target, when there is one, to the path the output is built at; returns
+        /// what keeps the target's other writers off until the output replaces it.
+        seed: fn(&Path, &Path) -> Result<Option<crate::store::WriteHold>, RunError>,
     },
     /// A folder of records that memport replaces whole (its manifest beside it says so).
     RecordsFolder,

@@ -6,7 +6,8 @@
 //! transaction, into the store at the staged path the run gives it: a copy of the store
 //! already at the target (so what `memport serve` remembered, revised or forgot there stays,
 //! and a record erased there is not loaded again), or a new one. The run then moves it into
-//! place like any file output. A sync's retracted conversations tombstone their
+//! place like any file output, holding the store's other writers off from the copy until then
+//! ([`crate::store::file`]). A sync's retracted conversations tombstone their
 //! records and add UMP's tombstone record for each. Building the store without a rollback
 //! journal is safe: the file is not in place until it is complete.
 
@@ -17,7 +18,7 @@ use crate::error::RunError;
 use crate::model::RetractedConversation;
 use crate::signing::SignKey;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, ump};
-use crate::store::{Put, Store, StoreError};
+use crate::store::{Put, Store, StoreError, WriteHold};
 
 /// Builds a store file.
 pub struct StoreSink {
@@ -55,15 +56,21 @@ impl StoreSink {
 
 /// Copies the store at `target` (a consistent copy, even while `memport serve` writes to it)
 /// to `built`, where the run loads its records into it; nothing when there is no store yet.
+/// Returns the hold on the store's writers the run keeps until its copy replaces the store
+/// ([`WriteHold`]): what a server is told to write meanwhile waits, then goes into the new
+/// store, or is refused, rather than go into the file replaced.
 ///
 /// # Errors
-/// [`RunError::Write`] when `target` is not a memport store, or the copy fails.
-pub fn seed_from_target(target: &Path, built: &Path) -> Result<(), RunError> {
+/// [`RunError::Write`] when `target` is not a memport store, another run holds it, or the
+/// copy fails.
+pub fn seed_from_target(target: &Path, built: &Path) -> Result<Option<WriteHold>, RunError> {
     if !target.exists() {
-        return Ok(());
+        return Ok(None);
     }
     let store = Store::open(target, false).map_err(|error| write_error(target, error))?;
-    store.copy_to(built).map_err(|error| write_error(target, error))
+    let hold = WriteHold::take(target).map_err(|error| write_error(target, error))?;
+    store.copy_to(built).map_err(|error| write_error(target, error))?;
+    Ok(Some(hold))
 }
 
 fn write_error(target: &Path, error: StoreError) -> RunError {

@@ -9,17 +9,20 @@
 //! The operations of UMP §3 live in [`edit`] (remember, revise, forget) and [`recall`].
 
 pub mod edit;
+pub mod file;
 pub mod recall;
 pub mod schema;
 pub mod search;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::timefmt::parse_rfc3339;
+use file::FileId;
+pub use file::WriteHold;
 
 /// What can go wrong opening or using a store.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +55,10 @@ pub enum StoreError {
     /// may still be rolled back.
     #[error("recall cannot run inside a write transaction of the same connection")]
     InTransaction,
+    /// Another writer kept the store past the busy timeout: a run of memport loading into it
+    /// (a sync, or `convert --to store`). Nothing was written.
+    #[error("the store is being loaded by a run of memport (a sync, or convert --to store); nothing was written: try again when it ends")]
+    Busy,
 }
 
 /// What loading one record did.
@@ -82,13 +89,23 @@ fn erase_for_good(connection: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A search index and the file it was built from.
+type IndexOfFile = (Option<FileId>, Arc<search::SearchIndex>);
+
 /// An open store.
 pub struct Store {
     connection: Connection,
     owner: String,
-    /// Recall's search index, built when first needed and shared with the other connections
-    /// a server opens ([`Store::share_search_index`]).
-    search: Arc<Mutex<Option<Arc<search::SearchIndex>>>>,
+    /// Recall's search index of the file it was built from, built when first needed and
+    /// shared with the other connections a server opens ([`Store::share_search_index`]).
+    search: Arc<Mutex<Option<IndexOfFile>>>,
+    /// The path the store was opened at, whether for writing, and the file it named then:
+    /// the connection follows the path to a new file a run moves there ([`file`]).
+    path: PathBuf,
+    writable: bool,
+    file: Option<FileId>,
+    /// How long a write waits for another writer ([`Store::set_busy_timeout`]).
+    busy_timeout: std::time::Duration,
 }
 
 impl Store {
@@ -101,7 +118,16 @@ impl Store {
         let connection = Connection::open_with_flags(path, flags)?;
         schema::create(&connection, owner)?;
         erase_for_good(&connection)?;
-        Ok(Store { connection, owner: owner.to_owned(), search: Arc::default() })
+        let file = FileId::of(path);
+        Ok(Store {
+            connection,
+            owner: owner.to_owned(),
+            search: Arc::default(),
+            path: path.to_owned(),
+            writable: true,
+            file,
+            busy_timeout: file::BUSY_TIMEOUT,
+        })
     }
 
     /// Opens the store `path` for reading, or for reading and writing.
@@ -110,9 +136,12 @@ impl Store {
     /// SQLite errors, [`StoreError::NotAStore`], [`StoreError::NewerSchema`].
     pub fn open(path: &Path, writable: bool) -> Result<Store, StoreError> {
         let access = if writable { OpenFlags::SQLITE_OPEN_READ_WRITE } else { OpenFlags::SQLITE_OPEN_READ_ONLY };
+        // Which file the path names is read before the file is opened: if a run moves a new
+        // one there in between, the connection is on the newer file and follows nothing.
+        let file = FileId::of(path);
         let connection = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
         // Another process (a sync) may be writing: wait for it rather than fail.
-        connection.busy_timeout(std::time::Duration::from_secs(10))?;
+        connection.busy_timeout(file::BUSY_TIMEOUT)?;
         let owner = schema::check(&connection).map_err(|error| match error {
             // Not a database at all, or not ours: the same answer for the user.
             StoreError::Sqlite(_) => StoreError::NotAStore,
@@ -122,7 +151,7 @@ impl Store {
             erase_for_good(&connection)?;
             schema::ensure_change_log(&connection)?;
         }
-        Ok(Store { connection, owner, search: Arc::default() })
+        Ok(Store { connection, owner, search: Arc::default(), path: path.to_owned(), writable, file, busy_timeout: file::BUSY_TIMEOUT })
     }
 
     /// Uses the search index of `other` (another connection to the same store file), so it is
@@ -145,8 +174,16 @@ impl Store {
         let index = {
             let mut slot = self.search.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match slot.as_ref() {
-                Some(index) => Arc::clone(index),
-                None => Arc::clone(slot.insert(Arc::new(search::SearchIndex::build(&self.connection)?))),
+                Some((file, index)) if *file == self.file => Arc::clone(index),
+                _ => {
+                    let index = Arc::new(search::SearchIndex::build(&self.connection)?);
+                    // Shared only when built from the file in place: a connection still on a
+                    // file a run replaced (it follows on its next use) builds one for itself.
+                    if self.is_on_current_file() {
+                        *slot = Some((self.file, Arc::clone(&index)));
+                    }
+                    index
+                }
             }
         };
         index.refresh(&self.connection)?;
@@ -194,8 +231,17 @@ impl Store {
     /// # Errors
     /// What `work` fails with, and SQLite errors beginning or committing.
     pub fn in_transaction<T, E: From<StoreError>>(&mut self, work: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
+        // Once it holds the write lock, the connection writes into the file in place: a run
+        // that held the lock may have moved a new store there meanwhile ([`file`]).
+        loop {
+            self.connection.execute_batch("BEGIN IMMEDIATE").map_err(file::busy_as_held)?;
+            if self.is_on_current_file() {
+                break;
+            }
+            self.connection.execute_batch("ROLLBACK").map_err(StoreError::from)?;
+            self.follow_file()?;
+        }
         let store: &Store = self;
-        store.connection.execute_batch("BEGIN IMMEDIATE").map_err(StoreError::from)?;
         // Rolled back unless committed: when `work` fails or panics, and when COMMIT itself
         // fails (a reader holding the file past the busy timeout), which would otherwise leave
         // the transaction open and every later write refused.

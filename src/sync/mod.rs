@@ -180,14 +180,19 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     let staging = runs_folder.join(format!(".{run_id}.partial"));
     std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
     let staged_store = staging.join(OutputFormat::Store.default_file_name());
-    if keeps_store
-        && store_file.is_file()
-        && let Err(error) = crate::sinks::store::seed_from_target(&store_file, &staged_store)
-    {
-        store.rollback();
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(error);
-    }
+    // The store's other writers (`memport serve`) wait from the copy until the run has moved
+    // its copy into place or failed, so nothing they write is left in the file replaced.
+    let store_hold = match keeps_store && store_file.is_file() {
+        true => match crate::sinks::store::seed_from_target(&store_file, &staged_store) {
+            Ok(hold) => hold,
+            Err(error) => {
+                store.rollback();
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(error);
+            }
+        },
+        false => None,
+    };
     let incremental = crate::sinks::Incremental {
         export_id: export_id(&run_id),
         base_export_id: last.filter(|_| full_because.is_none()).map(|run| export_id(&run.run_id)),
@@ -300,6 +305,8 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         }
         Ok(())
     })();
+    // The store is in place (or the run failed): its writers go on.
+    drop(store_hold);
     if let Err(error) = finish {
         store.rollback();
         let _ = std::fs::remove_dir_all(&staging);

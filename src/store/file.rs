@@ -1,0 +1,173 @@
+//! The store's file when a run replaces it: connections that follow the path to the new file,
+//! and a hold that keeps every other writer waiting while a run copies and replaces it.
+//!
+//! A run that loads into a store (`--to store`, a sync that keeps one) loads into a copy and
+//! moves the copy into place, so a failed run leaves the store as it was. Without more, a
+//! running `memport serve` kept its connections on the replaced file: it never saw what the
+//! run loaded, and what it was told to remember, revise or forget after the copy was taken
+//! went into a file no longer in place, and was lost. So:
+//!
+//! - the run takes the store's write lock ([`WriteHold`]) before it copies the file and keeps
+//!   it until its copy has replaced the file: a write meanwhile waits (up to the busy timeout)
+//!   and is then refused ([`StoreError::Busy`]), never made where the copy will not have it;
+//! - a connection checks whether its path now names another file before each use and again
+//!   once it holds the write lock, and then opens the new file ([`Store::follow_file`]).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::{Store, StoreError};
+
+/// How long a write waits for another writer (a run loading into the store) before it is
+/// refused.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which file a path named: device and inode, so a file moved over the path is told from the
+/// one a connection opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    device: u64,
+    inode: u64,
+}
+
+impl FileId {
+    /// The file `path` names now; `None` when there is none (or it cannot be read).
+    pub fn of(path: &Path) -> Option<FileId> {
+        std::fs::metadata(path).ok().map(|metadata| FileId { device: metadata.dev(), inode: metadata.ino() })
+    }
+}
+
+/// [`StoreError::Busy`] for SQLite's "database is locked" once the busy timeout has passed.
+pub(super) fn busy_as_held(error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy,
+        _ => StoreError::Sqlite(error),
+    }
+}
+
+/// The write lock of a store file, held by a run from before it copies the store until its
+/// copy is in place (or the run fails): released when dropped. Readers go on meanwhile.
+pub struct WriteHold {
+    /// A write transaction that writes nothing: closing the connection ends it.
+    _connection: Connection,
+}
+
+impl WriteHold {
+    /// Takes the write lock of the store `path`, waiting up to [`BUSY_TIMEOUT`] for a write
+    /// under way.
+    ///
+    /// # Errors
+    /// [`StoreError::Busy`] when another writer (another run) keeps it longer; SQLite errors.
+    pub fn take(path: &Path) -> Result<WriteHold, StoreError> {
+        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        connection.busy_timeout(BUSY_TIMEOUT)?;
+        connection.execute_batch("BEGIN IMMEDIATE").map_err(busy_as_held)?;
+        Ok(WriteHold { _connection: connection })
+    }
+}
+
+impl Store {
+    /// Opens the file the store's path names now when it is another than this connection's (a
+    /// run moved a new store into place); returns whether it did. A connection on a file that
+    /// is gone, with nothing in its place, stays as it is.
+    ///
+    /// # Errors
+    /// What opening the new file fails with.
+    pub fn follow_file(&mut self) -> Result<bool, StoreError> {
+        match FileId::of(&self.path) {
+            Some(now) if Some(now) != self.file => {
+                let reopened = Store::open(&self.path, self.writable)?;
+                reopened.connection.busy_timeout(self.busy_timeout)?;
+                self.connection = reopened.connection;
+                self.owner = reopened.owner;
+                self.file = reopened.file;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// How long this connection's writes wait for another writer before they are refused
+    /// ([`StoreError::Busy`]); [`BUSY_TIMEOUT`] unless set. A server sets it below its request
+    /// timeout, so a client is told its write was not made rather than that it took too long.
+    pub fn set_busy_timeout(&mut self, timeout: Duration) {
+        self.busy_timeout = timeout;
+        // `sqlite3_busy_timeout` has no failure: it only installs the handler.
+        let _ = self.connection.busy_timeout(timeout);
+    }
+
+    /// Whether the store's path still names the file this connection has open (or nothing).
+    pub(super) fn is_on_current_file(&self) -> bool {
+        FileId::of(&self.path).is_none_or(|now| Some(now) == self.file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::record;
+
+    fn replaced_by_a_loaded_copy(path: &Path, with: &str) {
+        let copy = path.with_extension("copy");
+        Store::open(path, false).unwrap().copy_to(&copy).unwrap();
+        Store::open(&copy, true).unwrap().put(&record(with, "Loaded by a run", "2026-02-01T00:00:00Z")).unwrap();
+        std::fs::rename(&copy, path).unwrap();
+    }
+
+    #[test]
+    fn a_connection_follows_a_store_moved_over_its_path_and_reads_what_was_loaded() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        Store::create(&path, "owner").unwrap().put(&record("urn:ump:aa", "Keeps bees", "2026-01-02T03:04:05Z")).unwrap();
+        let mut reader = Store::open(&path, false).unwrap();
+        assert!(!reader.follow_file().unwrap(), "nothing moved yet");
+        replaced_by_a_loaded_copy(&path, "urn:ump:bb");
+        assert!(reader.get("urn:ump:bb").unwrap().is_none(), "still on the replaced file");
+        assert!(reader.follow_file().unwrap());
+        assert!(reader.get("urn:ump:bb").unwrap().is_some());
+        assert!(!reader.follow_file().unwrap());
+    }
+
+    /// Guards against a write lost to a run that loads into a copy of the store: the write
+    /// waits for the run's hold, and then goes into the file the run moved into place.
+    #[test]
+    fn a_write_waiting_for_a_runs_hold_lands_in_the_store_the_run_moved_into_place() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        drop(Store::create(&path, "owner").unwrap());
+        let mut writer = Store::open(&path, true).unwrap();
+        let hold = WriteHold::take(&path).unwrap();
+        let waiting = std::thread::spawn(move || {
+            writer.in_transaction(|store| store.put(&record("urn:ump:cc", "Remembered meanwhile", "2026-01-03T00:00:00Z"))).unwrap();
+            writer
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        replaced_by_a_loaded_copy(&path, "urn:ump:bb");
+        drop(hold);
+        let writer = waiting.join().unwrap();
+        let now = Store::open(&path, false).unwrap();
+        assert!(now.get("urn:ump:cc").unwrap().is_some(), "the write is in the store in place");
+        assert!(now.get("urn:ump:bb").unwrap().is_some(), "beside what the run loaded");
+        assert!(writer.is_on_current_file());
+    }
+
+    #[test]
+    fn a_write_is_refused_while_a_run_holds_the_store_past_the_busy_timeout() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        drop(Store::create(&path, "owner").unwrap());
+        let mut writer = Store::open(&path, true).unwrap();
+        writer.connection.busy_timeout(Duration::from_millis(50)).unwrap();
+        let hold = WriteHold::take(&path).unwrap();
+        let refused = writer.in_transaction(|store| store.put(&record("urn:ump:dd", "Too early", "2026-01-03T00:00:00Z")));
+        assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");
+        drop(hold);
+        assert_eq!(
+            writer.in_transaction(|store| store.put(&record("urn:ump:dd", "Now", "2026-01-03T00:00:00Z"))).unwrap(),
+            super::super::Put::Created
+        );
+    }
+}
