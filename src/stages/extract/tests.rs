@@ -259,6 +259,17 @@ fn german_french_spanish_and_czech_yield_in_their_own_language() {
     assert_yields("Loni jsem běžel půlmaraton.", MemoryType::Context, "Běžel půlmaraton loni");
 }
 
+/// Guards against a word of another language read as a Czech verb by its ending alone
+/// ("Emoji" as "-ji", giving *Emoje time…*): such a verb counts only in a sentence told Czech.
+#[test]
+fn a_czech_verb_ending_alone_needs_a_sentence_told_czech() {
+    assert_nothing("Emoji time 🎉🚀🔥 😂🤖🧠");
+    assert_nothing("Joachim 🎉 ✅ 👍🏽");
+    // Told Czech by its own words, an ending still makes a verb, known or not.
+    assert_yields("Pěstuji rajčata na balkoně.", MemoryType::Fact, "Pěstuje rajčata na balkoně");
+    assert_yields("Mám dvě děti.", MemoryType::Relationship, "Má dvě děti");
+}
+
 #[test]
 fn a_french_or_spanish_article_before_a_kind_liked_is_no_reaction() {
     assert_yields("Je préfère le thé.", MemoryType::Preference, "Préfère le thé");

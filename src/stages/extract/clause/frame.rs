@@ -6,7 +6,7 @@
 
 use super::lexicon::Lexicon;
 use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun};
-use super::verbs::{VerbClass, class_of};
+use super::verbs::{VerbClass, class_of, czech_known_first_person};
 use super::words::{Word, joined, span, tail};
 use super::{Context, Found, capitalized, rest_in_third_person};
 use crate::stages::extract::MemoryType;
@@ -351,8 +351,11 @@ fn is_first_person_verb(lexicon: &Lexicon, word: &str, next: Option<&Word>, sure
                             | "hola"
                     ))
         }
+        // As in Spanish, a verb told by its ending alone opens a clause only in a sentence
+        // told Czech for sure: "Emoji time!" in an English message is no "emoji" said of oneself.
         Language::Czech => {
-            (lexicon.first_person_verb)(word)
+            czech_known_first_person(word)
+                || (sure && (lexicon.first_person_verb)(word))
                 || ((word.ends_with('l') || word.ends_with("la")) && next.is_some_and(|next| next.lower == "jsem"))
         }
         // After "und"/"et" the subject is often left out ("…und arbeite als Tischlerin"): the

@@ -626,12 +626,20 @@ pub fn czech_third_person(verb: &str) -> Option<String> {
 /// Whether a Czech word is a first-person singular verb form ("bydlím", "pracuji", "mám",
 /// "jsem"): Czech drops the subject.
 pub fn czech_first_person(word: &str) -> bool {
-    if class_of(Language::Czech, word).is_some_and(|_| !word.ends_with('l') && !word.ends_with("la")) {
-        return true;
+    czech_known_first_person(word) || {
+        let negated = word.strip_prefix("ne").unwrap_or(word);
+        negated.chars().count() >= 4
+            && (negated.ends_with("ím") || negated.ends_with("ám") || negated.ends_with("ji") || negated.ends_with("ju"))
     }
-    let negated = word.strip_prefix("ne").unwrap_or(word);
-    negated.chars().count() >= 4
-        && (negated.ends_with("ím") || negated.ends_with("ám") || negated.ends_with("ji") || negated.ends_with("ju") || negated == "jsem")
+}
+
+/// Whether a Czech word is a first-person singular form of a verb the lexicon knows, or its
+/// negation ("mám", "jsem", "nepiju"), not one told by its ending alone: an ending such as
+/// "-ji" is also the end of words of other languages ("emoji").
+pub fn czech_known_first_person(word: &str) -> bool {
+    let known =
+        |form: &str| class_of(Language::Czech, form).is_some_and(|_| !form.ends_with('l') && !form.ends_with("la")) || form == "jsem";
+    known(word) || word.strip_prefix("ne").is_some_and(known)
 }
 
 #[cfg(test)]
