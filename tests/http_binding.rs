@@ -192,7 +192,7 @@ fn a_running_server_serves_and_writes_the_store_a_later_run_loaded_into_place() 
     // While a run holds the store (from its copy until its copy is in place), a write is
     // refused in time and said so, and nothing is written.
     let counts = record_count(&server.store);
-    let hold = memport::store::WriteHold::take(&server.store).unwrap();
+    let hold = memport::store::WriteHold::take(&server.store).unwrap().expect("a writable store is held");
     let other = json!({"record": {"kind": "semantic", "body": {"text": "Grows tomatoes"}}});
     let (status, refused) = post(&server, "/ump/remember", Some(&writer), &other);
     assert_eq!((status, refused["error"]["code"].as_str()), (503, Some("rate_limited")), "{refused}");

@@ -70,7 +70,7 @@ pub fn seed_from_target(target: &Path, built: &Path) -> Result<Option<WriteHold>
     let store = Store::open(target, false).map_err(|error| write_error(target, error))?;
     let hold = WriteHold::take(target).map_err(|error| write_error(target, error))?;
     store.copy_to(built).map_err(|error| write_error(target, error))?;
-    Ok(Some(hold))
+    Ok(hold)
 }
 
 fn write_error(target: &Path, error: StoreError) -> RunError {

@@ -57,15 +57,24 @@ pub struct WriteHold {
 
 impl WriteHold {
     /// Takes the write lock of the store `path`, waiting up to [`BUSY_TIMEOUT`] for a write
-    /// under way.
+    /// under way; `None` for a file no one may write (read-only), which has no writers to hold.
     ///
     /// # Errors
     /// [`StoreError::Busy`] when another writer (another run) keeps it longer; SQLite errors.
-    pub fn take(path: &Path) -> Result<WriteHold, StoreError> {
-        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    pub fn take(path: &Path) -> Result<Option<WriteHold>, StoreError> {
+        let read_only = |error: &rusqlite::Error| {
+            matches!(error.sqlite_error_code(), Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied))
+        };
+        let connection = match Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX) {
+            Err(error) if read_only(&error) => return Ok(None),
+            opened => opened?,
+        };
         connection.busy_timeout(BUSY_TIMEOUT)?;
-        connection.execute_batch("BEGIN IMMEDIATE").map_err(busy_as_held)?;
-        Ok(WriteHold { _connection: connection })
+        match connection.execute_batch("BEGIN IMMEDIATE") {
+            Err(error) if read_only(&error) => Ok(None),
+            Err(error) => Err(busy_as_held(error)),
+            Ok(()) => Ok(Some(WriteHold { _connection: connection })),
+        }
     }
 }
 
@@ -139,7 +148,7 @@ mod tests {
         let path = folder.path().join("m.db");
         drop(Store::create(&path, "owner").unwrap());
         let mut writer = Store::open(&path, true).unwrap();
-        let hold = WriteHold::take(&path).unwrap();
+        let hold = WriteHold::take(&path).unwrap().unwrap();
         let waiting = std::thread::spawn(move || {
             writer.in_transaction(|store| store.put(&record("urn:ump:cc", "Remembered meanwhile", "2026-01-03T00:00:00Z"))).unwrap();
             writer
@@ -161,7 +170,7 @@ mod tests {
         drop(Store::create(&path, "owner").unwrap());
         let mut writer = Store::open(&path, true).unwrap();
         writer.connection.busy_timeout(Duration::from_millis(50)).unwrap();
-        let hold = WriteHold::take(&path).unwrap();
+        let hold = WriteHold::take(&path).unwrap().unwrap();
         let refused = writer.in_transaction(|store| store.put(&record("urn:ump:dd", "Too early", "2026-01-03T00:00:00Z")));
         assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");
         drop(hold);
