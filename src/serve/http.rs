@@ -70,6 +70,8 @@ pub(super) struct Shared {
     pub(super) importing: Arc<tokio::sync::Semaphore>,
     /// Worker threads of each export's or import's conversion.
     pub(super) conversion_threads: usize,
+    /// How long a write may wait for the store (another writer, a run loading into it).
+    write_wait: Duration,
     /// UMP's tools over MCP's streamable HTTP transport, for a token that grants writing, and
     /// for one that grants reading only.
     mcp: Option<Arc<(super::mcp::McpOverHttp, super::mcp::McpOverHttp)>>,
@@ -174,6 +176,11 @@ pub(super) async fn with_store<T: Send + 'static>(
     if writes && !shared.writable {
         return Err(Failure(StatusCode::FORBIDDEN, UmpError::new("unsupported", "this server was started read-only (--read-only)")));
     }
+    // A write is refused (503) once it has waited `write_wait` in all, queued behind other
+    // writes included, so the answer comes before the request times out (408) and says it was
+    // not made.
+    let asked = std::time::Instant::now();
+    let write_wait = shared.write_wait;
     let _permit = shared.at_the_store.acquire().await;
     let (store, readers) = (shared.store.clone(), shared.readers.clone());
     let reader = shared.next_reader.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -189,6 +196,11 @@ pub(super) async fn with_store<T: Send + 'static>(
         if !writes {
             return work(&store);
         }
+        let left = write_wait.saturating_sub(asked.elapsed());
+        if left.is_zero() {
+            return Err(Failure::from(crate::store::StoreError::Busy));
+        }
+        store.set_busy_timeout(left);
         store.in_transaction(work)
     })
     .await;
@@ -286,12 +298,13 @@ pub struct Connections {
 /// streamable HTTP; and AIMEM's HTTP profile, whose bodies are bounded by size and rate instead
 /// ([`super::brain_routes`]).
 pub fn router(connections: Connections, owner_key: String, writable: bool, limits: Limits) -> Router {
-    let Connections { writer: mut store, readers, mcp: mut mcp_store } = connections;
+    let Connections { writer: store, readers, mcp: mut mcp_store } = connections;
     // A write that waits for a run loading into the store is refused (503) before the
-    // request times out (408), so the client knows it was not made.
+    // request times out (408), so the client knows it was not made. An MCP tool call waits
+    // on a thread of the server's runtime, which other requests need: a second at most.
     let write_wait = limits.request_timeout / 2;
-    for connection in std::iter::once(&mut store).chain(mcp_store.as_mut()) {
-        connection.set_busy_timeout(write_wait);
+    if let Some(mcp_store) = mcp_store.as_mut() {
+        mcp_store.set_busy_timeout(write_wait.min(Duration::from_secs(1)));
     }
     let at_the_store = Arc::new(tokio::sync::Semaphore::new(readers.len() + 1));
     let readers = Arc::new(readers.into_iter().map(Mutex::new).collect());
@@ -308,6 +321,7 @@ pub fn router(connections: Connections, owner_key: String, writable: bool, limit
         max_import: limits.max_import,
         importing: Arc::new(tokio::sync::Semaphore::new(1)),
         conversion_threads: crate::pipeline::default_threads(),
+        write_wait,
         mcp: mcp_store.map(|store| {
             let tools = super::mcp::UmpTools::new(store, writable);
             Arc::new((super::mcp::streamable_http(tools.clone()), super::mcp::streamable_http(tools.read_only())))

@@ -67,8 +67,11 @@ pub fn seed_from_target(target: &Path, built: &Path) -> Result<Option<WriteHold>
     if !target.exists() {
         return Ok(None);
     }
-    let store = Store::open(target, false).map_err(|error| write_error(target, error))?;
+    // A file that is not a memport store is refused before anything else is done to it.
+    drop(Store::open(target, false).map_err(|error| write_error(target, error))?);
     let hold = WriteHold::take(target).map_err(|error| write_error(target, error))?;
+    // Opened once held, so the file copied is the one held (not one another run replaced).
+    let store = Store::open(target, false).map_err(|error| write_error(target, error))?;
     store.copy_to(built).map_err(|error| write_error(target, error))?;
     Ok(hold)
 }

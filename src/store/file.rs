@@ -41,9 +41,10 @@ impl FileId {
 }
 
 /// [`StoreError::Busy`] for SQLite's "database is locked" once the busy timeout has passed.
+/// (`DatabaseLocked` is a conflict within one connection's own statements, not a writer.)
 pub(super) fn busy_as_held(error: rusqlite::Error) -> StoreError {
     match error.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy,
+        Some(ErrorCode::DatabaseBusy) => StoreError::Busy,
         _ => StoreError::Sqlite(error),
     }
 }
@@ -55,26 +56,37 @@ pub struct WriteHold {
     _connection: Connection,
 }
 
+/// How many times a hold, or a write, is taken again when the path named another file once it
+/// was taken (another run moved its store there meanwhile) before it gives up as busy.
+pub(super) const ATTEMPTS: usize = 8;
+
 impl WriteHold {
     /// Takes the write lock of the store `path`, waiting up to [`BUSY_TIMEOUT`] for a write
-    /// under way; `None` for a file no one may write (read-only), which has no writers to hold.
+    /// under way, on the file the path names once it is held (a run that held it before may
+    /// have moved another file there); `None` for a file no one may write (no write
+    /// permission at all), which has no writers to hold.
     ///
     /// # Errors
-    /// [`StoreError::Busy`] when another writer (another run) keeps it longer; SQLite errors.
+    /// [`StoreError::Busy`] when another writer (another run) keeps it longer; SQLite errors,
+    /// such as a file the run may not write though others may.
     pub fn take(path: &Path) -> Result<Option<WriteHold>, StoreError> {
-        let read_only = |error: &rusqlite::Error| {
-            matches!(error.sqlite_error_code(), Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied))
-        };
-        let connection = match Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX) {
-            Err(error) if read_only(&error) => return Ok(None),
-            opened => opened?,
-        };
-        connection.busy_timeout(BUSY_TIMEOUT)?;
-        match connection.execute_batch("BEGIN IMMEDIATE") {
-            Err(error) if read_only(&error) => Ok(None),
-            Err(error) => Err(busy_as_held(error)),
-            Ok(()) => Ok(Some(WriteHold { _connection: connection })),
+        let nobody_writes = || std::fs::metadata(path).is_ok_and(|metadata| metadata.mode() & 0o222 == 0);
+        let refused = |error: &rusqlite::Error| matches!(error.sqlite_error_code(), Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen));
+        for _ in 0..ATTEMPTS {
+            let file = FileId::of(path);
+            let connection = match Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX) {
+                Err(error) if refused(&error) && nobody_writes() => return Ok(None),
+                opened => opened?,
+            };
+            connection.busy_timeout(BUSY_TIMEOUT)?;
+            match connection.execute_batch("BEGIN IMMEDIATE") {
+                Err(error) if refused(&error) && nobody_writes() => return Ok(None),
+                Err(error) => return Err(busy_as_held(error)),
+                Ok(()) if file.is_some() && FileId::of(path) == file => return Ok(Some(WriteHold { _connection: connection })),
+                Ok(()) => {}
+            }
         }
+        Err(StoreError::Busy)
     }
 }
 
@@ -103,6 +115,8 @@ impl Store {
     /// ([`StoreError::Busy`]); [`BUSY_TIMEOUT`] unless set. A server sets it below its request
     /// timeout, so a client is told its write was not made rather than that it took too long.
     pub fn set_busy_timeout(&mut self, timeout: Duration) {
+        // SQLite counts it in milliseconds in a 32-bit integer.
+        let timeout = timeout.min(Duration::from_secs(24 * 60 * 60));
         self.busy_timeout = timeout;
         // `sqlite3_busy_timeout` has no failure: it only installs the handler.
         let _ = self.connection.busy_timeout(timeout);
@@ -161,6 +175,27 @@ mod tests {
         assert!(now.get("urn:ump:cc").unwrap().is_some(), "the write is in the store in place");
         assert!(now.get("urn:ump:bb").unwrap().is_some(), "beside what the run loaded");
         assert!(writer.is_on_current_file());
+    }
+
+    /// Guards against a second run that waited for the first one's hold and then held (and
+    /// copied) the file the first one replaced, losing what the first one loaded.
+    #[test]
+    fn a_hold_waiting_for_another_is_taken_on_the_store_that_one_moved_into_place() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        drop(Store::create(&path, "owner").unwrap());
+        let first = WriteHold::take(&path).unwrap().unwrap();
+        let waiting_path = path.clone();
+        let second = std::thread::spawn(move || WriteHold::take(&waiting_path).unwrap().unwrap());
+        std::thread::sleep(Duration::from_millis(300));
+        replaced_by_a_loaded_copy(&path, "urn:ump:bb");
+        drop(first);
+        let second = second.join().unwrap();
+        let mut writer = Store::open(&path, true).unwrap();
+        writer.set_busy_timeout(Duration::from_millis(50));
+        let refused = writer.in_transaction(|store| store.put(&record("urn:ump:ee", "Held", "2026-01-03T00:00:00Z")));
+        assert!(matches!(refused, Err(StoreError::Busy)), "the store in place is the one held: {refused:?}");
+        drop(second);
     }
 
     #[test]

@@ -56,8 +56,11 @@ pub enum StoreError {
     #[error("recall cannot run inside a write transaction of the same connection")]
     InTransaction,
     /// Another writer kept the store past the busy timeout: a run of memport loading into it
-    /// (a sync, or `convert --to store`). Nothing was written.
-    #[error("the store is being loaded by a run of memport (a sync, or convert --to store); nothing was written: try again when it ends")]
+    /// (a sync, or `convert --to store`), or another connection's long import. Nothing was
+    /// written.
+    #[error(
+        "the store is held by another writer (a run of memport loading into it, or a long import); nothing was written: try again when it ends"
+    )]
     Busy,
 }
 
@@ -233,12 +236,17 @@ impl Store {
     pub fn in_transaction<T, E: From<StoreError>>(&mut self, work: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
         // Once it holds the write lock, the connection writes into the file in place: a run
         // that held the lock may have moved a new store there meanwhile ([`file`]).
+        let mut attempts = 0;
         loop {
             self.connection.execute_batch("BEGIN IMMEDIATE").map_err(file::busy_as_held)?;
             if self.is_on_current_file() {
                 break;
             }
             self.connection.execute_batch("ROLLBACK").map_err(StoreError::from)?;
+            attempts += 1;
+            if attempts == file::ATTEMPTS {
+                return Err(StoreError::Busy.into());
+            }
             self.follow_file()?;
         }
         let store: &Store = self;

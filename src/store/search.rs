@@ -187,7 +187,9 @@ impl SearchIndex {
     pub fn refresh(&self, connection: &Connection) -> Result<(), StoreError> {
         let Some(latest) = latest_change(connection)? else { return Ok(()) };
         let mut writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if latest <= writing.applied.unwrap_or(0) {
+        // A log behind the index is another file's (a store moved into place whose inode
+        // was reused): `catch_up` finds the log does not go on from the index and builds again.
+        if latest == writing.applied.unwrap_or(0) {
             return Ok(());
         }
         match self.catch_up(&mut writing, connection, latest).and_then(|applied| Ok((applied, writing.writer.commit()?))) {

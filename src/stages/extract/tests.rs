@@ -268,6 +268,12 @@ fn a_czech_verb_ending_alone_needs_a_sentence_told_czech() {
     // Told Czech by its own words, an ending still makes a verb, known or not.
     assert_yields("Pěstuji rajčata na balkoně.", MemoryType::Fact, "Pěstuje rajčata na balkoně");
     assert_yields("Mám dvě děti.", MemoryType::Relationship, "Má dvě děti");
+    // A negated known verb is read, and keeps its negation: "nemám rád" is a dislike.
+    let mut extraction = Extraction::default();
+    extract_message("Nemám rád kávu.", "m1", MONDAY, &mut extraction);
+    let read: Vec<(String, String)> =
+        extraction.candidates.iter().map(|candidate| (candidate.slot.to_string(), candidate.statement.clone())).collect();
+    assert_eq!(read, [("dislikes".to_owned(), "Nemá rád kávu".to_owned())]);
 }
 
 #[test]

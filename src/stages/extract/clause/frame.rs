@@ -452,7 +452,7 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
     let past = is_past(language, verb_lower);
     match class {
         Some(VerbClass::Be) => be(rest, &statement, negated, past, reading, found),
-        Some(VerbClass::Have) => have(rest, &statement, past, reading, found),
+        Some(VerbClass::Have) => have(rest, &statement, negated, past, reading, found),
         Some(VerbClass::Like | VerbClass::Prefer | VerbClass::Dislike) => {
             if !is_reaction(rest) {
                 let slot = if negated || class == Some(VerbClass::Dislike) { "dislikes" } else { "likes" };
@@ -634,16 +634,17 @@ fn be(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Readi
 }
 
 /// "Ich habe zwei Kinder", "j'ai 34 ans", "tengo un perro", "mám rád kávu", "j'ai couru …".
-fn have(rest: &[Word], statement: &str, past: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
+fn have(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
     let language = reading.lexicon.language;
     let Some(first) = rest.first() else { return };
     if is_dangling(rest) || rest.iter().take(4).any(|word| is_task_noun(&word.lower)) {
         return;
     }
-    // Czech "mám rád(a) X": a like.
+    // Czech "mám rád(a) X": a like; "nemám rád X" a dislike.
     if language == Language::Czech && matches!(first.lower.as_str(), "rád" | "ráda" | "rádi") {
         if !is_reaction(tail(rest, 1)) {
-            push(found, MemoryType::Preference, "likes", tail(rest, 1), statement.to_owned(), 0.8, reading);
+            let slot = if negated { "dislikes" } else { "likes" };
+            push(found, MemoryType::Preference, slot, tail(rest, 1), statement.to_owned(), 0.8, reading);
         }
         return;
     }
