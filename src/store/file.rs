@@ -101,10 +101,10 @@ impl Store {
         match FileId::of(&self.path) {
             Some(now) if Some(now) != self.file => {
                 let reopened = Store::open(&self.path, self.writable)?;
-                reopened.connection.busy_timeout(self.busy_timeout)?;
                 self.connection = reopened.connection;
                 self.owner = reopened.owner;
                 self.file = reopened.file;
+                self.set_busy_timeout(self.busy_timeout);
                 Ok(true)
             }
             _ => Ok(false),
@@ -131,7 +131,16 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Put;
     use crate::store::tests::record;
+
+    /// An empty store in a temporary folder (kept while the folder is).
+    fn new_store() -> (tempfile::TempDir, std::path::PathBuf) {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        drop(Store::create(&path, "owner").unwrap());
+        (folder, path)
+    }
 
     fn replaced_by_a_loaded_copy(path: &Path, with: &str) {
         let copy = path.with_extension("copy");
@@ -158,9 +167,7 @@ mod tests {
     /// waits for the run's hold, and then goes into the file the run moved into place.
     #[test]
     fn a_write_waiting_for_a_runs_hold_lands_in_the_store_the_run_moved_into_place() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("m.db");
-        drop(Store::create(&path, "owner").unwrap());
+        let (_folder, path) = new_store();
         let mut writer = Store::open(&path, true).unwrap();
         let hold = WriteHold::take(&path).unwrap().unwrap();
         let waiting = std::thread::spawn(move || {
@@ -181,9 +188,7 @@ mod tests {
     /// copied) the file the first one replaced, losing what the first one loaded.
     #[test]
     fn a_hold_waiting_for_another_is_taken_on_the_store_that_one_moved_into_place() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("m.db");
-        drop(Store::create(&path, "owner").unwrap());
+        let (_folder, path) = new_store();
         let first = WriteHold::take(&path).unwrap().unwrap();
         let waiting_path = path.clone();
         let second = std::thread::spawn(move || WriteHold::take(&waiting_path).unwrap().unwrap());
@@ -200,18 +205,13 @@ mod tests {
 
     #[test]
     fn a_write_is_refused_while_a_run_holds_the_store_past_the_busy_timeout() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("m.db");
-        drop(Store::create(&path, "owner").unwrap());
+        let (_folder, path) = new_store();
         let mut writer = Store::open(&path, true).unwrap();
-        writer.connection.busy_timeout(Duration::from_millis(50)).unwrap();
+        writer.set_busy_timeout(Duration::from_millis(50));
         let hold = WriteHold::take(&path).unwrap().unwrap();
         let refused = writer.in_transaction(|store| store.put(&record("urn:ump:dd", "Too early", "2026-01-03T00:00:00Z")));
         assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");
         drop(hold);
-        assert_eq!(
-            writer.in_transaction(|store| store.put(&record("urn:ump:dd", "Now", "2026-01-03T00:00:00Z"))).unwrap(),
-            super::super::Put::Created
-        );
+        assert_eq!(writer.in_transaction(|store| store.put(&record("urn:ump:dd", "Now", "2026-01-03T00:00:00Z"))).unwrap(), Put::Created);
     }
 }
