@@ -656,3 +656,74 @@ fn a_short_answer_to_a_question_about_a_favourite_is_that_favourite() {
     extract_reply("Insane Clown Posse.", Some("They played here last night."), "m1", 0, &mut extraction);
     assert!(extraction.candidates.is_empty(), "no question, no answer");
 }
+
+#[test]
+fn a_list_after_one_verb_gives_one_memory_an_item_in_every_language() {
+    for (text, statements) in [
+        (
+            "J'adore la randonnée, la photo et les jeux de société.",
+            &["Adore la randonnée", "Adore la photo", "Adore les jeux de société"][..],
+        ),
+        ("Ich liebe Schach, Sudoku und Kreuzworträtsel.", &["Liebt Schach", "Liebt Sudoku", "Liebt Kreuzworträtsel"]),
+        ("Me encanta bucear y pintar acuarelas.", &["Le encanta bucear", "Le encanta pintar acuarelas"]),
+        ("Miluju hory, kolo a dobré jídlo.", &["Miluje hory", "Miluje kolo", "Miluje dobré jídlo"]),
+    ] {
+        let found: Vec<String> = extracted(text).into_iter().map(|(_, statement)| statement).collect();
+        assert_eq!(found, statements, "{text}");
+    }
+    // Two single words without a comma are one thing.
+    assert_yields("Ich mag Salz und Pfeffer.", MemoryType::Preference, "Mag Salz und Pfeffer");
+}
+
+#[test]
+fn languages_spoken_and_instruments_played_are_skills() {
+    let found = extracted("I speak Hindi, Marathi and a bit of French.");
+    assert_eq!(
+        found,
+        [
+            (MemoryType::Skill, "Speaks Hindi".to_owned()),
+            (MemoryType::Skill, "Speaks Marathi".to_owned()),
+            (MemoryType::Skill, "Speaks a bit of French".to_owned())
+        ]
+    );
+    assert_yields("Hablo gallego y un poco de alemán.", MemoryType::Skill, "Habla un poco de alemán");
+    assert_yields("Mluvím slovensky a trochu polsky.", MemoryType::Skill, "Mluví slovensky");
+    // The language of home says who the user is.
+    assert_yields("I speak Gujarati at home.", MemoryType::Identity, "Speaks Gujarati at home");
+    assert_yields("I play the cello in a community orchestra.", MemoryType::Skill, "Plays the cello in a community orchestra");
+    assert_yields("Ich spiele Geige seit zwanzig Jahren.", MemoryType::Skill, "Spielt Geige seit zwanzig Jahren");
+    assert_yields("Hraju na klavír.", MemoryType::Skill, "Hraje na klavír");
+    // A game or a sport is no instrument.
+    assert!(extracted("I play chess on Sundays.").iter().all(|(memory_type, _)| *memory_type != MemoryType::Skill));
+}
+
+#[test]
+fn not_standing_something_is_a_dislike_in_every_language() {
+    assert_yields("I can't stand horror movies.", MemoryType::Preference, "Can not stand horror movies");
+    assert_yields("Je ne supporte pas le bruit.", MemoryType::Preference, "Ne supporte pas le bruit");
+    assert_yields("No soporto el frío.", MemoryType::Preference, "No soporta el frío");
+    assert_yields("Ich kann Lärm nicht ausstehen.", MemoryType::Preference, "Kann Lärm nicht ausstehen");
+}
+
+#[test]
+fn a_spanish_or_french_past_and_a_time_phrase_before_the_verb_are_read() {
+    // The regular Spanish preterite, told by its ending in a sentence told Spanish.
+    assert_yields("Terminé el máster en junio.", MemoryType::Context, "Terminó el máster en junio");
+    assert_yields("Me casé con Laura en 2019.", MemoryType::Context, "Se casó con Laura en 2019");
+    // A time phrase before the verb goes behind it.
+    assert_yields("Actualmente vivo en Bilbao.", MemoryType::Identity, "Vive en Bilbao actualmente");
+    assert_yields("Ahora trabajo de enfermera en un hospital.", MemoryType::Identity, "Trabaja de enfermera en un hospital ahora");
+    // Where to, not where from, and a year is no place.
+    assert_yields("Me mudé de Madrid a Granada en 2021.", MemoryType::Identity, "Vive en Granada");
+    // A French perfect with a participle in -i is an event.
+    assert_yields("J'ai réussi mon permis la semaine dernière.", MemoryType::Context, "A réussi son permis la semaine dernière");
+    // A word with the ending that is no verb opens nothing.
+    assert_nothing("Café con leche, por favor.");
+}
+
+#[test]
+fn starting_a_venture_is_a_plan_and_a_name_said_with_an_apostrophe_is_read() {
+    assert_yields("I'm going to start a small landscaping business.", MemoryType::Goal, "Is going to start a small landscaping business");
+    assert_nothing("I'm going to start the download now.");
+    assert_yields("my name's Tomasz.", MemoryType::Identity, "Name is Tomasz");
+}

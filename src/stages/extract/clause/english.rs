@@ -3,6 +3,8 @@
 //! clause is, and writes the clause again in the third person with its relative times anchored.
 
 use super::anchor::anchor;
+use super::frame_parts::is_home_language;
+use super::instruments::names_instrument;
 use super::lexicon::Lexicon;
 use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun, looks_like_occupation};
 use super::verbs::{VerbClass, english_third_person, is_english_past};
@@ -626,10 +628,20 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             if class == Some(VerbClass::Eat) {
                 return push(found, MemoryType::Preference, "does_not_eat", object, statement_of(object), 0.8, &reading);
             }
+            // "I can't stand horror movies": a dislike.
+            if main.lower == "stand" && !object.is_empty() && !mentions_you(object) && !is_dangling(object) && !is_reaction(object) {
+                for item in list_items(object) {
+                    push(found, MemoryType::Preference, "dislikes", &item, statement_of(&item), 0.8, &reading);
+                }
+            }
         } else if class.is_none() && !object.is_empty() && !mentions_you(object) && !is_dangling(object) && !is_light_verb(&main.lower) {
             return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.7, &reading);
         }
         return;
+    }
+    // "I play the cello": an instrument played is a skill, a game or sport a pastime.
+    if lemma == "play" && !past && !group.negated && names_instrument(&object.iter().map(|word| word.lower.as_str()).collect::<Vec<_>>()) {
+        return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.8, &reading);
     }
     match class {
         Some(VerbClass::Have) => have(object, &verb_written, adverbial, past, &reading, found),
@@ -681,8 +693,13 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             let slot = if class == Some(VerbClass::Teach) { "teaches" } else { "education" };
             push(found, MemoryType::Identity, slot, object, statement_of(object), 0.8, &reading);
         }
+        // The languages one speaks are skills, each its own; the language of home says who
+        // the user is.
         Some(VerbClass::Speak) if object.first().is_some_and(Word::is_capitalized) => {
-            push(found, MemoryType::Identity, "languages", object, statement_of(object), 0.85, &reading);
+            let memory_type = if is_home_language(object) { MemoryType::Identity } else { MemoryType::Skill };
+            for item in list_items(object) {
+                push(found, memory_type, "languages", &item, statement_of(&item), 0.85, &reading);
+            }
         }
         Some(VerbClass::Plan) => plan(object, &verb_written, adverbial, past, &reading, found),
         Some(VerbClass::Decide) if !object.is_empty() && !is_dangling(strip_to(object)) && !mentions_you(object) => {
@@ -1402,27 +1419,32 @@ fn generic(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, rea
         let confidence = if negated { 0.45 } else { 0.7 };
         push(found, MemoryType::Context, "life_event", object, statement, confidence, reading);
     } else if verb.iter().any(|word| word == "will" || word == "going") {
-        // "I'll bring my tools", "I'm going to check": the next few minutes, not a plan.
-        if verb.last().is_some_and(|main| {
-            matches!(
-                main.as_str(),
-                "bring"
-                    | "come"
-                    | "get"
-                    | "take"
-                    | "check"
-                    | "see"
-                    | "let"
-                    | "try"
-                    | "start"
-                    | "make"
-                    | "do"
-                    | "give"
-                    | "send"
-                    | "look"
-                    | "keep"
-            )
-        }) {
+        // "I'll bring my tools", "I'm going to check": the next few minutes, not a plan; but
+        // "I'm going to start a bakery" is one.
+        let starts_something = verb.last().is_some_and(|main| main == "start")
+            && object.first().is_some_and(|word| matches!(word.lower.as_str(), "a" | "an" | "my" | "our"));
+        if !starts_something
+            && verb.last().is_some_and(|main| {
+                matches!(
+                    main.as_str(),
+                    "bring"
+                        | "come"
+                        | "get"
+                        | "take"
+                        | "check"
+                        | "see"
+                        | "let"
+                        | "try"
+                        | "start"
+                        | "make"
+                        | "do"
+                        | "give"
+                        | "send"
+                        | "look"
+                        | "keep"
+                )
+            })
+        {
             return;
         }
         // What the user will do: a plan, weakly (most are the evening's plans).

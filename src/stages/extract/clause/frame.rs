@@ -4,9 +4,11 @@
 //! clause written again with the verb in the third person and the user's pronouns and
 //! possessives replaced, in the clause's own language and word order.
 
+use super::frame_parts::{fronted_time, is_home_language, items};
+use super::instruments::{is_play_verb, names_instrument};
 use super::lexicon::Lexicon;
 use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun};
-use super::verbs::{VerbClass, class_of, czech_known_first_person};
+use super::verbs::{VerbClass, class_of, czech_known_first_person, is_spanish_preterite};
 use super::words::{Word, joined, span, tail};
 use super::{Context, Found, capitalized, rest_in_third_person};
 use crate::stages::extract::MemoryType;
@@ -238,7 +240,7 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
     if question_openers(language).contains(&first.lower.as_str()) {
         return;
     }
-    let reading = Reading { lexicon, scale, change: false };
+    let mut reading = Reading { lexicon, scale, change: false, reflexive: false };
     let frame = frame_words(language);
     if !frame.is_empty()
         && tail(words, at).iter().take(frame.len()).map(|word| word.lower.as_str()).eq(frame.iter().copied())
@@ -255,6 +257,9 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
         return push(found, MemoryType::Identity, "trait", rest, capitalized(&statement), 0.7, &reading);
     }
     let words = tail(words, at);
+    // "El verano pasado hice…", "Ahora trabajo…": the time phrase goes behind the verb.
+    let fronted = fronted_time(words, language, lexicon.self_subjects, lexicon.first_person_verb);
+    let (adverbial, words) = (span(words, 0, fronted), tail(words, fronted));
     let lower = |index: usize| words.get(index).map_or("", |word| word.lower.as_str());
     // The subject: a pronoun, a possessive, a first-person verb, or "ich" after the verb.
     if lexicon.possessives.iter().any(|(possessive, _)| *possessive == lower(0)) {
@@ -277,7 +282,6 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
         negated |= lexicon.negations.contains(&lower(verb_at));
         verb_at += 1;
     }
-    let adverbial: &[Word] = &[];
     if verb_at == 0 && !is_first_person_verb(lexicon, lower(0), words.get(1), context.sure) {
         match language {
             // German puts the verb second: "Seit 2019 wohne ich in Berlin".
@@ -306,6 +310,7 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
         return;
     }
     let Some(verb) = words.get(verb_at) else { return };
+    reading.reflexive = language == Language::Spanish && span(words, 0, verb_at).iter().any(|word| word.lower == "me");
     // "übrigens wohne ich in Wien": the subject after the verb is not part of what follows.
     let after_verb = usize::from(lexicon.self_subjects.contains(&lower(verb_at + 1)));
     let mut rest: Vec<Word> = tail(words, verb_at + 1 + after_verb).to_vec();
@@ -327,6 +332,7 @@ fn is_first_person_verb(lexicon: &Lexicon, word: &str, next: Option<&Word>, sure
     match lexicon.language {
         Language::Spanish => {
             (lexicon.first_person_verb)(word)
+                || (sure && is_spanish_preterite(word))
                 || (sure
                     && word.len() >= 4
                     && word.ends_with('o')
@@ -371,6 +377,8 @@ struct Reading<'a> {
     lexicon: &'a Lexicon,
     scale: f32,
     change: bool,
+    /// A Spanish verb said with "me" ("me casé"), written with "se".
+    reflexive: bool,
 }
 
 /// "Me gusta/encanta X" (a like), "me llamo X" (a name), "me mudé a X" (a move).
@@ -380,14 +388,20 @@ fn spanish_me(words: &[Word], negated: bool, reading: &Reading<'_>, found: &mut 
     match verb.lower.as_str() {
         "gusta" | "gustan" | "encanta" | "encantan" | "fascina" | "fascinan" | "interesa" | "interesan" if !is_reaction(rest) => {
             let (negation, slot) = if negated { ("No le", "dislikes") } else { ("Le", "likes") };
-            let statement = format!("{negation} {} {}", verb.lower, rest_in_third_person(rest, reading.lexicon));
-            push(found, MemoryType::Preference, slot, rest, statement, 0.8, reading);
+            for item in items(rest, Language::Spanish) {
+                let statement = format!("{negation} {} {}", verb.lower, rest_in_third_person(item, reading.lexicon));
+                push(found, MemoryType::Preference, slot, item, statement, 0.8, reading);
+            }
         }
         "llamo" if rest.first().is_some_and(Word::is_capitalized) => {
             let name = names(rest);
             push(found, MemoryType::Identity, "name", name, format!("Se llama {}", joined(name)), 0.9, reading);
         }
-        "mudé" => moved(tail(rest, usize::from(rest.first().is_some_and(|word| word.lower == "a"))), reading, found, "Vive en"),
+        "mudé" => {
+            // "Me mudé de Rosario a Valencia": where to, not where from.
+            let to = rest.iter().position(|word| word.lower == "a").map_or(0, |at| at + 1);
+            moved(tail(rest, to), reading, found, "Vive en");
+        }
         _ => {}
     }
 }
@@ -433,19 +447,21 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
     };
     let reflexive = match language {
         Language::French if matches!(class, Some(VerbClass::Called | VerbClass::Move)) => "s'",
+        Language::Spanish if reading.reflexive => "se ",
         _ => "",
     };
-    let rest_text = rest_in_third_person(rest, lexicon);
-    let mut statement = format!("{neg_prefix}{reflexive}{third} {rest_text}");
-    if !adverbial.is_empty() {
-        // The time phrase moves behind the verb: its first word loses the capital the sentence
-        // start gave it.
-        let moved = rest_in_third_person(adverbial, lexicon);
-        let mut letters = moved.chars();
-        let moved: String = letters.next().map_or(String::new(), |first| first.to_lowercase().chain(letters).collect());
-        statement = format!("{statement} {moved}");
-    }
-    let statement = capitalized(statement.trim()).replace("' ", "'");
+    // The time phrase moves behind the verb: its first word loses the capital the sentence
+    // start gave it.
+    let time_behind = {
+        let time = rest_in_third_person(adverbial, lexicon);
+        let mut letters = time.chars();
+        letters.next().map_or(String::new(), |first| first.to_lowercase().chain(letters).collect::<String>())
+    };
+    let statement_of = |rest: &[Word]| {
+        let statement = format!("{neg_prefix}{reflexive}{third} {} {time_behind}", rest_in_third_person(rest, lexicon));
+        capitalized(statement.trim()).replace("' ", "'")
+    };
+    let statement = statement_of(rest);
     if rest.is_empty() || mentions_you(rest) {
         return;
     }
@@ -456,7 +472,9 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         Some(VerbClass::Like | VerbClass::Prefer | VerbClass::Dislike) => {
             if !is_reaction(rest) {
                 let slot = if negated || class == Some(VerbClass::Dislike) { "dislikes" } else { "likes" };
-                push(found, MemoryType::Preference, slot, rest, statement, 0.8, reading);
+                for item in items(rest, language) {
+                    push(found, MemoryType::Preference, slot, item, statement_of(item), 0.8, reading);
+                }
             }
         }
         Some(VerbClass::Live) => {
@@ -491,6 +509,10 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
             }
             match first {
                 "als" | "comme" | "como" | "jako" => push(found, MemoryType::Identity, "occupation", value, statement, 0.85, reading),
+                // "Trabajo de sumiller": Spanish names the job with "de".
+                "de" if language == Language::Spanish && !value.first().is_some_and(Word::is_capitalized) => {
+                    push(found, MemoryType::Identity, "occupation", value, statement, 0.85, reading)
+                }
                 "bei" | "chez" | "para" | "u" | "pro" | "für" => {
                     push(found, MemoryType::Identity, "employer", value, statement, 0.85, reading)
                 }
@@ -501,7 +523,14 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
             let slot = if class == Some(VerbClass::Teach) { "teaches" } else { "education" };
             push(found, MemoryType::Identity, slot, rest, statement, 0.8, reading);
         }
-        Some(VerbClass::Speak) if !is_dangling(rest) => push(found, MemoryType::Identity, "languages", rest, statement, 0.8, reading),
+        // The languages one speaks are skills, each its own; the language of home says who
+        // the user is.
+        Some(VerbClass::Speak) if !is_dangling(rest) => {
+            let memory_type = if is_home_language(rest) { MemoryType::Identity } else { MemoryType::Skill };
+            for item in items(rest, language) {
+                push(found, memory_type, "languages", item, statement_of(item), 0.8, reading);
+            }
+        }
         Some(VerbClass::Plan) if !past && !is_dangling(rest) && !names_task(rest) && !asks(rest, language) => {
             push(found, MemoryType::Goal, "goal", rest, statement, 0.75, reading);
         }
@@ -527,6 +556,20 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         None => {
             if is_dangling(rest) || names_task(rest) || rest.is_empty() {
                 return;
+            }
+            let played: Vec<&str> = rest.iter().map(|word| word.lower.as_str()).collect();
+            if is_play_verb(stem, language) && names_instrument(&played) {
+                return push(found, MemoryType::Skill, "skill", rest, statement, 0.8, reading);
+            }
+            // "Ich kann Lärm nicht ausstehen": a dislike.
+            if language == Language::German
+                && stem == "kann"
+                && let [thing @ .., not, verb] = rest
+                && not.lower == "nicht"
+                && matches!(verb.lower.as_str(), "ausstehen" | "leiden")
+                && !thing.is_empty()
+            {
+                return push(found, MemoryType::Preference, "dislikes", thing, statement, 0.8, reading);
             }
             if past {
                 push(found, MemoryType::Context, "life_event", rest, statement, 0.7, reading);
@@ -672,7 +715,11 @@ fn have(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Rea
 fn is_perfect_participle(language: Language, rest: &[Word]) -> bool {
     match language {
         Language::French => {
-            rest.iter().take(2).any(|word| {
+            // "j'ai fini", "j'ai réussi", "j'ai grandi": a participle in -i right after "ai".
+            let in_i = rest
+                .first()
+                .is_some_and(|word| word.lower.ends_with('i') && word.lower.chars().count() > 3 && !is_kin(&word.lower, language));
+            in_i || rest.iter().take(2).any(|word| {
                 let lower = word.lower.as_str();
                 (lower.ends_with('é') || lower.ends_with("ai") || lower.ends_with("u") || lower.ends_with("it") || lower.ends_with("is"))
                     && lower.len() > 3
@@ -780,16 +827,35 @@ fn moved(rest: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>, prefix: &
 
 /// The place in "in Berlin", "à Lyon", "en Sevilla", "v Brně", up to a time word.
 fn place(rest: &[Word]) -> &[Word] {
-    let start = rest.iter().position(|word| is_place_preposition(&word.lower)).map_or(0, |at| at + 1);
+    // "in Berlin", "seit 2019 in Berlin"; "en 2021" is a time.
+    let start = (0..rest.len().min(4))
+        .find(|&at| is_place_preposition(&rest[at].lower) && !rest.get(at + 1).is_some_and(Word::is_number))
+        .map_or(0, |at| at + 1);
     let rest = tail(rest, start);
     let end = rest
         .iter()
-        .position(|word| {
+        .enumerate()
+        .position(|(index, word)| {
             !word.is_capitalized()
-                && matches!(
+                && (matches!(
                     word.lower.as_str(),
-                    "seit" | "depuis" | "desde" | "od" | "und" | "et" | "y" | "a" | "mit" | "avec" | "con" | "s"
-                )
+                    "seit"
+                        | "depuis"
+                        | "desde"
+                        | "od"
+                        | "und"
+                        | "et"
+                        | "y"
+                        | "a"
+                        | "mit"
+                        | "avec"
+                        | "con"
+                        | "s"
+                        | "hace"
+                        | "vor"
+                        | "před"
+                        | "il"
+                ) || (is_place_preposition(&word.lower) && rest.get(index + 1).is_some_and(Word::is_number)))
         })
         .unwrap_or(rest.len());
     span(rest, 0, end)

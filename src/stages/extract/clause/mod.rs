@@ -11,7 +11,9 @@
 pub mod anchor;
 pub mod english;
 pub mod frame;
+pub mod frame_parts;
 pub mod instruction;
+pub mod instruments;
 pub mod lexicon;
 pub mod nouns;
 pub mod split;

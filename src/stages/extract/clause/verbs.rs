@@ -212,7 +212,7 @@ const GERMAN: &[(&[&str], VerbClass)] = &[
 const FRENCH: &[(&[&str], VerbClass)] = &[
     (&["suis", "étais"], Be),
     (&["ai", "avais"], Have),
-    (&["aime", "adore", "apprécie", "aimais", "adorais", "kiffe"], Like),
+    (&["aime", "adore", "apprécie", "aimais", "adorais", "kiffe", "supporte"], Like),
     (&["déteste", "hais", "détestais"], Dislike),
     (&["préfère"], Prefer),
     (&["habite", "vis", "habitais", "vivais", "réside"], Live),
@@ -235,7 +235,7 @@ const FRENCH: &[(&[&str], VerbClass)] = &[
 const SPANISH: &[(&[&str], VerbClass)] = &[
     (&["soy", "estoy", "era", "estaba", "fui"], Be),
     (&["tengo", "tenía", "tuve"], Have),
-    (&["gusta", "gustan", "encanta", "encantan", "disfruto", "amo", "adoro", "gustaba", "encantaba"], Like),
+    (&["gusta", "gustan", "encanta", "encantan", "disfruto", "amo", "adoro", "gustaba", "encantaba", "soporto", "aguanto"], Like),
     (&["odio", "detesto"], Dislike),
     (&["prefiero"], Prefer),
     (&["vivo", "viví", "vivía", "resido"], Live),
@@ -586,6 +586,43 @@ pub fn spanish_first_person(word: &str) -> bool {
     }
     class_of(Language::Spanish, word).is_some_and(|class| class != Eat || word != "como")
         && word.chars().last().is_some_and(|c| matches!(c, 'o' | 'é' | 'í'))
+}
+
+/// Whether `word` has the ending of a regular Spanish first-person preterite ("dejé",
+/// "terminé", "perdí", "conocí"), and is none of the nouns and adverbs that end the same way.
+pub fn is_spanish_preterite(word: &str) -> bool {
+    word.chars().count() >= 4
+        && (word.ends_with('é') || word.ends_with('í'))
+        && !matches!(
+            word,
+            "café"
+                | "bebé"
+                | "puré"
+                | "comité"
+                | "josé"
+                | "canapé"
+                | "chalé"
+                | "carné"
+                | "bufé"
+                | "consomé"
+                | "cliché"
+                | "aquí"
+                | "allí"
+                | "así"
+                | "rubí"
+                | "esquí"
+                | "maniquí"
+                | "colibrí"
+                | "jabalí"
+                | "iraní"
+                | "marroquí"
+                | "israelí"
+                | "saudí"
+                | "paquistaní"
+                | "bengalí"
+                | "porqué"
+                | "según"
+        )
 }
 
 /// A Czech first-person verb's third-person form ("bydlím" → "bydlí", "pracuji" → "pracuje",

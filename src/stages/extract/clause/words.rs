@@ -58,7 +58,11 @@ pub fn words(text: &str, language: Language) -> Vec<Word> {
             continue;
         }
         match language {
-            Language::English if ends_with_s_for_is(trimmed) && raws.peek().is_some_and(|next| is_after_is(next)) => {
+            // "my name's Priya": after "name" the "'s" is always "is".
+            Language::English
+                if ends_with_s_for_is(trimmed)
+                    && (raws.peek().is_some_and(|next| is_after_is(next)) || trimmed.to_lowercase().replace('’', "'") == "name's") =>
+            {
                 // "My dad's a plumber": the "'s" is "is" (before "a", "from", "not"…), not a
                 // possessive ("my dad's car").
                 let noun = &trimmed[..trimmed.len() - if trimmed.ends_with("'s") { 2 } else { "’s".len() }];
