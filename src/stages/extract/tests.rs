@@ -727,3 +727,24 @@ fn starting_a_venture_is_a_plan_and_a_name_said_with_an_apostrophe_is_read() {
     assert_nothing("I'm going to start the download now.");
     assert_yields("my name's Tomasz.", MemoryType::Identity, "Name is Tomasz");
 }
+
+#[test]
+fn the_user_with_others_is_read_in_every_language() {
+    assert_yields("Wir wohnen seit drei Jahren in Graz.", MemoryType::Identity, "Wohnt seit drei Jahren in Graz");
+    assert_yields("Nous avons trois enfants.", MemoryType::Relationship, "A trois enfants");
+    assert_yields("Nosotros queremos abrir un bar.", MemoryType::Goal, "Quiere abrir un bar");
+    // Said without the pronoun, the plural verb still opens a clause of its own.
+    let found = extracted("Vivimos en Cádiz y tenemos dos hijos, ¿qué colegio me recomiendas?");
+    assert!(found.contains(&(MemoryType::Relationship, "Tiene dos hijos".to_owned())), "{found:?}");
+    assert!(found.iter().all(|(_, statement)| !statement.contains("tenemos")), "{found:?}");
+    // A plan of the moment or a task said of "us" is none.
+    assert_nothing("Wir machen das morgen.");
+    assert_nothing("Wir brauchen eine Funktion, die das sortiert.");
+}
+
+#[test]
+fn a_decision_in_the_perfect_is_a_decision_and_a_clause_ends_before_a_dash() {
+    assert_yields("Ich habe mich entschieden, Postgres zu nutzen.", MemoryType::Decision, "Hat sich entschieden Postgres zu nutzen");
+    let found = extracted("Als Pflegerin im Nachtdienst – wie schlafe ich tagsüber besser?");
+    assert_eq!(found, [(MemoryType::Identity, "Ist Pflegerin im Nachtdienst".to_owned())]);
+}

@@ -8,6 +8,7 @@ use super::frame_parts::{fronted_time, is_home_language, items};
 use super::instruments::{is_play_verb, names_instrument};
 use super::lexicon::Lexicon;
 use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun};
+use super::plural::{has_plural_ending, singular_of};
 use super::verbs::{VerbClass, class_of, czech_known_first_person, is_spanish_preterite};
 use super::words::{Word, joined, span, tail};
 use super::{Context, Found, capitalized, rest_in_third_person};
@@ -252,6 +253,10 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
         let end = (1..rest.len())
             .find(|&index| lexicon.self_subjects.contains(&rest[index].lower.as_str()))
             .map_or(rest.len(), |subject| subject - 1);
+        // …or at a dash or comma: "Als Pflegekraft im Schichtdienst – wie krieg ich …".
+        let dash = rest.iter().position(|word| matches!(word.lower.as_str(), "–" | "—" | "-" | "--")).unwrap_or(rest.len());
+        let comma = rest.iter().position(|word| word.comma).map_or(rest.len(), |at| at + 1);
+        let end = end.min(dash).min(comma);
         let rest = span(rest, 0, end.max(1));
         let statement = format!("{} {}", be_word(language), rest_in_third_person(rest, lexicon));
         return push(found, MemoryType::Identity, "trait", rest, capitalized(&statement), 0.7, &reading);
@@ -272,9 +277,15 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
             lower(start + 1),
             "gusta" | "gustan" | "encanta" | "encantan" | "fascina" | "fascinan" | "interesa" | "interesan" | "llamo" | "mudé"
         );
-        if lower(start) == "me" && liking {
+        if matches!(lower(start), "me" | "nos") && liking {
             return spanish_me(tail(words, start + 1), negated, &reading, found);
         }
+    }
+    if let Some((verb_at, singular, negated)) = plural_verb(words, lexicon, context.sure) {
+        // What is said of "us" is said of the user, a little less surely (as English "we").
+        let reflexive = language == Language::Spanish && span(words, 0, verb_at).iter().any(|word| word.lower == "nos");
+        let plural = Reading { scale: reading.scale * 0.9, reflexive, ..reading };
+        return clause(&Word::new(&singular), tail(words, verb_at + 1), adverbial, negated, &plural, found);
     }
     let mut verb_at = if lexicon.self_subjects.contains(&lower(0)) { 1 } else { 0 };
     let mut negated = false;
@@ -325,6 +336,30 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
     {
         clause(verb, &rest, adverbial, negated, &reading, found);
     }
+}
+
+/// The user with others as the subject: where the plural verb stands, its first-person
+/// singular ([`singular_of`]) and whether it is negated. The pronoun ("wir", "nous", "on",
+/// "nosotros", "my") or, in Spanish and Czech told for sure, the verb's ending says it.
+fn plural_verb(words: &[Word], lexicon: &Lexicon, sure: bool) -> Option<(usize, String, bool)> {
+    let language = lexicon.language;
+    let lower = |index: usize| words.get(index).map_or("", |word| word.lower.as_str());
+    let pronoun = lexicon.plural_subjects.contains(&lower(0));
+    // French "on" takes the third person, the first person's twin in most verbs ("on habite").
+    if language == Language::French && lower(0) == "on" && lexicon.verb_class(lower(1)).is_some() {
+        return Some((1, lower(1).to_owned(), false));
+    }
+    let mut verb_at = usize::from(pronoun);
+    let mut negated = false;
+    while lexicon.negations.contains(&lower(verb_at)) || (language == Language::Spanish && lower(verb_at) == "nos") {
+        negated |= lexicon.negations.contains(&lower(verb_at));
+        verb_at += 1;
+    }
+    let verb = lower(verb_at);
+    if !(pronoun || (sure && has_plural_ending(verb, language))) {
+        return None;
+    }
+    Some((verb_at, singular_of(verb, language)?, negated))
 }
 
 /// Whether `word` is the first-person verb that opens a clause without its pronoun.
@@ -697,6 +732,12 @@ fn have(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Rea
         }
         return;
     }
+    // "Ich habe mich entschieden, …", "j'ai décidé de …", "he decidido …": a decision.
+    if let Some(at) =
+        rest.iter().take(3).position(|word| matches!(word.lower.as_str(), "entschieden" | "beschlossen" | "décidé" | "decidido"))
+    {
+        return push(found, MemoryType::Decision, "decision", tail(rest, at + 1), statement.to_owned(), 0.8, reading);
+    }
     if is_perfect_participle(language, rest) {
         return push(found, MemoryType::Context, "life_event", rest, statement.to_owned(), 0.7, reading);
     }
@@ -723,6 +764,7 @@ fn is_perfect_participle(language: Language, rest: &[Word]) -> bool {
                 let lower = word.lower.as_str();
                 (lower.ends_with('é') || lower.ends_with("ai") || lower.ends_with("u") || lower.ends_with("it") || lower.ends_with("is"))
                     && lower.len() > 3
+                    && !matches!(lower, "trois" | "huit" | "mois" | "fois")
                     && !is_kin(lower, language)
             }) && !rest[0].is_number()
         }

@@ -6,6 +6,7 @@
 
 use std::sync::LazyLock;
 
+use super::plural;
 use super::verbs::{self, VerbClass};
 use crate::stages::extract::language::Language;
 use crate::stages::extract::word_table::{WordTable, for_each_word};
@@ -174,6 +175,10 @@ impl Lexicon {
             return true;
         }
         if matches!(self.language, Language::German | Language::French) && self.verb_class(word).is_some() {
+            return true;
+        }
+        // "…y tenemos dos hijos": a plural verb said without its pronoun.
+        if plural::has_plural_ending(word, self.language) && plural::singular_of(word, self.language).is_some() {
             return true;
         }
         (self.first_person_verb)(word)

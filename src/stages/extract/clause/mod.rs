@@ -16,6 +16,7 @@ pub mod instruction;
 pub mod instruments;
 pub mod lexicon;
 pub mod nouns;
+pub mod plural;
 pub mod split;
 pub mod verbs;
 pub mod words;
@@ -57,7 +58,11 @@ impl Found {
         confidence: f32,
         change: bool,
     ) -> Option<Found> {
-        let value = words::joined(value);
+        // A dash or colon the clause ended on ("… mit zwei Kindern – wie …") is not said of the
+        // user.
+        let dangling_mark = |c: char| matches!(c, '–' | '—' | '-' | ':' | ';') || c.is_whitespace();
+        let value = words::joined(value).trim_end_matches(dangling_mark).to_owned();
+        let statement = statement.trim_end_matches(dangling_mark).to_owned();
         (!value.is_empty() && statement.split_whitespace().count() <= MAX_STATEMENT_WORDS).then_some(Found {
             memory_type,
             slot,
