@@ -62,10 +62,8 @@ const INSTRUMENT_STEMS: &[&str] = &[
     "kontrabass",
     "fagott",
     "mundharmonika",
-    "keyboard",
     "querflöte",
     "blockflöte",
-    "horn",
     "tuba", // French
     "guitare",
     "violon",

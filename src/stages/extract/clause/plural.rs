@@ -41,7 +41,6 @@ const IRREGULAR: &[(Language, &str, &str)] = &[
     (Language::Spanish, "preferimos", "prefiero"),
     (Language::Spanish, "pensamos", "pienso"),
     (Language::Spanish, "venimos", "vengo"),
-    (Language::Spanish, "hablamos", "hablo"),
     (Language::Czech, "jsme", "jsem"),
     (Language::Czech, "chceme", "chci"),
     (Language::Czech, "máme", "mám"),
