@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use super::language::{self, Language};
 use super::sentences;
-use super::word_table::{WordTable, for_each_word};
+use super::word_table::{WordTable, for_each_word_told};
 
 /// A word's part in the gate: it may open a statement about the user.
 const OPENS_STATEMENT: u8 = 1;
@@ -32,16 +32,26 @@ static WORDS: LazyLock<WordTable> = LazyLock::new(|| {
     words
 });
 
-/// For each ASCII first letter (lowercase), the byte lengths of the ASCII openers that start
-/// with it, as bits: most words ("the", "and", "to") have no opener of their shape and are not
-/// looked up at all.
-static OPENER_SHAPES: LazyLock<[u16; 128]> = LazyLock::new(|| {
-    let mut shapes = [0u16; 128];
+/// For each pair of an ASCII word's first two bytes ([`pair_index`]), the byte lengths of the
+/// ASCII openers that start so, as bits: most words ("the", "and", "in", "is") have no opener
+/// of their shape and are not looked up at all.
+static OPENER_SHAPES: LazyLock<[u16; 1024]> = LazyLock::new(|| {
+    let mut shapes = [0u16; 1024];
     for opener in OPENERS.iter().filter(|opener| opener.is_ascii()) {
-        shapes[usize::from(opener.as_bytes()[0])] |= 1 << opener.len();
+        shapes[pair_index(opener.as_bytes())] |= 1 << opener.len();
     }
     shapes
 });
+
+/// Where a word of at least one ASCII byte (a letter, digit or apostrophe each) is in
+/// [`OPENER_SHAPES`]: its first two bytes (the second 0 for a one-letter word) lowercased, five
+/// bits each. Some bytes share their five bits (an apostrophe and "g"): such words are looked up
+/// and found not to be openers.
+fn pair_index(word: &[u8]) -> usize {
+    let first = usize::from(word[0] | 0x20) & 31;
+    let second = word.get(1).map_or(0, |byte| usize::from(byte | 0x20) & 31);
+    first << 5 | second
+}
 
 /// Whether `text` may say something about the user: one of its words opens a statement in
 /// any language, or, where a sentence of the message may read as Spanish or Czech (which leave
@@ -51,7 +61,7 @@ static OPENER_SHAPES: LazyLock<[u16; 128]> = LazyLock::new(|| {
 pub fn may_disclose(text: &str) -> bool {
     let text = sentences::readable(text);
     let mut reading = Reading::default();
-    if for_each_word(text, |word| reading.opens_statement(word)) {
+    if for_each_word_told(text, |word, ascii| reading.opens_statement(word, ascii)) {
         return true;
     }
     // The languages are told only for the few messages that need them: a second pass.
@@ -68,18 +78,19 @@ struct Reading {
 }
 
 impl Reading {
-    /// Reads one word; true when it opens a statement about the user.
-    fn opens_statement(&mut self, word: &str) -> bool {
+    /// Reads one word (`ascii` when it is); true when it opens a statement about the user.
+    #[inline(always)]
+    fn opens_statement(&mut self, word: &str, ascii: bool) -> bool {
         // No opener is longer.
         if word.len() > 12 {
             return false;
         }
-        if word.is_ascii() {
+        if ascii {
             // Nearly every word: read on its bytes, and looked up only when an opener has its
-            // first letter and length.
+            // first two letters and length.
             let bytes = word.as_bytes();
             let elided = bytes.len() >= 2 && bytes[1] == b'\'' && matches!(bytes[0].to_ascii_lowercase(), b'j' | b'i' | b'm');
-            let shaped = OPENER_SHAPES[usize::from(bytes[0].to_ascii_lowercase())] & (1 << bytes.len()) != 0;
+            let shaped = OPENER_SHAPES[pair_index(bytes)] & (1 << bytes.len()) != 0;
             if elided || (shaped && WORDS.get_ascii(bytes, &mut self.folded) & OPENS_STATEMENT != 0) {
                 return true;
             }

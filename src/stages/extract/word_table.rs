@@ -1,8 +1,8 @@
 //! Words found and looked up fast, for the passes over every word of every user message (the
-//! gate, the language scores, each sentence's own gate): [`for_each_word`] walks a text's words a
-//! byte at a time, and a [`WordTable`] holds lowercase words, each with a small value, looked up
-//! case-insensitively. Nearly every word is ASCII and at most eight bytes long; such a word is
-//! lowercased and packed into one `u64` on the stack and found by integer hashing. Other words
+//! gate, the language scores, each sentence's own gate): [`for_each_word`] finds a text's words
+//! 64 bytes at a time, and a [`WordTable`] holds lowercase words, each with a small value, looked
+//! up case-insensitively. Nearly every word is ASCII and at most eight bytes long; such a word is
+//! lowercased and packed into one `u64` on the stack and found in an open-addressing table. Other words
 //! are lowercased (Unicode, with `’` read as `'`) into a reused buffer and found by their text.
 
 use rustc_hash::FxHashMap;
@@ -13,7 +13,7 @@ use crate::ascii_word::{HIGH_BITS, ONES};
 #[derive(Debug, Default)]
 pub struct WordTable {
     /// ASCII words of one to eight bytes, packed ([`pack`]).
-    short: FxHashMap<u64, u8>,
+    short: PackedWords,
     /// Every other word, lowercase.
     long: FxHashMap<Box<str>, u8>,
 }
@@ -22,16 +22,17 @@ impl WordTable {
     /// Ors `value` into the value of `word` (written in lowercase).
     pub fn insert_or(&mut self, word: &str, value: u8) {
         match pack(word.as_bytes()) {
-            Some(key) => *self.short.entry(key).or_default() |= value,
+            Some(key) => self.short.insert_or(key, value),
             None => *self.long.entry(word.into()).or_default() |= value,
         }
     }
 
     /// The value of the ASCII word `word` (letters, digits and apostrophes, any case), 0 when
     /// it is not in the table.
+    #[inline]
     pub fn get_ascii(&self, word: &[u8], folded: &mut String) -> u8 {
         match pack(word) {
-            Some(key) => self.short.get(&key).copied().unwrap_or(0),
+            Some(key) => self.short.get(key),
             None => {
                 folded.clear();
                 folded.extend(word.iter().map(|byte| char::from(byte.to_ascii_lowercase())));
@@ -65,47 +66,148 @@ impl WordTable {
     /// The value of `word`, written in lowercase, 0 when it is not in the table.
     pub fn get_lowercase(&self, word: &str) -> u8 {
         match pack(word.as_bytes()) {
-            Some(key) => self.short.get(&key).copied().unwrap_or(0),
+            Some(key) => self.short.get(key),
             None => self.long.get(word).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Packed words and their values in an open-addressing table a quarter full: a lookup is one
+/// multiplication and, for nearly every word, one or two slots read. The passes over every word
+/// of every user message look up most words, and nearly all of them are not in the table.
+#[derive(Debug, Default)]
+struct PackedWords {
+    /// The packed words, 0 in an empty slot (no packed word is 0); a power of two long.
+    keys: Vec<u64>,
+    /// Each slot's value.
+    values: Vec<u8>,
+    /// Words held.
+    len: usize,
+}
+
+impl PackedWords {
+    /// The slot where the search for `key` starts in a table of `slots` slots (a power of two).
+    fn home(key: u64, slots: usize) -> usize {
+        // Fibonacci hashing: the multiplication's high bits mix every byte of the word.
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - slots.trailing_zeros())) as usize
+    }
+
+    /// Ors `value` into the value of `key`.
+    fn insert_or(&mut self, key: u64, value: u8) {
+        if (self.len + 1) * 4 > self.keys.len() {
+            let old = std::mem::take(self);
+            let slots = (old.keys.len() * 2).max(64);
+            *self = PackedWords { keys: vec![0; slots], values: vec![0; slots], len: 0 };
+            for (&old_key, &old_value) in old.keys.iter().zip(&old.values).filter(|(key, _)| **key != 0) {
+                self.insert_or(old_key, old_value);
+            }
+        }
+        let mask = self.keys.len() - 1;
+        let mut slot = Self::home(key, self.keys.len());
+        while self.keys[slot] != 0 && self.keys[slot] != key {
+            slot = (slot + 1) & mask;
+        }
+        if self.keys[slot] == 0 {
+            self.keys[slot] = key;
+            self.len += 1;
+        }
+        self.values[slot] |= value;
+    }
+
+    /// The value of `key`, 0 when it is not in the table.
+    #[inline]
+    fn get(&self, key: u64) -> u8 {
+        if self.keys.is_empty() {
+            return 0;
+        }
+        let mask = self.keys.len() - 1;
+        let mut slot = Self::home(key, self.keys.len());
+        loop {
+            // A quarter full: an empty slot ends every search.
+            match self.keys[slot] {
+                0 => return 0,
+                found if found == key => return self.values[slot],
+                _ => slot = (slot + 1) & mask,
+            }
         }
     }
 }
 
 /// Calls `visit` with each word of `text` (runs of letters, digits and apostrophes) until it
 /// returns true, and says whether it did. The same words as splitting at every other character,
-/// found a byte at a time: an ASCII run (nearly every word) is a word as it stands; a run with
+/// found by byte class ([`for_each_word_told`]): an ASCII run (nearly every word) is a word as it stands; a run with
 /// other bytes in it is split again by character.
+#[inline]
 pub fn for_each_word(text: &str, mut visit: impl FnMut(&str) -> bool) -> bool {
+    for_each_word_told(text, |word, _| visit(word))
+}
+
+/// [`for_each_word`], telling `visit` whether each word is ASCII (known from the walk, so the
+/// passes over every word need not look again).
+///
+/// The text is walked 64 bytes at a time: each block's bytes become two bit masks (word bytes,
+/// non-ASCII bytes) with no branch, and the words are found in the masks by counting zeros. A
+/// walk that tested each byte and branched at each word's ends spent most of its time on the
+/// branches it mispredicted, one or two a word.
+#[inline(always)]
+pub fn for_each_word_told(text: &str, mut visit: impl FnMut(&str, bool) -> bool) -> bool {
     let bytes = text.as_bytes();
-    let mut at = 0;
-    loop {
-        while at < bytes.len() && BYTE_CLASS[usize::from(bytes[at])] == SEPARATOR {
-            at += 1;
+    // The word under way, when it started in an earlier block: its start, and whether it has a
+    // non-ASCII byte so far.
+    let mut open: Option<(usize, bool)> = None;
+    let mut base = 0;
+    while base < bytes.len() {
+        let block = &bytes[base..bytes.len().min(base + 64)];
+        let (mut word_bits, mut other_bits) = (0u64, 0u64);
+        for (at, &byte) in block.iter().enumerate() {
+            let class = BYTE_CLASS[usize::from(byte)];
+            word_bits |= u64::from(class != SEPARATOR) << at;
+            other_bits |= u64::from(class == OTHER) << at;
         }
-        if at == bytes.len() {
-            return false;
-        }
-        let start = at;
-        let mut classes = 0;
-        while at < bytes.len() {
-            let class = BYTE_CLASS[usize::from(bytes[at])];
-            if class == SEPARATOR {
+        let mut at = 0u32;
+        loop {
+            let (start, other_before) = match open {
+                Some(started) => started,
+                None => {
+                    let ahead = if at >= 64 { 0 } else { word_bits >> at };
+                    if ahead == 0 {
+                        break;
+                    }
+                    at += ahead.trailing_zeros();
+                    (base + at as usize, false)
+                }
+            };
+            // Here `at` is below 64: the word starts in this block. It ends at the block's next
+            // separator, if it has one.
+            let length = (!word_bits >> at).trailing_zeros().min(block.len() as u32 - at);
+            let run_bits = if length >= 64 { u64::MAX } else { (1u64 << length) - 1 };
+            let other = other_before || (other_bits >> at) & run_bits != 0;
+            at += length;
+            if at as usize == block.len() && base + block.len() < bytes.len() {
+                // The word goes on into the next block.
+                open = Some((start, other));
                 break;
             }
-            classes |= class;
-            at += 1;
+            open = None;
+            // The word ends at an ASCII byte or the end of the text: a character boundary.
+            if visit_run(&text[start..base + at as usize], other, &mut visit) {
+                return true;
+            }
         }
-        // The run ends at an ASCII byte or the end of the text: a character boundary.
-        let run = &text[start..at];
-        let stop = if classes & OTHER == 0 {
-            visit(run)
-        } else {
-            run.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).any(&mut visit)
-        };
-        if stop {
-            return true;
-        }
+        base += block.len();
     }
+    false
+}
+
+/// Visits a run of word bytes: as it stands when ASCII, else split again by character.
+#[inline(always)]
+fn visit_run(run: &str, other: bool, visit: &mut impl FnMut(&str, bool) -> bool) -> bool {
+    if !other {
+        return visit(run, true);
+    }
+    run.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .filter(|word| !word.is_empty())
+        .any(|word| visit(word, word.is_ascii()))
 }
 
 /// In [`BYTE_CLASS`]: a byte that is no part of a word.
@@ -137,6 +239,7 @@ static BYTE_CLASS: [u8; 256] = {
 /// An ASCII word of one to eight letters, digits and apostrophes as one `u64`: its bytes
 /// lowercased, little-endian, zero past its end (no word holds a zero byte, so words of
 /// different lengths differ). `None` for other words.
+#[inline]
 fn pack(word: &[u8]) -> Option<u64> {
     if word.is_empty() || word.len() > 8 {
         return None;
@@ -177,6 +280,24 @@ mod tests {
     }
 
     #[test]
+    fn a_table_of_many_words_finds_each_and_no_other() {
+        let mut table = WordTable::default();
+        let words: Vec<String> = (0..3_000).map(|n| format!("w{n}")).collect();
+        for (n, word) in words.iter().enumerate() {
+            table.insert_or(word, 1 << (n % 8));
+        }
+        table.insert_or("w7", 1);
+        let mut folded = String::new();
+        for (n, word) in words.iter().enumerate() {
+            let expected = if word == "w7" { 1 << 7 | 1 } else { 1 << (n % 8) };
+            assert_eq!(table.get(&word.to_uppercase(), &mut folded), expected, "{word}");
+        }
+        for absent in ["w3000", "x1", "w", "w12345678"] {
+            assert_eq!(table.get(absent, &mut folded), 0, "{absent}");
+        }
+    }
+
+    #[test]
     fn ignoring_ascii_case_leaves_other_letters_as_they_are() {
         let (table, mut folded) = (table(), String::new());
         assert_eq!(table.get_ignoring_ascii_case("MŮJ", &mut folded), 0);
@@ -186,13 +307,23 @@ mod tests {
 
     #[test]
     fn words_are_found_as_splitting_at_every_other_character_finds_them() {
-        for text in ["“I’m a nurse”—and I live in Zürich.", "Vivo en Sevilla; ¿y tú?", "ok,,  don't  x1 naïve—café 42", "", "¡¿"]
+        let long = "Ich wohne in Graz, Österreich — naïve café; I'm a nurse. ".repeat(9);
+        let runs = format!("{}x{}é{} {}", "a".repeat(63), "b".repeat(64), "c".repeat(70), "d".repeat(64));
+        for text in
+            ["“I’m a nurse”—and I live in Zürich.", "Vivo en Sevilla; ¿y tú?", "ok,,  don't  x1 naïve—café 42", "", "¡¿", &long, &runs]
         {
             let mut walked = Vec::new();
             for_each_word(text, |word| {
                 walked.push(word.to_owned());
                 false
             });
+            let mut told = Vec::new();
+            for_each_word_told(text, |word, ascii| {
+                assert_eq!(ascii, word.is_ascii(), "{word:?}");
+                told.push(word.to_owned());
+                false
+            });
+            assert_eq!(walked, told);
             let split: Vec<&str> =
                 text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).collect();
             assert_eq!(walked, split, "{text:?}");
