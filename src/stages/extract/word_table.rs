@@ -260,6 +260,8 @@ fn pack(word: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn table() -> WordTable {
@@ -349,6 +351,43 @@ mod tests {
         let (table, mut folded) = (table(), String::new());
         for word in ["i", "alway", "alwayss", "toujoursx", "bevorzug", "můjx", "", "I’M"] {
             assert_eq!(table.get(word, &mut folded), if word == "I’M" { 1 } else { 0 }, "{word}");
+        }
+    }
+
+    /// Split at every character that is not a letter, digit or apostrophe: what the walk finds.
+    fn split_by_character(text: &str) -> Vec<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).map(str::to_owned).collect()
+    }
+
+    /// Text of words, separators and non-ASCII letters and marks in runs of any length, so
+    /// words start, end and cross every place in a 64-byte block.
+    fn mixed_text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "a", "I'm", "word", "x1", " ", "  ", ",", "\n", "’", "é", "ü", "ř", "—", "“", "🙂", "日本", "naïve", "'", "-", "0",
+        ]);
+        prop::collection::vec(piece, 0..200).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        #[test]
+        fn the_block_walk_finds_the_words_splitting_by_character_finds(text in mixed_text(), stop_after in 0usize..40) {
+            let mut walked = Vec::new();
+            for_each_word_told(&text, |word, ascii| {
+                assert_eq!(ascii, word.is_ascii(), "{word:?}");
+                walked.push(word.to_owned());
+                false
+            });
+            prop_assert_eq!(&walked, &split_by_character(&text), "{:?}", text);
+            // Stopping: the walk ends at the word that said so, and says it did.
+            let mut seen = 0;
+            let stopped = for_each_word(&text, |_| {
+                seen += 1;
+                seen > stop_after
+            });
+            prop_assert_eq!(stopped, walked.len() > stop_after);
+            prop_assert_eq!(seen, walked.len().min(stop_after + 1));
         }
     }
 }
