@@ -81,8 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let through = turns.iter().filter(|turn| gate::may_disclose(&turn.user)).count();
         let (mut sentence_count, mut tries, mut readable) = (0usize, 0usize, 0usize);
         for turn in turns.iter().filter(|turn| gate::may_disclose(&turn.user)) {
-            let found = sentences::own_sentences(&turn.user);
-            let own: Vec<&str> = found.iter().map(|sentence| sentence.text(&turn.user)).collect();
+            let own = own_sentences(&turn.user);
             readable += own.iter().map(|sentence| sentence.len()).sum::<usize>();
             sentence_count += own.len();
             tries += language::likely_by_sentence(&own).iter().map(Vec::len).sum::<usize>();
@@ -97,9 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if !gate::may_disclose(&turn.user) {
                 return 0;
             }
-            let found = sentences::own_sentences(&turn.user);
-            let own: Vec<&str> = found.iter().map(|sentence| sentence.text(&turn.user)).collect();
-            language::likely_by_sentence(&own).len()
+            language::likely_by_sentence(&own_sentences(&turn.user)).len()
         };
         time_rounds("the gate", rounds, bytes, || turns.iter().map(gate_only).sum());
         time_rounds("+ sentences", rounds, bytes, || turns.iter().map(with_sentences).sum());
@@ -111,6 +108,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         extraction.candidates.len()
     });
     Ok(())
+}
+
+/// The user's own sentences of `message`, as extraction picks them before telling their languages.
+fn own_sentences(message: &str) -> Vec<&str> {
+    sentences::own_sentences(message).iter().map(|sentence| sentence.text(message)).collect()
 }
 
 /// Times `rounds` runs of `work` (whose result is kept, so it is not optimized away) and prints

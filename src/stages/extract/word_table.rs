@@ -326,9 +326,7 @@ mod tests {
                 false
             });
             assert_eq!(walked, told);
-            let split: Vec<&str> =
-                text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).collect();
-            assert_eq!(walked, split, "{text:?}");
+            assert_eq!(walked, split_by_character(text), "{text:?}");
         }
     }
 
