@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let own = own_sentences(&turn.user);
             readable += own.iter().map(|sentence| sentence.len()).sum::<usize>();
             sentence_count += own.len();
-            tries += language::likely_by_sentence(&own).iter().map(Vec::len).sum::<usize>();
+            tries += language::likely_by_sentence(&own).iter().map(|languages| languages.len()).sum::<usize>();
         }
         println!(
             "{through} turns through the gate: {sentence_count} sentences of their own ({:.1} MB), {tries} readings in a language",

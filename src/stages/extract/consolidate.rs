@@ -191,7 +191,7 @@ impl Consolidator {
                 conversation_id: conversation_id.to_owned(),
                 message_id: candidate.message_id,
                 span: candidate.span,
-                text: quote_of(candidate.evidence, personal),
+                text: quote_of(candidate.evidence, personal, candidate.evidence_clean),
                 time: candidate.time,
             };
             let index = match self.by_key.get(&key) {
@@ -441,8 +441,12 @@ impl Consolidated {
 /// without `--redact secrets`: a secret is never part of a memory), and contact details masked
 /// unless the memory is itself one. Such a memory is written only under `--extract-pii keep`,
 /// marked not for export, so a contact detail reaches a quote only where the user asked for
-/// contact details and the record says it is personal.
-fn quote_of(sentence: String, personal: bool) -> String {
+/// contact details and the record says it is personal. A sentence extraction found `clean` (no
+/// secret, no contact detail) is not looked through again.
+fn quote_of(sentence: String, personal: bool, clean: bool) -> String {
+    if clean {
+        return sentence;
+    }
     let cleaned = if personal { secrets::mask_secrets(&sentence) } else { secrets::clean_quote(&sentence) };
     match cleaned {
         Cow::Owned(cleaned) => cleaned,
@@ -506,8 +510,11 @@ mod quote_tests {
     #[test]
     fn quotes_mask_secrets_and_contact_details_unless_the_memory_is_the_contact_detail() {
         let sentence = "I'm a nurse, mail jo@example.org, wifi password at work is Tr0ub4dor&3".to_owned();
-        assert_eq!(quote_of(sentence.clone(), false), "I'm a nurse, mail [REDACTED:email], wifi password at work is [REDACTED:password]");
-        assert_eq!(quote_of(sentence, true), "I'm a nurse, mail jo@example.org, wifi password at work is [REDACTED:password]");
-        assert_eq!(quote_of("I live in Leeds.".to_owned(), false), "I live in Leeds.");
+        assert_eq!(
+            quote_of(sentence.clone(), false, false),
+            "I'm a nurse, mail [REDACTED:email], wifi password at work is [REDACTED:password]"
+        );
+        assert_eq!(quote_of(sentence, true, false), "I'm a nurse, mail jo@example.org, wifi password at work is [REDACTED:password]");
+        assert_eq!(quote_of("I live in Leeds.".to_owned(), false, false), "I live in Leeds.");
     }
 }

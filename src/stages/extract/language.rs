@@ -228,7 +228,7 @@ fn scored(text: &str) -> Scores {
 /// message that goes on in English is German), tied languages narrowed to those the whole
 /// message leaves possible; a sentence without any is told by the whole message, as
 /// [`likely`] tells the sentences joined with spaces.
-pub fn likely_by_sentence(sentences: &[&str]) -> Vec<Vec<Language>> {
+pub fn likely_by_sentence(sentences: &[&str]) -> Vec<Languages> {
     let mut message = Scores::default();
     // What the message's characters may still add: `likely` scans the joined text's first
     // `MOST_CHARACTERS_SCORED`, the space before each sentence but the first among them.
@@ -250,18 +250,45 @@ pub fn likely_by_sentence(sentences: &[&str]) -> Vec<Vec<Language>> {
         message_characters -= message.add_characters(sentence, message_characters);
         own_scores.push(own);
     }
-    let message = message.best();
+    let message = message.best_set();
     own_scores
         .into_iter()
         .map(|own| {
             if own.is_unmarked() {
-                return message.clone();
+                return message;
             }
-            let own = own.best();
-            let shared: Vec<Language> = own.iter().copied().filter(|language| message.contains(language)).collect();
+            let own = own.best_set();
+            let shared = Languages(own.0 & message.0);
             if own.len() > 1 && !shared.is_empty() { shared } else { own }
         })
         .collect()
+}
+
+/// A set of languages, read in the order of [`Language::ALL`] (a copy, not a list: a message's
+/// sentences are each told one, and allocating each cost more than telling it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Languages(u8);
+
+impl Languages {
+    /// How many languages the set holds.
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Whether the set holds none.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Its languages, in the order of [`Language::ALL`].
+    pub fn iter(self) -> impl Iterator<Item = Language> {
+        Language::ALL.into_iter().enumerate().filter(move |(index, _)| self.0 & (1 << index) != 0).map(|(_, language)| language)
+    }
+
+    /// Its languages as a list.
+    pub fn to_vec(self) -> Vec<Language> {
+        self.iter().collect()
+    }
 }
 
 /// Whether some sentence of `text` may be read as one of `languages` ([`likely_by_sentence`]):
@@ -335,11 +362,14 @@ impl Scores {
 
     /// The languages tied for the best score, or every language when none scored.
     fn best(&self) -> Vec<Language> {
+        self.best_set().to_vec()
+    }
+
+    /// The languages tied for the best score, or every language when none scored, as a set.
+    fn best_set(&self) -> Languages {
         let best = self.scores.iter().copied().max().unwrap_or(0);
-        if best == 0 {
-            return Language::ALL.to_vec();
-        }
-        Language::ALL.iter().zip(self.scores).filter(|(_, score)| *score == best).map(|(language, _)| *language).collect()
+        let tied = self.scores.iter().enumerate().filter(|(_, score)| **score == best).fold(0u8, |set, (index, _)| set | 1 << index);
+        Languages(tied)
     }
 }
 
@@ -364,15 +394,16 @@ mod tests {
 
     #[test]
     fn a_sentence_with_markers_of_its_own_is_told_by_them() {
+        let lists = |sentences: &[&str]| likely_by_sentence(sentences).into_iter().map(Languages::to_vec).collect::<Vec<_>>();
         assert_eq!(
-            likely_by_sentence(&["Ich arbeite bei Globex.", "Summarize the main points of the report, what do you think?"]),
+            lists(&["Ich arbeite bei Globex.", "Summarize the main points of the report, what do you think?"]),
             [vec![Language::German], vec![Language::English]]
         );
-        assert_eq!(likely_by_sentence(&["Help me write an email about a short story."]), [vec![Language::English]]);
+        assert_eq!(lists(&["Help me write an email about a short story."]), [vec![Language::English]]);
         // Tied in the sentence and in the message: both are tried.
-        assert_eq!(likely_by_sentence(&["Me llamo Mateo."]), [vec![Language::English, Language::Spanish]]);
+        assert_eq!(lists(&["Me llamo Mateo."]), [vec![Language::English, Language::Spanish]]);
         // Tied in the sentence, told by the message.
-        assert_eq!(likely_by_sentence(&["Soy de Madrid y trabajo con Python.", "Me llamo Mateo."])[1], [Language::Spanish]);
+        assert_eq!(lists(&["Soy de Madrid y trabajo con Python.", "Me llamo Mateo."])[1], [Language::Spanish]);
     }
 
     #[test]
@@ -392,7 +423,7 @@ mod tests {
             &["Zoë.", "Paella."][..],
         ] {
             let by_sentence = likely_by_sentence(sentences);
-            assert_eq!(by_sentence[1], likely(&sentences.join(" ")), "{sentences:?}");
+            assert_eq!(by_sentence[1].to_vec(), likely(&sentences.join(" ")), "{sentences:?}");
         }
     }
 

@@ -60,6 +60,9 @@ pub struct Candidate {
     pub evidence: String,
     /// The evidence's byte span in the message text.
     pub span: (usize, usize),
+    /// Whether the evidence holds no contact detail (it holds no secret: a candidate whose
+    /// clause holds one is dropped), so its quote is written as it is.
+    pub evidence_clean: bool,
     /// When the message was written.
     pub time: Micros,
 }
@@ -131,13 +134,13 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
     let languages_by_sentence = language::likely_by_sentence(&own_words);
     // Told only when a like or dislike is found: most replies have none.
     let mut echo: Option<echo::Echo> = None;
-    for (&sentence, languages) in sentences.iter().zip(&languages_by_sentence) {
+    for (&sentence, languages) in sentences.iter().zip(languages_by_sentence) {
         let as_written = sentence.text(text);
         let context = clause::Context { time, sure: languages.len() == 1 };
         // Where the words leave several languages possible, each is tried in turn until one
         // finds something.
-        for language in languages {
-            let found = clause::disclosures(as_written, *language, &context);
+        for language in languages.iter() {
+            let found = clause::disclosures(as_written, language, &context);
             if found.is_empty() {
                 continue;
             }
@@ -148,7 +151,7 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
                 {
                     continue;
                 }
-                add_candidate(item, *language, as_written, sentence, message_id, time, extraction);
+                add_candidate(item, language, as_written, sentence, message_id, time, extraction);
             }
             break;
         }
@@ -171,11 +174,14 @@ fn add_candidate(
         return;
     }
     let mut found = found;
+    // Looked for once: the contact-detail memory below, the statement's masking and the quote's
+    // cleaning all ask.
+    let contacts = secrets::contacts::find(evidence);
     // "Meine Handynummer ist 0171 …", "mon mail pro c'est jo@…": a thing of the user's whose
     // value is a contact detail is that contact detail, personal like "my email is …" (written
     // only under `--extract-pii keep`), not a fact that would say nothing once masked.
     if found.slot == "about"
-        && let Some(contact) = secrets::contacts::find(evidence).first()
+        && let Some(contact) = contacts.first()
     {
         found.slot = match contact.kind {
             secrets::contacts::ContactKind::Email => "email",
@@ -190,7 +196,7 @@ fn add_candidate(
     // contact-detail memories themselves keep it (and are written only on request).
     // The statement and value are written from the clause's words: with no contact detail in
     // the clause, there is none in them.
-    let (statement, value) = if slots::is_personal_slot(found.slot) || secrets::contacts::find(evidence).is_empty() {
+    let (statement, value) = if slots::is_personal_slot(found.slot) || contacts.is_empty() {
         (found.statement, found.value)
     } else {
         (secrets::clean_quote(&found.statement).into_owned(), secrets::clean_quote(&found.value).into_owned())
@@ -208,6 +214,7 @@ fn add_candidate(
         message_index: 0,
         evidence: evidence.to_owned(),
         span: (sentence.start + found.span.start, sentence.start + found.span.end),
+        evidence_clean: contacts.is_empty(),
         time,
     });
 }

@@ -6,43 +6,63 @@
 use super::lexicon::{Lexicon, WordClasses};
 use crate::stages::extract::language::Language;
 
+/// One word of a sentence as the cut reads it.
+struct Told<'a> {
+    /// Where it starts in the sentence.
+    start: usize,
+    /// As written, with its punctuation.
+    raw: &'a str,
+    /// Lowercased, without the punctuation around it.
+    bare: std::borrow::Cow<'a, str>,
+    /// Its word classes (of the word without its closing apostrophes).
+    classes: WordClasses,
+    /// Whether it can start a subject.
+    subject: bool,
+}
+
 /// The clauses of `sentence`, as byte ranges into it, in order.
 pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>> {
-    let raw: Vec<(usize, &str)> =
-        sentence.split_whitespace().map(|word| (word.as_ptr() as usize - sentence.as_ptr() as usize, word)).collect();
-    // Each word's bare form and whether it can start a subject, told once: the checks below look
-    // at a word's neighbours and at every word since the last cut.
-    let bares: Vec<std::borrow::Cow<'_, str>> = raw.iter().map(|(_, word)| bare(word)).collect();
-    // Looked up once a word: the subject test and the conjunction tests ask about the same word.
-    let classes: Vec<WordClasses> = bares.iter().map(|word| lexicon.classes(word.trim_end_matches('\''))).collect();
-    let subjects: Vec<bool> = bares.iter().zip(&classes).map(|(word, classes)| lexicon.starts_subject(word, *classes)).collect();
+    // Each word's bare form, classes and whether it can start a subject, told once: the checks
+    // below look at a word's neighbours and at every word since the last cut. One vector for
+    // all of it: a sentence's allocations cost more than its lookups in a conversion.
+    let told: Vec<Told<'_>> = sentence
+        .split_whitespace()
+        .map(|raw| {
+            let bare = bare(raw);
+            // Looked up once a word: the subject test and the conjunction tests ask about the
+            // same word.
+            let classes = lexicon.classes(bare.trim_end_matches('\''));
+            let subject = lexicon.starts_subject(&bare, classes);
+            Told { start: raw.as_ptr() as usize - sentence.as_ptr() as usize, raw, bare, classes, subject }
+        })
+        .collect();
     let mut cuts = vec![0];
     // The word index of the last cut, and of the last word since it that starts a subject.
     let mut cut_index = 0;
     let mut last_subject: Option<usize> = None;
-    for index in 1..raw.len() {
-        if subjects[index - 1] {
+    for index in 1..told.len() {
+        if told[index - 1].subject {
             last_subject = Some(index - 1);
         }
-        let (start, _) = raw[index];
-        let previous = raw[index - 1].1;
-        let word = bares[index].as_ref();
-        let next = bares.get(index + 1).map_or("", |next| next.as_ref());
+        let start = told[index].start;
+        let previous = told[index - 1].raw;
+        let word = told[index].bare.as_ref();
+        let next = told.get(index + 1).map_or("", |next| next.bare.as_ref());
         let after_mark =
             previous.ends_with(',') || previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "-" | "–" | "—");
         // A label after a comma ("…, token: ghp_…") opens what it labels.
-        let label = previous.ends_with(',') && raw[index].1.ends_with(':');
+        let label = previous.ends_with(',') && told[index].raw.ends_with(':');
         let hard = previous.ends_with(';') || previous.ends_with(':') || matches!(previous, "–" | "—") || label;
         // After a comma, "and"/"or" go on a list ("to grill, garden, and go gambling") unless
         // a subject follows them.
         // Told only after a mark: the word lists are not searched for every word.
         let opens = after_mark
             && !word.ends_with('\'')
-            && classes[index].opens_clause()
+            && told[index].classes.opens_clause()
             && !matches!(word, "and" | "or" | "plus" | "und" | "oder" | "et" | "ou" | "y" | "e" | "o" | "a" | "i" | "nebo");
         // Classes are of the word without its closing apostrophes, and a conjunction has none.
         let conjunction_before_subject =
-            !word.ends_with('\'') && classes[index].is_conjunction() && subjects.get(index + 1).copied().unwrap_or(false);
+            !word.ends_with('\'') && told[index].classes.is_conjunction() && told.get(index + 1).is_some_and(|next| next.subject);
         // A run-on ("I'm a chef I love cooking") starts a clause at the user's own "I", unless a
         // word before it makes the clause depend on another ("if I", "when I", "the book I read").
         // …and only after a clause that already had the user as its subject ("Last year I ran",
@@ -52,7 +72,7 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
             && had_subject
             && (word == "i" || word.starts_with("i'") || word == "im" || word == "we" || word.starts_with("we'"))
             && !matches!(
-                bares[index - 1].as_ref(),
+                told[index - 1].bare.as_ref(),
                 "if" | "when"
                     | "whenever"
                     | "unless"
@@ -140,10 +160,10 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
                     "they" | "they're" | "he" | "he's" | "she" | "she's" | "it" | "it's" | "there's" | "you" | "you're" | "that's"
                 );
         if hard
-            || (after_mark && (opens || subjects[index]))
+            || (after_mark && (opens || told[index].subject))
             || other_subject
             || conjunction_before_subject
-            || (!word.ends_with('\'') && classes[index].is_subordinator())
+            || (!word.ends_with('\'') && told[index].classes.is_subordinator())
             || run_on
         {
             cuts.push(start);
