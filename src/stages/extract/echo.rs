@@ -72,7 +72,7 @@ impl<'a> Echo<'a> {
 fn for_each_content_word(text: &str, mut visit: impl FnMut(&str)) {
     let mut lower = String::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.len() < 3 || (!word.is_ascii() && word.chars().count() < 3) {
+        if word.chars().nth(2).is_none() {
             continue;
         }
         lower.clear();

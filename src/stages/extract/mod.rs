@@ -132,8 +132,8 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
     // each sentence's from its own words where they tell one.
     let own_words: Vec<&str> = sentences.iter().map(|sentence| sentence.text(text)).collect();
     let languages_by_sentence = language::likely_by_sentence(&own_words);
-    // Told only when a like or dislike is found: most replies have none.
-    let mut echo: Option<echo::Echo> = None;
+    // What the assistant just stated, against which a like or dislike is checked.
+    let echo = assistant_said.map(echo::Echo::of);
     for (&sentence, languages) in sentences.iter().zip(languages_by_sentence) {
         let as_written = sentence.text(text);
         let context = clause::Context { time, sure: languages.len() == 1 };
@@ -145,10 +145,7 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
                 continue;
             }
             for item in found {
-                if matches!(item.slot, "likes" | "dislikes")
-                    && let Some(assistant_said) = assistant_said
-                    && echo.get_or_insert_with(|| echo::Echo::of(assistant_said)).repeats(&item.value)
-                {
+                if matches!(item.slot, "likes" | "dislikes") && echo.as_ref().is_some_and(|echo| echo.repeats(&item.value)) {
                     continue;
                 }
                 add_candidate(item, language, as_written, sentence, message_id, time, extraction);
