@@ -390,6 +390,7 @@ fn conversion_options(
     settings.threads = settings.threads.map(|threads| capped_threads(threads, "--threads"));
     Ok(Options {
         inputs,
+        supplied: None,
         also_read: Vec::new(),
         outputs,
         report,

@@ -175,6 +175,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
     };
     let options = Options {
         inputs: file.inputs.iter().map(|input| resolve(input)).collect(),
+        supplied: None,
         // The pipeline file is read too: no output, report or rejects file may replace it.
         also_read: vec![path.to_owned()],
         outputs,

@@ -42,6 +42,9 @@ pub use settings::{DEFAULT_PRODUCER, DedupPolicy, Settings, default_tenant_id, d
 pub struct Options {
     /// Inputs in the order they are read.
     pub inputs: Vec<PathBuf>,
+    /// UMP records a caller hands over through memory, read after `inputs` (a store's
+    /// export: see [`crate::sources::supplied`]).
+    pub supplied: Option<crate::sources::supplied::SuppliedInput>,
     /// Other files the run reads and must never write (the pipeline file it came from).
     pub also_read: Vec<PathBuf>,
     /// Each format with its output path.
@@ -74,7 +77,7 @@ impl Options {
     /// [`ConfigError::Options`] listing each problem.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut problems = Vec::new();
-        if self.inputs.is_empty() {
+        if self.inputs.is_empty() && self.supplied.is_none() {
             problems.push("no input given: name an export zip, folder or conversations.json".to_owned());
         }
         if self.outputs.is_empty() {
@@ -158,6 +161,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     for input in &options.inputs {
         plans.push(sources::plan_input(input, &source)?);
     }
+    plans.extend(options.supplied.as_ref().map(sources::formats::plan_supplied_ump));
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
     let inputs: Vec<InputSummary> = plans.iter().map(input_summary).collect();

@@ -215,18 +215,12 @@ fn file_error(path: &Path, error: std::io::Error) -> BrainClientError {
 }
 
 /// The file at `path` in blocks of 256 KiB, read on a blocking thread a few blocks ahead of
-/// the consumer. `keep` (a temporary folder the file is in) is dropped as soon as the file is
-/// open: the open file stays readable, and a process killed mid-stream leaves nothing behind.
-pub fn file_chunks_keeping<K: Send + 'static>(
-    path: std::path::PathBuf,
-    keep: K,
-) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
+/// the consumer.
+fn file_chunks(path: std::path::PathBuf) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
     let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
-        let opened = std::fs::File::open(&path);
-        drop(keep);
-        let mut file = match opened {
+        let mut file = match std::fs::File::open(&path) {
             Ok(file) => file,
             Err(error) => {
                 let _ = sender.blocking_send(Err(error));
@@ -253,11 +247,6 @@ pub fn file_chunks_keeping<K: Send + 'static>(
         }
     });
     futures_util::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) })
-}
-
-/// [`file_chunks_keeping`] with nothing to keep.
-fn file_chunks(path: std::path::PathBuf) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
-    file_chunks_keeping(path, ())
 }
 
 #[cfg(test)]

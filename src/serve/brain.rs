@@ -3,15 +3,16 @@
 //!
 //! Both go through memport's own conversion, so a bundle served is one `memport validate`
 //! accepts and a bundle imported is read exactly as `memport convert` reads it: an export
-//! writes the chosen records as UMP NDJSON to a temporary folder and converts that to AIMEM
-//! there (the bundle's checksum covers the whole file, so it is complete before the first byte
-//! is sent); an import checks the bundle (checksum 409, everything else 422), converts it to
+//! hands the chosen records, as UMP NDJSON lines, straight to a conversion to AIMEM running on
+//! another thread as they are read ([`crate::sources::supplied`]), which writes the bundle to
+//! a temporary folder (the bundle's checksum covers the whole file, so it is complete before
+//! the first byte is sent); an import checks the bundle (checksum 409, everything else 422), converts it to
 //! UMP records in a temporary folder, and only then loads them into the store in one
 //! transaction. A record whose id the store holds is kept as stored, so the same bundle twice
 //! changes nothing, and neither does the store's own export coming back; memory stays bounded at any size, since every step streams through files.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -22,6 +23,7 @@ use crate::error::RunError;
 use crate::model::Micros;
 use crate::pipeline::{self, Options, Settings};
 use crate::sinks::{Incremental, OutputFormat};
+use crate::sources::supplied::{ReaderGone, SuppliedInput};
 use crate::store::{ExportFilter, Put, Store, StoreError};
 use crate::validate::{self, Problem, Problems};
 
@@ -42,6 +44,19 @@ pub enum BrainError {
     /// A temporary file failed.
     #[error("a temporary file: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Why reading the store for an export stopped.
+enum ExportEnd {
+    Store(StoreError),
+    /// The conversion stopped reading (it failed, and says why).
+    Stopped(ReaderGone),
+}
+
+impl From<StoreError> for ExportEnd {
+    fn from(error: StoreError) -> Self {
+        ExportEnd::Store(error)
+    }
 }
 
 /// Which part of the store an export holds (AIMEM's `scope`).
@@ -85,25 +100,17 @@ pub fn export(
     threads: usize,
 ) -> Result<ExportedBundle, BrainError> {
     let folder = tempfile::Builder::new().prefix("memport-export-").tempdir()?;
-    let records = folder.path().join("records.ump.ndjson");
     let since = match scope {
         Scope::Since(since) => Some(since),
         _ => None,
     };
     let filter = ExportFilter { since, dna_only: scope == Scope::DnaOnly, agent };
-    let mut writer = BufWriter::with_capacity(1 << 20, File::create(&records)?);
-    let count = store.for_each_exported(&filter, |record| -> Result<(), BrainError> {
-        writer.write_all(record.as_bytes())?;
-        writer.write_all(b"\n")?;
-        Ok(())
-    })?;
-    // Read back at once by the conversion below: flushed, not synced (a temporary file).
-    writer.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     let (format, name) =
         if ndjson { (OutputFormat::AimemNdjson, "bundle.aimem.ndjson") } else { (OutputFormat::Aimem, "bundle.aimem.json") };
     let path = folder.path().join(name);
+    let (records, mut sender) = SuppliedInput::new("the store's records");
     let options = Options {
-        inputs: vec![records],
+        supplied: Some(records),
         outputs: vec![(format, path.clone())],
         exported_at,
         settings: conversion_settings(threads, store.owner()),
@@ -111,7 +118,35 @@ pub fn export(
         dna_only: scope == Scope::DnaOnly,
         ..Options::default()
     };
-    let report = pipeline::run(&options)?;
+    // The conversion reads the records as this thread reads them from the store: the two
+    // overlap, and the records never go through a file.
+    let (count, report) = std::thread::scope(|scope| {
+        let conversion = std::thread::Builder::new()
+            .name("memport-export".into())
+            .spawn_scoped(scope, || pipeline::run(&options))
+            .map_err(BrainError::Io)?;
+        let read = store.for_each_exported(&filter, |record| sender.send_line(record.as_bytes()).map_err(ExportEnd::Stopped));
+        let count = match read {
+            Ok(count) => sender.finish().map(|()| count).map_err(ExportEnd::Stopped),
+            Err(ExportEnd::Store(error)) => {
+                // The conversion must fail, not take what was read for the whole store.
+                sender.fail(std::io::Error::other(error.to_string()));
+                Err(ExportEnd::Store(error))
+            }
+            Err(stopped) => {
+                drop(sender);
+                Err(stopped)
+            }
+        };
+        let report = conversion.join().map_err(|_| std::io::Error::other("the export's conversion panicked"))?;
+        // A conversion that failed says why; the store's read stopped because of it.
+        let report = report?;
+        match count {
+            Ok(count) => Ok((count, report)),
+            Err(ExportEnd::Store(error)) => Err(BrainError::Store(error)),
+            Err(ExportEnd::Stopped(_)) => Err(std::io::Error::other("the export's conversion stopped reading the store").into()),
+        }
+    })?;
     // A file of no records is read as one empty, rejected input; any other reject would be a
     // record the store holds that memport cannot read back.
     if report.rejects > 0 && count > 0 {

@@ -170,7 +170,7 @@ async fn export(shared: Shared, headers: HeaderMap, query: Option<String>, ndjso
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, media_type.to_owned()), (header::CONTENT_LENGTH, length.to_string())],
-        Body::from_stream(crate::remote::brain_http::file_chunks_keeping(bundle.path.clone(), bundle)),
+        Body::from_stream(super::bundle_body::bundle_body(bundle.path.clone(), bundle)),
     )
         .into_response())
 }

@@ -4,6 +4,7 @@
 
 pub mod brain;
 pub mod brain_routes;
+mod bundle_body;
 pub mod http;
 pub mod mcp;
 pub mod operations;

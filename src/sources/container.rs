@@ -70,7 +70,12 @@ pub struct Entry {
 #[derive(Debug, Clone)]
 enum Location {
     Disk(PathBuf),
-    Zip { archive: PathBuf, name: String },
+    Zip {
+        archive: PathBuf,
+        name: String,
+    },
+    /// Bytes a caller hands over through memory, read once.
+    Supplied(crate::sources::supplied::SuppliedInput),
 }
 
 impl Container {
@@ -281,6 +286,11 @@ fn repeated_name(path: &Path, directory_start: u64, max_entries: usize) -> io::R
 }
 
 impl Entry {
+    /// The input a caller supplies through memory, as an entry of unknown size.
+    pub fn supplied(input: &crate::sources::supplied::SuppliedInput) -> Entry {
+        Entry { display: input.name.as_str().into(), name: input.name.clone(), size: 0, location: Location::Supplied(input.clone()) }
+    }
+
     /// The entry's file name without folders.
     pub fn base_name(&self) -> &str {
         self.name.rsplit('/').next().unwrap_or(&self.name)
@@ -297,6 +307,7 @@ impl Entry {
                 Ok(Box::new(file))
             }
             Location::Zip { archive, name } => Ok(Box::new(InflatingReader::spawn(archive.clone(), name.clone(), self.display.clone())?)),
+            Location::Supplied(input) => input.take_reader().map_err(|error| RunError::read(self.display.to_string(), error)),
         }
     }
 
@@ -306,7 +317,7 @@ impl Entry {
         match &self.location {
             Location::Disk(path) if ObjectUrl::of(path).is_none() => File::open(path).ok(),
             Location::Disk(_) => None,
-            Location::Zip { .. } => None,
+            Location::Zip { .. } | Location::Supplied(_) => None,
         }
     }
 

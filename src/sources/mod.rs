@@ -30,6 +30,7 @@ pub mod provider_fields;
 pub mod read_ahead;
 pub mod registry;
 pub mod regroup;
+pub mod supplied;
 pub mod tree;
 
 pub use contract::{

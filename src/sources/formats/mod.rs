@@ -69,9 +69,17 @@ pub enum RecordLayout {
 
 impl crate::sources::contract::ElementReader for RecordLayout {
     fn open(&self, entry: &Entry, reader: Box<dyn Read + Send>, _pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
-        // The grouped reader opens the file itself (AIMEM reads it twice: chunks and edges).
-        drop(reader);
-        Ok(Elements::Framed(crate::sources::json_array::ArrayFramer::new(open_records(self, entry)?)))
+        let records: Box<dyn Read + Send> = match self {
+            // Read once, from the reader given: the input may be one a caller supplies.
+            RecordLayout::UmpNdjson => Box::new(ump::ndjson_records(entry, reader)),
+            // The other grouped readers open the file themselves (AIMEM reads it twice: chunks
+            // and edges).
+            _ => {
+                drop(reader);
+                open_records(self, entry)?
+            }
+        };
+        Ok(Elements::Framed(crate::sources::json_array::ArrayFramer::new(records)))
     }
 }
 
@@ -90,7 +98,7 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read
     Ok(Box::new(match layout {
         RecordLayout::MifMemories => mif::records(entry)?,
         RecordLayout::UmpJson => ump::json_records(entry)?,
-        RecordLayout::UmpNdjson => ump::ndjson_records(entry)?,
+        RecordLayout::UmpNdjson => ump::ndjson_records(entry, entry.open()?),
         RecordLayout::UmpMarkdown(files) => ump::markdown_records(files.clone()),
         RecordLayout::AimeMessages => aime::message_records(entry)?,
         RecordLayout::AimeMemories => aime::memory_records(entry)?,
@@ -101,6 +109,23 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read
             GroupingReader::new(Box::new(pam::IndexedConversations::open(entry, folder.clone())?), |_| None)
         }
     }) as Box<dyn Read + Send>)
+}
+
+/// Plans UMP NDJSON records a caller supplies through memory (a store's export), read as a
+/// UMP NDJSON file is.
+pub fn plan_supplied_ump(input: &crate::sources::supplied::SuppliedInput) -> InputPlan {
+    InputPlan {
+        path: input.name.clone(),
+        provider: Provider::Other("memory-format"),
+        format: Some("ump"),
+        carried: crate::sources::contract::Carried::default(),
+        layout: "UMP 0.1 records, one per line".into(),
+        bytes_on_disk: 0,
+        streams: vec![Stream::new(Entry::supplied(input), RecordLayout::UmpNdjson.framing(), Arc::new(ump::UmpDecoder))],
+        warnings: Warnings::default(),
+        notes: Vec::new(),
+        asset_count: 0,
+    }
 }
 
 /// Plans `path` when it holds one of the memory formats, or returns `None`.

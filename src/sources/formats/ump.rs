@@ -100,13 +100,11 @@ pub fn json_records(entry: &Entry) -> Result<GroupingReader, RunError> {
     Ok(GroupingReader::new(source, group_key))
 }
 
-/// The grouped records of a UMP NDJSON file.
-///
-/// # Errors
-/// I/O errors opening it.
-pub fn ndjson_records(entry: &Entry) -> Result<GroupingReader, RunError> {
-    let lines = LineRecords::new(BufReader::with_capacity(1 << 16, entry.open()?), &entry.display, |_| true);
-    Ok(GroupingReader::new(Box::new(lines), group_key))
+/// The grouped records of a UMP NDJSON file, from `reader`, its bytes (opened once: a
+/// [supplied input](crate::sources::supplied) can be read only once).
+pub fn ndjson_records(entry: &Entry, reader: Box<dyn Read + Send>) -> GroupingReader {
+    let lines = LineRecords::new(BufReader::with_capacity(1 << 16, reader), &entry.display, |_| true);
+    GroupingReader::new(Box::new(lines), group_key)
 }
 
 /// `.ump.md` files, one record each, in name order.

@@ -1,0 +1,134 @@
+//! An exported bundle as an HTTP body: the file read around the page cache, in blocks that go
+//! round (each block, once sent, is read into again).
+//!
+//! Why: the export's conversion writes the bundle around the page cache, so an ordinary read
+//! fills the cache with pages nobody reads again, and a fresh buffer a block touches new
+//! memory too. On the benchmark VM each new page costs a fault in the host: read so, the
+//! stream of the 1 GB store's bundle ran at 220–280 MB/s; read directly into blocks that go
+//! round, it runs at about the disk's speed ([Performance](../../docs/performance.md)).
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::sinks::direct_reader::DirectReader;
+
+/// Bytes a block.
+const BLOCK: usize = 1 << 20;
+/// Blocks that go round: one being read, the ones queued for the connection and the one it
+/// is writing.
+const BLOCKS: usize = 4;
+/// Blocks queued between the reading thread and the connection.
+const QUEUED: usize = 2;
+/// How long the reading thread waits for the connection to take or give back a block before it
+/// stops (a client that reads nothing).
+const STALLED: Duration = Duration::from_secs(120);
+
+/// A block on its way to the client; dropped once written, it goes back to the reader.
+struct RoundBlock {
+    bytes: Vec<u8>,
+    back: mpsc::Sender<Vec<u8>>,
+}
+
+impl AsRef<[u8]> for RoundBlock {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for RoundBlock {
+    fn drop(&mut self) {
+        // A reader that has ended needs it no more.
+        let _ = self.back.send(std::mem::take(&mut self.bytes));
+    }
+}
+
+/// The bytes of the file at `path`, read on a blocking thread a few blocks ahead of the
+/// consumer. `keep` (the temporary folder the file is in) is dropped as soon as the file is
+/// open: the open file stays readable, and a process killed mid-stream leaves nothing behind.
+pub fn bundle_body<K: Send + 'static>(path: PathBuf, keep: K) -> impl futures_util::Stream<Item = io::Result<Bytes>> + Send + 'static {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<io::Result<Bytes>>(QUEUED);
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        // Both handles (the direct one is opened by path) before the folder goes.
+        let opened = std::fs::File::open(&path).and_then(|file| DirectReader::new(&file, Some(&path), BLOCK));
+        drop(keep);
+        let mut reader = match opened {
+            Ok(reader) => reader,
+            Err(error) => {
+                let _ = sender.blocking_send(Err(error));
+                return;
+            }
+        };
+        let (back, returned) = mpsc::channel::<Vec<u8>>();
+        let (mut made, mut offset) = (0, 0u64);
+        loop {
+            let mut block = match returned.try_recv() {
+                Ok(block) => block,
+                Err(_) if made < BLOCKS => {
+                    made += 1;
+                    Vec::with_capacity(BLOCK)
+                }
+                Err(_) => match returned.recv_timeout(STALLED) {
+                    Ok(block) => block,
+                    Err(_) => break,
+                },
+            };
+            block.resize(BLOCK, 0);
+            match reader.read_at(&mut block, offset) {
+                Ok(0) => break,
+                Ok(read) => {
+                    block.truncate(read);
+                    offset += read as u64;
+                    let bytes = Bytes::from_owner(RoundBlock { bytes: block, back: back.clone() });
+                    // A consumer that takes nothing for STALLED is gone: stop, freeing the thread.
+                    let sent = runtime.block_on(tokio::time::timeout(STALLED, sender.send(Ok(bytes))));
+                    if !matches!(sent, Ok(Ok(()))) {
+                        break;
+                    }
+                }
+                Err(error) => {
+                    let _ = sender.blocking_send(Err(error));
+                    break;
+                }
+            }
+        }
+    });
+    futures_util::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_body_is_the_whole_file_in_order_and_the_folder_goes_once_it_is_open() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("bundle.aimem.ndjson");
+        // Blocks going round many times, and a last one shorter than a block and than a page.
+        let content: Vec<u8> = (0..(BLOCK * 9 + 1234)).map(|index| (index % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let kept = folder.path().to_owned();
+        let mut body = Box::pin(bundle_body(path, folder));
+        let mut received = Vec::new();
+        while let Some(block) = body.next().await {
+            received.extend_from_slice(&block.unwrap());
+        }
+        assert_eq!(received.len(), content.len());
+        assert!(received == content, "the bytes differ");
+        assert!(!kept.exists(), "the temporary folder is removed once the file is open");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_missing_file_is_an_error_in_the_body() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut body = Box::pin(bundle_body(folder.path().join("missing"), ()));
+        assert!(body.next().await.unwrap().is_err());
+        assert!(body.next().await.is_none());
+    }
+}
