@@ -123,13 +123,16 @@ pub fn export(
     let (count, report) = std::thread::scope(|scope| {
         let conversion = std::thread::Builder::new()
             .name("memport-export".into())
-            .spawn_scoped(scope, || pipeline::run(&options))
+            // `options` moves in and goes with the run: a run that fails before it reads its
+            // input drops the input's channel, so this thread's sends fail instead of blocking.
+            .spawn_scoped(scope, move || pipeline::run(&options))
             .map_err(BrainError::Io)?;
         let read = store.for_each_exported(&filter, |record| sender.send_line(record.as_bytes()).map_err(ExportEnd::Stopped));
         let count = match read {
             Ok(count) => sender.finish().map(|()| count).map_err(ExportEnd::Stopped),
             Err(ExportEnd::Store(error)) => {
-                // The conversion must fail, not take what was read for the whole store.
+                // The conversion's read fails (it rejects the rest of its input), and the
+                // store's error below refuses its bundle: a cut read is never served as whole.
                 sender.fail(std::io::Error::other(error.to_string()));
                 Err(ExportEnd::Store(error))
             }
@@ -147,8 +150,7 @@ pub fn export(
             Err(ExportEnd::Stopped(_)) => Err(std::io::Error::other("the export's conversion stopped reading the store").into()),
         }
     })?;
-    // A file of no records is read as one empty, rejected input; any other reject would be a
-    // record the store holds that memport cannot read back.
+    // A reject would be a record the store holds that memport cannot read back.
     if report.rejects > 0 && count > 0 {
         return Err(std::io::Error::other(format!("{} stored records could not be converted to AIMEM", report.rejects)).into());
     }

@@ -33,13 +33,15 @@ impl fmt::Debug for SuppliedInput {
 }
 
 impl SuppliedInput {
-    /// A new input named `name` and the sender that fills it. The run ends its input when the
-    /// sender is dropped; [`BlockSender::fail`] makes the run fail instead.
+    /// A new input named `name` and the sender that fills it. The input ends at
+    /// [`BlockSender::finish`]; [`BlockSender::fail`], or a sender dropped before it finished,
+    /// makes the run's read fail there (the run rejects the rest of its input, as for a file
+    /// it cannot read on).
     pub fn new(name: &str) -> (SuppliedInput, BlockSender) {
         let (sender, blocks) = sync_channel(QUEUED_BLOCKS);
         let reader = BlockReader { blocks, current: Vec::new(), position: 0 };
         let input = SuppliedInput { name: name.to_owned(), reader: Arc::new(Mutex::new(Some(reader))) };
-        (input, BlockSender { sender, block: Vec::with_capacity(BLOCK_BYTES) })
+        (input, BlockSender { sender, block: Vec::with_capacity(BLOCK_BYTES), ended: false })
     }
 
     /// The input's bytes; only the first call gets them.
@@ -59,6 +61,8 @@ impl SuppliedInput {
 pub struct BlockSender {
     sender: SyncSender<io::Result<Vec<u8>>>,
     block: Vec<u8>,
+    /// `finish` or `fail` was called: dropping it ends nothing more.
+    ended: bool,
 }
 
 impl BlockSender {
@@ -81,14 +85,25 @@ impl BlockSender {
     /// # Errors
     /// When the run has stopped reading.
     pub fn finish(mut self) -> Result<(), ReaderGone> {
+        self.ended = true;
         let last = std::mem::take(&mut self.block);
         if last.is_empty() { Ok(()) } else { self.sender.send(Ok(last)).map_err(|_| ReaderGone) }
     }
 
-    /// Makes the run's read fail with `error`, so a run never takes a cut input for a whole one.
-    pub fn fail(self, error: io::Error) {
+    /// Makes the run's read fail with `error`, so a run never reads a cut input as a whole one.
+    pub fn fail(mut self, error: io::Error) {
+        self.ended = true;
         // A run that stopped reading has failed or ended already.
         let _ = self.sender.send(Err(error));
+    }
+}
+
+impl Drop for BlockSender {
+    fn drop(&mut self) {
+        if !self.ended {
+            // Dropped on an early return: the input did not end, it was cut.
+            let _ = self.sender.send(Err(io::Error::other("the input was cut off before its end")));
+        }
     }
 }
 
@@ -154,6 +169,17 @@ mod tests {
         let error = input.take_reader().unwrap().read_to_string(&mut text).unwrap_err();
         writer.join().unwrap();
         assert!(error.to_string().contains("could not be read"));
+    }
+
+    #[test]
+    fn a_sender_dropped_before_it_finished_fails_the_read() {
+        let (input, mut sender) = SuppliedInput::new("test");
+        sender.send_line(b"{}").unwrap();
+        let writer = std::thread::spawn(move || drop(sender));
+        let mut text = String::new();
+        let error = input.take_reader().unwrap().read_to_string(&mut text).unwrap_err();
+        writer.join().unwrap();
+        assert!(error.to_string().contains("cut off"));
     }
 
     #[test]
