@@ -179,9 +179,18 @@ fn a_running_server_serves_and_writes_the_store_a_later_run_loaded_into_place() 
     let claude = examples()[1].clone();
     let loaded = memport().arg("convert").arg(&claude).args(["--to", "store", "-o"]).arg(&server.store).arg("-q").output().unwrap();
     assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
-    let (status, after) = post(&server, "/ump/recall", Some(&reader), &query);
-    assert_eq!(status, 200, "{after}");
-    assert!(!after["results"].as_array().unwrap().is_empty(), "the server reads the store the run moved into place: {after}");
+    // Recall answers at once from the replaced file's index while the new file's is built in
+    // the background, then finds what the run loaded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (status, after) = post(&server, "/ump/recall", Some(&reader), &query);
+        assert_eq!(status, 200, "{after}");
+        if !after["results"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server reads the store the run moved into place: {after}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 
     let remember = json!({"record": {"kind": "semantic", "body": {"text": "Keeps bees on the roof"}}});
     let (status, remembered) = post(&server, "/ump/remember", Some(&writer), &remember);

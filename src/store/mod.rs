@@ -95,13 +95,32 @@ fn erase_for_good(connection: &Connection) -> Result<(), StoreError> {
 /// A search index and the file it was built from.
 type IndexOfFile = (Option<FileId>, Arc<search::SearchIndex>);
 
+/// Recall's search index as the connections of one server share it.
+#[derive(Default)]
+struct SharedIndex {
+    /// The index and the file it was built from.
+    built: Option<IndexOfFile>,
+    /// The file a run moved into place whose index a thread is building meanwhile.
+    building: Option<FileId>,
+}
+
+/// The search index a recall uses.
+pub struct IndexInUse {
+    /// The index.
+    pub index: Arc<search::SearchIndex>,
+    /// It was built from a file a run has since replaced (the new file's index is being
+    /// built): its hits are read from the new file by `seq` only where the id matches
+    /// ([`search::Hit::id_hash`]), and what the run added is not found yet.
+    pub of_replaced_file: bool,
+}
+
 /// An open store.
 pub struct Store {
     connection: Connection,
     owner: String,
     /// Recall's search index of the file it was built from, built when first needed and
     /// shared with the other connections a server opens ([`Store::share_search_index`]).
-    search: Arc<Mutex<Option<IndexOfFile>>>,
+    search: Arc<Mutex<SharedIndex>>,
     /// The path the store was opened at, whether for writing, and the file it named then:
     /// the connection follows the path to a new file a run moves there ([`file`]).
     path: PathBuf,
@@ -164,11 +183,13 @@ impl Store {
     }
 
     /// Recall's search index, up to date with the store: built on first use, then brought up
-    /// to date with the change log.
+    /// to date with the change log. When a run has moved a new store into place, the index of
+    /// the file it replaced is used while a thread builds the new file's (about 1 s per
+    /// 100,000 records), so no recall waits for the build.
     ///
     /// # Errors
     /// SQLite and search index errors; [`StoreError::InTransaction`] inside a transaction.
-    pub fn search_index(&self) -> Result<Arc<search::SearchIndex>, StoreError> {
+    pub fn search_index(&self) -> Result<IndexInUse, StoreError> {
         // The index may only hold committed records: a rolled-back change would stay in it, and
         // the change ids it used would be used again and skipped.
         if !self.connection.is_autocommit() {
@@ -176,21 +197,58 @@ impl Store {
         }
         let index = {
             let mut slot = self.search.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match slot.as_ref() {
-                Some((file, index)) if *file == self.file => Arc::clone(index),
+            match (&slot.built, self.file) {
+                (Some((file, index)), _) if *file == self.file => Arc::clone(index),
+                (Some((_, index)), Some(file)) if self.is_on_current_file() => {
+                    let index = Arc::clone(index);
+                    if slot.building != Some(file) && self.build_in_background(file).is_ok() {
+                        slot.building = Some(file);
+                    }
+                    // Not brought up to date: its change log is the replaced file's.
+                    return Ok(IndexInUse { index, of_replaced_file: true });
+                }
                 _ => {
                     let index = Arc::new(search::SearchIndex::build(&self.connection)?);
                     // Shared only when built from the file in place: a connection still on a
                     // file a run replaced (it follows on its next use) builds one for itself.
                     if self.is_on_current_file() {
-                        *slot = Some((self.file, Arc::clone(&index)));
+                        slot.built = Some((self.file, Arc::clone(&index)));
                     }
                     index
                 }
             }
         };
         index.refresh(&self.connection)?;
-        Ok(index)
+        Ok(IndexInUse { index, of_replaced_file: false })
+    }
+
+    /// Starts a thread that builds the index of `file`, the store now at this store's path,
+    /// on a connection of its own, and shares it once built. The caller records the build.
+    fn build_in_background(&self, file: FileId) -> std::io::Result<()> {
+        let (path, shared) = (self.path.clone(), Arc::clone(&self.search));
+        let build = move || {
+            let built = Store::open(&path, false).and_then(|store| {
+                // Yet another store was moved there since: the next recall builds its index.
+                if store.file != Some(file) {
+                    return Ok(None);
+                }
+                search::SearchIndex::build(&store.connection).map(Some)
+            });
+            let mut slot = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if slot.building != Some(file) {
+                return;
+            }
+            slot.building = None;
+            match built {
+                Ok(Some(index)) => slot.built = Some((Some(file), Arc::new(index))),
+                Ok(None) => {}
+                Err(error) => eprintln!(
+                    "memport: building recall's index of {}: {error} (recall uses the previous index and will try again)",
+                    path.display()
+                ),
+            }
+        };
+        std::thread::Builder::new().name("memport-index".into()).spawn(build).map(drop)
     }
 
     /// Writes a consistent, compacted copy of the store to the new file `path`.

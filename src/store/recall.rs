@@ -13,8 +13,8 @@
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::search::{Hit, Only};
-use super::{Store, StoreError};
+use super::search::{self, Hit, Only};
+use super::{IndexInUse, Store, StoreError};
 use crate::model::Micros;
 
 /// Days after which a record's recency signal is halved.
@@ -39,6 +39,9 @@ struct Candidate {
     scope_match: f64,
     /// BM25 (higher is better), 0 without a query.
     rank: f64,
+    /// The hash of the record's id, for a hit of an index of a replaced file
+    /// ([`super::IndexInUse::of_replaced_file`]): the record read by `seq` must have it.
+    id_hash: Option<u64>,
 }
 
 /// What to recall.
@@ -102,7 +105,7 @@ impl Store {
         let rows = if words.is_empty() { self.most_recent(query)? } else { self.best_matches(&words, query)? };
         // Ranked on the columns; only the records returned are read and parsed.
         let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::max);
-        let mut scored: Vec<(f64, i64, Value)> = rows
+        let mut scored: Vec<(f64, i64, Option<u64>, Value)> = rows
             .into_iter()
             .map(|candidate| {
                 let similarity = if words.is_empty() || best <= 0.0 { 0.0 } else { (candidate.rank / best).clamp(0.0, 1.0) };
@@ -122,16 +125,22 @@ impl Store {
                     "salience": round(salience),
                     "scope_match": round(scope_match),
                 });
-                (round(score * (0.9 + 0.1 * scope_match)), candidate.seq, signals)
+                (round(score * (0.9 + 0.1 * scope_match)), candidate.seq, candidate.id_hash, signals)
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(query.limit.clamp(1, MAX_RECALL));
-        let mut read = self.connection().prepare_cached("SELECT record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?;
+        let mut read = self.connection().prepare_cached("SELECT id, record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?;
         let mut recalled = Vec::with_capacity(scored.len());
-        for (score, seq, signals) in scored {
+        for (score, seq, id_hash, signals) in scored {
             // A record erased or tombstoned since the search is not recalled.
-            let Some(json) = read.query_row([seq], |row| row.get::<_, String>(0)).optional()? else { continue };
+            let Some((id, json)) = read.query_row([seq], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))).optional()? else {
+                continue;
+            };
+            // Nor is another record under the `seq` of a replaced file's hit.
+            if id_hash.is_some_and(|hash| hash != search::id_hash(&id)) {
+                continue;
+            }
             if let Ok(record) = serde_json::from_str(&json) {
                 recalled.push(Recalled { record, signals, score });
             }
@@ -164,6 +173,7 @@ impl Store {
                     salience: row.get(2)?,
                     scope_match: scope_match([(agent.as_deref(), query.agent.as_deref()), (session.as_deref(), query.session.as_deref())]),
                     rank: 0.0,
+                    id_hash: None,
                 })
             },
         )?;
@@ -175,7 +185,7 @@ impl Store {
     /// times are checked here, and when too many of the best are not valid at that time, more
     /// are asked for, so the result is the best valid ones.
     fn best_matches(&self, words: &[&str], query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
-        let index = self.search_index()?;
+        let IndexInUse { index, of_replaced_file } = self.search_index()?;
         let only = Only {
             kinds: &query.kinds,
             owner: query.owner.as_deref(),
@@ -199,6 +209,7 @@ impl Store {
                         salience: hit.salience,
                         scope_match: share_matched([hit.agent_matches, hit.session_matches]),
                         rank: hit.score,
+                        id_hash: of_replaced_file.then_some(hit.id_hash),
                     });
                 }
             }
@@ -406,5 +417,61 @@ mod search_index_tests {
         }
         store.put(&record("urn:ump:now", "Has a small garden behind a long house by the sea", "2026-01-01T00:00:00Z")).unwrap();
         assert_eq!(ids(&store, "garden"), ["urn:ump:now"]);
+    }
+
+    /// Waits until `store`'s recall uses the index of the file in place, built in the
+    /// background after a run moved it there.
+    fn until_the_new_files_index_is_built(store: &Store) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while store.search_index().unwrap().of_replaced_file {
+            assert!(std::time::Instant::now() < deadline, "the new file's index was never built");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// Guards against recalls that wait for the whole index to be built again (about 1 s per
+    /// 100,000 records) each time a run moves a new store under a server.
+    #[test]
+    fn recall_uses_the_replaced_files_index_until_the_new_files_is_built_in_the_background() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        Store::create(&path, "owner").unwrap().put(&record("urn:ump:aa", "Keeps bees", "2026-01-01T00:00:00Z")).unwrap();
+        let mut reader = Store::open(&path, false).unwrap();
+        assert_eq!(ids(&reader, "bees"), ["urn:ump:aa"]);
+        // A run loads into a copy and moves it into place.
+        let copy = path.with_extension("copy");
+        reader.copy_to(&copy).unwrap();
+        Store::open(&copy, true).unwrap().put(&record("urn:ump:bb", "Keeps bees and sells their honey", "2026-02-01T00:00:00Z")).unwrap();
+        std::fs::rename(&copy, &path).unwrap();
+        assert!(reader.follow_file().unwrap());
+
+        assert!(reader.search_index().unwrap().of_replaced_file, "the first recall does not wait for the build");
+        let found = ids(&reader, "bees");
+        assert!(found == ["urn:ump:aa"] || found.len() == 2, "what the old index holds is read from the new file: {found:?}");
+        until_the_new_files_index_is_built(&reader);
+        let mut found = ids(&reader, "bees");
+        found.sort();
+        assert_eq!(found, ["urn:ump:aa", "urn:ump:bb"]);
+        assert!(!reader.search_index().unwrap().of_replaced_file);
+    }
+
+    /// Guards against recalling an unrelated record: a hit of the replaced file's index is
+    /// read from the new file by `seq`, where another record may be.
+    #[test]
+    fn a_hit_of_the_replaced_files_index_is_not_taken_for_the_other_record_under_its_seq() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        Store::create(&path, "owner").unwrap().put(&record("urn:ump:aa", "Keeps bees", "2026-01-01T00:00:00Z")).unwrap();
+        let mut reader = Store::open(&path, false).unwrap();
+        assert_eq!(ids(&reader, "bees"), ["urn:ump:aa"]);
+        // Another store, whose first record is another, moved over the path.
+        let other = folder.path().join("other.db");
+        Store::create(&other, "owner").unwrap().put(&record("urn:ump:cc", "Keeps bees", "2026-01-01T00:00:00Z")).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        assert!(reader.follow_file().unwrap());
+
+        assert!(ids(&reader, "bees").is_empty(), "the hit's seq holds another record in the new file");
+        until_the_new_files_index_is_built(&reader);
+        assert_eq!(ids(&reader, "bees"), ["urn:ump:cc"]);
     }
 }

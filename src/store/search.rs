@@ -12,6 +12,11 @@
 //! by reading the records the change log ([`super::schema`]'s `record_changes`, written by
 //! triggers whoever writes) names since. Nothing of it is written to disk, so a record erased
 //! for good leaves no copy of its words there.
+//!
+//! When a run moves a new store into place under a server, the index of the new file is built
+//! in the background ([`super::Store::search_index`]); until it is ready, recall searches the
+//! index of the replaced file and reads each hit from the new file by `seq`, keeping it only if
+//! the record there has the same id ([`Hit::id_hash`]).
 
 use std::sync::Mutex;
 
@@ -45,6 +50,7 @@ struct Fields {
     valid_to_us: Field,
     salience: Field,
     superseded: Field,
+    id_hash: Field,
 }
 
 /// A candidate of a recall: a record whose text matches, with the columns it is ranked on.
@@ -68,6 +74,14 @@ pub struct Hit {
     pub valid_to_us: Option<i64>,
     /// A later record supersedes it.
     pub superseded: bool,
+    /// [`id_hash`] of the record's id: a hit of an index built from a file a run has since
+    /// replaced is read from the new file by `seq` only if the record there has this id.
+    pub id_hash: u64,
+}
+
+/// The hash of a record id the index keeps for each record (see [`Hit::id_hash`]).
+pub fn id_hash(id: &str) -> u64 {
+    twox_hash::XxHash3_128::oneshot(id.as_bytes()) as u64
 }
 
 /// What a search is limited to (the filters of [`super::recall::RecallQuery`] that are terms;
@@ -127,12 +141,13 @@ fn schema() -> (Schema, Fields) {
         valid_to_us: builder.add_i64_field("valid_to_us", FAST),
         salience: builder.add_f64_field("salience", FAST),
         superseded: builder.add_u64_field("superseded", FAST),
+        id_hash: builder.add_u64_field("id_hash", FAST),
     };
     (builder.build(), fields)
 }
 
 /// The columns of `records` a document is made of, in this order.
-const COLUMNS: &str = "seq, text, kind, owner, agent, session, created_us, valid_from_us, valid_to_us, salience, superseded";
+const COLUMNS: &str = "seq, text, kind, owner, agent, session, created_us, valid_from_us, valid_to_us, salience, superseded, id";
 /// The records in the index: a tombstoned one is never recalled.
 const INDEXED_ROWS: &str = "status != 'tombstoned'";
 
@@ -306,6 +321,7 @@ impl SearchIndex {
                 valid_from_us: columns.valid_from_us.first(doc_id),
                 valid_to_us: columns.valid_to_us.first(doc_id),
                 superseded: columns.superseded.first(doc_id).unwrap_or_default() != 0,
+                id_hash: columns.id_hash.first(doc_id).unwrap_or_default(),
             });
         }
         Ok(hits)
@@ -322,6 +338,7 @@ struct SegmentColumns {
     valid_from_us: Column<i64>,
     valid_to_us: Column<i64>,
     superseded: Column<u64>,
+    id_hash: Column<u64>,
 }
 
 /// A text column and the ordinal of the value asked for in it (`None`: no record of the
@@ -363,6 +380,7 @@ impl SegmentColumns {
             valid_from_us: columns.i64("valid_from_us")?,
             valid_to_us: columns.i64("valid_to_us")?,
             superseded: columns.u64("superseded")?,
+            id_hash: columns.u64("id_hash")?,
         })
     }
 }
@@ -421,5 +439,6 @@ fn document(fields: &Fields, row: &rusqlite::Row<'_>) -> Option<TantivyDocument>
         document.add_f64(fields.salience, salience);
     }
     document.add_u64(fields.superseded, u64::from(row.get::<_, bool>(10).ok()?));
+    document.add_u64(fields.id_hash, id_hash(text(11)?));
     Some(document)
 }
