@@ -144,7 +144,7 @@ fn written(captures: &Captures, today: i64, past: bool) -> Option<String> {
 
 /// Whether `season` of this year has ended by `month` (a "last summer" said in October is this
 /// year's).
-fn season_is_over(season: &str, month: i64) -> bool {
+pub(super) fn season_is_over(season: &str, month: i64) -> bool {
     match season {
         "spring" => month > 5,
         "summer" => month > 8,
@@ -153,12 +153,12 @@ fn season_is_over(season: &str, month: i64) -> bool {
     }
 }
 
-fn shifted_month(year: i64, month: i64, by: i64) -> (i64, i64) {
+pub(super) fn shifted_month(year: i64, month: i64, by: i64) -> (i64, i64) {
     let index = year * 12 + (month - 1) + by;
     (index.div_euclid(12), index.rem_euclid(12) + 1)
 }
 
-fn date(days: i64) -> String {
+pub(super) fn date(days: i64) -> String {
     let (year, month, day) = civil_from_days(days);
     debug_assert_eq!(days_from_civil(year, month, day), days);
     format!("{year:04}-{month:02}-{day:02}")

@@ -6,7 +6,8 @@
 //! open: any occupation, place, name, food or tool stands as said. Only the grammar is listed.
 //!
 //! English has its own reader ([`english`]); German, French, Spanish and Czech share one
-//! ([`frame`]) over their [`lexicon`]s.
+//! ([`frame`]) over their [`lexicon`]s. Relative times are written as dates: by [`anchor`] in
+//! English, by [`relative_times`] in the other four.
 
 pub mod anchor;
 pub mod english;
@@ -17,6 +18,7 @@ pub mod instruments;
 pub mod lexicon;
 pub mod nouns;
 pub mod plural;
+pub mod relative_times;
 pub mod split;
 pub mod verbs;
 pub mod words;
@@ -122,6 +124,11 @@ pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec
         }
         for item in &mut found[before..] {
             item.span = trimmed(sentence, range.clone());
+            // English statements are anchored as they are written (`english`, which knows a
+            // clause's tense); the other languages' here.
+            if language != Language::English {
+                item.statement = relative_times::anchor(&item.statement, language, context.time);
+            }
         }
     }
     found

@@ -1,0 +1,350 @@
+//! Anchors the relative times of a German, French, Spanish or Czech statement to the message's
+//! date, as [`super::anchor`] does for English: "Ist letztes Jahr nach Wien gezogen", written on
+//! 2023-05-08, becomes "Ist im Jahr 2022 nach Wien gezogen"; "il y a deux mois" "en mars 2023";
+//! "ayer" "el 2023-05-07"; "loni" "v roce 2022". Each language's phrase is written again in
+//! that language. Only the phrases that name their own distance are read (yesterday, last or
+//! next week, month, year or season, so many units ago); a bare month or weekday is left as
+//! said, and so is "today" alone ("heute", "aujourd'hui", "hoy", "dnes"), which in these
+//! languages says "nowadays" as often as the day.
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+use super::anchor::{date, season_is_over, shifted_month};
+use crate::model::Micros;
+use crate::stages::extract::language::Language;
+use crate::timefmt::civil_from_days;
+
+/// Each language's relative times, in the order of [`Language::ALL`] (English's is
+/// [`super::anchor`]'s). The groups: `keep`, a phrase that only looks like one ("am Morgen",
+/// "por la mañana"), left as it is; `day` a day named by its distance; `last`, `next` or
+/// `this` with `unit` a week, month, year or season counted from the message's; `count` with
+/// `ago` so many units before it; `year_word` a word that is a year ("loni", "letos").
+static RELATIVE: LazyLock<[Option<Regex>; 5]> = LazyLock::new(|| {
+    Language::ALL.map(|language| {
+        let pattern = match language {
+            Language::English => return None,
+            Language::German => concat!(
+                r"(?i)\b(?:",
+                r"(?P<keep>am morgen|jeden morgen|guten morgen|morgens)",
+                r"|(?P<day>vorgestern|übermorgen|gestern abend|gestern|heute morgen|heute früh|heute abend|morgen)",
+                r"|(?:im |in der )?(?:(?P<last>letzte[nsm]?|vergangene[nsm]?|vorige[nsm]?)|(?P<next>nächste[nsm]?|kommende[nsm]?)|(?P<this>diese[nsm]?)) ",
+                r"(?P<unit>woche|monat|jahr|sommer|winter|frühling|frühjahr|herbst)",
+                r"|vor (?P<count>\d{1,2}|einem|einer|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf) (?P<ago>tagen|tag|wochen|woche|monaten|monat|jahren|jahr)",
+                r")\b"
+            ),
+            Language::French => concat!(
+                r"(?i)\b(?:",
+                r"(?P<day>avant-hier|après-demain|hier soir|hier|ce matin|ce soir|cet après-midi|demain)",
+                r"|(?:l['’]|le |la )(?P<unit>année|an|mois|semaine|été|hiver|printemps|automne) (?:(?P<last>dernière|dernier|passée|passé)|(?P<next>prochaine|prochain))",
+                r"|(?P<this>cette|cet|ce) (?P<this_unit>année|mois-ci|mois|semaine|été|hiver|printemps|automne)",
+                r"|il y a (?P<count>\d{1,2}|un|une|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|douze) (?P<ago>jours|jour|semaines|semaine|mois|années|année|ans|an)",
+                r")\b"
+            ),
+            Language::Spanish => concat!(
+                r"(?i)\b(?:",
+                r"(?P<keep>la mañana|las mañanas|de mañana|cada mañana|una mañana)",
+                r"|(?P<day>anteayer|antier|anoche|ayer|pasado mañana|esta mañana|esta noche|mañana)",
+                r"|(?:el |la )?(?P<unit>año|mes|semana|verano|invierno|primavera|otoño) (?:(?P<last>pasado|pasada)|(?P<next>próximo|próxima|que viene))",
+                r"|(?:el |la )?(?:(?P<next_before>próximo|próxima)|(?P<this>este|esta)) (?P<this_unit>año|mes|semana|verano|invierno|primavera|otoño)",
+                r"|hace (?P<count>\d{1,2}|un|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|doce) (?P<ago>días|día|semanas|semana|meses|mes|años|año)",
+                r")\b"
+            ),
+            Language::Czech => concat!(
+                r"(?i)\b(?:",
+                r"(?P<day>předevčírem|pozítří|včera večer|včera|dnes ráno|dnes večer|zítra)",
+                r"|(?P<year_word>loni|vloni|letos)",
+                r"|(?:(?P<last>minulý|minulou|minulé|minulého|loňský|loňské|loňskou)|(?P<next>příští)|(?P<this>tento|tuto|toto|tenhle|tuhle|tohle|letošní)) ",
+                r"(?P<unit>týden|měsíc|rok|léto|zimu|zima|jaro|podzim)",
+                r"|před (?P<count>\d{1,2}|jedním|jednou|dvěma|třemi|čtyřmi|pěti|šesti|sedmi|osmi|devíti|deseti|dvanácti) (?P<ago>dny|týdny|měsíci|lety|roky)",
+                r"|před (?P<one_ago>dnem|týdnem|měsícem|rokem)",
+                r")\b"
+            ),
+        };
+        // Literal patterns, checked by the tests: building them cannot fail.
+        Regex::new(pattern).ok()
+    })
+});
+
+/// A span of time a relative phrase counts in.
+#[derive(Clone, Copy, PartialEq)]
+enum Unit {
+    Day,
+    Week,
+    Month,
+    Year,
+    /// A season, by its English name in [`season_is_over`]'s terms.
+    Season(&'static str),
+}
+
+/// `statement`, in `language`, with its relative times written as dates counted from `time`
+/// (the message's time). English statements are anchored by [`super::anchor`], not here.
+pub fn anchor(statement: &str, language: Language, time: Micros) -> String {
+    let Some(relative) = &RELATIVE[language as usize] else { return statement.to_owned() };
+    if time <= 0 || !relative.is_match(statement) {
+        return statement.to_owned();
+    }
+    let today = time.div_euclid(86_400_000_000);
+    let anchored = relative
+        .replace_all(statement, |captures: &Captures| written(captures, language, today).unwrap_or_else(|| captures[0].to_owned()))
+        .into_owned();
+    // A phrase that opened the statement ("Loni se přestěhoval…") leaves it opening in lowercase.
+    let mut letters = anchored.chars();
+    match letters.next() {
+        Some(first) if first.is_lowercase() && statement.starts_with(char::is_uppercase) => first.to_uppercase().chain(letters).collect(),
+        _ => anchored,
+    }
+}
+
+/// The phrase `captures` found, written as a date in `language`; `None` leaves it as said.
+fn written(captures: &Captures, language: Language, today: i64) -> Option<String> {
+    let (year, month, _) = civil_from_days(today);
+    if captures.name("keep").is_some() {
+        return None;
+    }
+    if let Some(day) = captures.name("day") {
+        return Some(on_day(language, today + day_offset(&day.as_str().to_lowercase())));
+    }
+    if let Some(word) = captures.name("year_word") {
+        let offset = if word.as_str().to_lowercase() == "letos" { 0 } else { -1 };
+        return Some(in_year(language, year + offset));
+    }
+    if let Some(unit) = captures.name("ago").or_else(|| captures.name("one_ago")) {
+        let count = match captures.name("count") {
+            Some(count) => number(&count.as_str().to_lowercase())?,
+            None => 1,
+        };
+        return Some(match unit_of(&unit.as_str().to_lowercase())? {
+            Unit::Day => on_day(language, today - count),
+            Unit::Week => around_day(language, today - 7 * count),
+            Unit::Month => {
+                let (in_year, in_month) = shifted_month(year, month, -count);
+                in_month_of(language, in_year, in_month)
+            }
+            Unit::Year => in_year(language, year - count),
+            Unit::Season(_) => return None,
+        });
+    }
+    let unit = captures.name("unit").or_else(|| captures.name("this_unit"))?;
+    let direction = if captures.name("last").is_some() {
+        -1
+    } else if captures.name("next").is_some() || captures.name("next_before").is_some() {
+        1
+    } else {
+        0
+    };
+    Some(match unit_of(&unit.as_str().to_lowercase())? {
+        Unit::Day => return None,
+        Unit::Week => week_of(language, today + 7 * direction),
+        Unit::Month => {
+            let (in_year, in_month) = shifted_month(year, month, direction);
+            in_month_of(language, in_year, in_month)
+        }
+        Unit::Year => in_year(language, year + direction),
+        Unit::Season(season) => {
+            let season_year = if direction < 0 && !season_is_over(season, month) { year - 1 } else { year + i64::from(direction > 0) };
+            in_season(language, season, season_year)
+        }
+    })
+}
+
+/// How many days from the message's a day word is.
+fn day_offset(day: &str) -> i64 {
+    match day {
+        "vorgestern" | "avant-hier" | "anteayer" | "antier" | "předevčírem" => -2,
+        "gestern" | "gestern abend" | "hier" | "hier soir" | "ayer" | "anoche" | "včera" | "včera večer" => -1,
+        "morgen" | "demain" | "mañana" | "zítra" => 1,
+        "übermorgen" | "après-demain" | "pasado mañana" | "pozítří" => 2,
+        _ => 0,
+    }
+}
+
+/// The span a unit word counts in, in any of the four languages and their forms.
+fn unit_of(word: &str) -> Option<Unit> {
+    Some(match word {
+        "tag" | "tagen" | "jour" | "jours" | "día" | "días" | "dny" | "dnem" => Unit::Day,
+        "woche" | "wochen" | "semaine" | "semaines" | "semana" | "semanas" | "týden" | "týdny" | "týdnem" => Unit::Week,
+        "monat" | "monaten" | "mois" | "mois-ci" | "mes" | "meses" | "měsíc" | "měsíci" | "měsícem" => Unit::Month,
+        "jahr" | "jahren" | "année" | "années" | "an" | "ans" | "año" | "años" | "rok" | "roky" | "lety" | "rokem" => Unit::Year,
+        "sommer" | "été" | "verano" | "léto" => Unit::Season("summer"),
+        "winter" | "hiver" | "invierno" | "zimu" | "zima" => Unit::Season("winter"),
+        "frühling" | "frühjahr" | "printemps" | "primavera" | "jaro" => Unit::Season("spring"),
+        "herbst" | "automne" | "otoño" | "podzim" => Unit::Season("fall"),
+        _ => return None,
+    })
+}
+
+/// A small number written out, or in digits.
+fn number(word: &str) -> Option<i64> {
+    Some(match word {
+        "einem" | "einer" | "un" | "une" | "una" | "jedním" | "jednou" => 1,
+        "zwei" | "deux" | "dos" | "dvěma" => 2,
+        "drei" | "trois" | "tres" | "třemi" => 3,
+        "vier" | "quatre" | "cuatro" | "čtyřmi" => 4,
+        "fünf" | "cinq" | "cinco" | "pěti" => 5,
+        "sechs" | "six" | "seis" | "šesti" => 6,
+        "sieben" | "sept" | "siete" | "sedmi" => 7,
+        "acht" | "huit" | "ocho" | "osmi" => 8,
+        "neun" | "neuf" | "nueve" | "devíti" => 9,
+        "zehn" | "dix" | "diez" | "deseti" => 10,
+        "zwölf" | "douze" | "doce" | "dvanácti" => 12,
+        digits => digits.parse().ok()?,
+    })
+}
+
+fn on_day(language: Language, days: i64) -> String {
+    let day = date(days);
+    match language {
+        Language::German => format!("am {day}"),
+        Language::French => format!("le {day}"),
+        Language::Spanish => format!("el {day}"),
+        Language::Czech => format!("dne {day}"),
+        Language::English => format!("on {day}"),
+    }
+}
+
+fn around_day(language: Language, days: i64) -> String {
+    let day = date(days);
+    match language {
+        Language::German => format!("um den {day}"),
+        Language::French => format!("vers le {day}"),
+        Language::Spanish => format!("hacia el {day}"),
+        Language::Czech => format!("kolem {day}"),
+        Language::English => format!("around {day}"),
+    }
+}
+
+fn week_of(language: Language, days: i64) -> String {
+    let day = date(days);
+    match language {
+        Language::German => format!("in der Woche vom {day}"),
+        Language::French => format!("la semaine du {day}"),
+        Language::Spanish => format!("la semana del {day}"),
+        Language::Czech => format!("v týdnu od {day}"),
+        Language::English => format!("in the week of {day}"),
+    }
+}
+
+fn in_year(language: Language, year: i64) -> String {
+    match language {
+        Language::German => format!("im Jahr {year}"),
+        Language::French | Language::Spanish => format!("en {year}"),
+        Language::Czech => format!("v roce {year}"),
+        Language::English => format!("in {year}"),
+    }
+}
+
+/// "im März 2023", "en mars 2023", "en marzo de 2023", "v březnu 2023".
+fn in_month_of(language: Language, year: i64, month: i64) -> String {
+    const GERMAN: [&str; 12] =
+        ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"];
+    const FRENCH: [&str; 12] =
+        ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"];
+    const SPANISH: [&str; 12] =
+        ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"];
+    // Czech months after "v", in the locative.
+    const CZECH: [&str; 12] =
+        ["lednu", "únoru", "březnu", "dubnu", "květnu", "červnu", "červenci", "srpnu", "září", "říjnu", "listopadu", "prosinci"];
+    let index = (month - 1).clamp(0, 11) as usize;
+    match language {
+        Language::German => format!("im {} {year}", GERMAN[index]),
+        Language::French => format!("en {} {year}", FRENCH[index]),
+        Language::Spanish => format!("en {} de {year}", SPANISH[index]),
+        Language::Czech => format!("v {} {year}", CZECH[index]),
+        Language::English => format!("in month {month} of {year}"),
+    }
+}
+
+/// "im Sommer 2022", "en été 2022", "en el verano de 2022", "v létě 2022".
+fn in_season(language: Language, season: &str, year: i64) -> String {
+    let (german, french, spanish, czech) = match season {
+        "summer" => ("im Sommer", "en été", "en el verano de", "v létě"),
+        "winter" => ("im Winter", "en hiver", "en el invierno de", "v zimě"),
+        "spring" => ("im Frühling", "au printemps", "en la primavera de", "na jaře"),
+        _ => ("im Herbst", "en automne", "en el otoño de", "na podzim"),
+    };
+    let phrase = match language {
+        Language::German => german,
+        Language::French => french,
+        Language::Spanish => spanish,
+        Language::Czech => czech,
+        Language::English => season,
+    };
+    format!("{phrase} {year}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2023-05-08T12:00:00Z, a Monday.
+    const MONDAY: Micros = 1_683_547_200_000_000;
+
+    fn anchored(language: Language, statement: &str) -> String {
+        anchor(statement, language, MONDAY)
+    }
+
+    #[test]
+    fn every_language_has_a_pattern_but_english() {
+        for language in Language::ALL {
+            assert_eq!(RELATIVE[language as usize].is_some(), language != Language::English, "{language:?}");
+        }
+    }
+
+    #[test]
+    fn german_relative_times_become_dates() {
+        let german = |statement| anchored(Language::German, statement);
+        assert_eq!(german("Ist letztes Jahr nach Wien gezogen"), "Ist im Jahr 2022 nach Wien gezogen");
+        assert_eq!(german("Ist gestern einen Halbmarathon gelaufen"), "Ist am 2023-05-07 einen Halbmarathon gelaufen");
+        assert_eq!(german("Hat vor zwei Monaten geheiratet"), "Hat im März 2023 geheiratet");
+        assert_eq!(german("Hat vor drei Jahren eine Katze adoptiert"), "Hat im Jahr 2020 eine Katze adoptiert");
+        assert_eq!(german("Fängt nächsten Monat einen neuen Job an"), "Fängt im Juni 2023 einen neuen Job an");
+        assert_eq!(german("War im letzten Sommer in Rom"), "War im Sommer 2022 in Rom");
+        assert_eq!(german("Fängt morgen bei Siemens an"), "Fängt am 2023-05-09 bei Siemens an");
+        // The morning is no tomorrow.
+        assert_eq!(german("Läuft am Morgen fünf Kilometer"), "Läuft am Morgen fünf Kilometer");
+    }
+
+    #[test]
+    fn french_relative_times_become_dates() {
+        let french = |statement| anchored(Language::French, statement);
+        assert_eq!(french("A déménagé à Lyon l'année dernière"), "A déménagé à Lyon en 2022");
+        assert_eq!(french("A couru un semi-marathon hier"), "A couru un semi-marathon le 2023-05-07");
+        assert_eq!(french("S'est marié il y a deux mois"), "S'est marié en mars 2023");
+        assert_eq!(french("Commence un nouveau travail le mois prochain"), "Commence un nouveau travail en juin 2023");
+        assert_eq!(french("A visité Rome l’été dernier"), "A visité Rome en été 2022");
+        assert_eq!(french("A adopté un chat il y a 3 jours"), "A adopté un chat le 2023-05-05");
+    }
+
+    #[test]
+    fn spanish_relative_times_become_dates() {
+        let spanish = |statement| anchored(Language::Spanish, statement);
+        assert_eq!(spanish("Se mudó a Sevilla el año pasado"), "Se mudó a Sevilla en 2022");
+        assert_eq!(spanish("Corrió una media maratón ayer"), "Corrió una media maratón el 2023-05-07");
+        assert_eq!(spanish("Se casó hace dos meses"), "Se casó en marzo de 2023");
+        assert_eq!(spanish("Empieza un trabajo nuevo el mes que viene"), "Empieza un trabajo nuevo en junio de 2023");
+        assert_eq!(spanish("Visitó Roma el verano pasado"), "Visitó Roma en el verano de 2022");
+        assert_eq!(spanish("Empieza en Telefónica mañana"), "Empieza en Telefónica el 2023-05-09");
+        // The morning is no tomorrow.
+        assert_eq!(spanish("Corre por la mañana"), "Corre por la mañana");
+    }
+
+    #[test]
+    fn czech_relative_times_become_dates() {
+        let czech = |statement| anchored(Language::Czech, statement);
+        assert_eq!(czech("Loni se přestěhoval do Brna"), "V roce 2022 se přestěhoval do Brna");
+        assert_eq!(czech("Běžel včera půlmaraton"), "Běžel dne 2023-05-07 půlmaraton");
+        assert_eq!(czech("Oženil se před dvěma měsíci"), "Oženil se v březnu 2023");
+        assert_eq!(czech("Oženil se před rokem"), "Oženil se v roce 2022");
+        assert_eq!(czech("Začíná příští měsíc v nové práci"), "Začíná v červnu 2023 v nové práci");
+        assert_eq!(czech("Byl minulé léto v Římě"), "Byl v létě 2022 v Římě");
+    }
+
+    #[test]
+    fn a_statement_without_relative_times_or_a_date_is_unchanged() {
+        assert_eq!(anchored(Language::German, "Wohnt in Graz"), "Wohnt in Graz");
+        assert_eq!(anchor("Ist gestern gelaufen", Language::German, 0), "Ist gestern gelaufen");
+        assert_eq!(anchored(Language::English, "Ran yesterday"), "Ran yesterday");
+    }
+}
