@@ -236,6 +236,10 @@ fn relative_times_are_anchored_in_every_language() {
     assert_yields("J'ai déménagé à Lyon l'année dernière.", MemoryType::Context, "A déménagé à Lyon en 2022");
     assert_yields("Hier j'ai couru un semi-marathon.", MemoryType::Context, "A couru un semi-marathon le 2023-05-07");
     assert_yields("Včera jsem běžel půlmaraton.", MemoryType::Context, "Běžel půlmaraton dne 2023-05-07");
+    // A time phrase cut off from its clause by a comma still dates it.
+    assert_yields("Two months ago, I adopted a cat.", MemoryType::Context, "Adopted a cat in March 2023");
+    assert_yields("L'année dernière, j'ai déménagé à Lyon.", MemoryType::Context, "A déménagé à Lyon en 2022");
+    assert_yields("L'été prochain, je vais courir un marathon.", MemoryType::Context, "Va courir un marathon en été 2024");
     // A phrase that only looks like a time stays as said: every morning is no tomorrow.
     assert_yields("Ich laufe jeden Morgen fünf Kilometer.", MemoryType::Fact, "Läuft jeden Morgen fünf Kilometer");
     assert_yields("Corro por la mañana.", MemoryType::Fact, "Corre por la mañana");
@@ -261,7 +265,7 @@ fn german_french_spanish_and_czech_yield_in_their_own_language() {
     assert_yields("übrigens wohne ich in Wien", MemoryType::Identity, "Wohnt in Wien");
     assert_yields("Je suis infirmière à Lyon et j'ai deux enfants.", MemoryType::Relationship, "A deux enfants");
     assert_yields("Mon mari est allergique aux arachides.", MemoryType::Relationship, "Son mari est allergique aux arachides");
-    assert_yields("L'année dernière, j'ai couru un semi-marathon.", MemoryType::Context, "A couru un semi-marathon");
+    assert_yields("L'année dernière, j'ai couru un semi-marathon.", MemoryType::Context, "A couru un semi-marathon en 2022");
     assert_yields("Trabajo como carpintero en Sevilla.", MemoryType::Identity, "Trabaja como carpintero en Sevilla");
     assert_yields("Me encanta cocinar.", MemoryType::Preference, "Le encanta cocinar");
     assert_yields("Estoy aprendiendo alemán.", MemoryType::Goal, "Está aprendiendo alemán");

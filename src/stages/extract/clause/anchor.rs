@@ -15,7 +15,7 @@ const MONTHS: [&str; 12] =
 const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
 #[expect(clippy::expect_used, reason = "a literal pattern, checked by the tests")]
-static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
+pub(super) static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i)\b(?:",
         r"(?P<day>yesterday|today|tonight|tomorrow|this morning|this afternoon|this evening|last night)",

@@ -98,7 +98,9 @@ pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec
     if !lexicon.may_disclose(sentence) || asks_for_writing(sentence, language) {
         return found;
     }
-    for range in split::clauses(sentence, lexicon) {
+    let mut clauses = split::clauses(sentence, lexicon);
+    join_fronted_time(sentence, language, &mut clauses);
+    for range in clauses {
         let clause = &sentence[range.clone()];
         if opens_english_question(clause, language) {
             continue;
@@ -132,6 +134,24 @@ pub fn disclosures(sentence: &str, language: Language, context: &Context) -> Vec
         }
     }
     found
+}
+
+/// Most words of a time phrase said before the clause it dates ("Il y a deux mois,").
+const MOST_FRONTED_TIME_WORDS: usize = 4;
+
+/// Joins a first clause that is only a time phrase, cut off by its comma ("Two months ago, I
+/// adopted a cat", "L'année dernière, j'ai déménagé…"), to the clause it dates, so the
+/// statement keeps the time (and anchors it) as it does without the comma.
+fn join_fronted_time(sentence: &str, language: Language, clauses: &mut Vec<std::ops::Range<usize>>) {
+    let [first, second, ..] = clauses.as_slice() else { return };
+    let phrase = sentence[first.clone()].trim();
+    // Told by its shape before the patterns are tried: this runs on every sentence read.
+    let Some(phrase) = phrase.strip_suffix(',') else { return };
+    if phrase.split_whitespace().count() > MOST_FRONTED_TIME_WORDS || !relative_times::is_only_a_time(phrase.trim_end(), language) {
+        return;
+    }
+    let joined = first.start..second.end;
+    clauses.splice(0..2, [joined]);
 }
 
 /// Whether `clause` is English and opens with a question word that both readers pass over

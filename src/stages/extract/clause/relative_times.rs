@@ -67,6 +67,18 @@ static RELATIVE: LazyLock<[Option<Regex>; 5]> = LazyLock::new(|| {
     })
 });
 
+/// Whether `phrase` is a relative time and nothing else ("Last year", "Il y a deux mois",
+/// "Před rokem"), in `language`.
+pub fn is_only_a_time(phrase: &str, language: Language) -> bool {
+    let relative = match &RELATIVE[language as usize] {
+        Some(relative) => relative,
+        None if language == Language::English => &*super::anchor::RELATIVE,
+        None => return false,
+    };
+    relative.find(phrase).is_some_and(|found| found.start() == 0 && found.end() == phrase.len())
+        && relative.captures(phrase).is_some_and(|captures| captures.name("keep").is_none())
+}
+
 /// A span of time a relative phrase counts in.
 #[derive(Clone, Copy, PartialEq)]
 enum Unit {
@@ -339,6 +351,30 @@ mod tests {
         assert_eq!(czech("Oženil se před rokem"), "Oženil se v roce 2022");
         assert_eq!(czech("Začíná příští měsíc v nové práci"), "Začíná v červnu 2023 v nové práci");
         assert_eq!(czech("Byl minulé léto v Římě"), "Byl v létě 2022 v Římě");
+    }
+
+    #[test]
+    fn a_phrase_is_only_a_time_when_the_time_is_all_of_it() {
+        for (phrase, language) in [
+            ("Two months ago", Language::English),
+            ("Last year", Language::English),
+            ("Vor zwei Monaten", Language::German),
+            ("L'année dernière", Language::French),
+            ("Il y a deux mois", Language::French),
+            ("El año pasado", Language::Spanish),
+            ("Před rokem", Language::Czech),
+        ] {
+            assert!(is_only_a_time(phrase, language), "{phrase}");
+        }
+        for (phrase, language) in [
+            ("Last year I moved", Language::English),
+            ("My cat", Language::English),
+            ("Am Morgen", Language::German),
+            ("Por la mañana", Language::Spanish),
+            ("Hier soir je", Language::French),
+        ] {
+            assert!(!is_only_a_time(phrase, language), "{phrase}");
+        }
     }
 
     #[test]
