@@ -246,6 +246,19 @@ fn relative_times_are_anchored_in_every_language() {
 }
 
 #[test]
+fn a_czech_past_with_its_auxiliary_before_a_reflexive_is_read_and_a_move_said_as_it_was() {
+    // "jsem se přestěhoval": the auxiliary is no "is" ("Je se přestěhoval" was written).
+    assert_yields("Loni jsem se přestěhoval do Brna.", MemoryType::Identity, "Přestěhoval se do Brna");
+    assert_yields("Jsem se přestěhovala do Olomouce.", MemoryType::Identity, "Přestěhovala se do Olomouce");
+    assert_yields("Loni jsem si koupil nové kolo.", MemoryType::Context, "Koupil si nové kolo v roce 2022");
+    // "do Brna" is no place "v" takes ("Bydlí v Brna" was written).
+    assert_yields("Přestěhoval jsem se do Brna.", MemoryType::Identity, "Přestěhoval se do Brna");
+    for text in ["Loni jsem se přestěhoval do Brna.", "Přestěhoval jsem se do Brna."] {
+        assert!(!extracted(text).iter().any(|(_, statement)| statement.starts_with("Je ") || statement.contains("v Brna")), "{text}");
+    }
+}
+
+#[test]
 fn negation_keeps_its_verb() {
     assert_yields("I don't drink alcohol.", MemoryType::Preference, "Does not drink alcohol");
     assert_yields("I don't eat meat.", MemoryType::Preference, "Does not eat meat");

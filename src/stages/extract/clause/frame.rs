@@ -4,7 +4,7 @@
 //! clause written again with the verb in the third person and the user's pronouns and
 //! possessives replaced, in the clause's own language and word order.
 
-use super::frame_parts::{fronted_time, is_home_language, items};
+use super::frame_parts::{czech_participle_after, fronted_time, is_home_language, items};
 use super::instruments::{is_play_verb, names_instrument};
 use super::lexicon::Lexicon;
 use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun};
@@ -310,15 +310,23 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
             Language::Czech => {
                 let auxiliary = (1..words.len().min(5)).find(|&index| lower(index) == "jsem");
                 if let Some(auxiliary) = auxiliary
-                    && let Some(verb) = words.get(auxiliary + 1).filter(|word| word.lower.ends_with('l') || word.lower.ends_with("la"))
+                    && let Some(verb_at) = czech_participle_after(words, auxiliary)
                 {
-                    let rest: Vec<Word> = tail(words, auxiliary + 2).iter().filter(|word| word.lower != "se").cloned().collect();
-                    return clause(verb, &rest, span(words, 0, auxiliary), false, &reading, found);
+                    let rest = czech_rest_after_participle(words, auxiliary, verb_at);
+                    return clause(&words[verb_at], &rest, span(words, 0, auxiliary), false, &reading, found);
                 }
             }
             _ => {}
         }
         return;
+    }
+    // "(Loni) jsem se přestěhoval…": the auxiliary first, then the reflexive and the verb.
+    if language == Language::Czech
+        && lower(verb_at) == "jsem"
+        && let Some(participle) = czech_participle_after(words, verb_at).filter(|&at| at > verb_at + 1)
+    {
+        let rest = czech_rest_after_participle(words, verb_at, participle);
+        return clause(&words[participle], &rest, adverbial, negated, &reading, found);
     }
     let Some(verb) = words.get(verb_at) else { return };
     reading.reflexive = language == Language::Spanish && span(words, 0, verb_at).iter().any(|word| word.lower == "me");
@@ -336,6 +344,14 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
     {
         clause(verb, &rest, adverbial, negated, &reading, found);
     }
+}
+
+/// What a Czech past says after its participle at `participle`, the auxiliary at `auxiliary`
+/// dropped: a reflexive between them goes first, as after a participle said first
+/// ("přestěhoval jsem se do Brna").
+fn czech_rest_after_participle(words: &[Word], auxiliary: usize, participle: usize) -> Vec<Word> {
+    let reflexive = span(words, auxiliary + 1, participle).iter();
+    reflexive.chain(tail(words, participle + 1).iter().filter(|word| word.lower != "se")).cloned().collect()
 }
 
 /// The user with others as the subject: where the plural verb stands, its first-person
@@ -523,13 +539,15 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         }
         Some(VerbClass::Move) => {
             let (prefix, to_words) = match language {
-                Language::German => ("Wohnt in", &["nach"][..]),
-                Language::French => ("Habite à", &["à", "en", "au"][..]),
-                Language::Czech => ("Bydlí v", &["do"][..]),
-                _ => ("Vive en", &["a"][..]),
+                Language::German => ("Wohnt in".to_owned(), &["nach"][..]),
+                Language::French => ("Habite à".to_owned(), &["à", "en", "au"][..]),
+                // "do Brna" names the place in the genitive, which "v" does not take ("v
+                // Brně"): the move is said as it was ("Přestěhovala se do Brna").
+                Language::Czech => (capitalized(&format!("{third} se do")), &["do"][..]),
+                _ => ("Vive en".to_owned(), &["a"][..]),
             };
             if let Some(to) = rest.iter().position(|word| to_words.contains(&word.lower.as_str())) {
-                moved(tail(rest, to + 1), reading, found, prefix);
+                moved(tail(rest, to + 1), reading, found, &prefix);
             }
         }
         Some(VerbClass::Origin) if !is_dangling(rest) => push(found, MemoryType::Identity, "origin", place(rest), statement, 0.8, reading),

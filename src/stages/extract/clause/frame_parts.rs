@@ -202,6 +202,16 @@ fn is_time_word(word: &Word, language: Language) -> bool {
     }
 }
 
+/// Where the past participle is after the Czech past auxiliary "jsem" at `auxiliary`: next to
+/// it ("jsem běžel") or after a reflexive "se" or "si" ("jsem se přestěhoval", "jsem si
+/// koupila").
+pub fn czech_participle_after(words: &[Word], auxiliary: usize) -> Option<usize> {
+    let is_participle = |at: usize| words.get(at).is_some_and(|word| word.lower.ends_with('l') || word.lower.ends_with("la"));
+    let reflexive = words.get(auxiliary + 1).is_some_and(|word| matches!(word.lower.as_str(), "se" | "si"));
+    let at = auxiliary + 1 + usize::from(reflexive);
+    is_participle(at).then_some(at)
+}
+
 /// How many words of `words` are a time phrase before a first-person verb ("El verano pasado
 /// hice…", "Ahora trabajo…", "L'année dernière j'ai…", "Teď bydlím…"): the position of the
 /// subject pronoun or of a verb whose first-person form the language's lists hold, when
@@ -221,9 +231,7 @@ pub fn fronted_time(words: &[Word], language: Language, self_subjects: &[&str], 
         let verb = (first_person_verb(lower) || (language == Language::Spanish && is_spanish_preterite(lower)))
             && class_of(language, lower).is_none_or(|class| class != VerbClass::Conversational);
         // "Loni jsem běžel…": Czech's past auxiliary, read with its participle elsewhere.
-        let czech_past = language == Language::Czech
-            && lower == "jsem"
-            && words.get(at + 1).is_some_and(|next| next.lower.ends_with('l') || next.lower.ends_with("la"));
+        let czech_past = language == Language::Czech && lower == "jsem" && czech_participle_after(words, at).is_some();
         if (subject || verb) && !czech_past {
             let before = span(words, 0, at);
             let timed = before.iter().all(|word| is_time_word(word, language))
