@@ -259,6 +259,17 @@ fn a_czech_past_with_its_auxiliary_before_a_reflexive_is_read_and_a_move_said_as
 }
 
 #[test]
+fn a_word_of_the_task_in_english_is_an_everyday_noun_in_another_language() {
+    // French "chat" is a cat and German "Bad" a bathroom, not words of the task.
+    assert_yields("J'ai un chat.", MemoryType::Relationship, "A un chat");
+    assert_yields("Mon chat s'appelle Minou.", MemoryType::Relationship, "Son chat s'appelle Minou");
+    assert_yields("J'ai adopté un chat.", MemoryType::Context, "A adopté un chat");
+    assert_yields("Wir haben ein neues Bad.", MemoryType::Fact, "Hat ein neues Bad");
+    // In English the chat is still the conversation.
+    assert_nothing("I have a chat.");
+}
+
+#[test]
 fn negation_keeps_its_verb() {
     assert_yields("I don't drink alcohol.", MemoryType::Preference, "Does not drink alcohol");
     assert_yields("I don't eat meat.", MemoryType::Preference, "Does not eat meat");

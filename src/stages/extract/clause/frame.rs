@@ -7,7 +7,7 @@
 use super::frame_parts::{czech_participle_after, fronted_time, is_home_language, items};
 use super::instruments::{is_play_verb, names_instrument};
 use super::lexicon::Lexicon;
-use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun};
+use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun_in};
 use super::plural::{has_plural_ending, singular_of};
 use super::verbs::{VerbClass, class_of, czech_known_first_person, is_spanish_preterite};
 use super::words::{Word, joined, span, tail};
@@ -437,7 +437,9 @@ fn spanish_me(words: &[Word], negated: bool, reading: &Reading<'_>, found: &mut 
     let Some(verb) = words.first() else { return };
     let rest = tail(words, 1);
     match verb.lower.as_str() {
-        "gusta" | "gustan" | "encanta" | "encantan" | "fascina" | "fascinan" | "interesa" | "interesan" if !is_reaction(rest) => {
+        "gusta" | "gustan" | "encanta" | "encantan" | "fascina" | "fascinan" | "interesa" | "interesan"
+            if !is_reaction(rest, Language::Spanish) =>
+        {
             let (negation, slot) = if negated { ("No le", "dislikes") } else { ("Le", "likes") };
             for item in items(rest, Language::Spanish) {
                 let statement = format!("{negation} {} {}", verb.lower, rest_in_third_person(item, reading.lexicon));
@@ -521,7 +523,7 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         Some(VerbClass::Be) => be(rest, &statement, negated, past, reading, found),
         Some(VerbClass::Have) => have(rest, &statement, negated, past, reading, found),
         Some(VerbClass::Like | VerbClass::Prefer | VerbClass::Dislike) => {
-            if !is_reaction(rest) {
+            if !is_reaction(rest, language) {
                 let slot = if negated || class == Some(VerbClass::Dislike) { "dislikes" } else { "likes" };
                 for item in items(rest, language) {
                     push(found, MemoryType::Preference, slot, item, statement_of(item), 0.8, reading);
@@ -584,14 +586,14 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
                 push(found, memory_type, "languages", item, statement_of(item), 0.8, reading);
             }
         }
-        Some(VerbClass::Plan) if !past && !is_dangling(rest) && !names_task(rest) && !asks(rest, language) => {
+        Some(VerbClass::Plan) if !past && !is_dangling(rest) && !names_task(rest, language) && !asks(rest, language) => {
             push(found, MemoryType::Goal, "goal", rest, statement, 0.75, reading);
         }
         Some(VerbClass::Decide) if !is_dangling(rest) => push(found, MemoryType::Decision, "decision", rest, statement, 0.8, reading),
-        Some(VerbClass::Use) if !is_dangling(rest) && !names_task(rest) => {
+        Some(VerbClass::Use) if !is_dangling(rest) && !names_task(rest, language) => {
             push(found, MemoryType::Environment, "environment", rest, statement, 0.8, reading)
         }
-        Some(VerbClass::Learn) if !is_dangling(rest) && !names_task(rest) => {
+        Some(VerbClass::Learn) if !is_dangling(rest) && !names_task(rest, language) => {
             push(found, MemoryType::Goal, "learning", rest, statement, 0.8, reading)
         }
         Some(VerbClass::Called) => {
@@ -607,7 +609,7 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         }
         Some(_) => {}
         None => {
-            if is_dangling(rest) || names_task(rest) || rest.is_empty() {
+            if is_dangling(rest) || names_task(rest, language) || rest.is_empty() {
                 return;
             }
             let played: Vec<&str> = rest.iter().map(|word| word.lower.as_str()).collect();
@@ -643,7 +645,10 @@ fn be(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Readi
     let words = tail(rest, start);
     let Some(first) = words.first() else { return };
     let first_lower = first.lower.as_str();
-    if is_conversational_state(first_lower) || is_dangling(words) || words.iter().take(3).any(|word| is_task_noun(&word.lower)) {
+    if is_conversational_state(first_lower)
+        || is_dangling(words)
+        || words.iter().take(3).any(|word| is_task_noun_in(&word.lower, reading.lexicon.language))
+    {
         return;
     }
     // A perfect made with "sein"/"être" ("bin … gelaufen", "je suis allé…"): an event.
@@ -733,12 +738,12 @@ fn be(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Readi
 fn have(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
     let language = reading.lexicon.language;
     let Some(first) = rest.first() else { return };
-    if is_dangling(rest) || rest.iter().take(4).any(|word| is_task_noun(&word.lower)) {
+    if is_dangling(rest) || rest.iter().take(4).any(|word| is_task_noun_in(&word.lower, language)) {
         return;
     }
     // Czech "mám rád(a) X": a like; "nemám rád X" a dislike.
     if language == Language::Czech && matches!(first.lower.as_str(), "rád" | "ráda" | "rádi") {
-        if !is_reaction(tail(rest, 1)) {
+        if !is_reaction(tail(rest, 1), language) {
             let slot = if negated { "dislikes" } else { "likes" };
             push(found, MemoryType::Preference, slot, tail(rest, 1), statement.to_owned(), 0.8, reading);
         }
@@ -810,7 +815,7 @@ fn possessed(words: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>) {
     }
     let Some(verb) = words.get(verb_at) else { return };
     let rest = tail(words, verb_at + 1);
-    if rest.is_empty() || is_task_noun(&noun.lower) || mentions_you(rest) {
+    if rest.is_empty() || is_task_noun_in(&noun.lower, language) || mentions_you(rest) {
         return;
     }
     let noun_lower = noun.lower.as_str();
@@ -991,12 +996,12 @@ fn is_dangling(words: &[Word]) -> bool {
 }
 
 /// A reaction to the assistant's output ("das", "deine Beispiele", "la deuxième", "eso").
-fn is_reaction(words: &[Word]) -> bool {
+fn is_reaction(words: &[Word], language: Language) -> bool {
     is_dangling(words)
         || mentions_you(words)
         || words.first().is_some_and(|word| is_pointer(&word.lower) && words.len() <= 3 && !is_article_before_kind(words))
         || words.iter().take(3).any(|word| {
-            is_task_noun(&word.lower)
+            is_task_noun_in(&word.lower, language)
                 || matches!(
                     word.lower.as_str(),
                     "nummer"
@@ -1073,8 +1078,8 @@ fn is_article_before_kind(words: &[Word]) -> bool {
     !choice && !infinitive && !is_pointer(&kind.lower) && !kind.is_number()
 }
 
-fn names_task(words: &[Word]) -> bool {
-    words.iter().take(4).any(|word| is_task_noun(&word.lower))
+fn names_task(words: &[Word], language: Language) -> bool {
+    words.iter().take(4).any(|word| is_task_noun_in(&word.lower, language))
 }
 
 /// Whether a plan is a request to the assistant ("ich möchte wissen", "je veux savoir").

@@ -396,6 +396,18 @@ pub fn is_partner(word: &str) -> bool {
     )
 }
 
+/// [`is_task_noun`] in a clause of `language`: an English word of the task that is an everyday
+/// noun there is not one (French "chat" is a cat, "table" a table, "file" a queue; German
+/// "Bad" a bathroom), so "J'ai un chat" is a pet, not a chat with the assistant.
+pub fn is_task_noun_in(word: &str, language: Language) -> bool {
+    let false_friend = match language {
+        Language::French => matches!(word, "chat" | "table" | "file"),
+        Language::German => word == "bad",
+        _ => false,
+    };
+    !false_friend && is_task_noun(word)
+}
+
 /// Whether `word` is a word of the task at hand or of the conversation itself: a clause whose
 /// object it heads ("I have a question", "my code is", "I have no idea") says nothing about the
 /// person.
