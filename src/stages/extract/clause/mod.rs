@@ -20,6 +20,7 @@ pub mod nouns;
 pub mod plural;
 pub mod relative_times;
 pub mod split;
+pub mod time_phrases;
 pub mod verbs;
 pub mod words;
 

@@ -11,7 +11,8 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::anchor::{date, season_is_over, shifted_month};
+use super::anchor::{season_is_over, shifted_month};
+use super::time_phrases::{self, When};
 use crate::model::Micros;
 use crate::stages::extract::language::Language;
 use crate::timefmt::civil_from_days;
@@ -20,7 +21,9 @@ use crate::timefmt::civil_from_days;
 /// [`super::anchor`]'s). The groups: `keep`, a phrase that only looks like one ("am Morgen",
 /// "por la mañana"), left as it is; `day` a day named by its distance; `last`, `next` or
 /// `this` with `unit` a week, month, year or season counted from the message's; `count` with
-/// `ago` so many units before it; `year_word` a word that is a year ("loni", "letos").
+/// `ago` so many units before it; `year_word` a word that is a year ("loni", "letos"); and
+/// `since`, the word for "since" before any of these ("seit letztem Jahr", "depuis l'année
+/// dernière", "desde hace un año"), which the date keeps.
 static RELATIVE: LazyLock<[Option<Regex>; 5]> = LazyLock::new(|| {
     Language::ALL.map(|language| {
         let pattern = match language {
@@ -28,14 +31,15 @@ static RELATIVE: LazyLock<[Option<Regex>; 5]> = LazyLock::new(|| {
             Language::German => concat!(
                 r"(?i)\b(?:",
                 r"(?P<keep>am morgen|jeden morgen|guten morgen|morgens)",
-                r"|(?P<day>vorgestern|übermorgen|gestern abend|gestern|heute morgen|heute früh|heute abend|morgen)",
+                r"|(?P<since>seit )?(?:",
+                r"(?P<day>vorgestern|übermorgen|gestern abend|gestern|heute morgen|heute früh|heute abend|morgen)",
                 r"|(?:im |in der )?(?:(?P<last>letzte[nsm]?|vergangene[nsm]?|vorige[nsm]?)|(?P<next>nächste[nsm]?|kommende[nsm]?)|(?P<this>diese[nsm]?)) ",
                 r"(?P<unit>woche|monat|jahr|sommer|winter|frühling|frühjahr|herbst)",
                 r"|vor (?P<count>\d{1,2}|einem|einer|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf) (?P<ago>tagen|tag|wochen|woche|monaten|monat|jahren|jahr)",
-                r")\b"
+                r"))\b"
             ),
             Language::French => concat!(
-                r"(?i)\b(?:",
+                r"(?i)\b(?P<since>depuis )?(?:",
                 r"(?P<day>avant-hier|après-demain|hier soir|hier|ce matin|ce soir|cet après-midi|demain)",
                 r"|(?:l['’]|le |la )(?P<unit>année|an|mois|semaine|été|hiver|printemps|automne) (?:(?P<last>dernière|dernier|passée|passé)|(?P<next>prochaine|prochain))",
                 r"|(?P<this>cette|cet|ce) (?P<this_unit>année|mois-ci|mois|semaine|été|hiver|printemps|automne)",
@@ -45,11 +49,12 @@ static RELATIVE: LazyLock<[Option<Regex>; 5]> = LazyLock::new(|| {
             Language::Spanish => concat!(
                 r"(?i)\b(?:",
                 r"(?P<keep>la mañana|las mañanas|de mañana|cada mañana|una mañana)",
-                r"|(?P<day>anteayer|antier|anoche|ayer|pasado mañana|esta mañana|esta noche|mañana)",
+                r"|(?P<since>desde )?(?:",
+                r"(?P<day>anteayer|antier|anoche|ayer|pasado mañana|esta mañana|esta noche|mañana)",
                 r"|(?:el |la )?(?P<unit>año|mes|semana|verano|invierno|primavera|otoño) (?:(?P<last>pasado|pasada)|(?P<next>próximo|próxima|que viene))",
                 r"|(?:el |la )?(?:(?P<next_before>próximo|próxima)|(?P<this>este|esta)) (?P<this_unit>año|mes|semana|verano|invierno|primavera|otoño)",
                 r"|hace (?P<count>\d{1,2}|un|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|doce) (?P<ago>días|día|semanas|semana|meses|mes|años|año)",
-                r")\b"
+                r"))\b"
             ),
             Language::Czech => concat!(
                 r"(?i)\b(?:",
@@ -111,32 +116,38 @@ pub fn anchor(statement: &str, language: Language, time: Micros) -> String {
 
 /// The phrase `captures` found, written as a date in `language`; `None` leaves it as said.
 fn written(captures: &Captures, language: Language, today: i64) -> Option<String> {
-    let (year, month, _) = civil_from_days(today);
     if captures.name("keep").is_some() {
         return None;
     }
+    let when = when(captures, today)?;
+    Some(time_phrases::written(language, when, captures.name("since").is_some()))
+}
+
+/// When the phrase `captures` found is, counted from `today`.
+fn when(captures: &Captures, today: i64) -> Option<When> {
+    let (year, month, _) = civil_from_days(today);
     if let Some(day) = captures.name("day") {
-        return Some(on_day(language, today + day_offset(&day.as_str().to_lowercase())));
+        return Some(When::Day(today + day_offset(&day.as_str().to_lowercase())));
     }
     if let Some(word) = captures.name("year_word") {
         let offset = if word.as_str().to_lowercase() == "letos" { 0 } else { -1 };
-        return Some(in_year(language, year + offset));
+        return Some(When::Year(year + offset));
     }
     if let Some(unit) = captures.name("ago").or_else(|| captures.name("one_ago")) {
         let count = match captures.name("count") {
             Some(count) => number(&count.as_str().to_lowercase())?,
             None => 1,
         };
-        return Some(match unit_of(&unit.as_str().to_lowercase())? {
-            Unit::Day => on_day(language, today - count),
-            Unit::Week => around_day(language, today - 7 * count),
+        return match unit_of(&unit.as_str().to_lowercase())? {
+            Unit::Day => Some(When::Day(today - count)),
+            Unit::Week => Some(When::Around(today - 7 * count)),
             Unit::Month => {
                 let (in_year, in_month) = shifted_month(year, month, -count);
-                in_month_of(language, in_year, in_month)
+                Some(When::Month(in_year, in_month))
             }
-            Unit::Year => in_year(language, year - count),
-            Unit::Season(_) => return None,
-        });
+            Unit::Year => Some(When::Year(year - count)),
+            Unit::Season(_) => None,
+        };
     }
     let unit = captures.name("unit").or_else(|| captures.name("this_unit"))?;
     let direction = if captures.name("last").is_some() {
@@ -146,19 +157,19 @@ fn written(captures: &Captures, language: Language, today: i64) -> Option<String
     } else {
         0
     };
-    Some(match unit_of(&unit.as_str().to_lowercase())? {
-        Unit::Day => return None,
-        Unit::Week => week_of(language, today + 7 * direction),
+    match unit_of(&unit.as_str().to_lowercase())? {
+        Unit::Day => None,
+        Unit::Week => Some(When::Week(today + 7 * direction)),
         Unit::Month => {
             let (in_year, in_month) = shifted_month(year, month, direction);
-            in_month_of(language, in_year, in_month)
+            Some(When::Month(in_year, in_month))
         }
-        Unit::Year => in_year(language, year + direction),
+        Unit::Year => Some(When::Year(year + direction)),
         Unit::Season(season) => {
             let season_year = if direction < 0 && !season_is_over(season, month) { year - 1 } else { year + i64::from(direction > 0) };
-            in_season(language, season, season_year)
+            Some(When::Season(season, season_year))
         }
-    })
+    }
 }
 
 /// How many days from the message's a day word is.
@@ -203,87 +214,6 @@ fn number(word: &str) -> Option<i64> {
         "zwölf" | "douze" | "doce" | "dvanácti" => 12,
         digits => digits.parse().ok()?,
     })
-}
-
-fn on_day(language: Language, days: i64) -> String {
-    let day = date(days);
-    match language {
-        Language::German => format!("am {day}"),
-        Language::French => format!("le {day}"),
-        Language::Spanish => format!("el {day}"),
-        Language::Czech => format!("dne {day}"),
-        Language::English => format!("on {day}"),
-    }
-}
-
-fn around_day(language: Language, days: i64) -> String {
-    let day = date(days);
-    match language {
-        Language::German => format!("um den {day}"),
-        Language::French => format!("vers le {day}"),
-        Language::Spanish => format!("hacia el {day}"),
-        Language::Czech => format!("kolem {day}"),
-        Language::English => format!("around {day}"),
-    }
-}
-
-fn week_of(language: Language, days: i64) -> String {
-    let day = date(days);
-    match language {
-        Language::German => format!("in der Woche vom {day}"),
-        Language::French => format!("la semaine du {day}"),
-        Language::Spanish => format!("la semana del {day}"),
-        Language::Czech => format!("v týdnu od {day}"),
-        Language::English => format!("in the week of {day}"),
-    }
-}
-
-fn in_year(language: Language, year: i64) -> String {
-    match language {
-        Language::German => format!("im Jahr {year}"),
-        Language::French | Language::Spanish => format!("en {year}"),
-        Language::Czech => format!("v roce {year}"),
-        Language::English => format!("in {year}"),
-    }
-}
-
-/// "im März 2023", "en mars 2023", "en marzo de 2023", "v březnu 2023".
-fn in_month_of(language: Language, year: i64, month: i64) -> String {
-    const GERMAN: [&str; 12] =
-        ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"];
-    const FRENCH: [&str; 12] =
-        ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"];
-    const SPANISH: [&str; 12] =
-        ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"];
-    // Czech months after "v", in the locative.
-    const CZECH: [&str; 12] =
-        ["lednu", "únoru", "březnu", "dubnu", "květnu", "červnu", "červenci", "srpnu", "září", "říjnu", "listopadu", "prosinci"];
-    let index = (month - 1).clamp(0, 11) as usize;
-    match language {
-        Language::German => format!("im {} {year}", GERMAN[index]),
-        Language::French => format!("en {} {year}", FRENCH[index]),
-        Language::Spanish => format!("en {} de {year}", SPANISH[index]),
-        Language::Czech => format!("v {} {year}", CZECH[index]),
-        Language::English => format!("in month {month} of {year}"),
-    }
-}
-
-/// "im Sommer 2022", "en été 2022", "en el verano de 2022", "v létě 2022".
-fn in_season(language: Language, season: &str, year: i64) -> String {
-    let (german, french, spanish, czech) = match season {
-        "summer" => ("im Sommer", "en été", "en el verano de", "v létě"),
-        "winter" => ("im Winter", "en hiver", "en el invierno de", "v zimě"),
-        "spring" => ("im Frühling", "au printemps", "en la primavera de", "na jaře"),
-        _ => ("im Herbst", "en automne", "en el otoño de", "na podzim"),
-    };
-    let phrase = match language {
-        Language::German => german,
-        Language::French => french,
-        Language::Spanish => spanish,
-        Language::Czech => czech,
-        Language::English => season,
-    };
-    format!("{phrase} {year}")
 }
 
 #[cfg(test)]
@@ -351,6 +281,15 @@ mod tests {
         assert_eq!(czech("Oženil se před rokem"), "Oženil se v roce 2022");
         assert_eq!(czech("Začíná příští měsíc v nové práci"), "Začíná v červnu 2023 v nové práci");
         assert_eq!(czech("Byl minulé léto v Římě"), "Byl v létě 2022 v Římě");
+    }
+
+    #[test]
+    fn since_a_relative_time_is_since_its_date() {
+        assert_eq!(anchored(Language::French, "Est végane depuis l'année dernière"), "Est végane depuis 2022");
+        assert_eq!(anchored(Language::Spanish, "No bebe alcohol desde hace un año"), "No bebe alcohol desde 2022");
+        assert_eq!(anchored(Language::Spanish, "Vive en Lima desde el verano pasado"), "Vive en Lima desde el verano de 2022");
+        assert_eq!(anchored(Language::German, "Ist seit letztem Jahr Vegetarier"), "Ist seit 2022 Vegetarier");
+        assert_eq!(anchored(Language::German, "Raucht seit gestern nicht mehr"), "Raucht seit dem 2023-05-07 nicht mehr");
     }
 
     #[test]
