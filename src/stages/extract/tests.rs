@@ -240,6 +240,7 @@ fn relative_times_are_anchored_in_every_language() {
     assert_yields("Two months ago, I adopted a cat.", MemoryType::Context, "Adopted a cat in March 2023");
     assert_yields("L'année dernière, j'ai déménagé à Lyon.", MemoryType::Context, "A déménagé à Lyon en 2022");
     assert_yields("L'été prochain, je vais courir un marathon.", MemoryType::Context, "Va courir un marathon en été 2024");
+    assert_yields("Nächsten Monat fange ich bei der Bahn an.", MemoryType::Fact, "Fängt bei der Bahn an im Juni 2023");
     // A phrase that only looks like a time stays as said: every morning is no tomorrow.
     assert_yields("Ich laufe jeden Morgen fünf Kilometer.", MemoryType::Fact, "Läuft jeden Morgen fünf Kilometer");
     assert_yields("Corro por la mañana.", MemoryType::Fact, "Corre por la mañana");

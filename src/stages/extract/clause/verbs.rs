@@ -421,8 +421,11 @@ const ENGLISH_IRREGULAR_PAST: &[&str] = &[
 ];
 
 /// A German first-person verb's third-person form ("wohne" → "wohnt", "arbeite" →
-/// "arbeitet", "bin" → "ist", "esse" → "isst").
+/// "arbeitet", "bin" → "ist", "esse" → "isst", "fange" → "fängt", "verlasse" → "verlässt").
 pub fn german_third_person(verb: &str) -> Option<String> {
+    if let Some(irregular) = german_strong_third_person(verb) {
+        return Some(irregular);
+    }
     let irregular = match verb {
         "bin" => "ist",
         "habe" | "hab" => "hat",
@@ -430,20 +433,6 @@ pub fn german_third_person(verb: &str) -> Option<String> {
         "hatte" => "hatte",
         "mag" | "kann" | "will" | "muss" | "darf" | "soll" | "weiß" | "möchte" | "mochte" | "wollte" | "konnte" | "musste" => verb,
         "werde" => "wird",
-        "esse" => "isst",
-        "lese" => "liest",
-        "sehe" => "sieht",
-        "spreche" => "spricht",
-        "fahre" => "fährt",
-        "laufe" => "läuft",
-        "schlafe" => "schläft",
-        "trage" => "trägt",
-        "gebe" => "gibt",
-        "nehme" => "nimmt",
-        "treffe" => "trifft",
-        "helfe" => "hilft",
-        "vergesse" => "vergisst",
-        "halte" => "hält",
         "weiss" => "weiss",
         "heiße" => "heißt",
         _ => "",
@@ -460,6 +449,54 @@ pub fn german_third_person(verb: &str) -> Option<String> {
     }
     // Past forms of weak verbs ("wohnte") are the same in the third person.
     verb.ends_with("te").then(|| verb.to_owned())
+}
+
+/// The third person of a German strong verb whose vowel changes there ("fange" → "fängt",
+/// "wasche" → "wäscht", "werfe" → "wirft"), also after an inseparable prefix ("verlasse" →
+/// "verlässt", "empfange" → "empfängt", "erfahre" → "erfährt"). The separable prefix stands
+/// apart in a main clause ("ich fange … an"), so the verb is found without it.
+fn german_strong_third_person(verb: &str) -> Option<String> {
+    const STRONG: &[(&str, &str)] = &[
+        ("fange", "fängt"),
+        ("wasche", "wäscht"),
+        ("lasse", "lässt"),
+        ("backe", "bäckt"),
+        ("falle", "fällt"),
+        ("wachse", "wächst"),
+        ("grabe", "gräbt"),
+        ("lade", "lädt"),
+        ("rate", "rät"),
+        ("brate", "brät"),
+        ("stoße", "stößt"),
+        ("werfe", "wirft"),
+        ("sterbe", "stirbt"),
+        ("breche", "bricht"),
+        ("empfehle", "empfiehlt"),
+        ("stehle", "stiehlt"),
+        ("messe", "misst"),
+        ("trete", "tritt"),
+        ("gelte", "gilt"),
+        ("fahre", "fährt"),
+        ("laufe", "läuft"),
+        ("schlafe", "schläft"),
+        ("trage", "trägt"),
+        ("halte", "hält"),
+        ("gebe", "gibt"),
+        ("nehme", "nimmt"),
+        ("treffe", "trifft"),
+        ("helfe", "hilft"),
+        ("spreche", "spricht"),
+        ("lese", "liest"),
+        ("sehe", "sieht"),
+        ("esse", "isst"),
+        ("vergesse", "vergisst"),
+    ];
+    const PREFIXES: &[&str] = &["", "be", "emp", "ent", "er", "ge", "miss", "ver", "zer", "unter", "über", "hinter", "wider"];
+    STRONG.iter().find_map(|(first, third)| {
+        let prefix = verb.strip_suffix(first)?;
+        // "empfange" is "emp" + "fange"; "empfehle" is a strong verb of its own.
+        PREFIXES.contains(&prefix).then(|| format!("{prefix}{third}"))
+    })
 }
 
 /// A French first-person verb's third-person form ("habite" → "habite", "vis" → "vit",
@@ -692,6 +729,21 @@ mod tests {
         for (verb, third) in [("wohne", "wohnt"), ("arbeite", "arbeitet"), ("bin", "ist"), ("esse", "isst"), ("tanze", "tanzt")] {
             assert_eq!(german_third_person(verb).as_deref(), Some(third), "{verb}");
         }
+        // Strong verbs change their vowel, also after an inseparable prefix.
+        for (verb, third) in [
+            ("fange", "fängt"),
+            ("wasche", "wäscht"),
+            ("verlasse", "verlässt"),
+            ("empfange", "empfängt"),
+            ("erfahre", "erfährt"),
+            ("unterhalte", "unterhält"),
+            ("vergesse", "vergisst"),
+            ("empfehle", "empfiehlt"),
+        ] {
+            assert_eq!(german_third_person(verb).as_deref(), Some(third), "{verb}");
+        }
+        // A weak verb ending as a strong one does is not taken for it.
+        assert_eq!(german_third_person("fasse").as_deref(), Some("fasst"));
         for (verb, third) in [("habite", "habite"), ("vis", "vit"), ("suis", "est"), ("prends", "prend"), ("ai", "a")] {
             assert_eq!(french_third_person(verb).as_deref(), Some(third), "{verb}");
         }
