@@ -97,7 +97,10 @@ impl Reading {
             if !self.verb_ending {
                 let last = bytes[bytes.len() - 1].to_ascii_lowercase();
                 let before_last = bytes.len().checked_sub(2).map(|at| bytes[at].to_ascii_lowercase());
-                self.verb_ending = (bytes.len() >= 4 && last == b'o') || (before_last == Some(b'j') && matches!(last, b'i' | b'u'));
+                // "-o" ("vivo"), Spanish "-oy" ("soy", "voy", "estoy"), Czech "-ji"/"-ju".
+                self.verb_ending = (bytes.len() >= 4 && last == b'o')
+                    || (before_last == Some(b'o') && last == b'y' && bytes.len() <= 5)
+                    || (before_last == Some(b'j') && matches!(last, b'i' | b'u'));
             }
             return false;
         }

@@ -790,3 +790,47 @@ fn a_decision_in_the_perfect_is_a_decision_and_a_clause_ends_before_a_dash() {
     let found = extracted("Als Pflegerin im Nachtdienst – wie schlafe ich tagsüber besser?");
     assert_eq!(found, [(MemoryType::Identity, "Ist Pflegerin im Nachtdienst".to_owned())]);
 }
+
+#[test]
+fn a_second_person_word_is_told_in_the_clauses_own_language() {
+    // French "du" is "some", not German "du": these were read as speaking to the assistant.
+    assert_yields("Je joue du piano.", MemoryType::Skill, "Joue du piano");
+    assert_yields("Je bois du café le matin.", MemoryType::Preference, "Boit du café le matin");
+    assert_yields("Je fais du vélo tous les week-ends.", MemoryType::Context, "Fait du vélo tous les week-ends");
+    // Czech "tu" points at a thing.
+    assert_yields("Mám ráda tu kavárnu u nádraží.", MemoryType::Preference, "Má ráda tu kavárnu u nádraží");
+    // Speaking to the assistant still says nothing of the user.
+    assert_nothing("J'aime ton idée.");
+    assert_nothing("Ich mag deine Beispiele.");
+}
+
+#[test]
+fn the_users_possessive_gives_the_statements_one() {
+    // "fils" ends in s but is one son; "Eltern" has no -e but is plural.
+    assert_yields("Mon fils a sept ans.", MemoryType::Relationship, "Son fils a sept ans");
+    assert_yields("Mes parents habitent à Lyon.", MemoryType::Relationship, "Ses parents habitent à Lyon");
+    assert_yields("Meine Eltern wohnen in Graz.", MemoryType::Relationship, "Ihre Eltern wohnen in Graz");
+    assert_yields("Mis padres viven en Quito.", MemoryType::Relationship, "Sus padres viven en Quito");
+}
+
+#[test]
+fn spanish_verbs_outside_the_lists_are_read() {
+    // A short first-person verb in "-oy" opens the gate.
+    assert_yields("Soy profesora de matemáticas.", MemoryType::Identity, "Es profesora de matemáticas");
+    // The user's clitic on an infinitive is written in the third person.
+    assert_yields("Voy a casarme en octubre.", MemoryType::Goal, "Va a casarse en octubre");
+    // A preterite keeps its stem's spelling in the third person, and opens a sentence.
+    assert_yields("Busqué trabajo durante meses.", MemoryType::Context, "Buscó trabajo durante meses");
+    let found = extracted("Empecé a correr hace seis meses.");
+    assert!(
+        found.iter().any(|(memory_type, statement)| *memory_type == MemoryType::Context && statement.starts_with("Empezó a correr")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_state_of_what_was_said_before_is_no_memory() {
+    assert_nothing("estoy harta de eso, la verdad");
+    assert_nothing("Ich bin müde davon.");
+    assert_yields("Estoy harta de mi trabajo.", MemoryType::Identity, "Está harta de su trabajo");
+}

@@ -135,43 +135,21 @@ fn frame_words(language: Language) -> &'static [&'static str] {
     }
 }
 
-/// Words that mention the assistant.
-fn mentions_you(words: &[Word]) -> bool {
-    words.iter().any(|word| {
-        matches!(
-            word.lower.as_str(),
-            "du" | "dich"
-                | "dir"
-                | "dein"
-                | "deine"
-                | "deinen"
-                | "deinem"
-                | "tu"
-                | "te"
-                | "toi"
-                | "ton"
-                | "ta"
-                | "tes"
-                | "vous"
-                | "votre"
-                | "vos"
-                | "tú"
-                | "ti"
-                | "tus"
-                | "usted"
-                | "ustedes"
-                | "ty"
-                | "tebe"
-                | "tobě"
-                | "tvůj"
-                | "tvoje"
-                | "tvoji"
-                | "vám"
-                | "vás"
-                | "chatgpt"
-                | "gpt"
-        )
-    })
+/// Whether `words` (of a clause in `language`) mention the assistant: its name, or a word of
+/// the second person. Each language's own: German "du" is "you", French "du" is "some" ("je
+/// joue du piano", "je bois du café"); Czech "tu", "ta" and "ti" point at things ("tu kavárnu"),
+/// where French and Spanish "tu", "ta", "ti" are "you".
+fn mentions_you(words: &[Word], language: Language) -> bool {
+    let second_person: &[&str] = match language {
+        Language::German => &["du", "dich", "dir", "dein", "deine", "deinen", "deinem", "deiner", "deines", "euch", "euer", "eure"],
+        Language::French => &["tu", "te", "toi", "ton", "ta", "tes", "vous", "votre", "vos"],
+        Language::Spanish => {
+            &["tú", "tu", "ti", "te", "tus", "usted", "ustedes", "contigo", "vosotros", "vosotras", "os", "vuestro", "vuestra"]
+        }
+        Language::Czech => &["ty", "tebe", "tobě", "tě", "tvůj", "tvoje", "tvoji", "tvá", "vy", "vám", "vás", "váš", "vaše"],
+        Language::English => &["you", "your", "yours"],
+    };
+    words.iter().any(|word| second_person.contains(&word.lower.as_str()) || matches!(word.lower.as_str(), "chatgpt" | "gpt"))
 }
 
 /// Prepositions before a place ("in", "à", "en", "v").
@@ -268,7 +246,7 @@ pub fn read(words: &[Word], lexicon: &Lexicon, context: &Context, found: &mut Ve
     let lower = |index: usize| words.get(index).map_or("", |word| word.lower.as_str());
     // The subject: a pronoun, a possessive, a first-person verb, or "ich" after the verb.
     if lexicon.possessives.iter().any(|(possessive, _)| *possessive == lower(0)) {
-        return possessed(tail(words, 1), &reading, found);
+        return possessed(lower(0), tail(words, 1), &reading, found);
     }
     if language == Language::Spanish {
         let negated = lower(0) == "no";
@@ -515,7 +493,7 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         capitalized(statement.trim()).replace("' ", "'")
     };
     let statement = statement_of(rest);
-    if rest.is_empty() || mentions_you(rest) {
+    if rest.is_empty() || mentions_you(rest, language) {
         return;
     }
     let past = is_past(language, verb_lower);
@@ -647,6 +625,7 @@ fn be(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Readi
     let first_lower = first.lower.as_str();
     if is_conversational_state(first_lower)
         || is_dangling(words)
+        || of_what_was_said(words)
         || words.iter().take(3).any(|word| is_task_noun_in(&word.lower, reading.lexicon.language))
     {
         return;
@@ -801,7 +780,7 @@ fn is_perfect_participle(language: Language, rest: &[Word]) -> bool {
 
 /// "mein Mann ist allergisch", "ma fille a 7 ans", "mi hermana vive en Lima", "můj manžel je
 /// alergický": what the user's people and things are.
-fn possessed(words: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>) {
+fn possessed(said: &str, words: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>) {
     let lexicon = reading.lexicon;
     let language = lexicon.language;
     let Some(noun) = words.first() else { return };
@@ -815,39 +794,15 @@ fn possessed(words: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>) {
     }
     let Some(verb) = words.get(verb_at) else { return };
     let rest = tail(words, verb_at + 1);
-    if rest.is_empty() || is_task_noun_in(&noun.lower, language) || mentions_you(rest) {
+    if rest.is_empty() || is_task_noun_in(&noun.lower, language) || mentions_you(rest, language) {
         return;
     }
     let noun_lower = noun.lower.as_str();
-    let possessive = match language {
-        Language::German => {
-            if noun_lower.ends_with('e')
-                || matches!(
-                    noun_lower,
-                    "frau" | "tochter" | "schwester" | "mutter" | "mama" | "oma" | "freundin" | "partnerin" | "familie" | "katze"
-                )
-            {
-                "Ihre"
-            } else {
-                "Ihr"
-            }
-        }
-        Language::French => match noun_lower {
-            _ if noun_lower.starts_with(['a', 'e', 'é', 'i', 'o', 'u', 'h']) => "Son",
-            "femme" | "fille" | "sœur" | "soeur" | "mère" | "maman" | "copine" | "compagne" | "épouse" | "famille" | "tante"
-            | "cousine" | "chatte" | "voisine" | "collègue" => "Sa",
-            _ if noun_lower.ends_with('s') || noun_lower.ends_with('x') => "Ses",
-            _ => "Son",
-        },
-        Language::Spanish => {
-            if noun_lower.ends_with('s') {
-                "Sus"
-            } else {
-                "Su"
-            }
-        }
-        _ => "Její",
-    };
+    // The user's possessive says the third person's: its gender and number are the noun's,
+    // which the noun's ending does not always show ("mon fils" → son fils, "meine Eltern" →
+    // Ihre Eltern, "notre fille" → leur fille).
+    // `said` is one of the lexicon's possessives (the caller found it there).
+    let possessive = lexicon.possessives.iter().find(|(first, _)| *first == said).map_or_else(String::new, |(_, third)| capitalized(third));
     let statement = format!("{possessive} {}", rest_in_third_person(words, lexicon));
     let name_words = matches!(noun_lower, "name" | "nom" | "nombre" | "jméno");
     if name_words && rest.first().is_some_and(Word::is_capitalized) {
@@ -995,10 +950,21 @@ fn is_dangling(words: &[Word]) -> bool {
         || words.get(1).is_some_and(demonstrative)
 }
 
+/// Whether a state is of something said before: "(estoy) harta de eso", "(je suis) fan de ça",
+/// "(ich bin) müde davon": a preposition and a pointer right after the first word.
+fn of_what_was_said(words: &[Word]) -> bool {
+    let pointer = |word: &Word| {
+        matches!(word.lower.as_str(), "eso" | "esto" | "ça" | "cela" | "ceci" | "das" | "dies" | "to" | "tohle" | "toho" | "tím")
+    };
+    let preposition = |word: &Word| matches!(word.lower.as_str(), "de" | "d'" | "con" | "von" | "mit" | "z" | "ze" | "s" | "se");
+    matches!(words.get(1..3), Some([first, second]) if preposition(first) && pointer(second))
+        || matches!(words.get(1).map(|word| word.lower.as_str()), Some("davon" | "damit" | "darüber"))
+}
+
 /// A reaction to the assistant's output ("das", "deine Beispiele", "la deuxième", "eso").
 fn is_reaction(words: &[Word], language: Language) -> bool {
     is_dangling(words)
-        || mentions_you(words)
+        || mentions_you(words, language)
         || words.first().is_some_and(|word| is_pointer(&word.lower) && words.len() <= 3 && !is_article_before_kind(words))
         || words.iter().take(3).any(|word| {
             is_task_noun_in(&word.lower, language)

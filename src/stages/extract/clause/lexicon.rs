@@ -234,6 +234,8 @@ impl Lexicon {
                     let lower = word.to_lowercase();
                     (self.first_person_verb)(&lower)
                         || (self.language == Language::Spanish && lower.ends_with('o') && lower.len() >= 4)
+                        // "Empecé a correr…", "Conocí a mi mujer…": a regular preterite.
+                        || (self.language == Language::Spanish && verbs::is_spanish_preterite(&lower))
                         || lower == "me"
                 })
         });

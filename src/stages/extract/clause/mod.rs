@@ -299,10 +299,27 @@ pub fn rest_in_third_person(words: &[Word], lexicon: &Lexicon) -> String {
                 written = Word { text: verb.into(), lower: verb.into(), comma: false };
             }
         }
+        if lexicon.language == Language::Spanish
+            && let Some(infinitive) = spanish_infinitive_with_own_clitic(&written.lower)
+        {
+            // "casarme" → casarse: the clitic on an infinitive is the user too.
+            // The clitic is ASCII ("me", "nos"), as long in the text as in its lowercase.
+            let clitic = written.lower.len() - infinitive.len();
+            let text = written.text.get(..written.text.len().saturating_sub(clitic)).unwrap_or(infinitive);
+            written = Word { text: format!("{text}se").into(), lower: format!("{infinitive}se").into(), comma: written.comma };
+        }
         previous_was_subject = lexicon.self_subjects.contains(&word.lower.as_str());
         out.push(written);
     }
     words::joined(&out)
+}
+
+/// The infinitive of a Spanish infinitive with the user's own clitic attached ("casarme",
+/// "mudarnos", "apuntarme" → "casar", "mudar", "apuntar").
+fn spanish_infinitive_with_own_clitic(word: &str) -> Option<&str> {
+    let infinitive = word.strip_suffix("me").or_else(|| word.strip_suffix("nos"))?;
+    (infinitive.len() >= 4 && (infinitive.ends_with("ar") || infinitive.ends_with("er") || infinitive.ends_with("ir")))
+        .then_some(infinitive)
 }
 
 /// `words` without a closing aside after a comma that says nothing of the user ("I'm Dave, by

@@ -601,6 +601,19 @@ pub fn spanish_third_person(verb: &str) -> Option<String> {
         return Some(verb.to_owned());
     }
     if let Some(stem) = verb.strip_suffix('é') {
+        // The spelling keeps the stem's sound before "é" and takes it back before "ó":
+        // "busqué" → buscó, "llegué" → llegó, "averigüé" → averiguó, "empecé" → empezó.
+        let stem = if let Some(root) = stem.strip_suffix("qu") {
+            format!("{root}c")
+        } else if let Some(root) = stem.strip_suffix("gü") {
+            format!("{root}gu")
+        } else if let Some(root) = stem.strip_suffix("gu") {
+            format!("{root}g")
+        } else if let Some(root) = stem.strip_suffix('c') {
+            format!("{root}z")
+        } else {
+            stem.to_owned()
+        };
         return Some(format!("{stem}ó"));
     }
     if let Some(stem) = verb.strip_suffix('í')
