@@ -240,7 +240,7 @@ fn relative_times_are_anchored_in_every_language() {
     assert_yields("Two months ago, I adopted a cat.", MemoryType::Context, "Adopted a cat in March 2023");
     assert_yields("L'année dernière, j'ai déménagé à Lyon.", MemoryType::Context, "A déménagé à Lyon en 2022");
     assert_yields("L'été prochain, je vais courir un marathon.", MemoryType::Context, "Va courir un marathon en été 2024");
-    assert_yields("Nächsten Monat fange ich bei der Bahn an.", MemoryType::Fact, "Fängt bei der Bahn an im Juni 2023");
+    assert_yields("Nächsten Monat fange ich bei der Bahn an.", MemoryType::Goal, "Fängt bei der Bahn an im Juni 2023");
     // A phrase that only looks like a time stays as said: every morning is no tomorrow.
     assert_yields("Ich laufe jeden Morgen fünf Kilometer.", MemoryType::Fact, "Läuft jeden Morgen fünf Kilometer");
     assert_yields("Corro por la mañana.", MemoryType::Fact, "Corre por la mañana");
@@ -833,4 +833,39 @@ fn a_state_of_what_was_said_before_is_no_memory() {
     assert_nothing("estoy harta de eso, la verdad");
     assert_nothing("Ich bin müde davon.");
     assert_yields("Estoy harta de mi trabajo.", MemoryType::Identity, "Está harta de su trabajo");
+}
+
+#[test]
+fn a_time_said_before_the_verb_dates_the_clause_in_every_language() {
+    // Written on MONDAY (2023-05-08).
+    assert_yields("Hace seis meses empecé a correr.", MemoryType::Context, "Empezó a correr en noviembre de 2022");
+    assert_yields("Il y a deux ans j'ai déménagé à Lille.", MemoryType::Context, "A déménagé à Lille en 2021");
+    assert_yields("Před třemi lety jsem se odstěhoval z Ostravy.", MemoryType::Context, "Odstěhoval se z Ostravy v roce 2020");
+    assert_yields("A veces trabajo desde casa.", MemoryType::Identity, "Trabaja desde casa a veces");
+    // "luego" is no verb.
+    assert_nothing("Y luego trabajo en casa.");
+}
+
+#[test]
+fn a_move_still_ahead_is_a_plan_not_the_home() {
+    assert_yields("La semana que viene me mudo a Bilbao.", MemoryType::Goal, "Se muda a Bilbao la semana del 2023-05-15");
+    assert_yields("Le mois prochain je déménage à Nantes.", MemoryType::Goal, "Déménage à Nantes en juin 2023");
+    assert_yields("Je déménage à Nantes.", MemoryType::Identity, "Habite à Nantes");
+}
+
+#[test]
+fn a_doing_said_ahead_is_a_plan() {
+    assert_yields(
+        "El mes que viene empiezo a trabajar en Mercadona.",
+        MemoryType::Goal,
+        "Empieza a trabajar en Mercadona en junio de 2023",
+    );
+    assert_yields("Demain je commence un nouveau travail.", MemoryType::Goal, "Commence un nouveau travail le 2023-05-09");
+    assert_yields("Juego al pádel dos veces por semana.", MemoryType::Fact, "Juega al pádel dos veces por semana");
+}
+
+#[test]
+fn the_morning_is_no_tomorrow() {
+    assert_yields("Ich laufe jeden Morgen fünf Kilometer.", MemoryType::Fact, "Läuft jeden Morgen fünf Kilometer");
+    assert_yields("Corro por la mañana.", MemoryType::Fact, "Corre por la mañana");
 }

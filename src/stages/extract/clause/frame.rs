@@ -368,6 +368,7 @@ fn is_first_person_verb(lexicon: &Lexicon, word: &str, next: Option<&Word>, sure
                     && !matches!(
                         word,
                         "pero"
+                            | "luego"
                             | "como"
                             | "todo"
                             | "cuando"
@@ -477,7 +478,8 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
         _ => "",
     };
     let reflexive = match language {
-        Language::French if matches!(class, Some(VerbClass::Called | VerbClass::Move)) => "s'",
+        // "s'appelle", "s'installe"; "déménager" has no reflexive.
+        Language::French if class == Some(VerbClass::Called) || verb_lower == "installe" => "s'",
         Language::Spanish if reading.reflexive => "se ",
         _ => "",
     };
@@ -516,6 +518,10 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
             } else if !is_dangling(rest) {
                 push(found, MemoryType::Identity, "home", place(rest), statement, 0.85, reading);
             }
+        }
+        // "La semana que viene me mudo a Bilbao": a move still ahead is a plan, not the home.
+        Some(VerbClass::Move) if says_ahead(adverbial) || says_ahead(rest) => {
+            push(found, MemoryType::Goal, "goal", rest, statement, 0.7, reading);
         }
         Some(VerbClass::Move) => {
             let (prefix, to_words) = match language {
@@ -606,6 +612,9 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
             }
             if past {
                 push(found, MemoryType::Context, "life_event", rest, statement, 0.7, reading);
+            } else if says_ahead(adverbial) || says_ahead(rest) {
+                // "El mes que viene empiezo a trabajar en Mercadona": a plan, not a habit.
+                push(found, MemoryType::Goal, "goal", rest, statement, 0.7, reading);
             } else {
                 push(found, MemoryType::Fact, "habit", rest, statement, 0.7, reading);
             }
@@ -948,6 +957,23 @@ fn is_dangling(words: &[Word]) -> bool {
     (words.first().is_some_and(preposition) && words.get(1).is_some_and(|word| is_pointer(&word.lower) || matches!(word.lower.as_str(), "toho" | "tom" | "tím" | "davon" | "darüber" | "damit")))
         // "regarder ça demain": an infinitive and what was said before.
         || words.get(1).is_some_and(demonstrative)
+}
+
+/// Whether `words` name a time ahead ("la semana que viene", "le mois prochain", "nächste
+/// Woche", "příští měsíc", "mañana", "demain", "morgen", "zítra"). German "Morgen" and
+/// Spanish "mañana" after an article are the morning ("jeden Morgen", "por la mañana").
+fn says_ahead(words: &[Word]) -> bool {
+    words.iter().enumerate().any(|(at, word)| {
+        let before = at.checked_sub(1).map_or("", |before| words[before].lower.as_str());
+        match word.lower.as_str() {
+            "próximo" | "próxima" | "prochain" | "prochaine" | "demain" | "nächste" | "nächsten" | "nächstes" | "příští" | "příštím"
+            | "zítra" => true,
+            "morgen" => word.text.starts_with('m') || at == 0,
+            "mañana" => !matches!(before, "la" | "las" | "cada" | "esta" | "una" | "toda" | "de"),
+            "que" => words.get(at + 1).is_some_and(|next| next.lower == "viene"),
+            _ => false,
+        }
+    })
 }
 
 /// Whether a state is of something said before: "(estoy) harta de eso", "(je suis) fan de ça",

@@ -134,6 +134,20 @@ fn is_time_word(word: &Word, language: Language) -> bool {
                 | "octubre"
                 | "noviembre"
                 | "diciembre"
+                // "El mes que viene", "la semana que viene", "mañana".
+                | "que"
+                | "viene"
+                | "mañana"
+                | "a"
+                | "veces"
+                | "normalmente"
+                | "cuatro"
+                | "cinco"
+                | "seis"
+                | "siete"
+                | "ocho"
+                | "nueve"
+                | "diez"
         ),
         Language::French => matches!(
             lower,
@@ -181,6 +195,18 @@ fn is_time_word(word: &Word, language: Language) -> bool {
                 | "octobre"
                 | "novembre"
                 | "décembre"
+                // "Il y a deux ans", "demain".
+                | "il"
+                | "y"
+                | "a"
+                | "demain"
+                | "quatre"
+                | "cinq"
+                | "six"
+                | "sept"
+                | "huit"
+                | "neuf"
+                | "dix"
         ),
         Language::Czech => matches!(
             lower,
@@ -197,6 +223,28 @@ fn is_time_word(word: &Word, language: Language) -> bool {
                 | "minulý"
                 | "minulé"
                 | "minulou"
+                | "minulém"
+                // "Příští měsíc", "před třemi lety", "v roce 2020", "od ledna".
+                | "příští"
+                | "příštím"
+                | "tento"
+                | "tuto"
+                | "toto"
+                | "zítra"
+                | "týden"
+                | "měsíc"
+                | "rok"
+                | "roce"
+                | "před"
+                | "lety"
+                | "rokem"
+                | "měsíci"
+                | "týdnem"
+                | "dvěma"
+                | "třemi"
+                | "čtyřmi"
+                | "v"
+                | "od"
         ),
         Language::German | Language::English => false,
     }
