@@ -260,6 +260,43 @@ fn a_czech_past_with_its_auxiliary_before_a_reflexive_is_read_and_a_move_said_as
 }
 
 #[test]
+fn a_move_with_its_time_gives_a_timeless_home_and_the_dated_move_in_every_language() {
+    // The home is where the user lives now, with no time in it ("Vive en Bilbao en 2022"
+    // was written); when they moved is the move, anchored, as English keeps it.
+    for (text, home, event) in [
+        ("Me mudé a Bilbao el año pasado.", "Vive en Bilbao", "Se mudó a Bilbao en 2022"),
+        ("J'ai déménagé à Lyon l'année dernière.", "Habite à Lyon", "A déménagé à Lyon en 2022"),
+        ("Přestěhoval jsem se do Brna loni.", "Přestěhoval se do Brna", "Přestěhoval se do Brna v roce 2022"),
+        ("V roce 2020 jsem se přestěhoval do Brna.", "Přestěhoval se do Brna", "Přestěhoval se do Brna v roce 2020"),
+    ] {
+        assert_yields(text, MemoryType::Identity, home);
+        assert_yields(text, MemoryType::Context, event);
+        assert!(
+            !extracted(text).iter().any(|(memory_type, statement)| *memory_type == MemoryType::Identity && statement.contains("20")),
+            "{text}"
+        );
+    }
+    // Said without a time, the move is the home alone.
+    assert_eq!(extracted("Me mudé a Bilbao.").len(), 1);
+}
+
+#[test]
+fn what_the_user_is_said_with_where_is_kept_however_long() {
+    assert_yields(
+        "Soy profesora de matemáticas en un instituto de Valencia.",
+        MemoryType::Identity,
+        "Es profesora de matemáticas en un instituto de Valencia",
+    );
+    assert_yields(
+        "Je suis infirmière dans un hôpital à Lyon depuis deux ans.",
+        MemoryType::Identity,
+        "Est infirmière dans un hôpital à Lyon depuis deux ans",
+    );
+    // Long and with no place, it is an opinion or a story.
+    assert_nothing("Je suis vraiment pas sûr que cette idée soit la bonne pour nous.");
+}
+
+#[test]
 fn a_word_of_the_task_in_english_is_an_everyday_noun_in_another_language() {
     // French "chat" is a cat and German "Bad" a bathroom, not words of the task.
     assert_yields("J'ai un chat.", MemoryType::Relationship, "A un chat");

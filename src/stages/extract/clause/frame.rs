@@ -4,7 +4,7 @@
 //! clause written again with the verb in the third person and the user's pronouns and
 //! possessives replaced, in the clause's own language and word order.
 
-use super::frame_parts::{czech_participle_after, fronted_time, is_home_language, items};
+use super::frame_parts::{czech_participle_after, fronted_time, is_home_language, items, without_trailing_time};
 use super::instruments::{is_play_verb, names_instrument};
 use super::lexicon::Lexicon;
 use super::nouns::{is_conversational_state, is_diet, is_kin, is_partner, is_pointer, is_task_noun_in};
@@ -432,7 +432,8 @@ fn spanish_me(words: &[Word], negated: bool, reading: &Reading<'_>, found: &mut 
         "mudé" => {
             // "Me mudé de Rosario a Valencia": where to, not where from.
             let to = rest.iter().position(|word| word.lower == "a").map_or(0, |at| at + 1);
-            moved(tail(rest, to), reading, found, "Vive en");
+            let whole = format!("Se mudó {}", rest_in_third_person(rest, reading.lexicon));
+            moved(tail(rest, to), &whole, false, reading, found, "Vive en");
         }
         _ => {}
     }
@@ -533,7 +534,7 @@ fn clause(verb: &Word, rest: &[Word], adverbial: &[Word], negated: bool, reading
                 _ => ("Vive en".to_owned(), &["a"][..]),
             };
             if let Some(to) = rest.iter().position(|word| to_words.contains(&word.lower.as_str())) {
-                moved(tail(rest, to + 1), reading, found, &prefix);
+                moved(tail(rest, to + 1), &statement, !adverbial.is_empty(), reading, found, &prefix);
             }
         }
         Some(VerbClass::Origin) if !is_dangling(rest) => push(found, MemoryType::Identity, "origin", place(rest), statement, 0.8, reading),
@@ -714,13 +715,35 @@ fn be(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Readi
         }
         return;
     }
-    if words.len() <= 6 {
-        let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
-        // "Ich bin kein Arzt": true, but said to correct, not to describe oneself.
-        let confidence = if negated { 0.45 } else { 0.75 };
-        push(found, memory_type, "trait", words, statement.to_owned(), confidence, reading);
-    }
+    // Longer, what follows "I am" is an opinion or a story, not what the user is; but what
+    // they are can be said with where ("Soy profesora de matemáticas en un instituto de
+    // Valencia", "Ich bin Krankenpfleger in einer Klinik in Graz"): the value is what comes
+    // before the place, the statement the whole.
+    let value = if words.len() <= MOST_TRAIT_WORDS {
+        words
+    } else {
+        // The place is the rest, short and without a number: "à Annecy, prise de rdv au 04 50
+        // 55 12 98" is more than where.
+        let place_at = (1..=MOST_TRAIT_HEAD_WORDS.min(words.len() - 1)).find(|&at| is_place_preposition(&words[at].lower));
+        match place_at {
+            Some(at) if words.len() - at <= MOST_PLACE_WORDS && !tail(words, at).iter().any(Word::is_number) => span(words, 0, at),
+            _ => return,
+        }
+    };
+    let memory_type = if past { MemoryType::Context } else { MemoryType::Identity };
+    // "Ich bin kein Arzt": true, but said to correct, not to describe oneself.
+    let confidence = if negated { 0.45 } else { 0.75 };
+    push(found, memory_type, "trait", value, statement.to_owned(), confidence, reading);
 }
+
+/// Most words after "I am" read as what the user is.
+const MOST_TRAIT_WORDS: usize = 6;
+
+/// Most words of the place (and its time) after what the user is in a longer "I am …".
+const MOST_PLACE_WORDS: usize = 8;
+
+/// Most words before a place in a longer "I am …" read as what the user is.
+const MOST_TRAIT_HEAD_WORDS: usize = 4;
 
 /// "Ich habe zwei Kinder", "j'ai 34 ans", "tengo un perro", "mám rád kávu", "j'ai couru …".
 fn have(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Reading<'_>, found: &mut Vec<Found>) {
@@ -750,6 +773,13 @@ fn have(rest: &[Word], statement: &str, negated: bool, past: bool, reading: &Rea
         return push(found, MemoryType::Decision, "decision", tail(rest, at + 1), statement.to_owned(), 0.8, reading);
     }
     if is_perfect_participle(language, rest) {
+        // "J'ai déménagé à Lyon": the move, and where the user lives now.
+        if language == Language::French
+            && rest.first().is_some_and(|word| matches!(word.lower.as_str(), "déménagé" | "déménagée" | "emménagé" | "emménagée"))
+            && let Some(to) = rest.iter().position(|word| matches!(word.lower.as_str(), "à" | "au"))
+        {
+            new_home(tail(rest, to + 1), reading, found, "Habite à");
+        }
         return push(found, MemoryType::Context, "life_event", rest, statement.to_owned(), 0.7, reading);
     }
     match rest.iter().find(|word| is_kin(&word.lower, language)) {
@@ -843,15 +873,32 @@ fn rest_contains(words: &[Word], any: &[&str]) -> bool {
     words.iter().any(|word| any.contains(&word.lower.as_str()))
 }
 
-/// "zog nach Wien", "me mudé a Lima": the new home (a change).
-fn moved(rest: &[Word], reading: &Reading<'_>, found: &mut Vec<Found>, prefix: &str) {
-    let destination = place(rest);
+/// "zog nach Wien", "me mudé a Lima": the new home (a change), and the move when its time is
+/// said.
+fn moved(rest: &[Word], whole: &str, time_before: bool, reading: &Reading<'_>, found: &mut Vec<Found>, prefix: &str) {
+    // "Me mudé a Bilbao el año pasado", "V roce 2020 jsem se přestěhoval do Brna": the home
+    // is where the user lives, timeless; when they moved is the move itself, kept as it was
+    // said (and anchored), as the English reader keeps "Moved to Leeds in 2025".
+    if let Some((destination, time_after)) = new_home(rest, reading, found, prefix)
+        && (time_before || time_after)
+    {
+        push(found, MemoryType::Context, "life_event", destination, capitalized(whole), 0.7, reading);
+    }
+}
+
+/// The home a move went to ("Bilbao el año pasado" → *Vive en Bilbao*), a change: the place
+/// and whether a time was said after it.
+fn new_home<'a>(rest: &'a [Word], reading: &Reading<'_>, found: &mut Vec<Found>, prefix: &str) -> Option<(&'a [Word], bool)> {
+    let said = place(rest);
+    let destination = without_trailing_time(said, reading.lexicon.language);
     if destination.is_empty() || is_dangling(destination) {
-        return;
+        return None;
     }
     let statement = format!("{prefix} {}", joined(destination));
     let changed = Reading { change: true, ..*reading };
     push(found, MemoryType::Identity, "home", destination, statement, 0.85, &changed);
+    let numbers = |words: &[Word]| words.iter().filter(|word| word.is_number()).count();
+    Some((destination, destination.len() < said.len() || numbers(rest) > numbers(destination)))
 }
 
 /// The place in "in Berlin", "à Lyon", "en Sevilla", "v Brně", up to a time word.

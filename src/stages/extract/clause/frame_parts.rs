@@ -3,8 +3,9 @@
 //! three likes), and a time phrase before the first-person verb ("El verano pasado hice…",
 //! "Ahora trabajo de…"), which moves behind it.
 
+use super::relative_times::is_only_a_time;
 use super::verbs::{VerbClass, class_of, is_spanish_preterite};
-use super::words::{Word, span};
+use super::words::{Word, joined, span};
 use crate::stages::extract::language::Language;
 
 /// The words that join the items of a list.
@@ -71,6 +72,19 @@ pub fn is_home_language(words: &[Word]) -> bool {
         ) || lower.starts_with("mutterspr")
             || lower.starts_with("rodil")
     })
+}
+
+/// `words` without a relative time said at their end ("Bilbao el año pasado" → "Bilbao",
+/// "Lyon l'année dernière" → "Lyon", "Brna loni" → "Brna"): a place, with the time it was
+/// reached said apart.
+pub fn without_trailing_time(words: &[Word], language: Language) -> &[Word] {
+    for start in 1..words.len() {
+        let time = &words[start..];
+        if time.iter().all(|word| !word.is_capitalized() && is_time_word(word, language)) && is_only_a_time(&joined(time), language) {
+            return &words[..start];
+        }
+    }
+    words
 }
 
 /// Words a time phrase before the verb is made of, in each language: its prepositions,

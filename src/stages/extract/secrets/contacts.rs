@@ -1,7 +1,7 @@
 //! Contact details in a sentence: e-mail addresses and phone numbers, which evidence quotes
 //! mask as `[REDACTED:email]` and `[REDACTED:phone]` unless the memory is itself the contact
 //! detail kept under `--extract-pii keep`. A phone number is told by a leading `+` (8–15
-//! digits), by the North American 3-3-4 shape, or by its shape beside a word that names a
+//! digits), by the North American 3-3-4 shape or the French one in pairs, or by its shape beside a word that names a
 //! phone in one of the five languages ("call me on 07700 900123", "Handy 0171 1234567").
 //! Transcripts keep contact details: they are the user's own words, not secrets.
 
@@ -56,6 +56,13 @@ static NORTH_AMERICAN: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid phone pattern")
 });
 
+/// The French national shape: ten digits from a leading 0, written in pairs (`04 50 55 12 98`,
+/// `06.12.34.56.78`): no date, amount or version is written so.
+#[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
+static FRENCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b0[1-9](?: [0-9]{2}){4}|\b0[1-9](?:\.[0-9]{2}){4}|\b0[1-9](?:-[0-9]{2}){4}").expect("a valid phone pattern")
+});
+
 /// Any phone-like run of digits and separators, taken only beside a [`PHONE_WORD`].
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
 static PHONE_SHAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(?[0-9][0-9 \-.()/]{5,18}[0-9]").expect("a valid phone pattern"));
@@ -95,7 +102,7 @@ pub fn find(text: &str) -> Vec<Contact> {
             phone(hit.start(), hit.end());
         }
     }
-    for hit in NORTH_AMERICAN.find_iter(text) {
+    for hit in NORTH_AMERICAN.find_iter(text).chain(FRENCH.find_iter(text)) {
         if digit_run_ends(text, hit.start(), hit.end()) {
             phone(hit.start(), hit.end());
         }
@@ -177,6 +184,9 @@ mod tests {
             ("mein Handy ist 0171 1234567", vec![("0171 1234567", Phone)]),
             ("Meine Handynummer ist 0151 2298770, ich bin Dachdecker", vec![("0151 2298770", Phone)]),
             ("moje číslo je 603 123 456", vec![("603 123 456", Phone)]),
+            // The French pairs need no word naming a phone.
+            ("Je suis kiné à Annecy, prise de rdv au 04 50 55 12 98", vec![("04 50 55 12 98", Phone)]),
+            ("dispo au 06.12.34.56.78 le soir", vec![("06.12.34.56.78", Phone)]),
         ] {
             assert_eq!(found(text), expected, "{text}");
         }
