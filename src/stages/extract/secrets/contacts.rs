@@ -1,8 +1,9 @@
 //! Contact details in a sentence: e-mail addresses and phone numbers, which evidence quotes
 //! mask as `[REDACTED:email]` and `[REDACTED:phone]` unless the memory is itself the contact
 //! detail kept under `--extract-pii keep`. A phone number is told by a leading `+` (8–15
-//! digits), by the North American 3-3-4 shape or the French one in pairs, or by its shape beside a word that names a
-//! phone in one of the five languages ("call me on 07700 900123", "Handy 0171 1234567").
+//! digits), by the North American 3-3-4 shape or the French one in pairs, or by its shape
+//! beside a word that names a phone in one of the five languages ("call me on 07700 900123",
+//! "Handy 0171 1234567").
 //! Transcripts keep contact details: they are the user's own words, not secrets.
 
 use std::sync::LazyLock;
