@@ -9,6 +9,10 @@ time and median CPU time (user + system, of the child) are printed per build.
     python3 benches/ab.py --input /tmp/memport-bench/gemini-json-256M-seed1 \\
         --runs 9 /tmp/memport-before target/release/memport
 
+After the times, the first binary's speed against each other one's is printed as the median
+of the rounds' ratios (the other's wall time over the first's): with extraction on first and a
+wrapper adding `--extract off` second, that is what extraction costs.
+
 Output is not compared here: check it with `SOURCE_DATE_EPOCH=0 memport convert ...` and `cmp`.
 """
 
@@ -59,6 +63,15 @@ def main() -> int:
         print(
             f"{binary}: wall median {statistics.median(walls[binary]):.3f} s, fastest {min(walls[binary]):.3f} s; "
             f"CPU median {statistics.median(cpus[binary]):.3f} s ({args.runs} runs)"
+        )
+    # Each round's runs saw the same minute of the VM: the ratio within a round drifts less than
+    # either binary's times do.
+    first = args.binaries[0]
+    for binary in args.binaries[1:]:
+        ratios = sorted(other / mine for mine, other in zip(walls[first], walls[binary]))
+        print(
+            f"{first}'s speed against {binary}'s, round by round: median {statistics.median(ratios):.3f}x "
+            f"({ratios[0]:.3f}-{ratios[-1]:.3f})"
         )
     return 0
 
