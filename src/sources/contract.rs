@@ -190,6 +190,9 @@ pub enum Elements {
     Framed(ArrayFramer<Box<dyn Read + Send>>),
     /// Regrouped conversations, assembled one element at a time (no framing needed).
     Grouped(regroup::GroupedElements),
+    /// Records of a memory format grouped by conversation, handed out group by group (no
+    /// framing needed).
+    Records(crate::sources::formats::grouped::GroupingReader),
 }
 
 impl Elements {
@@ -201,15 +204,18 @@ impl Elements {
         match self {
             Elements::Framed(framer) => framer.next_element_into(out),
             Elements::Grouped(grouped) => grouped.next_element_into(out).map_err(FrameError::Io),
+            Elements::Records(records) => records.next_element_into(out),
         }
     }
 
-    /// Skips framed elements longer than `limit` bytes ([`ArrayFramer::with_element_limit`]).
+    /// Skips framed elements, and grouped records, longer than `limit` bytes
+    /// ([`ArrayFramer::with_element_limit`]).
     /// Regrouped elements are already cut far smaller than any limit.
     #[must_use]
     pub fn with_element_limit(self, limit: u64) -> Self {
         match self {
             Elements::Framed(framer) => Elements::Framed(framer.with_element_limit(limit)),
+            Elements::Records(records) => Elements::Records(records.with_element_limit(limit)),
             grouped @ Elements::Grouped(_) => grouped,
         }
     }
@@ -219,6 +225,7 @@ impl Elements {
         match self {
             Elements::Framed(framer) => framer.bytes_consumed(),
             Elements::Grouped(grouped) => grouped.bytes_assembled(),
+            Elements::Records(records) => records.bytes_consumed(),
         }
     }
 }

@@ -2,9 +2,10 @@
 //! element, so that each conversation decodes whole (parent links, turn order) on one worker.
 //!
 //! The records come from a [`RecordSource`] (array elements, NDJSON lines, Markdown files). The
-//! reader presents the groups as one JSON array the engine frames like any other input: each
-//! element is `[<byte offset of the first record>, record, record, …]`. A record whose key is
-//! `None` stands alone. A record the source could not read (an NDJSON line that is not JSON,
+//! reader hands the engine the groups as the elements of one JSON array, each whole as it is
+//! made (with the offsets and limits the array framer would give them, had it framed the
+//! array's text): each element is `[<byte offset of the first record>, record, record, …]`. A
+//! record whose key is `None` stands alone. A record the source could not read (an NDJSON line that is not JSON,
 //! an unreadable `.ump.md` file) travels as `{"_record_error": "…"}` in a group of its own; a
 //! framing problem (a truncated array) ends the array with a last element
 //! `[<offset>, {"_frame_error": "…"}]`. The decoders reject both with their reason and offset,
@@ -13,6 +14,8 @@
 use std::io::{self, Read};
 
 use crate::jcs::write_string;
+use crate::sources::json_array::{DEFAULT_ELEMENT_LIMIT, FrameError, MAX_DEPTH};
+use crate::sources::json_walk::deepest_nesting;
 
 /// Why a record source stopped early; the records before it were delivered.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -54,98 +57,228 @@ pub type GroupKey = fn(&[u8]) -> Option<String>;
 /// file cannot make one element grow without bound (the decoder sees the rest as a repeat).
 const MAX_GROUP_BYTES: usize = 256 << 20;
 
-/// The JSON array of groups, as a reader.
+/// The groups of a record source: handed to the engine one element at a time
+/// ([`GroupingReader::next_element_into`]), or read as the text of one JSON array (its `Read`).
 pub struct GroupingReader {
     source: Box<dyn RecordSource>,
     key: GroupKey,
-    /// The first record of the next group, read while closing the previous one.
-    pending: Option<(u64, Vec<u8>)>,
+    /// The first record of the next group (its offset, bytes and key), read while closing the
+    /// previous one.
+    pending: Option<Taken>,
+    /// A problem the source stopped at inside a group: the element after that group.
+    problem: Option<SourceProblem>,
+    /// The source has no more records (it ended, or stopped at a problem).
+    ended: bool,
+    /// Elements handed out so far.
+    elements: u64,
+    /// The length of the array text so far, as a framer reading it would count it: where the
+    /// next element's offset comes from.
+    consumed: u64,
+    /// Elements longer than this are rejected ([`GroupingReader::with_element_limit`]).
+    element_limit: u64,
+    /// The array text waiting to be read, for the `Read` side.
     out: Vec<u8>,
     position: usize,
     started: bool,
     finished: bool,
-    groups: u64,
 }
 
 impl GroupingReader {
     /// Groups the records of `source` by `key`.
     pub fn new(source: Box<dyn RecordSource>, key: GroupKey) -> Self {
-        GroupingReader { source, key, pending: None, out: Vec::new(), position: 0, started: false, finished: false, groups: 0 }
+        GroupingReader {
+            source,
+            key,
+            pending: None,
+            problem: None,
+            ended: false,
+            elements: 0,
+            consumed: 0,
+            element_limit: DEFAULT_ELEMENT_LIMIT,
+            out: Vec::new(),
+            position: 0,
+            started: false,
+            finished: false,
+        }
     }
 
-    fn next(&mut self) -> Result<Option<(u64, Vec<u8>)>, SourceProblem> {
+    /// Rejects elements longer than `limit` bytes, as the array framer does
+    /// ([`crate::sources::json_array::ArrayFramer::with_element_limit`]).
+    #[must_use]
+    pub fn with_element_limit(mut self, limit: u64) -> Self {
+        self.element_limit = limit;
+        self
+    }
+
+    fn next(&mut self) -> Result<Option<Taken>, SourceProblem> {
         if let Some(pending) = self.pending.take() {
             return Ok(Some(pending));
         }
-        let mut record = Vec::new();
-        Ok(self.source.next_record(&mut record)?.map(|offset| (offset, record)))
-    }
-
-    /// The group key of `record`; records the source could not read stand alone.
-    fn key_of(&self, record: &[u8]) -> Option<String> {
-        if is_record_error(record) { None } else { (self.key)(record) }
-    }
-
-    /// Fills `out` with the next piece of the array.
-    fn refill(&mut self) {
-        self.out.clear();
-        self.position = 0;
-        if !self.started {
-            self.started = true;
-            self.out.push(b'[');
+        if self.ended {
+            return Ok(None);
         }
-        let separator = |out: &mut Vec<u8>, groups: u64| {
-            if groups > 0 {
-                out.extend_from_slice(b",\n");
-            }
-        };
+        let mut record = Vec::new();
+        let Some(offset) = self.source.next_record(&mut record)? else { return Ok(None) };
+        // Told once a record, though a group's first is read while closing the group before.
+        // Records the source could not read stand alone.
+        let key = if is_record_error(&record) { None } else { (self.key)(&record) };
+        Ok(Some(Taken { offset, record, key }))
+    }
+
+    /// Appends the next element to `out`: a group `[<offset>, record, …]`, or the element that
+    /// reports where the source stopped (`[<offset>, {"_frame_error": …}]`, always the last).
+    /// Returns how deeply the element nests, as far as the limit needs it told (exact when it
+    /// reaches [`MAX_DEPTH`], else some depth below it); `None` after the last element.
+    fn write_element(&mut self, out: &mut Vec<u8>) -> Option<u64> {
+        if let Some(problem) = self.problem.take() {
+            write_problem(out, &problem);
+            return Some(2);
+        }
         match self.next() {
             Ok(None) => {
-                self.out.push(b']');
-                self.finished = true;
+                self.ended = true;
+                None
             }
             Err(problem) => {
-                separator(&mut self.out, self.groups);
-                self.out.extend_from_slice(format!("[{},{{\"_frame_error\":", problem.offset).as_bytes());
-                write_string(&mut self.out, &problem.message);
-                self.out.extend_from_slice(b"}]]");
-                self.finished = true;
+                self.ended = true;
+                write_problem(out, &problem);
+                Some(2)
             }
-            Ok(Some((offset, first))) => {
-                separator(&mut self.out, self.groups);
-                self.groups += 1;
-                let key = self.key_of(&first);
-                self.out.extend_from_slice(format!("[{offset},").as_bytes());
-                self.out.extend_from_slice(&first);
+            Ok(Some(Taken { offset, record: first, key })) => {
+                out.push(b'[');
+                out.extend_from_slice(offset.to_string().as_bytes());
+                out.push(b',');
+                out.extend_from_slice(&first);
+                let mut deepest = depth_bound(&first);
                 let mut size = first.len();
                 while key.is_some() && size < MAX_GROUP_BYTES {
                     match self.next() {
-                        Ok(Some((offset, record))) => {
-                            if self.key_of(&record) == key {
-                                size += record.len();
-                                self.out.push(b',');
-                                self.out.extend_from_slice(&record);
+                        Ok(Some(taken)) => {
+                            if taken.key == key {
+                                size += taken.record.len();
+                                deepest = deepest.max(depth_bound(&taken.record));
+                                out.push(b',');
+                                out.extend_from_slice(&taken.record);
                             } else {
-                                self.pending = Some((offset, record));
+                                self.pending = Some(taken);
                                 break;
                             }
                         }
-                        Ok(None) => break,
+                        Ok(None) => {
+                            self.ended = true;
+                            break;
+                        }
                         Err(problem) => {
-                            // Close this group; the problem becomes the last element, and the
-                            // array ends after it.
-                            self.out.extend_from_slice(format!("],\n[{},{{\"_frame_error\":", problem.offset).as_bytes());
-                            write_string(&mut self.out, &problem.message);
-                            self.out.extend_from_slice(b"}]");
-                            self.finished = true;
+                            // This group closes; the problem is the next element, and the last.
+                            self.ended = true;
+                            self.problem = Some(problem);
                             break;
                         }
                     }
                 }
-                self.out.push(b']');
+                out.push(b']');
+                Some(deepest + 1)
             }
         }
     }
+
+    /// Appends the next element to `out` and returns its offset and index in the array text
+    /// (as [`crate::sources::json_array::ArrayFramer`] would frame them from it), or `None`
+    /// after the last. The groups are whole when made: framing their text again to find where
+    /// each ends cost the reader of a store's export a quarter of its time.
+    ///
+    /// # Errors
+    /// An element longer than the element limit or nested deeper than [`MAX_DEPTH`]
+    /// ([`FrameError::ElementTooLarge`], [`FrameError::ElementTooDeep`]): it is dropped from
+    /// `out` and the next can be read.
+    pub fn next_element_into(&mut self, out: &mut Vec<u8>) -> Result<Option<(u64, u64)>, FrameError> {
+        // The array's text: `[`, the elements with `,\n` between them, `]`.
+        let offset = if self.elements == 0 { 1 } else { self.consumed + 2 };
+        let start = out.len();
+        let Some(depth) = self.write_element(out) else {
+            if !self.finished {
+                self.finished = true;
+                self.consumed = if self.elements == 0 { 2 } else { self.consumed + 1 };
+            }
+            return Ok(None);
+        };
+        let index = self.elements;
+        self.elements += 1;
+        let length = (out.len() - start) as u64;
+        self.consumed = offset + length;
+        // Both at once: the framer tells the depth first, unless it read past the limit in an
+        // earlier read of its own than the one that went too deep (a group over a MiB long).
+        if depth > MAX_DEPTH {
+            out.truncate(start);
+            return Err(FrameError::ElementTooDeep { index, element_offset: offset, depth });
+        }
+        if length > self.element_limit {
+            out.truncate(start);
+            return Err(FrameError::ElementTooLarge { index, element_offset: offset, length, limit: self.element_limit });
+        }
+        Ok(Some((offset, index)))
+    }
+
+    /// The length of the array text handed out so far, for progress.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Fills `out` with the next piece of the array text.
+    fn refill(&mut self) {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        self.position = 0;
+        if !self.started {
+            self.started = true;
+            out.push(b'[');
+        }
+        let before = out.len();
+        if self.elements > 0 {
+            out.extend_from_slice(b",\n");
+        }
+        if self.write_element(&mut out).is_some() {
+            self.elements += 1;
+        } else {
+            out.truncate(before);
+            out.push(b']');
+            self.finished = true;
+        }
+        self.out = out;
+    }
+}
+
+/// A record as the grouping reader read it.
+struct Taken {
+    /// Its byte offset in the file.
+    offset: u64,
+    record: Vec<u8>,
+    /// Its group key.
+    key: Option<String>,
+}
+
+/// Appends the element that says where the source stopped, and why.
+fn write_problem(out: &mut Vec<u8>, problem: &SourceProblem) {
+    out.extend_from_slice(format!("[{},{{\"_frame_error\":", problem.offset).as_bytes());
+    write_string(out, &problem.message);
+    out.extend_from_slice(b"}]");
+}
+
+/// How deeply `record` nests, as far as [`MAX_DEPTH`] needs it told: the exact depth when it
+/// has as many opening brackets as the limit, else its count of them (it nests no deeper than
+/// that). Counting bytes is far cheaper than walking its strings, and nearly every record has
+/// a few dozen.
+fn depth_bound(record: &[u8]) -> u64 {
+    let openings = opening_brackets(record);
+    if openings < MAX_DEPTH { openings } else { deepest_nesting(record) }
+}
+
+/// The `[` and `{` bytes of `bytes`, in strings or not.
+fn opening_brackets(bytes: &[u8]) -> u64 {
+    // Counted in bytes, 255 at most a count: the compiler makes each count a few vector
+    // compares and subtractions per 32 bytes (summed as `u64` one by one, it made a loop that
+    // cost more than walking the record).
+    bytes.chunks(255).map(|chunk| u64::from(chunk.iter().fold(0u8, |count, &byte| count + u8::from(byte == b'[' || byte == b'{')))).sum()
 }
 
 impl Read for GroupingReader {
@@ -320,8 +453,12 @@ impl RecordSource for WholeFile {
 /// (`sonic_rs::get` in [`string_at`] overflowed the stack at 100,000 levels), and the framed
 /// records are held to the same limit by the array framer.
 fn too_deep(record: &[u8]) -> Option<String> {
-    let limit = crate::sources::json_array::MAX_DEPTH;
-    let deepest = crate::sources::json_walk::deepest_nesting(record);
+    let limit = MAX_DEPTH;
+    // No deeper than its count of opening brackets: counted, not walked, for nearly every record.
+    if opening_brackets(record) <= limit {
+        return None;
+    }
+    let deepest = deepest_nesting(record);
     (deepest > limit).then(|| format!("nests arrays and objects more than {limit} levels deep ({deepest} levels); it was skipped"))
 }
 
@@ -371,6 +508,115 @@ mod tests {
         assert_eq!(groups[1][1]["_frame_error"], "cut at byte 9");
         assert_eq!(groups[1][0], 9);
         assert_eq!(grouped(Vec::new(), None), serde_json::json!([]));
+    }
+
+    /// Records made by the test, with a problem after them if any.
+    struct Made(std::collections::VecDeque<Vec<u8>>, Option<String>, u64);
+
+    impl RecordSource for Made {
+        fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem> {
+            let Some(record) = self.0.pop_front() else {
+                return match self.1.take() {
+                    Some(message) => Err(SourceProblem { offset: self.2, message }),
+                    None => Ok(None),
+                };
+            };
+            out.extend_from_slice(&record);
+            self.2 += record.len() as u64 + 1;
+            Ok(Some(self.2 - record.len() as u64 - 1))
+        }
+    }
+
+    fn reader(records: &[Vec<u8>], problem: Option<&str>, limit: u64) -> GroupingReader {
+        let made = Made(records.iter().cloned().collect(), problem.map(str::to_owned), 0);
+        GroupingReader::new(Box::new(made), |record| string_at(record, &["c"])).with_element_limit(limit)
+    }
+
+    /// An element's offset, index and bytes, or why it was rejected.
+    type HandedOut = Result<((u64, u64), Vec<u8>), String>;
+
+    /// Each element or rejection, and the bytes consumed at the end.
+    type Framing = (Vec<HandedOut>, u64);
+
+    /// Records, the problem after them, and the element limit.
+    type Case<'a> = (Vec<Vec<u8>>, Option<&'a str>, u64);
+
+    fn handed_out(mut next: impl FnMut(&mut Vec<u8>) -> Result<Option<(u64, u64)>, FrameError>) -> Vec<HandedOut> {
+        let mut seen = Vec::new();
+        loop {
+            let mut out = b"kept".to_vec();
+            match next(&mut out) {
+                Ok(Some(at)) => seen.push(Ok((at, out))),
+                Ok(None) => return seen,
+                Err(error) if error.is_element_only() => {
+                    assert_eq!(out, b"kept", "a rejected element leaves nothing behind");
+                    seen.push(Err(error.to_string()));
+                }
+                Err(error) => panic!("{error}"),
+            }
+        }
+    }
+
+    /// The elements as the engine gets them, and as an array framer frames the reader's text.
+    fn both_ways(records: &[Vec<u8>], problem: Option<&str>, limit: u64) -> (Framing, Framing) {
+        let mut direct = reader(records, problem, limit);
+        let elements = handed_out(|out| direct.next_element_into(out));
+        let mut framer = crate::sources::json_array::ArrayFramer::new(reader(records, problem, u64::MAX)).with_element_limit(limit);
+        let framed = handed_out(|out| framer.next_element_into(out));
+        ((elements, direct.bytes_consumed()), (framed, framer.bytes_consumed()))
+    }
+
+    fn nested(depth: usize) -> Vec<u8> {
+        format!(r#"{{"c":"a","d":{}1{}}}"#, "[".repeat(depth - 1), "]".repeat(depth - 1)).into_bytes()
+    }
+
+    #[test]
+    fn groups_handed_out_whole_are_the_elements_a_framer_finds_in_their_text() {
+        let plain = |text: &str| text.as_bytes().to_vec();
+        let cases: Vec<Case> = vec![
+            (Vec::new(), None, u64::MAX),
+            (Vec::new(), Some("cut at once"), u64::MAX),
+            (vec![plain(r#"{"c":"a","n":1}"#), plain(r#"{"c":"a","n":2}"#), plain(r#"{"n":3}"#), plain(r#"{"c":"b"}"#)], None, u64::MAX),
+            (vec![plain(r#"{"c":"a"}"#), plain(r#"{"c":"a"}"#)], Some("cut in a group"), u64::MAX),
+            (vec![plain(r#"{"_record_error":"bad line"}"#), plain(r#"{"c":"a"}"#)], Some("cut after a group"), u64::MAX),
+            // At the depth limit a record is read; in its group it is one level too deep.
+            (vec![plain(r#"{"c":"b"}"#), nested(511), nested(512), plain(r#"{"c":"b"}"#)], None, u64::MAX),
+            (vec![plain(r#"{"n":1}"#), plain(&format!(r#"{{"c":"a","t":"{}"}}"#, "x".repeat(100))), plain(r#"{"n":2}"#)], None, 60),
+        ];
+        for (records, problem, limit) in cases {
+            let (direct, framed) = both_ways(&records, problem, limit);
+            assert_eq!(direct, framed, "{problem:?} {limit}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_records_group_as_their_text_frames(
+            picks in proptest::collection::vec(0..7usize, 0..24),
+            problem in proptest::option::of("[a-z ]{1,12}"),
+            limit in proptest::sample::select(vec![40u64, 200, u64::MAX]),
+        ) {
+            let palette = [
+                br#"{"c":"a","n":1}"#.to_vec(),
+                br#"{"c":"b","t":"[{\"x\"}]"}"#.to_vec(),
+                br#"{"n":2}"#.to_vec(),
+                br#"{"_record_error":"line 3: not JSON"}"#.to_vec(),
+                format!(r#"{{"c":"a","t":"{}"}}"#, "y".repeat(90)).into_bytes(),
+                nested(512),
+                nested(40),
+            ];
+            let records: Vec<Vec<u8>> = picks.iter().map(|&pick| palette[pick].clone()).collect();
+            let (direct, framed) = both_ways(&records, problem.as_deref(), limit);
+            proptest::prop_assert_eq!(direct, framed);
+        }
+    }
+
+    #[test]
+    fn a_record_is_too_deep_only_past_the_limit_however_many_brackets_its_strings_hold() {
+        assert!(too_deep(&nested(512)).is_none());
+        assert!(too_deep(&nested(513)).unwrap().contains("(513 levels)"));
+        let brackets_in_a_string = format!(r#"{{"t":"{}"}}"#, "[{".repeat(600));
+        assert!(too_deep(brackets_in_a_string.as_bytes()).is_none());
     }
 
     #[test]

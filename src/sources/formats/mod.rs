@@ -69,9 +69,9 @@ pub enum RecordLayout {
 
 impl crate::sources::contract::ElementReader for RecordLayout {
     fn open(&self, entry: &Entry, reader: Box<dyn Read + Send>, _pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
-        let records: Box<dyn Read + Send> = match self {
+        let records = match self {
             // Read once, from the reader given: the input may be one a caller supplies.
-            RecordLayout::UmpNdjson => Box::new(ump::ndjson_records(entry, reader)),
+            RecordLayout::UmpNdjson => ump::ndjson_records(entry, reader),
             // The other grouped readers open the file themselves (AIMEM reads it twice: chunks
             // and edges).
             _ => {
@@ -79,7 +79,7 @@ impl crate::sources::contract::ElementReader for RecordLayout {
                 open_records(self, entry)?
             }
         };
-        Ok(Elements::Framed(crate::sources::json_array::ArrayFramer::new(records)))
+        Ok(Elements::Records(records))
     }
 }
 
@@ -94,8 +94,8 @@ impl RecordLayout {
 ///
 /// # Errors
 /// I/O errors opening the file.
-pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read + Send>, RunError> {
-    Ok(Box::new(match layout {
+pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<GroupingReader, RunError> {
+    Ok(match layout {
         RecordLayout::MifMemories => mif::records(entry)?,
         RecordLayout::UmpJson => ump::json_records(entry)?,
         RecordLayout::UmpNdjson => ump::ndjson_records(entry, entry.open()?),
@@ -108,7 +108,7 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<Box<dyn Read
         RecordLayout::PamConversations(folder) => {
             GroupingReader::new(Box::new(pam::IndexedConversations::open(entry, folder.clone())?), |_| None)
         }
-    }) as Box<dyn Read + Send>)
+    })
 }
 
 /// Plans UMP NDJSON records a caller supplies through memory (a store's export), read as a
