@@ -57,8 +57,8 @@ pub type GroupKey = fn(&[u8]) -> Option<String>;
 /// file cannot make one element grow without bound (the decoder sees the rest as a repeat).
 const MAX_GROUP_BYTES: usize = 256 << 20;
 
-/// The groups of a record source: handed to the engine one element at a time
-/// ([`GroupingReader::next_element_into`]), or read as the text of one JSON array (its `Read`).
+/// The groups of a record source, handed to the engine one element at a time
+/// ([`GroupingReader::next_element_into`]).
 pub struct GroupingReader {
     source: Box<dyn RecordSource>,
     key: GroupKey,
@@ -76,10 +76,7 @@ pub struct GroupingReader {
     consumed: u64,
     /// Elements longer than this are rejected ([`GroupingReader::with_element_limit`]).
     element_limit: u64,
-    /// The array text waiting to be read, for the `Read` side.
-    out: Vec<u8>,
-    position: usize,
-    started: bool,
+    /// The last element was handed out (and the array's closing `]` counted).
     finished: bool,
 }
 
@@ -95,9 +92,6 @@ impl GroupingReader {
             elements: 0,
             consumed: 0,
             element_limit: DEFAULT_ELEMENT_LIMIT,
-            out: Vec::new(),
-            position: 0,
-            started: false,
             finished: false,
         }
     }
@@ -223,29 +217,6 @@ impl GroupingReader {
     pub fn bytes_consumed(&self) -> u64 {
         self.consumed
     }
-
-    /// Fills `out` with the next piece of the array text.
-    fn refill(&mut self) {
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        self.position = 0;
-        if !self.started {
-            self.started = true;
-            out.push(b'[');
-        }
-        let before = out.len();
-        if self.elements > 0 {
-            out.extend_from_slice(b",\n");
-        }
-        if self.write_element(&mut out).is_some() {
-            self.elements += 1;
-        } else {
-            out.truncate(before);
-            out.push(b']');
-            self.finished = true;
-        }
-        self.out = out;
-    }
 }
 
 /// A record as the grouping reader read it.
@@ -279,21 +250,6 @@ fn opening_brackets(bytes: &[u8]) -> u64 {
     // compares and subtractions per 32 bytes (summed as `u64` one by one, it made a loop that
     // cost more than walking the record).
     bytes.chunks(255).map(|chunk| u64::from(chunk.iter().fold(0u8, |count, &byte| count + u8::from(byte == b'[' || byte == b'{')))).sum()
-}
-
-impl Read for GroupingReader {
-    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-        while self.position >= self.out.len() {
-            if self.finished {
-                return Ok(0);
-            }
-            self.refill();
-        }
-        let count = buffer.len().min(self.out.len() - self.position);
-        buffer[..count].copy_from_slice(&self.out[self.position..self.position + count]);
-        self.position += count;
-        Ok(count)
-    }
 }
 
 /// Records that are the elements of a JSON array (top level, or under a member path).
@@ -472,6 +428,24 @@ pub fn string_at(record: &[u8], path: &[&str]) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// The groups as the text of one JSON array, every element as made (none rejected).
+    fn array_text(mut reader: GroupingReader) -> Vec<u8> {
+        let mut text = b"[".to_vec();
+        let mut first = true;
+        loop {
+            let before = text.len();
+            if !first {
+                text.extend_from_slice(b",\n");
+            }
+            if reader.write_element(&mut text).is_none() {
+                text.truncate(before);
+                text.push(b']');
+                return text;
+            }
+            first = false;
+        }
+    }
+
     struct Fixed(Vec<&'static str>, Option<&'static str>);
 
     impl RecordSource for Fixed {
@@ -488,9 +462,8 @@ mod tests {
     }
 
     fn grouped(records: Vec<&'static str>, problem: Option<&'static str>) -> serde_json::Value {
-        let mut text = String::new();
-        GroupingReader::new(Box::new(Fixed(records, problem)), |record| string_at(record, &["c"])).read_to_string(&mut text).unwrap();
-        serde_json::from_str(&text).unwrap()
+        let text = array_text(GroupingReader::new(Box::new(Fixed(records, problem)), |record| string_at(record, &["c"])));
+        serde_json::from_slice(&text).unwrap()
     }
 
     #[test]
@@ -557,11 +530,12 @@ mod tests {
         }
     }
 
-    /// The elements as the engine gets them, and as an array framer frames the reader's text.
+    /// The elements as the engine gets them, and as an array framer frames the groups' text.
     fn both_ways(records: &[Vec<u8>], problem: Option<&str>, limit: u64) -> (Framing, Framing) {
         let mut direct = reader(records, problem, limit);
         let elements = handed_out(|out| direct.next_element_into(out));
-        let mut framer = crate::sources::json_array::ArrayFramer::new(reader(records, problem, u64::MAX)).with_element_limit(limit);
+        let text = array_text(reader(records, problem, u64::MAX));
+        let mut framer = crate::sources::json_array::ArrayFramer::new(&text[..]).with_element_limit(limit);
         let framed = handed_out(|out| framer.next_element_into(out));
         ((elements, direct.bytes_consumed()), (framed, framer.bytes_consumed()))
     }
@@ -623,9 +597,8 @@ mod tests {
     fn a_bad_ndjson_line_is_a_record_of_its_own_and_the_lines_after_it_are_read() {
         let input = b"\xEF\xBB\xBF{\"c\":\"a\",\"n\":1}\n{\"c\":\"a\",\"n\":\n\n{\"c\":\"a\",\"n\":3}\r\n";
         let lines = LineRecords::new(&input[..], "f.ndjson", |_| true);
-        let mut text = String::new();
-        GroupingReader::new(Box::new(lines), |record| string_at(record, &["c"])).read_to_string(&mut text).unwrap();
-        let groups: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let text = array_text(GroupingReader::new(Box::new(lines), |record| string_at(record, &["c"])));
+        let groups: serde_json::Value = serde_json::from_slice(&text).unwrap();
         assert_eq!(groups.as_array().unwrap().len(), 3, "{groups}");
         assert_eq!(groups[0][1]["n"], 1);
         assert_eq!(groups[1][0], 19, "the bad line's own offset");
