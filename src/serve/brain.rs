@@ -281,3 +281,41 @@ pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, B
     }
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(id: &str, text: &str) -> Value {
+        serde_json::json!({
+            "ump": "0.1",
+            "id": id,
+            "kind": "semantic",
+            "body": {"text": text},
+            "scope": {"owner": "owner", "visibility": "private"},
+            "time": {"created": "2026-01-02T03:04:05Z", "valid_from": "2026-01-02T03:04:05Z", "valid_to": null},
+            "lifecycle": {"status": "active", "confidence": 0.7},
+        })
+    }
+
+    /// The export reads the store's records without parsing each to check it is JSON (memport
+    /// wrote them so): one edited into something else fails the export, never leaves a bundle
+    /// that lacks it.
+    #[test]
+    fn a_stored_record_that_is_no_longer_json_fails_the_export() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        let store = Store::create(&path, "owner").unwrap();
+        store.put(&stored("urn:ump:aa", "Keeps bees")).unwrap();
+        store.put(&stored("urn:ump:bb", "Keeps goats")).unwrap();
+        let whole = export(&store, Scope::Full, None, true, 0, 1).unwrap();
+        assert!(std::fs::read_to_string(&whole.path).unwrap().contains("Keeps goats"));
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute("UPDATE records SET record = '{\"ump\":\"0.1\",\"id\":' WHERE id = 'urn:ump:bb'", [])
+            .unwrap();
+        for ndjson in [true, false] {
+            assert!(export(&store, Scope::Full, None, ndjson, 0, 1).is_err(), "ndjson: {ndjson}");
+        }
+    }
+}

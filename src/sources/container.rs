@@ -291,6 +291,11 @@ impl Entry {
         Entry { display: input.name.as_str().into(), name: input.name.clone(), size: 0, location: Location::Supplied(input.clone()) }
     }
 
+    /// Whether a caller supplies the entry through memory ([`Entry::supplied`]).
+    pub fn is_supplied(&self) -> bool {
+        matches!(self.location, Location::Supplied(_))
+    }
+
     /// The entry's file name without folders.
     pub fn base_name(&self) -> &str {
         self.name.rsplit('/').next().unwrap_or(&self.name)

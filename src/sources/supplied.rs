@@ -4,8 +4,10 @@
 //! cost more kernel time than the conversion's own work).
 //!
 //! The caller sends blocks of UMP NDJSON (whole lines) through a [`BlockSender`]; the run
-//! reads them as it reads a UMP NDJSON file, line by line, with the same checks. The input
-//! can be read once.
+//! reads them as it reads a UMP NDJSON file, line by line, with the same checks but one: the
+//! lines are records memport wrote as JSON, and are not each parsed again to check they are
+//! ([`crate::sources::formats::grouped::LineRecords::written_as_json`]). The input can be read
+//! once.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -66,18 +68,30 @@ pub struct BlockSender {
 }
 
 impl BlockSender {
-    /// Adds `line` and a newline; sends the block once it is full.
+    /// Adds `line` and a newline, sending the block gathered so far first when they would not
+    /// fit in it, and the block once it is full.
     ///
     /// # Errors
     /// When the run has stopped reading (it failed, or ended early): the caller stops.
     pub fn send_line(&mut self, line: &[u8]) -> Result<(), ReaderGone> {
+        // A line that would not fit goes into the next block: the block is sent as it is
+        // rather than grown (growing copied every block once more, a fiftieth of an export).
+        if !self.block.is_empty() && self.block.len() + line.len() + 1 > BLOCK_BYTES {
+            self.send_block()?;
+        }
         self.block.extend_from_slice(line);
         self.block.push(b'\n');
+        // Full (a line as long as a block fills one alone): sent now.
         if self.block.len() >= BLOCK_BYTES {
-            let full = std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK_BYTES));
-            self.sender.send(Ok(full)).map_err(|_| ReaderGone)?;
+            self.send_block()?;
         }
         Ok(())
+    }
+
+    /// Sends the block gathered so far and starts the next.
+    fn send_block(&mut self) -> Result<(), ReaderGone> {
+        let full = std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK_BYTES));
+        self.sender.send(Ok(full)).map_err(|_| ReaderGone)
     }
 
     /// Sends what is gathered and ends the input.
@@ -180,6 +194,26 @@ mod tests {
         let error = input.take_reader().unwrap().read_to_string(&mut text).unwrap_err();
         writer.join().unwrap();
         assert!(error.to_string().contains("cut off"));
+    }
+
+    #[test]
+    fn blocks_end_at_a_line_and_are_never_grown_past_their_size() {
+        let (input, mut sender) = SuppliedInput::new("test");
+        let reader = input.reader.lock().unwrap().take().unwrap();
+        let writer = std::thread::spawn(move || {
+            for index in 0..10_000 {
+                sender.send_line("y".repeat(100 + index % 700).as_bytes()).unwrap();
+                assert_eq!(sender.block.capacity(), BLOCK_BYTES);
+            }
+            sender.finish().unwrap();
+        });
+        let blocks: Vec<Vec<u8>> = reader.blocks.iter().map(Result::unwrap).collect();
+        writer.join().unwrap();
+        assert!(blocks.len() > 3);
+        for block in &blocks {
+            assert!(block.len() <= BLOCK_BYTES && block.ends_with(b"\n"));
+        }
+        assert_eq!(blocks.iter().map(|block| block.iter().filter(|&&byte| byte == b'\n').count()).sum::<usize>(), 10_000);
     }
 
     #[test]

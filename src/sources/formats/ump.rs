@@ -101,9 +101,11 @@ pub fn json_records(entry: &Entry) -> Result<GroupingReader, RunError> {
 }
 
 /// The grouped records of a UMP NDJSON file, from `reader`, its bytes (opened once: a
-/// [supplied input](crate::sources::supplied) can be read only once).
+/// [supplied input](crate::sources::supplied) can be read only once). A supplied input's lines
+/// are a store's records, which memport wrote as JSON: they are not parsed to check it.
 pub fn ndjson_records(entry: &Entry, reader: Box<dyn Read + Send>) -> GroupingReader {
     let lines = LineRecords::new(BufReader::with_capacity(1 << 16, reader), &entry.display, |_| true);
+    let lines = if entry.is_supplied() { lines.written_as_json() } else { lines };
     GroupingReader::new(Box::new(lines), group_key)
 }
 
