@@ -285,18 +285,7 @@ pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, B
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn stored(id: &str, text: &str) -> Value {
-        serde_json::json!({
-            "ump": "0.1",
-            "id": id,
-            "kind": "semantic",
-            "body": {"text": text},
-            "scope": {"owner": "owner", "visibility": "private"},
-            "time": {"created": "2026-01-02T03:04:05Z", "valid_from": "2026-01-02T03:04:05Z", "valid_to": null},
-            "lifecycle": {"status": "active", "confidence": 0.7},
-        })
-    }
+    use crate::store::tests::record;
 
     /// The export reads the store's records without parsing each to check it is JSON (memport
     /// wrote them so): one edited into something else fails the export, never leaves a bundle
@@ -306,8 +295,8 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("m.db");
         let store = Store::create(&path, "owner").unwrap();
-        store.put(&stored("urn:ump:aa", "Keeps bees")).unwrap();
-        store.put(&stored("urn:ump:bb", "Keeps goats")).unwrap();
+        store.put(&record("urn:ump:aa", "Keeps bees", "2026-01-02T03:04:05Z")).unwrap();
+        store.put(&record("urn:ump:bb", "Keeps goats", "2026-01-02T03:04:05Z")).unwrap();
         let whole = export(&store, Scope::Full, None, true, 0, 1).unwrap();
         assert!(std::fs::read_to_string(&whole.path).unwrap().contains("Keeps goats"));
         rusqlite::Connection::open(&path)

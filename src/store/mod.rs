@@ -664,9 +664,11 @@ impl<'a> Row<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A semantic record of `text`, created at `created` (RFC 3339), as tests here and elsewhere
+    /// store it.
     pub(crate) fn record(id: &str, text: &str, created: &str) -> Value {
         serde_json::json!({
             "ump": "0.1",
