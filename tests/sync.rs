@@ -1248,6 +1248,132 @@ fn an_erased_memory_is_withdrawn_without_its_words_in_the_next_delta() {
     assert!(!ndjson(&last_run.join("memory.ump.ndjson")).iter().any(|record| record["id"] == id.as_str()), "and not written again");
 }
 
+/// Guards erasure reaching those who hold an earlier delta: a message an earlier sync wrote and
+/// the store erased since is withdrawn in the next delta, in every format's terms, once; the
+/// delta read back carries the withdrawal on, and a store loaded from it erases the message.
+#[test]
+fn an_erased_message_is_withdrawn_in_the_next_delta_and_carried_by_a_delta_read_back() {
+    let folder = tempfile::tempdir().unwrap();
+    let (state, out) = (folder.path().join("state.db"), folder.path().join("out"));
+    let export = root().join("examples/chatgpt-small");
+    let formats = format!("store,{EVERY_FORMAT}");
+    let first = memport_sync_to(&formats, &export, &state, &out, "2026-01-01T00:00:00Z").output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let first_runs = run_folders(&out);
+    let first_run = first_runs.iter().next().unwrap().clone();
+    let records = ndjson(&first_run.join("memory.ump.ndjson"));
+    let message = records.iter().find(|record| record["body"]["text"].as_str().unwrap().starts_with("I don't eat meat")).unwrap();
+    let (id, message_id) =
+        (message["id"].as_str().unwrap().to_owned(), message["body"]["structured"]["message_id"].as_str().unwrap().to_owned());
+    let conversation_id = message["body"]["structured"]["conversation_id"].as_str().unwrap().to_owned();
+    let store = out.join(OutputFormat::Store.default_file_name());
+    let forget = forget_hard(&store, &[&id]);
+    assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
+
+    let second = memport_sync_to(&formats, &export, &state, &out, "2026-02-01T00:00:00Z").output().unwrap();
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    let runs = run_folders(&out);
+    let delta = runs.difference(&first_runs).next().cloned().unwrap();
+    let report = json(&delta.join(SYNC_REPORT));
+    assert_eq!((report["full"].as_bool(), report["conversations"]["messages_withdrawn"].as_u64()), (Some(false), Some(1)), "{report}");
+    let listed = retractions(&delta);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        (&listed[0]["conversation_id"], &listed[0]["message_ids"]),
+        (&Value::from(conversation_id.as_str()), &serde_json::json!([message_id]))
+    );
+
+    // UMP: a tombstone under the message's own record id.
+    let written = ndjson(&delta.join("memory.ump.ndjson"));
+    let tombstone =
+        written.iter().find(|record| record["id"] == id.as_str()).unwrap_or_else(|| panic!("the delta withdraws {id}: {written:?}"));
+    assert_eq!(tombstone["lifecycle"]["status"], "tombstoned", "{tombstone}");
+    assert_eq!(tombstone["body"]["structured"]["retracted_message"]["message_id"], message_id.as_str(), "{tombstone}");
+    // AIMEM, MIF, AIME: their lists of withdrawn messages, beside no retraction of the conversation.
+    let aimem = json(&delta.join("memory.aimem.json"));
+    assert_eq!(aimem["x-memport-withdrawn-messages"][0]["message_ids"], serde_json::json!([message_id]), "{aimem}");
+    assert!(aimem.get("x-memport-retracted").is_none(), "the conversation itself is not retracted");
+    let aimem_stream = std::fs::read_to_string(delta.join("memory.aimem.ndjson")).unwrap();
+    let envelope: Value = serde_json::from_str(aimem_stream.lines().next().unwrap()).unwrap();
+    assert_eq!(envelope["x-memport-withdrawn-messages"], aimem["x-memport-withdrawn-messages"]);
+    let mif = json(&delta.join("memory.mif.json"));
+    assert_eq!(mif["vendor_extensions"]["memport"]["withdrawn_messages"][0]["message_ids"], serde_json::json!([message_id]));
+    let aime = json(&delta.join("memory.aime.json"));
+    assert_eq!(aime["extensions"]["memport"]["withdrawnMessages"][0]["messageIds"], serde_json::json!([message_id]));
+    // PAM: an index entry tagged `messages-withdrawn` with a file that names the messages,
+    // which `memport merge` takes out of the base's conversation.
+    let pam_index = json(&delta.join("pam").join("memory-store.json"))["conversations_index"].clone();
+    let withdrawal = pam_index.as_array().unwrap().iter().find(|entry| entry["tags"] == serde_json::json!(["messages-withdrawn"]));
+    let withdrawal = withdrawal.unwrap_or_else(|| panic!("the PAM delta lists the withdrawal: {pam_index}"));
+    let file = json(&delta.join("pam").join(withdrawal["storage"]["ref"].as_str().unwrap()));
+    assert_eq!(file["raw_metadata"]["memport_withdrawn_messages"]["message_ids"], serde_json::json!([message_id]), "{file}");
+    assert!(!pam_index.as_array().unwrap().iter().any(|entry| entry["tags"] == serde_json::json!(["retracted"])), "{pam_index}");
+    assert_outputs_validate_in(&delta);
+    let merged = folder.path().join("merged");
+    let merge = succeed(
+        Command::new(env!("CARGO_BIN_EXE_memport"))
+            .arg("merge")
+            .arg(first_run.join("pam"))
+            .arg(delta.join("pam"))
+            .arg("-o")
+            .arg(&merged)
+            .arg("--json"),
+    );
+    let merge_report: Value = serde_json::from_slice(&merge.stdout).unwrap();
+    assert_eq!(merge_report["conversations"]["messages_withdrawn"], 1, "{merge_report}");
+    assert!(holds(
+        &std::fs::read(first_run.join("pam").join("conversations").join(format!("chatgpt-{conversation_id}.json"))).unwrap(),
+        "I don't eat meat"
+    ));
+    for file in files_under(&merged) {
+        assert!(!holds(&std::fs::read(&file).unwrap(), "I don't eat meat"), "{} holds the withdrawn message", file.display());
+    }
+    let merged_index = json(&merged.join("memory-store.json"))["conversations_index"].clone();
+    assert!(
+        merged_index.as_array().unwrap().iter().all(|entry| entry["tags"] != serde_json::json!(["messages-withdrawn"])),
+        "{merged_index}"
+    );
+    let validated = Command::new(env!("CARGO_BIN_EXE_memport")).arg("validate").arg(&merged).output().unwrap();
+    assert!(validated.status.success(), "{}", String::from_utf8_lossy(&validated.stdout));
+
+    let third = memport_sync_to(&formats, &export, &state, &out, "2026-03-01T00:00:00Z").output().unwrap();
+    assert!(third.status.success(), "{}", String::from_utf8_lossy(&third.stderr));
+    let last = run_folders(&out).difference(&runs).next().cloned().unwrap();
+    assert_eq!(json(&last.join(SYNC_REPORT))["conversations"]["messages_withdrawn"], 0, "withdrawn once");
+    assert!(retractions(&last).is_empty());
+
+    // Read back: each delta carries the withdrawal to another format, and a store that holds
+    // the first run's records erases the message when the delta is loaded into it.
+    for input in ["memory.ump.ndjson", "memory.aimem.json", "memory.aimem.ndjson", "memory.mif.json", "memory.aime.json", "pam"] {
+        let converted = folder.path().join(format!("{input}.carried.ump.ndjson"));
+        succeed(
+            Command::new(env!("CARGO_BIN_EXE_memport"))
+                .arg("convert")
+                .arg(delta.join(input))
+                .args(["--to", "ump-ndjson", "-q", "--exported-at", "2026-04-01T00:00:00Z", "-o"])
+                .arg(&converted),
+        );
+        let carried = ndjson(&converted);
+        assert!(
+            carried.iter().any(|record| record["id"] == id.as_str() && record["lifecycle"]["status"] == "tombstoned"),
+            "{input} read back withdraws the message: {carried:?}"
+        );
+    }
+    let other_store = folder.path().join("other.db");
+    for input in [first_run.join("memory.ump.ndjson"), delta.join("memory.ump.ndjson")] {
+        succeed(
+            Command::new(env!("CARGO_BIN_EXE_memport"))
+                .arg("convert")
+                .arg(&input)
+                .args(["--to", "store", "-q", "--exported-at", "2026-04-01T00:00:00Z", "-o"])
+                .arg(&other_store),
+        );
+    }
+    let loaded = memport::store::Store::open(&other_store, false).unwrap();
+    assert!(loaded.get(&id).unwrap().is_none() && loaded.is_erased(&id).unwrap(), "the store loaded with the delta erases the message");
+    assert!(!holds(&std::fs::read(&other_store).unwrap(), "I don't eat meat"));
+}
+
 /// Converts `input` with memport's defaults (extraction on) to UMP NDJSON in `folder` and
 /// returns the report's counts and the records written.
 fn convert_to_ump_ndjson(input: &Path, folder: &Path) -> (Value, Vec<Value>) {

@@ -74,9 +74,10 @@ fn a_postgres_state_writes_what_a_sqlite_state_writes() {
     assert!(other.runs.is_empty(), "another tenant sees none of these runs");
 }
 
-/// Guards erasure with the shared state: a memory an earlier sync wrote and the store erased
-/// since is withdrawn, emptied, in the next delta as with a SQLite state (the run folders are
-/// alike byte for byte), and the shared state keeps none of its words.
+/// Guards erasure with the shared state: a memory and a message an earlier sync wrote and the
+/// store erased since are withdrawn in the next delta as with a SQLite state (the run folders
+/// are alike byte for byte), the memory emptied, and the shared state keeps none of its words
+/// and remembers the message as withdrawn.
 #[test]
 fn an_erased_memory_is_withdrawn_alike_with_a_postgres_state() {
     let months = Months::generate("chatgpt", 120);
@@ -99,8 +100,13 @@ fn an_erased_memory_is_withdrawn_alike_with_a_postgres_state() {
         .find(|record| record["body"]["structured"]["memport_type"].is_string() && record["lifecycle"]["status"] == "active")
         .expect("month 1 has an extracted memory");
     let (record_id, memory_id) = (memory["id"].as_str().unwrap(), memory["body"]["structured"]["provider_memory_id"].as_str().unwrap());
+    let message = records
+        .iter()
+        .find(|record| record["body"]["structured"]["role"] == "user" && record["body"]["structured"]["message_id"].is_string())
+        .expect("month 1 has a user message");
+    let message_record_id = message["id"].as_str().unwrap();
     for out in [&shared_out, &file_out] {
-        let forget = forget_hard(&out.join("memory.db"), &[record_id]);
+        let forget = forget_hard(&out.join("memory.db"), &[record_id, message_record_id]);
         assert!(forget.status.success(), "{}", String::from_utf8_lossy(&forget.stderr));
     }
     sync_month(2);
@@ -109,7 +115,9 @@ fn an_erased_memory_is_withdrawn_alike_with_a_postgres_state() {
     assert_same_run(&shared_out.join(RUNS_FOLDER).join(&runs[1]), &shared_out, &file_out.join(RUNS_FOLDER).join(&runs[1]), &file_out);
     let report = json(&shared_out.join(RUNS_FOLDER).join(&runs[1]).join(SYNC_REPORT));
     assert_eq!(report["memories"]["erased"], 1, "{}", report["memories"]);
+    assert_eq!(report["conversations"]["messages_withdrawn"], 1, "{}", report["conversations"]);
     let mut state = PostgresState::open(&server(), &tenant).expect("the state opens");
+    assert!(state.withdrawn_messages().expect("the state reads").contains(message_record_id), "the state remembers the withdrawal");
     let entry = state.memory(memory_id).expect("the state reads").expect("the state still knows the memory by id");
     assert!(entry.retracted, "it is retracted in the state");
     assert_eq!((entry.statement.as_str(), entry.value.as_str()), (memport::model::ERASED_MEMORY_TEXT, ""), "its words are gone");

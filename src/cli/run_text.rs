@@ -113,6 +113,13 @@ pub fn sync_summary(report: &SyncReport) -> String {
             report.memories.erased
         );
     }
+    if conversations.messages_withdrawn > 0 {
+        let _ = writeln!(
+            text,
+            "memport: {} messages written by earlier runs were erased in the store since: withdrawn in this run's outputs",
+            conversations.messages_withdrawn
+        );
+    }
     for reason in &report.no_retractions_because {
         let _ = writeln!(text, "memport: no retractions for {reason}");
     }
@@ -139,14 +146,15 @@ pub fn merge_summary(report: &MergeReport) -> String {
     );
     let _ = writeln!(
         text,
-        "memport: conversations: {} ({} new, {} updated, {} retracted, {} files copied unchanged); messages: {} replaced, {} appended",
+        "memport: conversations: {} ({} new, {} updated, {} retracted, {} files copied unchanged); messages: {} replaced, {} appended, {} withdrawn",
         conversations.total,
         conversations.inserted,
         conversations.updated,
         conversations.retracted,
         conversations.copied,
         conversations.messages_replaced,
-        conversations.messages_appended
+        conversations.messages_appended,
+        conversations.messages_withdrawn
     );
     for warning in &report.warnings {
         let _ = writeln!(text, "memport: warning: {warning}");

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::hash::ContentKey;
 
-pub use retraction::{RetractedConversation, RetractionMemberNames};
+pub use retraction::{ErasedMessage, RetractedConversation, RetractionMemberNames};
 
 /// Microseconds since the Unix epoch, UTC.
 pub type Micros = i64;

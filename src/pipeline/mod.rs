@@ -353,15 +353,18 @@ fn make_progress(wanted: bool, total_bytes: u64) -> ProgressBar {
 /// # Errors
 /// [`RunError::Write`] when a store there cannot be read.
 fn erased_in_stores(outputs: &[(OutputFormat, PathBuf)], erasures_from: &[PathBuf]) -> Result<ErasedIds, RunError> {
-    let read = |path: &Path| -> Result<std::collections::HashSet<String>, crate::store::StoreError> {
-        crate::store::Store::open(path, false)?.erased_ids()
+    type Erased = (std::collections::HashSet<String>, Vec<crate::model::ErasedMessage>);
+    let read = |path: &Path| -> Result<Erased, crate::store::StoreError> {
+        let store = crate::store::Store::open(path, false)?;
+        Ok((store.erased_ids()?, store.erased_messages()?))
     };
-    let mut erased = std::collections::HashSet::new();
+    let (mut erased, mut messages) = (std::collections::HashSet::new(), Vec::new());
     for (_, path) in outputs.iter().filter(|(format, path)| *format == OutputFormat::Store && path.is_file()) {
         let ids = read(path).map_err(|error| {
             RunError::write(path.display().to_string(), std::io::Error::other(format!("reading its erasures: {error}")))
         })?;
-        erased.extend(ids);
+        erased.extend(ids.0);
+        messages.extend(ids.1);
     }
     for path in erasures_from {
         let ids = read(path).map_err(|error| ConfigError::Input {
@@ -371,9 +374,10 @@ fn erased_in_stores(outputs: &[(OutputFormat, PathBuf)], erasures_from: &[PathBu
                  (a store made with `--to store`; wait for a writer holding it, or check the file)"
             ),
         })?;
-        erased.extend(ids);
+        erased.extend(ids.0);
+        messages.extend(ids.1);
     }
-    Ok(ErasedIds::new(erased))
+    Ok(ErasedIds::with_messages(erased, messages))
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@
 //! `extensions.<system>`, while `metadata` has fixed members that describe the document. One
 //! object per conversation: `platform` and `session` as its messages' `metadata` name them,
 //! `conversationTitle` and `created` when known, `retractedBy` and `retractedAt`. A memory
-//! whose conversations were all retracted has `"retracted": true`.
+//! whose conversations were all retracted has `"retracted": true`. Messages a sync withdraws
+//! (erased from its memory store since an earlier run wrote them) are listed the same way in
+//! `withdrawnMessages`, each with its `messageIds`.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -123,18 +125,23 @@ fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
     }
 }
 
-/// The `,"retractedConversations":[…]` member of `extensions.memport`, or nothing when
-/// `retracted` is empty.
+/// The `,"retractedConversations":[…]` member of `extensions.memport` (whole conversations)
+/// and its `,"withdrawnMessages":[…]` (messages of one), each only when it has entries.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
-    if retracted.is_empty() {
-        return Vec::new();
+    let mut member = Vec::new();
+    let (of_messages, whole): (Vec<&RetractedConversation>, Vec<&RetractedConversation>) =
+        retracted.iter().partition(|conversation| conversation.is_of_messages());
+    for (name, listed) in [("retractedConversations", whole), ("withdrawnMessages", of_messages)] {
+        if listed.is_empty() {
+            continue;
+        }
+        member.extend_from_slice(format!(",\n\"{name}\":[").as_bytes());
+        for (index, conversation) in listed.into_iter().enumerate() {
+            member.extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
+            crate::sinks::retraction_json::write_object(&mut member, conversation, &crate::model::RetractionMemberNames::AIME);
+        }
+        member.extend_from_slice(b"\n]");
     }
-    let mut member = b",\n\"retractedConversations\":[".to_vec();
-    for (index, conversation) in retracted.iter().enumerate() {
-        member.extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
-        crate::sinks::retraction_json::write_object(&mut member, conversation, &crate::model::RetractionMemberNames::AIME);
-    }
-    member.extend_from_slice(b"\n]");
     member
 }
 
@@ -463,6 +470,7 @@ mod tests {
             created_at,
             retracted_by: run.to_owned(),
             retracted_at: SECOND + 1_000_000,
+            messages: Vec::new(),
         };
         // Given out of order: written by provider, then id.
         let retracted = [retraction(Provider::Grok, "x1", None, None), retraction(Provider::ChatGpt, "c0", Some("Old plans"), Some(FIRST))];

@@ -16,7 +16,9 @@
 //! A sync's retractions ([`Sink::retract`]) go where MIF lets a system keep its own data and
 //! consumers must preserve it: `vendor_extensions.memport.retracted_conversations`, one object
 //! per conversation (`provider`, `conversation_id`, `title` and `created_at` when known,
-//! `retracted_by`, `retracted_at`); the memories of a conversation are those whose
+//! `retracted_by`, `retracted_at`), and messages it withdraws (erased from its memory store
+//! since an earlier run wrote them) in `withdrawn_messages`, the same with `message_ids`; the
+//! memories of a conversation are those whose
 //! `source.session_id` is its id. A memory whose conversations were all retracted has
 //! `metadata.status: "retracted"` and no `related_memory_ids` (the memories it was linked to
 //! were written by earlier runs); its supersession stays in its metadata.
@@ -332,20 +334,25 @@ fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
     out.push(b'}');
 }
 
-/// The `,"retracted_conversations":[…]` member of the memport extension, compact, or nothing
-/// when `retracted` is empty.
+/// The `,"retracted_conversations":[…]` member of the memport extension (whole conversations)
+/// and its `,"withdrawn_messages":[…]` (messages of one), compact, each only when it has entries.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
-    if retracted.is_empty() {
-        return Vec::new();
-    }
-    let mut member = b",\"retracted_conversations\":[".to_vec();
-    for (index, conversation) in retracted.iter().enumerate() {
-        if index > 0 {
-            member.push(b',');
+    let mut member = Vec::new();
+    let (of_messages, whole): (Vec<&RetractedConversation>, Vec<&RetractedConversation>) =
+        retracted.iter().partition(|conversation| conversation.is_of_messages());
+    for (name, listed) in [("retracted_conversations", whole), ("withdrawn_messages", of_messages)] {
+        if listed.is_empty() {
+            continue;
         }
-        crate::sinks::retraction_json::write_object(&mut member, conversation, &crate::model::RetractionMemberNames::SNAKE_CASE);
+        member.extend_from_slice(format!(",\"{name}\":[").as_bytes());
+        for (index, conversation) in listed.into_iter().enumerate() {
+            if index > 0 {
+                member.push(b',');
+            }
+            crate::sinks::retraction_json::write_object(&mut member, conversation, &crate::model::RetractionMemberNames::SNAKE_CASE);
+        }
+        member.push(b']');
     }
-    member.push(b']');
     member
 }
 
@@ -564,6 +571,7 @@ mod tests {
             created_at,
             retracted_by: RUN.to_owned(),
             retracted_at: SECOND + 1_000_000,
+            messages: Vec::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! A retracted conversation as a JSON object, for the formats that list a sync's retractions in
-//! an extension member of their own (MIF `vendor_extensions`, AIME `extensions`): the same
-//! members, named in each format's style.
+//! an extension member of their own (AIMEM `x-memport-…`, MIF `vendor_extensions`, AIME
+//! `extensions`): the same members, named in each format's style; a withdrawal of some
+//! messages also names them.
 
 use crate::jcs::write_string;
 use crate::model::{RetractedConversation, RetractionMemberNames};
@@ -24,5 +25,15 @@ pub fn write_object(out: &mut Vec<u8>, conversation: &RetractedConversation, nam
     }
     member(out, names.retracted_by, &conversation.retracted_by, false);
     member(out, names.retracted_at, &format_rfc3339(conversation.retracted_at), false);
+    if conversation.is_of_messages() {
+        out.push(b',');
+        write_string(out, names.message_ids);
+        out.push(b':');
+        for (at, message) in conversation.messages.iter().enumerate() {
+            out.push(if at == 0 { b'[' } else { b',' });
+            write_string(out, message);
+        }
+        out.push(b']');
+    }
     out.push(b'}');
 }

@@ -8,14 +8,15 @@
 //! and a record erased there is not loaded again), or a new one. The run then moves it into
 //! place like any file output, holding the store's other writers off from the copy until then
 //! ([`crate::store::file`]). A sync's retracted conversations tombstone their
-//! records and add UMP's tombstone record for each. Building the store without a rollback
+//! records and add UMP's tombstone record for each; a message it withdraws (erased from the
+//! memory store it was synced from) is erased here too. Building the store without a rollback
 //! journal is safe: the file is not in place until it is complete.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::RunError;
-use crate::model::RetractedConversation;
+use crate::model::{ErasedMessage, RetractedConversation};
 use crate::signing::SignKey;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, ump};
 use crate::store::{Put, Store, StoreError, WriteHold};
@@ -99,13 +100,28 @@ impl Sink for StoreSink {
     }
 
     fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
-        for conversation in retracted {
+        let (of_messages, whole): (Vec<RetractedConversation>, Vec<RetractedConversation>) =
+            retracted.iter().cloned().partition(RetractedConversation::is_of_messages);
+        for conversation in &whole {
             self.store
                 .tombstone_session(conversation.provider.as_str(), &conversation.conversation_id)
                 .map_err(|error| write_error(&self.target, error))?;
         }
-        for record in ump::tombstone_records(retracted, &self.owner, self.sign_key.as_ref()) {
+        for record in ump::tombstone_records(&whole, &self.owner, self.sign_key.as_ref()) {
             self.load(&record)?;
+        }
+        // A withdrawn message was erased where it was withdrawn: erased here too, with what was
+        // derived from it, and never loaded again.
+        for withdrawal in &of_messages {
+            for message_id in &withdrawal.messages {
+                let message = ErasedMessage {
+                    provider: withdrawal.provider.as_str().to_owned(),
+                    conversation_id: withdrawal.conversation_id.clone(),
+                    message_id: message_id.clone(),
+                };
+                let reason = format!("withdrawn by run {}", withdrawal.retracted_by);
+                self.store.erase_message(&message, &reason, withdrawal.retracted_at).map_err(|error| write_error(&self.target, error))?;
+            }
         }
         Ok(())
     }

@@ -18,7 +18,9 @@
 //! its messages' records), `time.created` the retraction time, and
 //! `body.structured.retracted_conversation` names the provider, conversation (with its title
 //! and start when known) and retracting run; signed like the others. A memory whose conversations were all retracted is
-//! `tombstoned` too.
+//! `tombstoned` too. A message a sync withdraws (erased from its memory store since an earlier
+//! run wrote it) is a `tombstoned` record under the message's own record id, naming it in
+//! `body.structured.retracted_message` (the same members, with `message_id`).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -129,8 +131,9 @@ impl EncodedBatch {
 pub fn tombstone_records(retracted: &[RetractedConversation], owner: &str, sign_key: Option<&SignKey>) -> Vec<Vec<u8>> {
     let mut batch = EncodedBatch::default();
     for conversation in RetractedConversation::sorted(retracted) {
-        let (id, record) = tombstone_record(&conversation, owner);
-        push_record(&mut batch, Binding::Ndjson, sign_key, id, record);
+        for (id, record) in tombstones_of(&conversation, owner) {
+            push_record(&mut batch, Binding::Ndjson, sign_key, id, record);
+        }
     }
     batch.ndjson_records().map(<[u8]>::to_vec).collect()
 }
@@ -359,25 +362,52 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
     out
 }
 
+/// The `tombstoned` records of a retraction, with their ids: the conversation's, or one for
+/// each message withdrawn.
+fn tombstones_of(retracted: &RetractedConversation, owner: &str) -> Vec<(String, Vec<u8>)> {
+    if retracted.is_of_messages() {
+        retracted.messages.iter().map(|message| tombstone_record(retracted, Some(message), owner)).collect()
+    } else {
+        vec![tombstone_record(retracted, None, owner)]
+    }
+}
+
 /// The `tombstoned` record of a conversation a sync retracted, and its id, which bridges
-/// `<provider>:<conversation id>:retracted` as message ids are bridged, so a rerun repeats it.
-fn tombstone_record(retracted: &RetractedConversation, owner: &str) -> (String, Vec<u8>) {
+/// `<provider>:<conversation id>:retracted` as message ids are bridged, so a rerun repeats it;
+/// or, for `message` (a message erased from the memory store since an earlier run wrote it),
+/// a record under the message's own record id, so a consumer that holds the message by its id
+/// drops it.
+fn tombstone_record(retracted: &RetractedConversation, message: Option<&str>, owner: &str) -> (String, Vec<u8>) {
     let provider = retracted.provider.as_str();
-    let id = record_id(&format!("{provider}:{}:retracted", retracted.conversation_id));
-    let time = format_rfc3339(retracted.retracted_at);
-    let text = match &retracted.title {
-        Some(title) => format!("Conversation \"{title}\" was deleted from the {provider} export."),
-        None => format!("Conversation {} was deleted from the {provider} export.", retracted.conversation_id),
+    let conversation_id = &retracted.conversation_id;
+    let id = match message {
+        Some(message) => message_record_id(provider, conversation_id, message),
+        None => record_id(&format!("{provider}:{conversation_id}:retracted")),
     };
-    let mut out = Vec::with_capacity(text.len() + 2 * retracted.conversation_id.len() + 700);
+    let time = format_rfc3339(retracted.retracted_at);
+    let text = match (message, &retracted.title) {
+        (Some(_), Some(title)) => format!("A message of conversation \"{title}\" was erased from the memory store."),
+        (Some(_), None) => format!("A message of conversation {conversation_id} was erased from the memory store."),
+        (None, Some(title)) => format!("Conversation \"{title}\" was deleted from the {provider} export."),
+        (None, None) => format!("Conversation {conversation_id} was deleted from the {provider} export."),
+    };
+    let mut out = Vec::with_capacity(text.len() + 2 * conversation_id.len() + 700);
     out.extend_from_slice(b"{\"ump\":\"0.1\",\"id\":");
     write_string(&mut out, &id);
     out.extend_from_slice(b",\"kind\":\"episodic\",\"body\":{\"text\":");
     write_string(&mut out, &text);
-    out.extend_from_slice(b",\"structured\":{\"retracted_conversation\":{\"provider\":");
+    out.extend_from_slice(if message.is_some() {
+        b",\"structured\":{\"retracted_message\":{\"provider\":"
+    } else {
+        b",\"structured\":{\"retracted_conversation\":{\"provider\":"
+    });
     write_string(&mut out, provider);
     out.extend_from_slice(b",\"conversation_id\":");
-    write_string(&mut out, &retracted.conversation_id);
+    write_string(&mut out, conversation_id);
+    if let Some(message) = message {
+        out.extend_from_slice(b",\"message_id\":");
+        write_string(&mut out, message);
+    }
     // What another format's retraction names too, so a delta read back loses none of it.
     if let Some(title) = &retracted.title {
         out.extend_from_slice(b",\"title\":");
@@ -394,13 +424,17 @@ fn tombstone_record(retracted: &RetractedConversation, owner: &str) -> (String, 
     out.extend_from_slice(b",\"agent\":");
     write_string(&mut out, provider);
     out.extend_from_slice(b",\"session\":");
-    write_string(&mut out, &retracted.conversation_id);
+    write_string(&mut out, conversation_id);
     out.extend_from_slice(b",\"visibility\":\"private\"},\"time\":{\"created\":");
     write_string(&mut out, &time);
     out.extend_from_slice(b",\"observed\":");
     write_string(&mut out, &time);
     out.extend_from_slice(b"},\"lifecycle\":{\"status\":\"tombstoned\"}");
-    write_provenance(&mut out, owner, provider, &retracted.conversation_id);
+    let source_ref = match message {
+        Some(message) => format!("{conversation_id}#{message}"),
+        None => conversation_id.clone(),
+    };
+    write_provenance(&mut out, owner, provider, &source_ref);
     out.extend_from_slice(b",\"consent\":{\"exportable\":true}}");
     (id, out)
 }
@@ -553,8 +587,9 @@ impl Sink for UmpSink {
     fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
         let mut batch = EncodedBatch::default();
         for conversation in RetractedConversation::sorted(retracted) {
-            let (id, record) = tombstone_record(&conversation, &self.owner);
-            push_record(&mut batch, self.binding, self.sign_key.as_ref(), id, record);
+            for (id, record) in tombstones_of(&conversation, &self.owner) {
+                push_record(&mut batch, self.binding, self.sign_key.as_ref(), id, record);
+            }
         }
         let display = self.target.display().to_string();
         self.write_encoded(batch).map_err(|error| RunError::write(display, error))
@@ -774,6 +809,7 @@ mod tests {
             created_at: None,
             retracted_by: RUN.to_owned(),
             retracted_at: SECOND + 1_000_000,
+            messages: Vec::new(),
         }
     }
 

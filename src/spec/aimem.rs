@@ -30,6 +30,12 @@ pub fn check_producer(producer: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// memport's envelope extension listing the conversations a sync retracted.
+pub const RETRACTED_MEMBER: &str = "x-memport-retracted";
+/// memport's envelope extension listing the messages a sync withdrew (erased from its memory
+/// store since an earlier run wrote them).
+pub const WITHDRAWN_MEMBER: &str = "x-memport-withdrawn-messages";
+
 #[cfg(test)]
 mod tests {
     use super::*;

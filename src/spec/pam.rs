@@ -24,6 +24,14 @@ pub fn has_messages(head: &[u8]) -> bool {
     has_member(head, "messages", b"")
 }
 
+/// The tag of the index entry of messages a sync withdraws.
+pub const WITHDRAWN_TAG: &str = "messages-withdrawn";
+/// What a withdrawal's index id adds to the PAM id of the conversation (a character no plain
+/// conversation id has, so it names no conversation of its own).
+pub const WITHDRAWN_SUFFIX: &str = "~withdrawn";
+/// The `raw_metadata` member of a withdrawal's file that names the messages.
+pub const WITHDRAWN_MEMBER: &str = "memport_withdrawn_messages";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,19 +19,27 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::error::RunError;
-use crate::model::{Conversation, Disposition, SkipReason};
+use crate::model::{Conversation, Disposition, ErasedMessage, SkipReason};
 use crate::sources::DecodeOptions;
 use crate::spec::ump::{message_record_id, record_id};
 use crate::stages::{EndBoard, Found, Stage, WorkerStep};
 
-/// The UMP record ids a memory store erased.
+/// The UMP record ids a memory store erased, and the erased messages among them by the ids
+/// they were written under (for a sync to withdraw them from what earlier runs wrote).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ErasedIds(HashSet<String>);
+pub struct ErasedIds(HashSet<String>, Vec<ErasedMessage>);
 
 impl ErasedIds {
     /// The erased record ids.
     pub fn new(ids: HashSet<String>) -> Self {
-        ErasedIds(ids)
+        ErasedIds(ids, Vec::new())
+    }
+
+    /// The erased record ids, with the messages among them (sorted, each once).
+    pub fn with_messages(ids: HashSet<String>, mut messages: Vec<ErasedMessage>) -> Self {
+        messages.sort();
+        messages.dedup();
+        ErasedIds(ids, messages)
     }
 
     /// Whether no record was erased.
@@ -42,6 +50,11 @@ impl ErasedIds {
     /// How many records were erased.
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// The erased messages whose ids the stores kept, sorted.
+    pub fn messages(&self) -> &[ErasedMessage] {
+        &self.1
     }
 
     /// Whether the message `message_id` of `conversation_id` from `provider` was erased.

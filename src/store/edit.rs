@@ -11,7 +11,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{Put, Store, StoreError, set_status};
-use crate::model::Micros;
+use crate::model::{ErasedMessage, Micros};
+use crate::spec::ump::message_record_id;
 use crate::timefmt::format_rfc3339;
 
 /// What `remember` did.
@@ -258,16 +259,59 @@ impl Store {
         Ok(Forgotten::Tombstoned)
     }
 
-    /// Deletes the record at `seq` with its text and links, and remembers its erasure.
+    /// Erases the record of a message another store erased (a sync's delta withdrawing it), or,
+    /// when this store does not hold it, remembers the erasure all the same, so no later load
+    /// stores it.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn erase_message(&self, message: &ErasedMessage, reason: &str, now: Micros) -> Result<Forgotten, StoreError> {
+        let id = message_record_id(&message.provider, &message.conversation_id, &message.message_id);
+        match self.forget(&id, reason, true, now) {
+            Err(StoreError::NotFound(_)) => {
+                self.connection()
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO erasures (id, reason, erased_at, provider, conversation, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )?
+                    .execute(rusqlite::params![
+                        id,
+                        reason,
+                        &format_rfc3339(now),
+                        message.provider,
+                        message.conversation_id,
+                        message.message_id
+                    ])?;
+                Ok(Forgotten::Erased { derived: 0 })
+            }
+            done => done,
+        }
+    }
+
+    /// Deletes the record at `seq` with its text and links, and remembers its erasure: for a
+    /// message's record (its id made of the provider, conversation and message ids it names),
+    /// with those ids.
     fn erase(&self, seq: i64, id: &str, text: &str, reason: &str, now: Micros) -> Result<(), StoreError> {
         let connection = self.connection();
+        let named: (Option<String>, Option<String>, Option<String>) = connection
+            .prepare_cached(
+                "SELECT json_extract(record, '$.body.structured.source_kind'), json_extract(record, '$.body.structured.conversation_id'), \
+                 json_extract(record, '$.body.structured.message_id') FROM records WHERE seq = ?1",
+            )?
+            .query_row([seq], |row| Ok((row.get(0).ok().flatten(), row.get(1).ok().flatten(), row.get(2).ok().flatten())))?;
+        let message = match named {
+            (Some(provider), Some(conversation), Some(message)) if message_record_id(&provider, &conversation, &message) == id => {
+                Some((provider, conversation, message))
+            }
+            _ => None,
+        };
         self.unindex(seq, text)?;
         connection.prepare_cached("DELETE FROM records WHERE seq = ?1")?.execute([seq])?;
-        connection.prepare_cached("INSERT OR REPLACE INTO erasures (id, reason, erased_at) VALUES (?1, ?2, ?3)")?.execute([
-            id,
-            reason,
-            &format_rfc3339(now),
-        ])?;
+        let (provider, conversation, message) = message.map_or((None, None, None), |(p, c, m)| (Some(p), Some(c), Some(m)));
+        connection
+            .prepare_cached(
+                "INSERT OR REPLACE INTO erasures (id, reason, erased_at, provider, conversation, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(rusqlite::params![id, reason, &format_rfc3339(now), provider, conversation, message])?;
         Ok(())
     }
 }
@@ -358,6 +402,27 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         // The stem too: the full-text index holds "zygomycosi".
         assert!(!bytes.windows(b"zygomycosi".len()).any(|window| window == b"zygomycosi"), "no copy of the words is left in the file");
+    }
+
+    #[test]
+    fn erasing_a_message_remembers_which_message_it_was_and_erasing_a_memory_does_not() {
+        let (_folder, store) = store();
+        let id = message_record_id("chatgpt", "c1", "m1");
+        let mut message = crate::store::tests::record(&id, "My password is hunter2", "2026-01-02T03:04:05Z");
+        message["body"]["structured"] = json!({"source_kind": "chatgpt", "conversation_id": "c1", "message_id": "m1"});
+        // A record that names a message but is not under that message's id (a memory quoting it).
+        let mut other = crate::store::tests::record("urn:ump:xx", "Names a message", "2026-01-02T03:04:05Z");
+        other["body"]["structured"] = json!({"source_kind": "chatgpt", "conversation_id": "c1", "message_id": "m2"});
+        let memory = crate::store::tests::record("urn:ump:me", "Likes tea", "2026-01-02T03:04:05Z");
+        for record in [&message, &other, &memory] {
+            store.put(record).unwrap();
+        }
+        for erased in [id.as_str(), "urn:ump:xx", "urn:ump:me"] {
+            store.forget(erased, "asked", true, at("2026-02-01T00:00:00Z")).unwrap();
+        }
+        let named = crate::store::ErasedMessage { provider: "chatgpt".into(), conversation_id: "c1".into(), message_id: "m1".into() };
+        assert_eq!(store.erased_messages().unwrap(), [named]);
+        assert_eq!(store.erased_ids().unwrap().len(), 3);
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
 
+pub use crate::model::ErasedMessage;
 use crate::timefmt::parse_rfc3339;
 use file::FileId;
 pub use file::WriteHold;
@@ -128,6 +129,9 @@ pub struct Store {
     file: Option<FileId>,
     /// How long a write waits for another writer ([`Store::set_busy_timeout`]).
     busy_timeout: std::time::Duration,
+    /// The schema version of the file (older than [`schema::SCHEMA_VERSION`] only when opened
+    /// for reading).
+    schema_version: i64,
 }
 
 impl Store {
@@ -149,6 +153,7 @@ impl Store {
             writable: true,
             file,
             busy_timeout: file::BUSY_TIMEOUT,
+            schema_version: schema::SCHEMA_VERSION,
         })
     }
 
@@ -164,7 +169,7 @@ impl Store {
         let connection = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
         // Another process (a sync) may be writing: wait for it rather than fail.
         connection.busy_timeout(file::BUSY_TIMEOUT)?;
-        let owner = schema::check(&connection).map_err(|error| match error {
+        let (owner, mut schema_version) = schema::check(&connection).map_err(|error| match error {
             // Not a database at all, or not ours: the same answer for the user.
             StoreError::Sqlite(_) => StoreError::NotAStore,
             other => other,
@@ -172,8 +177,19 @@ impl Store {
         if writable {
             erase_for_good(&connection)?;
             schema::ensure_change_log(&connection)?;
+            schema::migrate(&connection, schema_version)?;
+            schema_version = schema::SCHEMA_VERSION;
         }
-        Ok(Store { connection, owner, search: Arc::default(), path: path.to_owned(), writable, file, busy_timeout: file::BUSY_TIMEOUT })
+        Ok(Store {
+            connection,
+            owner,
+            search: Arc::default(),
+            path: path.to_owned(),
+            writable,
+            file,
+            busy_timeout: file::BUSY_TIMEOUT,
+            schema_version,
+        })
     }
 
     /// Uses the search index of `other` (another connection to the same store file), so it is
@@ -452,6 +468,25 @@ impl Store {
         let mut statement = connection.prepare("SELECT id FROM erasures")?;
         let ids = statement.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
         Ok(ids)
+    }
+
+    /// The messages erased for good, each as the provider, conversation and message ids it was
+    /// written under, sorted: what a later sync withdraws from the outputs of earlier runs. (A
+    /// store of schema version 1 did not keep them: none there.)
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn erased_messages(&self) -> Result<Vec<ErasedMessage>, StoreError> {
+        if self.schema_version < 2 {
+            return Ok(Vec::new());
+        }
+        let mut statement = self.connection().prepare(
+            "SELECT provider, conversation, message FROM erasures WHERE message IS NOT NULL ORDER BY provider, conversation, message",
+        )?;
+        let erased = statement
+            .query_map([], |row| Ok(ErasedMessage { provider: row.get(0)?, conversation_id: row.get(1)?, message_id: row.get(2)? }))?
+            .collect::<Result<_, _>>()?;
+        Ok(erased)
     }
 
     /// Whether the record `id` was erased for good.

@@ -6,8 +6,11 @@
 //! (external content: the text lives once, in `records`). `relations` lists each record's
 //! typed links (`derived_from` a message, `about` an entity), so evidence and entities are
 //! found without parsing every record. `erasures` remembers records erased for good, so a later
-//! load of the same export does not bring them back. `record_changes` logs the `seq` of every
-//! record inserted or deleted (by triggers, so whoever writes logs), which is how recall's
+//! load of the same export does not bring them back, and for an erased message also the
+//! provider, conversation and message ids it was written under (which its record id, a hash of
+//! them, does not give back), so a later sync can withdraw it from what earlier runs wrote
+//! (version 2; [`migrate`] adds them to a store of version 1). `record_changes` logs the `seq`
+//! of every record inserted or deleted (by triggers, so whoever writes logs), which is how recall's
 //! in-memory search index ([`super::search`]) catches up with writes of other connections and
 //! processes; it is added to a store of version 1 that lacks it when the store is opened for
 //! writing, and a bulk load, after which any index is built again, clears it.
@@ -17,7 +20,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// The schema this build writes and reads. A store of a later version is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The value of `store_meta.format`: what tells a memport store from any other SQLite file.
 pub const STORE_FORMAT: &str = "memport-store";
@@ -49,6 +52,14 @@ CREATE INDEX relations_by_target ON relations (target);
 CREATE TABLE erasures (id TEXT PRIMARY KEY, reason TEXT NOT NULL, erased_at TEXT NOT NULL) WITHOUT ROWID;
 ";
 
+/// Version 2: the provider, conversation and message ids of an erased message.
+const TO_V2: &str = "
+ALTER TABLE erasures ADD COLUMN provider TEXT;
+ALTER TABLE erasures ADD COLUMN conversation TEXT;
+ALTER TABLE erasures ADD COLUMN message TEXT;
+UPDATE store_meta SET value = '2' WHERE key = 'schema_version';
+";
+
 const CHANGE_LOG: &str = "
 CREATE TABLE IF NOT EXISTS record_changes (change INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL);
 CREATE TRIGGER IF NOT EXISTS record_inserted AFTER INSERT ON records BEGIN INSERT INTO record_changes (seq) VALUES (new.seq); END;
@@ -74,19 +85,30 @@ pub fn create(connection: &Connection, owner: &str) -> Result<(), StoreError> {
     ensure_change_log(connection)?;
     let mut insert = connection.prepare("INSERT INTO store_meta (key, value) VALUES (?1, ?2)")?;
     insert.execute(["format", STORE_FORMAT])?;
-    insert.execute(["schema_version", &SCHEMA_VERSION.to_string()])?;
+    insert.execute(["schema_version", "1"])?;
     insert.execute(["owner", owner])?;
+    migrate(connection, 1)
+}
+
+/// Brings a store of `version` up to [`SCHEMA_VERSION`], each step in one transaction (a store
+/// opened for writing; one opened only for reading is read as it is).
+///
+/// # Errors
+/// SQLite errors.
+pub fn migrate(connection: &Connection, version: i64) -> Result<(), StoreError> {
+    if version < 2 {
+        connection.execute_batch(&format!("SAVEPOINT to_v2; {TO_V2} RELEASE to_v2;"))?;
+    }
     Ok(())
 }
 
-/// Checks that `connection` holds a memport store this build can read, and returns its owner.
-/// (Version 1 is the only one so far; a migration from each older version goes here, run in
-/// one transaction, as the sync state does.)
+/// Checks that `connection` holds a memport store this build can read, and returns its owner
+/// and schema version.
 ///
 /// # Errors
 /// [`StoreError::NotAStore`] for any other database, [`StoreError::NewerSchema`] for a store
 /// written by a later memport.
-pub fn check(connection: &Connection) -> Result<String, StoreError> {
+pub fn check(connection: &Connection) -> Result<(String, i64), StoreError> {
     let meta = |key: &str| -> Option<String> {
         connection.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |row| row.get::<_, String>(0)).ok()
     };
@@ -97,5 +119,36 @@ pub fn check(connection: &Connection) -> Result<String, StoreError> {
     if version > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema { found: version, supported: SCHEMA_VERSION });
     }
-    Ok(meta("owner").unwrap_or_default())
+    Ok((meta("owner").unwrap_or_default(), version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_one_store_opened_for_writing_is_brought_to_version_two_and_read_as_it_is_otherwise() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("v1.db");
+        {
+            let connection = Connection::open(&path).unwrap();
+            connection.execute_batch(CREATE_V1).unwrap();
+            connection
+                .execute_batch(&format!(
+                    "INSERT INTO store_meta VALUES ('format', '{STORE_FORMAT}'), ('schema_version', '1'), ('owner', 'me');
+                     INSERT INTO erasures VALUES ('urn:ump:old', 'asked', '2026-01-01T00:00:00Z');"
+                ))
+                .unwrap();
+        }
+        let reader = crate::store::Store::open(&path, false).unwrap();
+        assert!(reader.erased_messages().unwrap().is_empty(), "version 1 kept no message ids");
+        assert!(reader.is_erased("urn:ump:old").unwrap());
+        drop(reader);
+        drop(crate::store::Store::open(&path, true).unwrap());
+        let connection = Connection::open(&path).unwrap();
+        assert_eq!(check(&connection).unwrap(), ("me".to_owned(), SCHEMA_VERSION));
+        let kept: (String, Option<String>) =
+            connection.query_row("SELECT id, message FROM erasures", [], |row| Ok((row.get(0)?, row.get(1)?))).unwrap();
+        assert_eq!(kept, ("urn:ump:old".to_owned(), None));
+    }
 }

@@ -8,6 +8,7 @@ use crate::model::extracted::{Extracted, MemoryType};
 use crate::model::{Conversation, Disposition, ERASED_MEMORY_TEXT, MemoryRecord, Micros, Provider, RetractedConversation, SkipReason};
 use crate::pipeline::delta::{Conclusion, DeltaFilter, Fingerprint, UnchangedIndex};
 use crate::sources::InputPlan;
+use crate::spec::ump::message_record_id;
 use crate::stages::erasures::ErasedIds;
 use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink, memory_kind};
 use crate::stages::extract::language::Language;
@@ -27,6 +28,8 @@ pub struct DeltaCounts {
     pub new: u64,
     /// Emitted before and absent from this complete export: retracted.
     pub retracted: u64,
+    /// Messages an earlier run wrote that the memory store erased since: withdrawn.
+    pub messages_withdrawn: u64,
 }
 
 /// What became of the extracted memories of one sync run.
@@ -349,6 +352,7 @@ impl DeltaFilter for StateDelta<'_> {
                     conversation_id,
                     retracted_by: self.run_id.clone(),
                     retracted_at: self.exported_at,
+                    messages: Vec::new(),
                 });
             }
         }
@@ -404,12 +408,63 @@ impl DeltaFilter for StateDelta<'_> {
                 memories.push((Provider::named(&entry.provider), record));
             }
         }
+        // Withdrawals of erased messages go after the retractions the memories were weighed
+        // against: a conversation keeps its memories when only some of its messages go.
+        let withdrawals = self.withdraw_erased_messages(erased, &retracted)?;
+        retracted.extend(withdrawals);
         self.retracted_conversations.clone_from(&retracted);
         Ok(Conclusion { memories, retracted })
     }
 }
 
 impl StateDelta<'_> {
+    /// The messages the store erased since an earlier run wrote them, as one withdrawal per
+    /// conversation, each message once in the state's life: a later run does not withdraw it
+    /// again. An erased message of a conversation no earlier run wrote (this run wrote it
+    /// without the message), or that is retracted whole, is only recorded as dealt with.
+    ///
+    /// # Errors
+    /// When the state cannot be read or written.
+    fn withdraw_erased_messages(
+        &mut self,
+        erased: &ErasedIds,
+        retracted: &[RetractedConversation],
+    ) -> Result<Vec<RetractedConversation>, RunError> {
+        if erased.messages().is_empty() {
+            return Ok(Vec::new());
+        }
+        let done = self.store.withdrawn_messages().map_err(state_error)?;
+        let mut withdrawals: Vec<RetractedConversation> = Vec::new();
+        for message in erased.messages() {
+            let record_id = message_record_id(&message.provider, &message.conversation_id, &message.message_id);
+            if done.contains(&record_id) {
+                continue;
+            }
+            let provider = Provider::named(&message.provider);
+            let entry = self.store.conversation(&message.provider, &message.conversation_id).map_err(state_error)?;
+            let retracted_whole = retracted
+                .iter()
+                .any(|conversation| conversation.provider == provider && conversation.conversation_id == message.conversation_id);
+            if let Some(entry) = entry.filter(|entry| entry.first_run != self.run_id && !entry.retracted && !retracted_whole) {
+                match withdrawals.last_mut().filter(|last| last.provider == provider && last.conversation_id == message.conversation_id) {
+                    Some(withdrawal) => withdrawal.messages.push(message.message_id.clone()),
+                    None => withdrawals.push(RetractedConversation {
+                        provider,
+                        conversation_id: message.conversation_id.clone(),
+                        title: entry.title,
+                        created_at: entry.created_at,
+                        retracted_by: self.run_id.clone(),
+                        retracted_at: self.exported_at,
+                        messages: vec![message.message_id.clone()],
+                    }),
+                }
+                self.counts.messages_withdrawn += 1;
+            }
+            self.store.put_withdrawn_message(&record_id, &self.run_id).map_err(state_error)?;
+        }
+        Ok(withdrawals)
+    }
+
     /// The memories the store erased since earlier runs wrote them: each live one is written
     /// again, retracted, so whoever holds an earlier delta learns it is gone; the state keeps
     /// its id, type, slot and times to know it by, but not what it said (nor does the record

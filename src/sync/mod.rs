@@ -55,7 +55,8 @@ pub struct SyncOptions {
     pub output_root: PathBuf,
 }
 
-/// One retraction: a conversation emitted before and absent from a complete export now.
+/// One retraction: a conversation emitted before and absent from a complete export now, or
+/// messages of one erased from the memory store since.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Retraction {
     /// The provider's name.
@@ -66,6 +67,10 @@ pub struct Retraction {
     pub title: Option<String>,
     /// The run that retracted it.
     pub retracted_by: String,
+    /// The messages withdrawn, when the run withdrew only these (erased from the memory store)
+    /// and not the whole conversation.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub message_ids: Vec<String>,
 }
 
 /// What a sync did: written as `sync.json` in its run folder.
@@ -345,6 +350,7 @@ fn run_into(
             conversation_id: retracted.conversation_id.clone(),
             title: retracted.title.clone(),
             retracted_by: retracted.retracted_by.clone(),
+            message_ids: retracted.messages.clone(),
         })
         .collect();
     Ok(RunDone {

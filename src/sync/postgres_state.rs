@@ -15,7 +15,7 @@ use super::state::{ConversationEntry, Fingerprint, MemoryEntry, ProviderTotals, 
 use super::stored::{count, decode_keys, encode_keys, fingerprint_of, signed};
 
 /// The schema this build writes: the same versions as the SQLite store's.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The advisory-lock class memport's locks are taken in (first key of the two-key form).
 const LOCK_CLASS: i32 = 0x4D50_5354;
@@ -84,6 +84,13 @@ const MIGRATIONS: &[&str] = &[
         last_run TEXT NOT NULL,
         retracted_run TEXT,
         PRIMARY KEY (tenant, memory_id)
+    );",
+    // 2 → 3: the erased messages withdrawn from earlier runs' outputs.
+    "CREATE TABLE memport_withdrawn_messages (
+        tenant TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        PRIMARY KEY (tenant, record_id)
     );",
 ];
 
@@ -397,6 +404,25 @@ impl StateStore for PostgresState {
             )
             .map_err(|error| self.io(&error))?;
         Ok(rows.iter().map(|row| conversation_key(row.get(0), row.get(1))).collect())
+    }
+
+    fn withdrawn_messages(&mut self) -> Result<HashSet<String>, StateError> {
+        let rows = self
+            .client
+            .query("SELECT record_id FROM memport_withdrawn_messages WHERE tenant = $1", &[&self.tenant])
+            .map_err(|error| self.io(&error))?;
+        Ok(rows.iter().map(|row| row.get::<_, String>(0)).collect())
+    }
+
+    fn put_withdrawn_message(&mut self, record_id: &str, run_id: &str) -> Result<(), StateError> {
+        self.client
+            .execute(
+                "INSERT INTO memport_withdrawn_messages (tenant, record_id, run_id) VALUES ($1, $2, $3)
+                 ON CONFLICT (tenant, record_id) DO UPDATE SET run_id = EXCLUDED.run_id",
+                &[&self.tenant, &record_id, &run_id],
+            )
+            .map_err(|error| self.io(&error))?;
+        Ok(())
     }
 
     fn begin(&mut self) -> Result<(), StateError> {

@@ -11,7 +11,7 @@ use super::state::{ConversationEntry, Fingerprint, MemoryEntry, ProviderTotals, 
 use super::stored::{count, decode_keys, encode_keys, fingerprint_of, signed};
 
 /// The schema this build writes. Each step in [`MIGRATIONS`] brings a file one version up.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Written into the SQLite header (`PRAGMA application_id`), so a file is known as memport's
 /// before any table is read: "MPST".
@@ -73,6 +73,8 @@ const MIGRATIONS: &[&str] = &[
         last_run TEXT NOT NULL,
         retracted_run TEXT
     ) WITHOUT ROWID;",
+    // 2 → 3: the erased messages withdrawn from earlier runs' outputs.
+    "CREATE TABLE withdrawn_messages (record_id TEXT PRIMARY KEY, run_id TEXT NOT NULL) WITHOUT ROWID;",
 ];
 
 /// The columns of `memories`, in the order [`memory_of_row`] reads them.
@@ -364,6 +366,20 @@ impl StateStore for SqliteState {
             .query_map([], |row| Ok(conversation_key(&row.get::<_, String>(0)?, &row.get::<_, String>(1)?)))
             .map_err(|error| self.classify(&error))?;
         rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
+    }
+
+    fn withdrawn_messages(&mut self) -> Result<std::collections::HashSet<String>, StateError> {
+        let mut statement = self.connection.prepare("SELECT record_id FROM withdrawn_messages").map_err(|error| self.classify(&error))?;
+        let rows = statement.query_map([], |row| row.get::<_, String>(0)).map_err(|error| self.classify(&error))?;
+        rows.collect::<Result<_, _>>().map_err(|error| self.classify(&error))
+    }
+
+    fn put_withdrawn_message(&mut self, record_id: &str, run_id: &str) -> Result<(), StateError> {
+        self.connection
+            .prepare_cached("INSERT OR REPLACE INTO withdrawn_messages (record_id, run_id) VALUES (?1, ?2)")
+            .and_then(|mut statement| statement.execute([record_id, run_id]))
+            .map_err(|error| self.classify(&error))?;
+        Ok(())
     }
 
     fn put_memory(&mut self, entry: &MemoryEntry) -> Result<(), StateError> {

@@ -236,6 +236,19 @@ pub trait StateStore: Send {
     /// When the state cannot be read.
     fn retracted_conversation_keys(&mut self) -> Result<std::collections::HashSet<u64>, StateError>;
 
+    /// The record ids ([`crate::spec::ump::message_record_id`]) of the messages erased from the
+    /// memory store that a run has withdrawn from what earlier runs wrote.
+    ///
+    /// # Errors
+    /// When the state cannot be read.
+    fn withdrawn_messages(&mut self) -> Result<std::collections::HashSet<String>, StateError>;
+
+    /// Records that run `run_id` withdrew the erased message of record id `record_id`.
+    ///
+    /// # Errors
+    /// When the state cannot be written.
+    fn put_withdrawn_message(&mut self, record_id: &str, run_id: &str) -> Result<(), StateError>;
+
     /// Starts the run's changes; only one process may have them started at a time.
     ///
     /// # Errors

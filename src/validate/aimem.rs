@@ -31,8 +31,7 @@ const ZONES: [&str; 3] = ["critical", "important", "standard"];
 const EDGE_TYPES: [&str; 4] = ["hebbian", "semantic", "temporal", "causal"];
 const ENTITY_KINDS: [&str; 5] = ["person", "organization", "place", "technology", "concept"];
 const MAX_CONTENT_CODE_POINTS: usize = 65_536;
-/// memport's envelope extension listing the conversations a sync retracted.
-pub const RETRACTED_MEMBER: &str = "x-memport-retracted";
+pub use crate::spec::aimem::{RETRACTED_MEMBER, WITHDRAWN_MEMBER};
 
 /// The problem of a chunk id outside the envelope's producer namespace. The draft forbids it,
 /// and `memport validate` says so; but a server that keeps imported chunks' ids under its own
@@ -615,7 +614,10 @@ impl Checker {
             }
         }
         if let Some(retracted) = envelope.get(RETRACTED_MEMBER) {
-            check_retracted(problems, retracted, envelope.get("producer").and_then(Value::as_str));
+            check_retracted(problems, RETRACTED_MEMBER, retracted, envelope.get("producer").and_then(Value::as_str));
+        }
+        if let Some(withdrawn) = envelope.get(WITHDRAWN_MEMBER) {
+            check_retracted(problems, WITHDRAWN_MEMBER, withdrawn, envelope.get("producer").and_then(Value::as_str));
         }
     }
 
@@ -732,13 +734,16 @@ impl Checker {
     }
 }
 
-/// memport's `x-memport-retracted` envelope member: an array of objects with string
-/// `provider`, `conversation_id` and `retracted_by`, an ISO-8601 `retracted_at`, and a
-/// `chunk_id_prefix` in the producer's URN namespace or null (other members are allowed).
-fn check_retracted(problems: &mut Problems, value: &Value, producer: Option<&str>) {
-    let pointer = format!("/{RETRACTED_MEMBER}");
+/// memport's `x-memport-retracted` and `x-memport-withdrawn-messages` envelope members (named
+/// `member`): an array of objects with string `provider`, `conversation_id` and
+/// `retracted_by`, an ISO-8601 `retracted_at`, and a `chunk_id_prefix` in the producer's URN
+/// namespace or null (other members are allowed); a withdrawal also names its messages, as a
+/// non-empty array of strings `message_ids` and their chunks' ids `chunk_ids`, in the
+/// producer's namespace.
+fn check_retracted(problems: &mut Problems, member: &str, value: &Value, producer: Option<&str>) {
+    let pointer = format!("/{member}");
     let Some(entries) = value.as_array() else {
-        problems.push(problem(422, "invalid_extension", &pointer, format!("`{RETRACTED_MEMBER}` must be an array")));
+        problems.push(problem(422, "invalid_extension", &pointer, format!("`{member}` must be an array")));
         return;
     };
     for (index, entry) in entries.iter().enumerate() {
@@ -753,6 +758,34 @@ fn check_retracted(problems: &mut Problems, value: &Value, producer: Option<&str
             }
         }
         check_time(problems, entry.get("retracted_at"), &format!("{at}/retracted_at"), true);
+        if member == WITHDRAWN_MEMBER {
+            for key in ["message_ids", "chunk_ids"] {
+                let strings = entry.get(key).and_then(Value::as_array).filter(|list| !list.is_empty() && list.iter().all(Value::is_string));
+                if strings.is_none() {
+                    problems.push(problem(
+                        422,
+                        "invalid_extension",
+                        &format!("{at}/{key}"),
+                        format!("a withdrawal needs `{key}`, a non-empty array of strings"),
+                    ));
+                }
+            }
+            let foreign = entry
+                .get("chunk_ids")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .find(|id| producer.is_some_and(|producer| !id.starts_with(&format!("urn:aimem:{producer}:"))));
+            if let (Some(id), Some(producer)) = (foreign, producer) {
+                problems.push(problem(
+                    422,
+                    "invalid_extension",
+                    &format!("{at}/chunk_ids"),
+                    format!("`{id}` is not in the envelope's producer namespace `{producer}`"),
+                ));
+            }
+        }
         match entry.get("chunk_id_prefix") {
             None | Some(Value::Null) => {}
             Some(Value::String(prefix)) => {
@@ -1041,6 +1074,27 @@ mod tests {
         bundle[RETRACTED_MEMBER] = Value::from("c");
         let codes: Vec<&str> = validated(bundle).problems.iter().map(|problem| problem.code).collect();
         assert_eq!(codes, ["invalid_extension"]);
+    }
+
+    #[test]
+    fn memports_withdrawal_extension_needs_its_messages_and_their_chunks_in_the_namespace() {
+        let mut bundle = graph("place", "urn:aimem:p:entity.ent-1");
+        bundle[WITHDRAWN_MEMBER] = serde_json::json!([{
+            "chunk_id_prefix": "urn:aimem:p:chatgpt.c.",
+            "chunk_ids": ["urn:aimem:p:chatgpt.c.m1"],
+            "conversation_id": "c",
+            "message_ids": ["m1"],
+            "provider": "chatgpt",
+            "retracted_at": "2024-01-02T00:00:00Z",
+            "retracted_by": "run-2",
+        }]);
+        let valid = validated(bundle.clone());
+        assert!(valid.problems.is_empty(), "{:?}", valid.problems);
+        bundle[WITHDRAWN_MEMBER][0]["chunk_ids"] = serde_json::json!(["urn:aimem:other:chatgpt.c.m1"]);
+        bundle[WITHDRAWN_MEMBER][0]["message_ids"] = serde_json::json!([]);
+        let problems = validated(bundle).problems;
+        let pointers: Vec<&str> = problems.iter().map(|problem| problem.location.as_str()).collect();
+        assert_eq!(pointers, ["/x-memport-withdrawn-messages/0/message_ids", "/x-memport-withdrawn-messages/0/chunk_ids"], "{problems:?}");
     }
 
     #[test]

@@ -33,7 +33,9 @@
 //! carry, `retracted_by`, `retracted_at`). It sorts after `version`, so it is the last member
 //! of the hashed form, which the checksum covers like any other. The NDJSON envelope line,
 //! written first without it, is rewritten at the end one member longer, the records moved up
-//! to make room.
+//! to make room. Messages a sync withdraws (erased from its memory store since an earlier run
+//! wrote them) are listed the same way under `x-memport-withdrawn-messages`, each entry also
+//! naming `message_ids` and the `chunk_ids` they were written as.
 
 mod memory_records;
 pub mod records;
@@ -55,6 +57,7 @@ use crate::model::{RetractedConversation, RetractionMemberNames};
 use crate::sinks::direct_reader::DirectReader;
 use crate::sinks::direct_writer::DirectWriter;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, output_file};
+use crate::spec::aimem::{RETRACTED_MEMBER, WITHDRAWN_MEMBER};
 use crate::timefmt::format_rfc3339;
 
 const BUFFER: usize = 1 << 20;
@@ -294,41 +297,56 @@ impl AimemSink {
     }
 }
 
-/// The envelope member `,"x-memport-retracted":[…]` in canonical form (members of each entry
-/// in JCS order), or nothing when `retracted` is empty.
+/// The envelope members `,"x-memport-retracted":[…]` (whole conversations) and
+/// `,"x-memport-withdrawn-messages":[…]` (some messages of one) in canonical form (members of
+/// each entry in JCS order; the two names sort in this order, after `version`), each only when
+/// it has entries.
 fn retracted_member(producer: &str, retracted: &[RetractedConversation]) -> Vec<u8> {
-    if retracted.is_empty() {
-        return Vec::new();
+    let entry_of = |conversation: &RetractedConversation| {
+        // The members the readers look for are named as MIF names them; the chunk prefix
+        // and tag are AIMEM's own, for a consumer that drops the chunks.
+        let names = RetractionMemberNames::SNAKE_CASE;
+        let provider = conversation.provider.as_str();
+        let mut entry = serde_json::Map::new();
+        entry.insert(names.provider.into(), provider.into());
+        entry.insert(names.conversation_id.into(), conversation.conversation_id.as_str().into());
+        entry.insert("chunk_id_prefix".into(), records::conversation_urn_prefix(producer, provider, &conversation.conversation_id).into());
+        entry.insert("conversation_tag".into(), records::tag_for("conv-", &conversation.conversation_id).into());
+        entry.insert(names.retracted_by.into(), conversation.retracted_by.as_str().into());
+        entry.insert(names.retracted_at.into(), format_rfc3339(conversation.retracted_at).into());
+        // What the other formats' retractions name too, so a delta read back loses none of it.
+        if let Some(title) = &conversation.title {
+            entry.insert(names.title.into(), title.as_str().into());
+        }
+        if let Some(created_at) = conversation.created_at {
+            entry.insert(names.created_at.into(), format_rfc3339(created_at).into());
+        }
+        if conversation.is_of_messages() {
+            entry.insert(names.message_ids.into(), conversation.messages.clone().into());
+            // The ids of the chunks the messages were written as, for a consumer that knows
+            // nothing of memport's retractions.
+            let chunk_ids: Vec<String> = conversation
+                .messages
+                .iter()
+                .map(|message| records::chunk_urn(producer, provider, &conversation.conversation_id, message))
+                .collect();
+            entry.insert("chunk_ids".into(), chunk_ids.into());
+        }
+        serde_json::Value::Object(entry)
+    };
+    let mut member = Vec::new();
+    let (of_messages, whole): (Vec<&RetractedConversation>, Vec<&RetractedConversation>) =
+        retracted.iter().partition(|conversation| conversation.is_of_messages());
+    for (name, listed) in [(RETRACTED_MEMBER, whole), (WITHDRAWN_MEMBER, of_messages)] {
+        if listed.is_empty() {
+            continue;
+        }
+        member.extend_from_slice(b",");
+        write_string(&mut member, name);
+        member.push(b':');
+        let entries: Vec<serde_json::Value> = listed.into_iter().map(entry_of).collect();
+        crate::jcs::write_canonical(&mut member, &serde_json::Value::Array(entries));
     }
-    let entries: Vec<serde_json::Value> = retracted
-        .iter()
-        .map(|conversation| {
-            // The members the readers look for are named as MIF names them; the chunk prefix
-            // and tag are AIMEM's own, for a consumer that drops the chunks.
-            let names = RetractionMemberNames::SNAKE_CASE;
-            let provider = conversation.provider.as_str();
-            let mut entry = serde_json::Map::new();
-            entry.insert(names.provider.into(), provider.into());
-            entry.insert(names.conversation_id.into(), conversation.conversation_id.as_str().into());
-            entry.insert(
-                "chunk_id_prefix".into(),
-                records::conversation_urn_prefix(producer, provider, &conversation.conversation_id).into(),
-            );
-            entry.insert("conversation_tag".into(), records::tag_for("conv-", &conversation.conversation_id).into());
-            entry.insert(names.retracted_by.into(), conversation.retracted_by.as_str().into());
-            entry.insert(names.retracted_at.into(), format_rfc3339(conversation.retracted_at).into());
-            // What the other formats' retractions name too, so a delta read back loses none of it.
-            if let Some(title) = &conversation.title {
-                entry.insert(names.title.into(), title.as_str().into());
-            }
-            if let Some(created_at) = conversation.created_at {
-                entry.insert(names.created_at.into(), format_rfc3339(created_at).into());
-            }
-            serde_json::Value::Object(entry)
-        })
-        .collect();
-    let mut member = b",\"x-memport-retracted\":".to_vec();
-    crate::jcs::write_canonical(&mut member, &serde_json::Value::Array(entries));
     member
 }
 
@@ -979,6 +997,7 @@ mod tests {
             created_at: None,
             retracted_by: "20240102T000000Z-000000000002".to_owned(),
             retracted_at: FIRST_SEEN + 86_400_000_000,
+            messages: Vec::new(),
         }
     }
 

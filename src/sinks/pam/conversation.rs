@@ -15,6 +15,7 @@ use crate::jcs::{write_string, write_string_array};
 use crate::json_embed::{has_unpaired_surrogate_escape, write_json_or_string};
 use crate::model::{Asset, Conversation, Message, Micros, Part, Provider, RetractedConversation};
 use crate::sinks::written_tree::{is_written, nearest_written_ancestors};
+use crate::spec::pam::{WITHDRAWN_MEMBER, WITHDRAWN_SUFFIX, WITHDRAWN_TAG};
 use crate::timefmt::format_rfc3339;
 
 /// `importer` of `import_metadata` and `extractor` of memory provenance: `name/semver`.
@@ -191,6 +192,63 @@ pub fn retraction_index_entry(retracted: &RetractedConversation, derived_memorie
     }
     entry.push(b'}');
     entry
+}
+
+/// The file and `conversations_index` entry of messages a sync withdraws (erased from its memory
+/// store since an earlier run wrote them), and the file's name without `.json`. PAM has no
+/// member for them, so they are a conversation document of their own, with no messages, whose
+/// `raw_metadata.memport_withdrawn_messages` names the conversation's PAM id
+/// (`conversation`), its `conversation_id`, the `message_ids`, `retracted_by` and
+/// `retracted_at`; its entry is tagged `messages-withdrawn` (`memport merge` takes the
+/// messages out of the base's file; other readers see a conversation with no messages).
+pub fn withdrawal_files(withdrawn: &RetractedConversation, imported_at: Micros) -> (String, Vec<u8>, Vec<u8>) {
+    let conversation = first_reading_pam_id(withdrawn.provider, &withdrawn.conversation_id);
+    let id = format!("{conversation}{WITHDRAWN_SUFFIX}");
+    let created_at = withdrawn.created_at.unwrap_or(withdrawn.retracted_at);
+    let mut file = Vec::with_capacity(512);
+    file.extend_from_slice(b"{\"schema\":\"portable-ai-memory-conversation\",\"schema_version\":\"1.0\",\"id\":");
+    write_string(&mut file, &id);
+    file.extend_from_slice(b",\"provider\":{\"name\":");
+    write_string(&mut file, withdrawn.provider.as_str());
+    file.extend_from_slice(b",\"conversation_id\":");
+    write_string(&mut file, &withdrawn.conversation_id);
+    file.extend_from_slice(b"},\"title\":");
+    write_optional(&mut file, withdrawn.title.as_deref());
+    file.extend_from_slice(b",\"temporal\":");
+    write_temporal(&mut file, created_at, Some(withdrawn.retracted_at));
+    file.extend_from_slice(b",\"raw_metadata\":{");
+    write_string(&mut file, WITHDRAWN_MEMBER);
+    file.extend_from_slice(b":{\"conversation\":");
+    write_string(&mut file, &conversation);
+    file.extend_from_slice(b",\"conversation_id\":");
+    write_string(&mut file, &withdrawn.conversation_id);
+    file.extend_from_slice(b",\"message_ids\":");
+    write_string_array(&mut file, withdrawn.messages.iter().map(String::as_str));
+    file.extend_from_slice(b",\"retracted_by\":");
+    write_string(&mut file, &withdrawn.retracted_by);
+    file.extend_from_slice(b",\"retracted_at\":");
+    write_string(&mut file, &format_rfc3339(withdrawn.retracted_at));
+    file.extend_from_slice(b"}},\"import_metadata\":{\"importer\":");
+    write_string(&mut file, IMPORTER);
+    file.extend_from_slice(b",\"imported_at\":");
+    write_string(&mut file, &format_rfc3339(imported_at));
+    file.extend_from_slice(b"},\"messages\":[]}\n");
+
+    let mut entry = Vec::with_capacity(256);
+    entry.extend_from_slice(b"{\"id\":");
+    write_string(&mut entry, &id);
+    entry.extend_from_slice(b",\"platform\":");
+    write_string(&mut entry, withdrawn.provider.as_str());
+    entry.extend_from_slice(b",\"title\":");
+    write_optional(&mut entry, withdrawn.title.as_deref());
+    entry.extend_from_slice(b",\"message_count\":0,\"temporal\":");
+    write_temporal(&mut entry, created_at, Some(withdrawn.retracted_at));
+    entry.extend_from_slice(b",\"tags\":[");
+    write_string(&mut entry, WITHDRAWN_TAG);
+    entry.extend_from_slice(b"],\"storage\":{\"type\":\"file\",\"ref\":");
+    write_string(&mut entry, &format!("conversations/{id}.json"));
+    entry.extend_from_slice(b",\"format\":\"json\"}}");
+    (id, file, entry)
 }
 
 /// Bytes a part adds to the file beyond the rendered text (its own copy of text or JSON).

@@ -131,6 +131,8 @@ pub struct PamSink {
     bytes: u64,
     /// A sync's retractions: index entries without a file, after the written conversations'.
     retracted: Vec<RetractedConversation>,
+    /// The messages a sync withdraws.
+    withdrawn: Vec<RetractedConversation>,
 }
 
 /// The extracted memories an index entry's conversation is the provenance of, if any.
@@ -190,6 +192,7 @@ impl PamSink {
             conversations: 0,
             bytes: 0,
             retracted: Vec::new(),
+            withdrawn: Vec::new(),
         })
     }
 
@@ -258,6 +261,7 @@ impl PamSink {
             conversations,
             bytes,
             retracted,
+            withdrawn,
         } = self;
         let store_path = target.join(STORE_FILE);
         let mut store = BufWriter::with_capacity(1 << 20, File::create(&store_path)?);
@@ -316,6 +320,15 @@ impl PamSink {
             store.write_all(&conversation::retraction_index_entry(retraction, derived_memories))?;
             first = false;
         }
+        // Then withdrawn messages: a file and an entry per conversation.
+        for withdrawal in &withdrawn {
+            let (id, file, entry) = conversation::withdrawal_files(withdrawal, settings.exported_at);
+            let path = target.join(CONVERSATIONS_FOLDER).join(format!("{id}.json"));
+            File::create_new(&path)?.write_all(&file)?;
+            store.write_all(if first { b"\n" } else { b",\n" })?;
+            store.write_all(&entry)?;
+            first = false;
+        }
         store.write_all(b"],\n\"relations\":[")?;
         // Stable: a repeated id keeps its first relation, as the memories keep their first.
         relations.sort_by(|left, right| left.id.cmp(&right.id));
@@ -358,7 +371,7 @@ impl PamSink {
         Ok(SinkSummary {
             format: "pam",
             path: target.display().to_string(),
-            records: conversations + retracted.len() as u64 + total,
+            records: conversations + retracted.len() as u64 + withdrawn.len() as u64 + total,
             bytes: bytes + store_bytes + embeddings_bytes.unwrap_or(0),
         })
     }
@@ -380,7 +393,10 @@ impl Sink for PamSink {
     }
 
     fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
-        self.retracted = RetractedConversation::sorted(retracted);
+        let (of_messages, whole): (Vec<RetractedConversation>, Vec<RetractedConversation>) =
+            RetractedConversation::sorted(retracted).into_iter().partition(RetractedConversation::is_of_messages);
+        self.retracted = whole;
+        self.withdrawn = of_messages;
         Ok(())
     }
 
@@ -699,6 +715,7 @@ mod tests {
             created_at,
             retracted_by: "20240101T000000Z-000000000002".to_owned(),
             retracted_at: SAID_LATER + 1,
+            messages: Vec::new(),
         }
     }
 

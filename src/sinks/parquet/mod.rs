@@ -585,6 +585,7 @@ mod tests {
             created_at: Some(5),
             retracted_by: "run-2".to_owned(),
             retracted_at: 20,
+            messages: Vec::new(),
         };
         // Given out of order: written by provider, then id.
         sink.retract(&[retracted(Provider::Claude, "k1"), retracted(Provider::ChatGpt, "c1")]).unwrap();

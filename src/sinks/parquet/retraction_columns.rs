@@ -1,6 +1,7 @@
-//! The rows of the `retractions` table: one per conversation a sync retracts, in the order the
-//! sync gives them (by provider, then conversation id), each in its provider's partition when
-//! the dataset is partitioned.
+//! The rows of the `retractions` table: one per conversation a sync retracts (`message_id`
+//! null) and one per message it withdraws (erased from its memory store since an earlier run
+//! wrote it), in the order the sync gives them (by provider, then conversation id), each in
+//! its provider's partition when the dataset is partitioned.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,20 +23,32 @@ struct RetractionColumns {
     created_at: TimestampMicrosecondBuilder,
     retracted_by: StringDictionaryBuilder<Int32Type>,
     retracted_at: TimestampMicrosecondBuilder,
+    message_id: StringBuilder,
 }
 
 impl RetractionColumns {
     fn add(&mut self, retracted: &RetractedConversation) {
+        if retracted.is_of_messages() {
+            for message in &retracted.messages {
+                self.add_row(retracted, Some(message));
+            }
+        } else {
+            self.add_row(retracted, None);
+        }
+    }
+
+    fn add_row(&mut self, retracted: &RetractedConversation, message: Option<&str>) {
         self.provider.append_value(retracted.provider.as_str());
         self.conversation_id.append_value(&retracted.conversation_id);
         self.title.append_option(retracted.title.as_deref());
         self.created_at.append_option(retracted.created_at);
         self.retracted_by.append_value(&retracted.retracted_by);
         self.retracted_at.append_value(retracted.retracted_at);
+        self.message_id.append_option(message);
     }
 
     fn finish(mut self, with_provider: bool) -> Result<RecordBatch, ArrowError> {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(6);
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(7);
         if with_provider {
             columns.push(Arc::new(self.provider.finish()));
         }
@@ -44,6 +57,7 @@ impl RetractionColumns {
         columns.push(Arc::new(self.created_at.finish().with_timezone("UTC")));
         columns.push(Arc::new(self.retracted_by.finish()));
         columns.push(Arc::new(self.retracted_at.finish().with_timezone("UTC")));
+        columns.push(Arc::new(self.message_id.finish()));
         RecordBatch::try_new(Table::Retractions.schema(with_provider), columns)
     }
 }
@@ -86,6 +100,7 @@ mod tests {
             created_at,
             retracted_by: "run-2".to_owned(),
             retracted_at: 50,
+            messages: Vec::new(),
         }
     }
 
@@ -104,9 +119,23 @@ mod tests {
         assert!(created.is_null(1));
         let retracted_at = batch.column_by_name("retracted_at").unwrap().as_primitive::<TimestampMicrosecondType>();
         assert_eq!(retracted_at.values().to_vec(), [50, 50]);
+        assert_eq!(batch.column_by_name("message_id").unwrap().null_count(), 2, "whole conversations name no message");
 
         let partitioned = encode(&rows, true).unwrap();
         assert_eq!(partitioned.keys().copied().collect::<Vec<_>>(), [Some(Provider::ChatGpt), Some(Provider::Claude)]);
         assert!(partitioned[&Some(Provider::Claude)].column_by_name("provider").is_none(), "the folder carries it");
+    }
+
+    #[test]
+    fn a_withdrawal_of_messages_is_a_row_per_message() {
+        let mut withdrawal = retracted(Provider::ChatGpt, "c1", Some("Plans"), None);
+        withdrawal.messages = vec!["m1".into(), "m2".into()];
+        let batches = encode(&[retracted(Provider::ChatGpt, "c0", None, None), withdrawal], false).unwrap();
+        let batch = &batches[&None];
+        let ids = batch.column_by_name("conversation_id").unwrap().as_string::<i32>();
+        let messages = batch.column_by_name("message_id").unwrap().as_string::<i32>();
+        let rows: Vec<(&str, Option<&str>)> =
+            (0..batch.num_rows()).map(|row| (ids.value(row), messages.is_valid(row).then(|| messages.value(row)))).collect();
+        assert_eq!(rows, [("c0", None), ("c1", Some("m1")), ("c1", Some("m2"))]);
     }
 }

@@ -13,7 +13,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 /// Version of the dataset layout, in every file's key-value metadata as `memport.schema_version`.
-pub const SCHEMA_VERSION: &str = "3";
+pub const SCHEMA_VERSION: &str = "4";
 
 /// Most rows in one row group (DuckDB's own default). Row groups close at this many rows or
 /// at the layout's encoded size, whichever comes first: a table of small rows (conversations,
@@ -130,7 +130,7 @@ impl Table {
             Table::Entities => &["entity_id"],
             // Both ids repeat: a memory names several entities, an entity is named by many.
             Table::MemoryEntities => &[],
-            Table::Retractions => &["conversation_id", "title"],
+            Table::Retractions => &["conversation_id", "title", "message_id"],
         }
     }
 }
@@ -266,6 +266,7 @@ fn retraction_fields() -> Vec<Field> {
         time("created_at", true),
         dictionary("retracted_by", false),
         time("retracted_at", false),
+        text("message_id", true),
     ]
 }
 
@@ -350,7 +351,10 @@ mod tests {
 
     #[test]
     fn the_retractions_table_has_the_documented_columns_and_is_occasional() {
-        assert_eq!(names(Table::Retractions), ["provider", "conversation_id", "title", "created_at", "retracted_by", "retracted_at"]);
+        assert_eq!(
+            names(Table::Retractions),
+            ["provider", "conversation_id", "title", "created_at", "retracted_by", "retracted_at", "message_id"]
+        );
         let retractions = Table::Retractions.schema(true);
         let conversations = Table::Conversations.schema(true);
         for key in ["provider", "conversation_id", "title", "created_at"] {

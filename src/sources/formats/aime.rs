@@ -42,27 +42,33 @@ pub fn memory_records(entry: &Entry) -> Result<GroupingReader, RunError> {
 }
 
 /// Adds the retractions memport's extension lists (`extensions.memport.retractedConversations`,
-/// a sync delta's) to `plan`, for every output.
+/// a sync delta's, and its withdrawals of messages, `withdrawnMessages`) to `plan`, for every
+/// output.
 ///
 /// # Errors
 /// I/O errors reading the file.
 pub fn note_retractions(path: &Path, plan: &mut InputPlan) -> Result<(), RunError> {
     let display = path.display().to_string();
-    let file = crate::remote::open_path(path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error))?;
-    let mut framer = ArrayFramer::member_path(file, &["extensions", "memport", "retractedConversations"]);
-    let mut retracted = Vec::new();
-    let mut unreadable = 0;
-    // A list that breaks off is read up to the break: the records' own reading reports the file.
-    while let Ok(Some(element)) = framer.next_element() {
-        match serde_json::from_slice::<Value>(&element.bytes)
-            .ok()
-            .and_then(|entry| retractions::from_object(&entry, &crate::model::RetractionMemberNames::AIME))
-        {
-            Some(retraction) => retracted.push(retraction),
-            None => unreadable += 1,
+    type Read = fn(&Value, &crate::model::RetractionMemberNames) -> Option<crate::model::RetractedConversation>;
+    let lists: [(&str, Read); 2] =
+        [("retractedConversations", retractions::from_object), ("withdrawnMessages", retractions::withdrawal_from_object)];
+    for (member, read) in lists {
+        let file = crate::remote::open_path(path).map(std::io::BufReader::new).map_err(|error| RunError::read(&display, error))?;
+        let mut framer = ArrayFramer::member_path(file, &["extensions", "memport", member]);
+        let mut retracted = Vec::new();
+        let mut unreadable = 0;
+        // A list that breaks off is read up to the break: the records' own reading reports the file.
+        while let Ok(Some(element)) = framer.next_element() {
+            match serde_json::from_slice::<Value>(&element.bytes)
+                .ok()
+                .and_then(|entry| read(&entry, &crate::model::RetractionMemberNames::AIME))
+            {
+                Some(retraction) => retracted.push(retraction),
+                None => unreadable += 1,
+            }
         }
+        crate::sources::formats::note_retractions(plan, &display, retracted, unreadable);
     }
-    crate::sources::formats::note_retractions(plan, &display, retracted, unreadable);
     Ok(())
 }
 

@@ -17,7 +17,8 @@
 //! chunks, and memport's extracted memories, become memory records that keep their
 //! `memory_type` as an `aimem-type:<type>` label and their tags as labels; their edges,
 //! entities and chunk-entity links are not carried. The conversations the envelope's
-//! `x-memport-retracted` lists (a sync delta's) go to every output as retractions.
+//! `x-memport-retracted` lists (a sync delta's) go to every output as retractions, and its
+//! `x-memport-withdrawn-messages` lists as withdrawals of those messages.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -33,7 +34,7 @@ use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, retractions, role_named};
 use crate::sources::json_array::ArrayFramer;
 use crate::timefmt::parse_rfc3339;
-use crate::validate::aimem::RETRACTED_MEMBER;
+use crate::validate::aimem::{RETRACTED_MEMBER, WITHDRAWN_MEMBER};
 
 /// What the envelope of a checked input says.
 pub struct Envelope {
@@ -97,7 +98,12 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
     let producer = envelope.get("producer").and_then(Value::as_str).unwrap_or_default().to_owned();
     let embedding_model = envelope.get("embedding_model").and_then(Value::as_str).map(str::to_owned);
     let listed = envelope.get(RETRACTED_MEMBER).cloned().unwrap_or_default();
-    let (retracted, retractions_unreadable) = retractions::from_list(&listed, &crate::model::RetractionMemberNames::SNAKE_CASE);
+    let (mut retracted, mut retractions_unreadable) = retractions::from_list(&listed, &crate::model::RetractionMemberNames::SNAKE_CASE);
+    let withdrawn = envelope.get(WITHDRAWN_MEMBER).cloned().unwrap_or_default();
+    let (withdrawals, withdrawals_unreadable) =
+        retractions::withdrawals_from_list(&withdrawn, &crate::model::RetractionMemberNames::SNAKE_CASE);
+    crate::model::RetractedConversation::merge(&mut retracted, withdrawals);
+    retractions_unreadable += withdrawals_unreadable;
     let mut warnings = Warnings::default();
     let mut notes = Vec::new();
     if let Some(model) = embedding_model {

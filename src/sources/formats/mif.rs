@@ -58,9 +58,11 @@ pub fn note_document_members(path: &Path, plan: &mut InputPlan) -> Result<(), Ru
             // memport's own extension describes the document it is in, and is written anew;
             // the retractions it lists go to every output.
             if system == "memport" {
-                let (retracted, unreadable) =
-                    retractions::from_list(&value["retracted_conversations"], &crate::model::RetractionMemberNames::SNAKE_CASE);
+                let names = crate::model::RetractionMemberNames::SNAKE_CASE;
+                let (retracted, unreadable) = retractions::from_list(&value["retracted_conversations"], &names);
                 note_retractions(plan, &display, retracted, unreadable);
+                let (withdrawn, unreadable) = retractions::withdrawals_from_list(&value["withdrawn_messages"], &names);
+                note_retractions(plan, &display, withdrawn, unreadable);
             } else {
                 plan.carried.mif_vendor_extensions.push((system, value));
             }

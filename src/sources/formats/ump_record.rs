@@ -124,6 +124,9 @@ pub struct Structured<'a> {
     /// The conversation a sync retracted, on memport's tombstone of it.
     #[serde(borrow, default, deserialize_with = "object")]
     pub retracted_conversation: Option<RetractedMention<'a>>,
+    /// The message a sync withdrew (erased from its memory store), on memport's tombstone of it.
+    #[serde(borrow, default, deserialize_with = "object")]
+    pub retracted_message: Option<RetractedMention<'a>>,
 }
 
 /// `body.structured.retracted_conversation`.
@@ -144,6 +147,9 @@ pub struct RetractedMention<'a> {
     /// The run that retracted it.
     #[serde(borrow, default)]
     pub retracted_by: Option<Cow<'a, str>>,
+    /// The message withdrawn (`retracted_message` only).
+    #[serde(borrow, default)]
+    pub message_id: Option<Cow<'a, str>>,
 }
 
 /// `scope`.
@@ -253,6 +259,17 @@ impl<'a> Record<'a> {
     /// The same fields read from a record parsed whole, as the general reading takes them: a
     /// member of another type counts as absent, a list keeps its strings.
     pub fn from_value(record: &'a Value) -> Record<'a> {
+        // memport's tombstone of a retracted conversation or a withdrawn message: what it names.
+        fn mention(listed: &Value) -> Option<RetractedMention<'_>> {
+            listed.as_object().map(|_| RetractedMention {
+                provider: text(&listed["provider"]),
+                conversation_id: text(&listed["conversation_id"]),
+                title: text(&listed["title"]),
+                created_at: text(&listed["created_at"]),
+                retracted_by: text(&listed["retracted_by"]),
+                message_id: text(&listed["message_id"]),
+            })
+        }
         let body = &record["body"];
         let structured = &body["structured"];
         let strings = |value: &'a Value| value.as_array().map(|items| items.iter().filter_map(text).collect());
@@ -275,16 +292,8 @@ impl<'a> Record<'a> {
                     memory_kind: text(&structured["memory_kind"]),
                     provider_memory_id: text(&structured["provider_memory_id"]),
                     labels: strings(&structured["labels"]),
-                    retracted_conversation: structured["retracted_conversation"].as_object().map(|_| {
-                        let listed = &structured["retracted_conversation"];
-                        RetractedMention {
-                            provider: text(&listed["provider"]),
-                            conversation_id: text(&listed["conversation_id"]),
-                            title: text(&listed["title"]),
-                            created_at: text(&listed["created_at"]),
-                            retracted_by: text(&listed["retracted_by"]),
-                        }
-                    }),
+                    retracted_conversation: mention(&structured["retracted_conversation"]),
+                    retracted_message: mention(&structured["retracted_message"]),
                 }),
             }),
             scope: Some(Scope { agent: text(&record["scope"]["agent"]) }),
@@ -319,6 +328,7 @@ impl<'a> Record<'a> {
             provider_memory_id: None,
             labels: None,
             retracted_conversation: None,
+            retracted_message: None,
         };
         self.body.as_ref().and_then(|body| body.structured.as_ref()).unwrap_or(&NONE)
     }
@@ -353,16 +363,27 @@ impl<'a> Record<'a> {
         self.lifecycle.as_ref().and_then(|lifecycle| lifecycle.status.as_deref()) == Some("tombstoned")
     }
 
-    /// Whether the record is memport's tombstone of a conversation a sync retracted (tombstoned,
-    /// with `body.structured.retracted_conversation`), readable or not.
+    /// Whether the record is memport's tombstone of a conversation a sync retracted or of a
+    /// message it withdrew (tombstoned, with `body.structured.retracted_conversation` or
+    /// `retracted_message`), readable or not.
     pub fn names_a_retraction(&self) -> bool {
-        self.tombstoned() && self.structured().retracted_conversation.is_some()
+        let structured = self.structured();
+        self.tombstoned() && (structured.retracted_conversation.is_some() || structured.retracted_message.is_some())
     }
 
     /// The retraction memport's tombstone of a conversation stands for (a tombstoned record
-    /// naming provider, conversation and retracting run), retracted at its `time.created`.
+    /// naming provider, conversation and retracting run), retracted at its `time.created`; or
+    /// the withdrawal of the one message its tombstone of a message names.
     pub fn retraction(&self) -> Option<RetractedConversation> {
-        let listed = self.structured().retracted_conversation.as_ref().filter(|_| self.tombstoned())?;
+        let structured = self.structured();
+        let (listed, of_message) = match (&structured.retracted_conversation, &structured.retracted_message) {
+            (Some(listed), _) => (listed, false),
+            (None, Some(listed)) => (listed, true),
+            (None, None) => return None,
+        };
+        if !self.tombstoned() {
+            return None;
+        }
         let text = |value: &Option<Cow<'a, str>>| value.as_deref().filter(|text| !text.is_empty()).map(str::to_owned);
         Some(RetractedConversation {
             provider: Provider::named(&text(&listed.provider)?),
@@ -371,6 +392,7 @@ impl<'a> Record<'a> {
             created_at: listed.created_at.as_deref().and_then(parse_rfc3339),
             retracted_by: text(&listed.retracted_by)?,
             retracted_at: self.created().and_then(parse_rfc3339)?,
+            messages: if of_message { vec![text(&listed.message_id)?] } else { Vec::new() },
         })
     }
 
@@ -565,6 +587,27 @@ mod tests {
         let bytes = group_of(&active);
         assert_eq!(Group::parse(&bytes).unwrap().records[0].retraction(), None);
         let nameless = record.replace(r#""provider":"chatgpt","#, r#""provider":"","#);
+        let bytes = group_of(&nameless);
+        let read = &Group::parse(&bytes).unwrap().records[0];
+        assert_eq!((read.names_a_retraction(), read.retraction()), (true, None));
+    }
+
+    #[test]
+    fn a_tombstone_of_a_withdrawn_message_reads_the_same_both_ways_as_a_withdrawal_of_it() {
+        let record = r#"{"id":"urn:ump:m","kind":"episodic","body":{"text":"A message was erased.",
+            "structured":{"retracted_message":{"provider":"claude","conversation_id":"c0","message_id":"m7","retracted_by":"run-2"}}},
+            "scope":{"agent":"claude","session":"c0"},"time":{"created":"2024-02-01T00:00:00Z"},"lifecycle":{"status":"tombstoned"}}"#;
+        let bytes = group_of(record);
+        let group = Group::parse(&bytes).unwrap();
+        let value: Value = serde_json::from_str(record).unwrap();
+        assert_eq!(taken(&group.records[0]), taken(&Record::from_value(&value)));
+        let withdrawal = group.records[0].retraction().unwrap();
+        assert_eq!(
+            (withdrawal.provider, withdrawal.conversation_id.as_str(), withdrawal.messages.as_slice()),
+            (Provider::Claude, "c0", &["m7".to_owned()][..])
+        );
+        // Without its message id it names a withdrawal that cannot be read.
+        let nameless = record.replace(r#""message_id":"m7","#, "");
         let bytes = group_of(&nameless);
         let read = &Group::parse(&bytes).unwrap().records[0];
         assert_eq!((read.names_a_retraction(), read.retraction()), (true, None));

@@ -6,7 +6,10 @@
 //! in the place of the base message with its id, and the delta's other messages after them in
 //! the delta's order; its other members come from the delta's file. A delta entry tagged
 //! `retracted` with no file (the user deleted the conversation) marks the base's entry: its
-//! title, tags and `temporal.updated_at` come from the delta, its file stays.
+//! title, tags and `temporal.updated_at` come from the delta, its file stays. A delta entry
+//! tagged `messages-withdrawn` names messages of a base conversation that were erased from
+//! the memory store the delta was synced from: they are taken out of the conversation's file
+//! (each one's children hang from its parent instead), and the entry is not kept.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,7 +18,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::RunError;
-use crate::spec::pam::CONVERSATIONS_FOLDER;
+use crate::spec::pam::{CONVERSATIONS_FOLDER, WITHDRAWN_MEMBER, WITHDRAWN_TAG};
 
 use super::raw_object::{Member, RawObject, raw_of};
 use super::{ConversationCounts, internal, malformed};
@@ -138,25 +141,38 @@ pub(super) fn merge(
     counts: &mut ConversationCounts,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Box<RawValue>>, RunError> {
-    let DeltaIndex { entries: mut delta_entries, positions } = read_delta_entries(folders.delta, delta_index)?;
+    let DeltaIndex { entries: mut delta_entries, positions, mut withdrawn } = read_delta_entries(folders.delta, delta_index)?;
     let mut files = Files::default();
     let mut merged = Vec::with_capacity(base_index.len() + delta_entries.len());
     for (position, raw) in base_index.into_iter().enumerate() {
         let Some(id) = id_of(&raw) else {
             return Err(malformed(folders.base, format!("conversations_index/{position} has no string id")));
         };
+        let gone = withdrawn.remove(&id).unwrap_or_default();
         let Some(delta) = positions.get(&id).and_then(|&at| delta_entries[at].take()) else {
-            merged.push(raw);
+            if gone.is_empty() {
+                merged.push(raw);
+            } else {
+                let base_entry = RawObject::parse_raw(&raw)
+                    .map_err(|error| malformed(folders.base, format!("conversations_index/{position}: {error}")))?;
+                merged.push(withdraw_from_base(folders, base_entry, &id, &gone, &mut files, counts)?.to_raw().map_err(internal)?);
+            }
             continue;
         };
         let base_entry =
             RawObject::parse_raw(&raw).map_err(|error| malformed(folders.base, format!("conversations_index/{position}: {error}")))?;
         let entry = if delta.file.is_some() {
-            update_with_file(folders, base_entry, delta, &mut files, counts)?
+            update_with_file(folders, base_entry, delta, &gone, &mut files, counts)?
         } else {
+            // Retracted whole: its file stays as it is, and is not read again.
             update_index_only(folders, base_entry, delta, &mut files, counts)?
         };
         merged.push(entry.to_raw().map_err(internal)?);
+    }
+    let mut unheld: Vec<&String> = withdrawn.keys().collect();
+    unheld.sort();
+    for id in unheld {
+        warnings.push(format!("DELTA withdraws messages of conversation {id}, which BASE does not hold; nothing to take out"));
     }
     for delta in delta_entries.into_iter().flatten() {
         let entry = insert(folders, delta, &mut files, counts, warnings)?;
@@ -172,17 +188,26 @@ struct DeltaIndex {
     entries: Vec<Option<DeltaEntry>>,
     /// Where each id's entry is in `entries`.
     positions: HashMap<String, usize>,
+    /// The message ids each conversation (by id) has withdrawn, from the entries tagged
+    /// `messages-withdrawn`.
+    withdrawn: HashMap<String, BTreeSet<String>>,
 }
 
 /// Reads the delta's index entries, with where each one is by id.
 fn read_delta_entries(delta: &Path, index: Vec<Box<RawValue>>) -> Result<DeltaIndex, RunError> {
     let mut entries = Vec::with_capacity(index.len());
     let mut positions = HashMap::with_capacity(index.len());
+    let mut withdrawn: HashMap<String, BTreeSet<String>> = HashMap::new();
     for (position, raw) in index.into_iter().enumerate() {
         let entry = RawObject::parse_raw(&raw).map_err(|error| malformed(delta, format!("conversations_index/{position}: {error}")))?;
         let Some(id) = entry.string("id") else {
             return Err(malformed(delta, format!("conversations_index/{position} has no string id")));
         };
+        if entry.strings("tags").iter().any(|tag| tag == WITHDRAWN_TAG) {
+            let (conversation, messages) = read_withdrawal(delta, &entry, &id)?;
+            withdrawn.entry(conversation).or_default().extend(messages);
+            continue;
+        }
         let tagged = entry.strings("tags").iter().any(|tag| tag == RETRACTED_TAG);
         let file = match file_ref(&entry) {
             None => None,
@@ -205,7 +230,82 @@ fn read_delta_entries(delta: &Path, index: Vec<Box<RawValue>>) -> Result<DeltaIn
         }
         entries.push(Some(DeltaEntry { id, entry, retracted: tagged && file.is_none(), file }));
     }
-    Ok(DeltaIndex { entries, positions })
+    Ok(DeltaIndex { entries, positions, withdrawn })
+}
+
+/// The conversation and message ids a withdrawal's file names (`raw_metadata.memport_withdrawn_messages`).
+fn read_withdrawal(delta: &Path, entry: &RawObject, id: &str) -> Result<(String, Vec<String>), RunError> {
+    let unreadable = |why: &str| malformed(delta, format!("its index entry {id} withdraws messages, but {why}"));
+    let reference = file_ref(entry).ok_or_else(|| unreadable("names no file"))?;
+    let path = conversations(delta).join(file_name(&reference, delta, id)?);
+    let file = read_conversation(&path, delta)?;
+    let listed = file.value("raw_metadata").map(|metadata| metadata[WITHDRAWN_MEMBER].clone()).unwrap_or_default();
+    let conversation =
+        listed["conversation"].as_str().filter(|text| !text.is_empty()).ok_or_else(|| unreadable("its file names no conversation"))?;
+    let messages: Vec<String> =
+        listed["message_ids"].as_array().into_iter().flatten().filter_map(serde_json::Value::as_str).map(str::to_owned).collect();
+    if messages.is_empty() {
+        return Err(unreadable("its file names no message"));
+    }
+    Ok((conversation.to_owned(), messages))
+}
+
+/// `messages` without those whose id is in `withdrawn`; a message whose parent goes hangs from
+/// the nearest ancestor that stays, and a parent's `children_ids` name the children of a child
+/// that goes in its place. Returns the messages kept and how many went.
+fn without_withdrawn(messages: Vec<Box<RawValue>>, withdrawn: &BTreeSet<String>) -> Result<(Vec<Box<RawValue>>, u64), RunError> {
+    let parsed: Vec<serde_json::Value> =
+        messages.iter().map(|message| serde_json::from_str(message.get())).collect::<Result<_, _>>().map_err(internal)?;
+    let id = |message: &serde_json::Value| message["id"].as_str().map(str::to_owned);
+    let going: HashMap<String, &serde_json::Value> =
+        parsed.iter().filter_map(|message| id(message).filter(|id| withdrawn.contains(id)).map(|id| (id, message))).collect();
+    if going.is_empty() {
+        return Ok((messages, 0));
+    }
+    // The nearest ancestor that stays (bounded: a cycle of withdrawn parents ends at none).
+    let staying_parent = |mut parent: Option<String>| {
+        for _ in 0..=going.len() {
+            match parent.as_ref().and_then(|id| going.get(id)) {
+                Some(gone) => parent = gone["parent_id"].as_str().map(str::to_owned),
+                None => return parent,
+            }
+        }
+        None
+    };
+    // A child that goes is replaced by its own children, in order.
+    fn staying_children(children: &[serde_json::Value], going: &HashMap<String, &serde_json::Value>, depth: usize, out: &mut Vec<String>) {
+        for child in children.iter().filter_map(serde_json::Value::as_str) {
+            match going.get(child) {
+                Some(gone) if depth < going.len() => {
+                    staying_children(gone["children_ids"].as_array().map(Vec::as_slice).unwrap_or_default(), going, depth + 1, out);
+                }
+                Some(_) => {}
+                None => out.push(child.to_owned()),
+            }
+        }
+    }
+    let mut kept = Vec::with_capacity(messages.len() - going.len());
+    for (raw, mut message) in messages.into_iter().zip(parsed.iter().cloned()) {
+        if id(&message).is_some_and(|id| going.contains_key(&id)) {
+            continue;
+        }
+        let parent = message["parent_id"].as_str().map(str::to_owned);
+        let children = message["children_ids"].as_array().cloned().unwrap_or_default();
+        let touches = parent.as_ref().is_some_and(|parent| going.contains_key(parent))
+            || children.iter().filter_map(serde_json::Value::as_str).any(|child| going.contains_key(child));
+        if !touches {
+            kept.push(raw);
+            continue;
+        }
+        if parent.is_some() {
+            message["parent_id"] = staying_parent(parent).map_or(serde_json::Value::Null, serde_json::Value::from);
+        }
+        let mut staying = Vec::new();
+        staying_children(&children, &going, 0, &mut staying);
+        message["children_ids"] = serde_json::Value::from(staying);
+        kept.push(raw_of(&message).map_err(internal)?);
+    }
+    Ok((kept, going.len() as u64))
 }
 
 /// A conversation in both stores that the delta has a file for: the files merged (or the
@@ -215,6 +315,7 @@ fn update_with_file(
     folders: &Folders<'_>,
     base_entry: RawObject,
     delta: DeltaEntry,
+    withdrawn: &BTreeSet<String>,
     files: &mut Files,
     counts: &mut ConversationCounts,
 ) -> Result<RawObject, RunError> {
@@ -233,7 +334,7 @@ fn update_with_file(
                     format!("its index lists conversation {id} in conversations/{name}, which is missing"),
                 ));
             }
-            let messages = merge_files(&base_path, folders.base, &delta_path, folders.delta, &target, counts)?;
+            let messages = merge_files(&base_path, folders.base, &delta_path, folders.delta, withdrawn, &target, counts)?;
             merged.set("message_count", Member::Raw(raw_of(&messages).map_err(internal)?), &COUNT_AFTER);
         }
         None => copy(&delta_path, &target)?,
@@ -250,6 +351,36 @@ fn update_with_file(
     drop_retracted_tag(&mut merged)?;
     counts.updated += 1;
     Ok(merged)
+}
+
+/// A conversation of the base the delta withdraws messages of and has no other entry for: the
+/// base's entry and file without those messages.
+fn withdraw_from_base(
+    folders: &Folders<'_>,
+    mut entry: RawObject,
+    id: &str,
+    withdrawn: &BTreeSet<String>,
+    files: &mut Files,
+    counts: &mut ConversationCounts,
+) -> Result<RawObject, RunError> {
+    let Some(name) = file_ref(&entry).map(|reference| file_name(&reference, folders.base, id)).transpose()? else { return Ok(entry) };
+    let path = conversations(folders.base).join(&name);
+    if !path.is_file() {
+        return Ok(entry);
+    }
+    let mut file = read_conversation(&path, folders.base)?;
+    let (messages, gone) = without_withdrawn(file.take_items("messages"), withdrawn)?;
+    let total = messages.len() as u64;
+    file.set("messages", Member::Items(messages), &[]);
+    files.claim(&name, folders.delta, id)?;
+    write_conversation(&file, &conversations(folders.built).join(&name))?;
+    files.replaced.insert(name);
+    if entry.raw("message_count").is_some() {
+        entry.set("message_count", Member::Raw(raw_of(&total).map_err(internal)?), &COUNT_AFTER);
+    }
+    counts.messages_withdrawn += gone;
+    counts.updated += 1;
+    Ok(entry)
 }
 
 /// A conversation in both stores that the delta has no file for (a retraction): the base's
@@ -351,10 +482,12 @@ fn merge_files(
     base: &Path,
     delta_path: &Path,
     delta: &Path,
+    withdrawn: &BTreeSet<String>,
     target: &Path,
     counts: &mut ConversationCounts,
 ) -> Result<u64, RunError> {
-    let mut merged = read_conversation(base_path, base)?.take_items("messages");
+    let (mut merged, gone) = without_withdrawn(read_conversation(base_path, base)?.take_items("messages"), withdrawn)?;
+    counts.messages_withdrawn += gone;
     let mut file = read_conversation(delta_path, delta)?;
     let delta_messages = file.take_items("messages");
     let mut positions: HashMap<String, usize> = HashMap::with_capacity(merged.len() + delta_messages.len());
@@ -422,4 +555,44 @@ fn copy_base_files(
         counts.copied += 1;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: &str, parent: Option<&str>, children: &[&str]) -> Box<RawValue> {
+        raw_of(&serde_json::json!({"id": id, "role": "user", "parent_id": parent, "children_ids": children})).unwrap()
+    }
+
+    #[test]
+    fn withdrawn_messages_go_and_their_children_hang_from_the_nearest_parent_that_stays() {
+        // a → b → c → d, and a → e; b and c go.
+        let messages = vec![
+            message("a", None, &["b", "e"]),
+            message("b", Some("a"), &["c"]),
+            message("c", Some("b"), &["d"]),
+            message("d", Some("c"), &[]),
+            message("e", Some("a"), &[]),
+        ];
+        let withdrawn: BTreeSet<String> = ["b".to_owned(), "c".to_owned()].into();
+        let (kept, gone) = without_withdrawn(messages, &withdrawn).unwrap();
+        assert_eq!(gone, 2);
+        let kept: Vec<serde_json::Value> = kept.iter().map(|raw| serde_json::from_str(raw.get()).unwrap()).collect();
+        let shape: Vec<(String, serde_json::Value, serde_json::Value)> = kept
+            .iter()
+            .map(|message| (message["id"].as_str().unwrap().to_owned(), message["parent_id"].clone(), message["children_ids"].clone()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("a".to_owned(), serde_json::Value::Null, serde_json::json!(["d", "e"])),
+                ("d".to_owned(), serde_json::json!("a"), serde_json::json!([])),
+                ("e".to_owned(), serde_json::json!("a"), serde_json::json!([])),
+            ]
+        );
+        let untouched = vec![message("x", None, &[])];
+        let (kept, gone) = without_withdrawn(untouched, &withdrawn).unwrap();
+        assert_eq!((kept[0].get(), gone), (message("x", None, &[]).get(), 0), "a file without them is left as it is");
+    }
 }

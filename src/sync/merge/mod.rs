@@ -81,6 +81,9 @@ pub struct ConversationCounts {
     pub messages_replaced: u64,
     /// Messages of the delta added after a conversation's base messages.
     pub messages_appended: u64,
+    /// Messages of the base the delta withdraws (erased from the memory store it was synced
+    /// from): taken out of their conversation's file.
+    pub messages_withdrawn: u64,
 }
 
 /// What a merge did.

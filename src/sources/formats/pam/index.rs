@@ -19,6 +19,9 @@ pub(super) enum IndexEntry {
     /// Retracted by a sync (tagged `retracted`): a delta's entry has no file; a store `memport
     /// merge` made keeps the file, which is not read (its conversation was deleted).
     Retracted,
+    /// Messages a sync withdrew (tagged `messages-withdrawn`): its file names them, and holds no
+    /// conversation to read.
+    Withdrawn { reference: String },
     /// Not an index entry memport can read.
     Unreadable,
 }
@@ -26,9 +29,12 @@ pub(super) enum IndexEntry {
 pub(super) fn index_entry(bytes: &[u8]) -> IndexEntry {
     let Ok(entry) = serde_json::from_slice::<Value>(bytes) else { return IndexEntry::Unreadable };
     let storage = &entry["storage"];
-    let retracted = entry["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag.as_str() == Some("retracted")));
+    let tagged = |name: &str| entry["tags"].as_array().is_some_and(|tags| tags.iter().any(|tag| tag.as_str() == Some(name)));
     match (entry["id"].as_str(), storage["type"].as_str(), storage["ref"].as_str()) {
-        (Some(_), _, _) if retracted => IndexEntry::Retracted,
+        (Some(_), _, _) if tagged("retracted") => IndexEntry::Retracted,
+        (Some(_), Some("file"), Some(reference)) if tagged(crate::spec::pam::WITHDRAWN_TAG) => {
+            IndexEntry::Withdrawn { reference: reference.to_owned() }
+        }
         (Some(id), Some("file"), Some(reference)) => IndexEntry::File { id: id.to_owned(), reference: reference.to_owned() },
         (Some(_), _, _) => IndexEntry::Elsewhere,
         _ => IndexEntry::Unreadable,
@@ -74,7 +80,7 @@ impl RecordSource for IndexedConversations {
             let (id, reference) = match index_entry(&element.bytes) {
                 IndexEntry::File { id, reference } => (id, reference),
                 // Counted when the store was planned.
-                IndexEntry::Elsewhere | IndexEntry::Retracted => continue,
+                IndexEntry::Elsewhere | IndexEntry::Retracted | IndexEntry::Withdrawn { .. } => continue,
                 IndexEntry::Unreadable => {
                     let reason = format!(
                         "{}: byte {}: an index entry without an id, or not JSON: its conversation is not read",
@@ -115,7 +121,7 @@ impl RecordSource for IndexedConversations {
 
 /// A conversation file's bytes when they are one JSON value, else why not, in words that say
 /// what happened to the file (cut short, UTF-16, empty) rather than only where a parser stopped.
-fn read_conversation_file(path: &Path) -> Result<Vec<u8>, String> {
+pub(super) fn read_conversation_file(path: &Path) -> Result<Vec<u8>, String> {
     let too_large = |size: u64| size > crate::sources::json_array::MAX_ELEMENT_BYTES as u64;
     match std::fs::metadata(path) {
         Err(error) => return Err(format!("{}: {error}", path.display())),

@@ -41,7 +41,7 @@ use crate::validate::input_file::{EMPTY_FILE_CODE, unreadable_text};
 use decode::{PamDecoder, Place};
 use embeddings::EmbeddingIndex;
 pub use index::IndexedConversations;
-use index::{IndexEntry, index_entry, resolve};
+use index::{IndexEntry, index_entry, read_conversation_file, resolve};
 
 /// Whether the file at `path` starts like a PAM memory store (not a conversation file).
 fn is_store_file(path: &Path) -> bool {
@@ -135,6 +135,17 @@ pub fn plan_store_file(store_path: &Path) -> Result<Option<InputPlan>, RunError>
                 let entry = serde_json::from_slice(&element.bytes).unwrap_or_default();
                 match retractions::from_pam_index_entry(&entry, &export_id) {
                     Some(retraction) => retracted.push(retraction),
+                    None => retractions_unreadable += 1,
+                }
+            }
+            IndexEntry::Withdrawn { reference } => {
+                // Read as a conversation file is: no special file opened, no file past the size.
+                let file = resolve(folder, &reference).and_then(|file| read_conversation_file(&file).ok());
+                match file
+                    .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                    .and_then(|file| retractions::from_pam_withdrawal_file(&file))
+                {
+                    Some(withdrawal) => retracted.push(withdrawal),
                     None => retractions_unreadable += 1,
                 }
             }
