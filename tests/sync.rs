@@ -1341,6 +1341,9 @@ fn an_erased_message_is_withdrawn_in_the_next_delta_and_carried_by_a_delta_read_
     let last = run_folders(&out).difference(&runs).next().cloned().unwrap();
     assert_eq!(json(&last.join(SYNC_REPORT))["conversations"]["messages_withdrawn"], 0, "withdrawn once");
     assert!(retractions(&last).is_empty());
+    let status = succeed(Command::new(env!("CARGO_BIN_EXE_memport")).args(["sync", "--status", "--state"]).arg(&state));
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.matches("withdrawn (erased in the store): 1 messages, 2 memories").count(), 1, "{status}");
 
     // Read back: each delta carries the withdrawal to another format, and a store that holds
     // the first run's records erases the message when the delta is loaded into it.

@@ -291,13 +291,17 @@ impl Store {
     /// message's record (its id made of the provider, conversation and message ids it names),
     /// with those ids.
     fn erase(&self, seq: i64, id: &str, text: &str, reason: &str, now: Micros) -> Result<(), StoreError> {
+        use rusqlite::OptionalExtension;
         let connection = self.connection();
         let named: (Option<String>, Option<String>, Option<String>) = connection
             .prepare_cached(
+                // A record that is not JSON (a store edited by hand) is still erased, as no message.
                 "SELECT json_extract(record, '$.body.structured.source_kind'), json_extract(record, '$.body.structured.conversation_id'), \
-                 json_extract(record, '$.body.structured.message_id') FROM records WHERE seq = ?1",
+                 json_extract(record, '$.body.structured.message_id') FROM records WHERE seq = ?1 AND json_valid(record)",
             )?
-            .query_row([seq], |row| Ok((row.get(0).ok().flatten(), row.get(1).ok().flatten(), row.get(2).ok().flatten())))?;
+            .query_row([seq], |row| Ok((row.get(0).ok().flatten(), row.get(1).ok().flatten(), row.get(2).ok().flatten())))
+            .optional()?
+            .unwrap_or_default();
         let message = match named {
             (Some(provider), Some(conversation), Some(message)) if message_record_id(&provider, &conversation, &message) == id => {
                 Some((provider, conversation, message))
@@ -423,6 +427,17 @@ mod tests {
         let named = crate::store::ErasedMessage { provider: "chatgpt".into(), conversation_id: "c1".into(), message_id: "m1".into() };
         assert_eq!(store.erased_messages().unwrap(), [named]);
         assert_eq!(store.erased_ids().unwrap().len(), 3);
+    }
+
+    /// Guards erasure of a record a hand-edited store holds as broken JSON: reading which
+    /// message it was must not stop the erasure.
+    #[test]
+    fn a_record_that_is_no_longer_json_is_still_erased() {
+        let (_folder, store) = store();
+        store.put(&crate::store::tests::record("urn:ump:bb", "My password is hunter2", "2026-01-02T03:04:05Z")).unwrap();
+        store.connection().execute("UPDATE records SET record = '{broken' WHERE id = 'urn:ump:bb'", []).unwrap();
+        assert_eq!(store.forget("urn:ump:bb", "asked", true, at("2026-02-01T00:00:00Z")).unwrap(), Forgotten::Erased { derived: 0 });
+        assert!(store.is_erased("urn:ump:bb").unwrap() && store.erased_messages().unwrap().is_empty());
     }
 
     #[test]

@@ -100,7 +100,7 @@ impl Status {
         for run in &self.runs {
             let count = |name: &str| run.conversations.get(name).and_then(serde_json::Value::as_u64).unwrap_or(0);
             let memories = |name: &str| run.memories.get(name).and_then(serde_json::Value::as_u64).unwrap_or(0);
-            let _ = writeln!(
+            let _ = write!(
                 text,
                 "  {}  {}  {:<5}  new {}, changed {}, unchanged {}, retracted {}; memories new {}, reinforced {}",
                 run.run_id,
@@ -113,6 +113,12 @@ impl Status {
                 memories("new"),
                 memories("reinforced")
             );
+            // Said only by runs that withdrew something, so older runs' lines read as before.
+            let (withdrawn, erased) = (count("messages_withdrawn"), memories("erased"));
+            if withdrawn + erased > 0 {
+                let _ = write!(text, "; withdrawn (erased in the store): {withdrawn} messages, {erased} memories");
+            }
+            text.push('\n');
         }
         if self.providers.is_empty() {
             let _ = writeln!(text, "no conversations recorded yet");
