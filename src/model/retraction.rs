@@ -90,6 +90,12 @@ impl RetractedConversation {
         !self.messages.is_empty()
     }
 
+    /// `retracted` split into the retractions of whole conversations and the withdrawals of
+    /// messages, each in its order: the formats that list them apart.
+    pub fn whole_and_of_messages(retracted: &[RetractedConversation]) -> (Vec<&RetractedConversation>, Vec<&RetractedConversation>) {
+        retracted.iter().partition(|conversation| !conversation.is_of_messages())
+    }
+
     /// `retracted` in the order sinks write retractions: by provider, then conversation id, a
     /// conversation's retraction before a withdrawal of some of its messages.
     pub fn sorted(retracted: &[RetractedConversation]) -> Vec<RetractedConversation> {

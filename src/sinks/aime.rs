@@ -129,8 +129,7 @@ fn write_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
 /// and its `,"withdrawnMessages":[…]` (messages of one), each only when it has entries.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
     let mut member = Vec::new();
-    let (of_messages, whole): (Vec<&RetractedConversation>, Vec<&RetractedConversation>) =
-        retracted.iter().partition(|conversation| conversation.is_of_messages());
+    let (whole, of_messages) = RetractedConversation::whole_and_of_messages(retracted);
     for (name, listed) in [("retractedConversations", whole), ("withdrawnMessages", of_messages)] {
         if listed.is_empty() {
             continue;

@@ -338,8 +338,7 @@ fn write_embedding(out: &mut Vec<u8>, embedding: &crate::model::Embedding) {
 /// and its `,"withdrawn_messages":[…]` (messages of one), compact, each only when it has entries.
 fn retracted_member(retracted: &[RetractedConversation]) -> Vec<u8> {
     let mut member = Vec::new();
-    let (of_messages, whole): (Vec<&RetractedConversation>, Vec<&RetractedConversation>) =
-        retracted.iter().partition(|conversation| conversation.is_of_messages());
+    let (whole, of_messages) = RetractedConversation::whole_and_of_messages(retracted);
     for (name, listed) in [("retracted_conversations", whole), ("withdrawn_messages", of_messages)] {
         if listed.is_empty() {
             continue;

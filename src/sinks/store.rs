@@ -100,8 +100,8 @@ impl Sink for StoreSink {
     }
 
     fn retract(&mut self, retracted: &[RetractedConversation]) -> Result<(), RunError> {
-        let (of_messages, whole): (Vec<RetractedConversation>, Vec<RetractedConversation>) =
-            retracted.iter().cloned().partition(RetractedConversation::is_of_messages);
+        let (whole, of_messages) = RetractedConversation::whole_and_of_messages(retracted);
+        let whole: Vec<RetractedConversation> = whole.into_iter().cloned().collect();
         for conversation in &whole {
             self.store
                 .tombstone_session(conversation.provider.as_str(), &conversation.conversation_id)
@@ -112,7 +112,7 @@ impl Sink for StoreSink {
         }
         // A withdrawn message was erased where it was withdrawn: erased here too, with what was
         // derived from it, and never loaded again.
-        for withdrawal in &of_messages {
+        for withdrawal in of_messages {
             for message_id in &withdrawal.messages {
                 let message = ErasedMessage {
                     provider: withdrawal.provider.as_str().to_owned(),

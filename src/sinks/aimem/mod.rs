@@ -335,8 +335,7 @@ fn retracted_member(producer: &str, retracted: &[RetractedConversation]) -> Vec<
         serde_json::Value::Object(entry)
     };
     let mut member = Vec::new();
-    let (of_messages, whole): (Vec<&RetractedConversation>, Vec<&RetractedConversation>) =
-        retracted.iter().partition(|conversation| conversation.is_of_messages());
+    let (whole, of_messages) = RetractedConversation::whole_and_of_messages(retracted);
     for (name, listed) in [(RETRACTED_MEMBER, whole), (WITHDRAWN_MEMBER, of_messages)] {
         if listed.is_empty() {
             continue;
