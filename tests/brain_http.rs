@@ -14,6 +14,7 @@ use memport::sinks::OutputFormat;
 use serde_json::{Value, json};
 
 use crate::http_binding::{Server, memport, record_count, start_over, token};
+use crate::sync::{memport_sync_to, run_folders, succeed};
 use crate::util::{convert_all_branches_without_extraction, examples};
 
 /// One request; the status, the headers (lowercase names) and the body.
@@ -315,4 +316,82 @@ fn push_and_pull_move_memory_through_a_server() {
         memport().arg("push").arg(&chatgpt).args(["--to", &url, "--quiet"]).arg("--token-file").arg(&token_file).output().unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success() && stderr.contains("403") && stderr.contains("does not grant write"), "{stderr}");
+}
+
+/// Guards a sync's delta pushed to a server: the messages and memories it withdraws (erased in
+/// the memory store the sync keeps) were listed as conflicts and stayed in the server's store,
+/// and the conversations it retracts kept their records live. They are now erased and
+/// tombstoned there, once: the same delta again changes nothing.
+#[test]
+fn a_delta_imported_erases_what_it_withdraws_and_tombstones_the_conversations_it_retracts() {
+    let folder = tempfile::tempdir().unwrap();
+    let (state, out) = (folder.path().join("state.db"), folder.path().join("out"));
+    let export = crate::util::root().join("examples/chatgpt-small");
+    let formats = "store,aimem,ump-ndjson";
+    succeed(&mut memport_sync_to(formats, &export, &state, &out, "2026-01-01T00:00:00Z"));
+    let first_run = run_folders(&out).into_iter().next().unwrap();
+    let records = crate::util::ndjson(&first_run.join("memory.ump.ndjson"));
+    let said = |record: &&Value| record["body"]["text"].as_str().is_some_and(|text| text.starts_with("I don't eat meat"));
+    let message = records.iter().find(said).unwrap();
+    let (message_id, words) = (message["id"].as_str().unwrap(), message["body"]["text"].as_str().unwrap().to_owned());
+    let its_conversation = message["body"]["structured"]["conversation_id"].as_str().unwrap();
+    // And a memory, said in another message.
+    let derived_from_other = |record: &&Value| {
+        record["provenance"]["actor_kind"] == "scan"
+            && record["relations"].as_array().is_some_and(|relations| !relations.iter().any(|relation| relation["target"] == message_id))
+    };
+    let memory = records.iter().find(derived_from_other).unwrap();
+    let (memory_id, memory_words) = (memory["id"].as_str().unwrap(), memory["body"]["text"].as_str().unwrap().to_owned());
+    let forgotten = crate::util::forget_hard(&out.join("memory.db"), &[message_id, memory_id]);
+    assert!(forgotten.status.success(), "{}", String::from_utf8_lossy(&forgotten.stderr));
+    // The next month's export lacks another conversation: the user deleted it.
+    let mut conversations: Vec<Value> = serde_json::from_slice(&std::fs::read(export.join("conversations.json")).unwrap()).unwrap();
+    let deleted = conversations.iter().position(|conversation| conversation["id"] != its_conversation).unwrap();
+    let deleted_id = conversations.remove(deleted)["id"].as_str().unwrap().to_owned();
+    let next_month = folder.path().join("next-month");
+    std::fs::create_dir(&next_month).unwrap();
+    std::fs::write(next_month.join("conversations.json"), serde_json::to_vec(&conversations).unwrap()).unwrap();
+    let before = run_folders(&out);
+    succeed(&mut memport_sync_to(formats, &next_month, &state, &out, "2026-02-01T00:00:00Z"));
+    let delta = run_folders(&out).difference(&before).next().cloned().unwrap();
+    let bundle = std::fs::read(delta.join(OutputFormat::Aimem.default_file_name())).unwrap();
+    let envelope = json_of(&bundle);
+    assert_eq!(envelope["x-memport-withdrawn-messages"].as_array().map(Vec::len), Some(1), "{envelope}");
+    assert_eq!(envelope["x-memport-retracted"][0]["conversation_id"], deleted_id.as_str(), "{envelope}");
+
+    // A server holding what the first month held.
+    let server = start_over(&[export], &[]);
+    let store_words = || std::fs::read(&server.store).unwrap();
+    assert!(memchr::memmem::find(&store_words(), words.as_bytes()).is_some());
+    let (_, tombstoned_before) = record_count(&server.store);
+    assert!(memchr::memmem::find(&store_words(), memory_words.as_bytes()).is_some());
+    let owner = token(&[Verb::Write], None, 3600);
+    let (status, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&owner), &bundle);
+    let summary = json_of(&body);
+    assert_eq!((status, summary["withdrawn_messages"].as_u64()), (200, Some(1)), "{summary}");
+    assert!(summary["withdrawn_records"].as_u64().unwrap() >= 1, "the erased memory at least: {summary}");
+    let held = memport::store::Store::open(&server.store, false).unwrap();
+    assert!(held.get(memory_id).unwrap().is_none() && held.is_erased(memory_id).unwrap(), "the erased memory is erased here too");
+    drop(held);
+    assert!(memchr::memmem::find(&store_words(), memory_words.as_bytes()).is_none(), "no word of the erased memory is left");
+    let tombstoned = summary["tombstoned_retracted"].as_u64().unwrap();
+    assert!(tombstoned > 0, "{summary}");
+    assert_eq!(summary["rejected_conflict"], json!([]), "{summary}");
+    assert!(memchr::memmem::find(&store_words(), words.as_bytes()).is_none(), "no word of the withdrawn message is left in the store");
+    let (_, tombstoned_after) = record_count(&server.store);
+    assert!(tombstoned_after >= tombstoned_before + tombstoned, "{tombstoned_before} then {tombstoned_after}");
+
+    let (status, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&owner), &bundle);
+    let again = json_of(&body);
+    assert_eq!(
+        (
+            status,
+            again["withdrawn_messages"].as_u64(),
+            again["tombstoned_retracted"].as_u64(),
+            again["withdrawn_records"].as_u64(),
+            again["inserted"].as_u64()
+        ),
+        (200, Some(0), Some(0), Some(0), Some(0)),
+        "{again}"
+    );
 }

@@ -1121,7 +1121,7 @@ fn assert_outputs_validate_in(run: &Path) {
 }
 
 /// The run folders under `out`'s `runs/`.
-fn run_folders(out: &Path) -> BTreeSet<PathBuf> {
+pub(crate) fn run_folders(out: &Path) -> BTreeSet<PathBuf> {
     std::fs::read_dir(out.join(RUNS_FOLDER))
         .map_or_else(|_| BTreeSet::new(), |entries| entries.flatten().map(|entry| entry.path()).collect())
 }

@@ -8,7 +8,8 @@
 //! a temporary folder (the bundle's checksum covers the whole file, so it is complete before
 //! the first byte is sent); an import checks the bundle (checksum 409, everything else 422), converts it to
 //! UMP records in a temporary folder, and only then loads them into the store in one
-//! transaction. A record whose id the store holds is kept as stored, so the same bundle twice
+//! transaction, honouring the messages and conversations the bundle withdraws ([`load`]). A
+//! record whose id the store holds is kept as stored, so the same bundle twice
 //! changes nothing, and neither does the store's own export coming back; memory stays bounded at any size, since every step streams through files.
 
 use std::fs::File;
@@ -20,11 +21,13 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::error::RunError;
-use crate::model::Micros;
+use crate::model::{ERASED_MEMORY_TEXT, ErasedMessage, Micros};
 use crate::pipeline::{self, Options, Settings};
 use crate::sinks::{Incremental, OutputFormat};
 use crate::sources::supplied::{ReaderGone, SuppliedInput};
+use crate::spec::ump::message_record_id;
 use crate::store::{ExportFilter, Put, Store, StoreError};
+use crate::timefmt::parse_rfc3339;
 use crate::validate::{self, Problem, Problems};
 
 /// What can go wrong exporting or importing a bundle.
@@ -232,6 +235,14 @@ pub struct ImportSummary {
     pub skipped_idempotent: u64,
     /// UMP records erased for good earlier (`forget --hard`), not stored again.
     pub skipped_erased: u64,
+    /// Messages the bundle withdraws (erased where it was made): erased here too.
+    pub withdrawn_messages: u64,
+    /// Records of the conversations the bundle retracts (deleted from the user's export):
+    /// tombstoned here.
+    pub tombstoned_retracted: u64,
+    /// Records the store holds that the bundle withdraws (memories its maker retracted, or
+    /// erased): tombstoned here, or erased with their words.
+    pub withdrawn_records: u64,
     /// Ids the store holds with another text: not imported (AIMEM's idempotency rule 2); the
     /// store's record stays.
     pub rejected_conflict: Vec<String>,
@@ -240,21 +251,42 @@ pub struct ImportSummary {
 }
 
 /// Loads a prepared import into `store`; call it in a transaction, so a failure leaves
-/// nothing of it. A record whose id the store holds is never replaced: the same text is a
-/// no-op, another text a conflict; so a forgotten record stays forgotten and a revised one
-/// revised.
+/// nothing of it. First what the bundle withdraws: a message it lists as withdrawn (erased
+/// where the bundle was made, memport's `x-memport-withdrawn-messages`) is erased here too,
+/// with what was derived from it, and a conversation it retracts (`x-memport-retracted`) has
+/// its records tombstoned, as a sync's `--to store` does; an import needs a token for the whole
+/// store, as erasing does. Then the records: one whose id the store holds is never replaced
+/// (the same text is a no-op, another text a conflict), so a forgotten record stays forgotten
+/// and a revised one revised; but one the bundle withdraws (tombstoned there, live here) is
+/// tombstoned here, or erased when the bundle says its words were erased.
 ///
 /// # Errors
 /// Store errors, and a record file that cannot be read.
 pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, BrainError> {
     let mut summary =
         ImportSummary { bundle_records: prepared.bundle_records, notices: prepared.notices.clone(), ..ImportSummary::default() };
-    for line in BufReader::with_capacity(1 << 20, File::open(&prepared.records)?).lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    for_each_record(&prepared.records, |record| {
+        match Withdrawal::of(&record) {
+            Some(Withdrawal::Message(message, reason, at)) => {
+                // Counted once: the same bundle again erases nothing more.
+                let id = message_record_id(&message.provider, &message.conversation_id, &message.message_id);
+                if !store.is_erased(&id)? {
+                    store.erase_message(&message, &reason, at)?;
+                    summary.withdrawn_messages += 1;
+                }
+            }
+            Some(Withdrawal::Conversation(provider, conversation)) => {
+                summary.tombstoned_retracted += store.tombstone_session(&provider, &conversation)?;
+            }
+            None => {}
         }
-        let record: Value = serde_json::from_str(&line).map_err(|error| StoreError::InvalidRecord(error.to_string()))?;
+        Ok(())
+    })?;
+    for_each_record(&prepared.records, |record| {
+        // Its id is the erased message's own: erased above, and never stored.
+        if matches!(Withdrawal::of(&record), Some(Withdrawal::Message(..))) {
+            return Ok(());
+        }
         let id = record["id"].as_str().unwrap_or_default();
         let refused = |error: StoreError| match error {
             StoreError::InvalidRecord(reason) => BrainError::Invalid(Problems::from(vec![Problem {
@@ -266,20 +298,82 @@ pub fn load(store: &Store, prepared: &PreparedImport) -> Result<ImportSummary, B
             other => BrainError::Store(other),
         };
         if let Some(stored) = store.get(id)? {
-            if stored["body"]["text"] == record["body"]["text"] {
+            if withdraws(&record, &stored) {
+                // A memory the bundle's maker erased (its words gone) is erased here; one it
+                // retracted, tombstoned.
+                let erased = record["body"]["text"] == ERASED_MEMORY_TEXT;
+                let at = record["time"]["created"].as_str().and_then(parse_rfc3339).unwrap_or_default();
+                store.forget(id, "withdrawn by an imported bundle", erased, at)?;
+                summary.withdrawn_records += 1;
+            } else if stored["body"]["text"] == record["body"]["text"] {
                 summary.skipped_idempotent += 1;
             } else {
                 summary.rejected_conflict.push(id.to_owned());
             }
-            continue;
+            return Ok(());
         }
         match store.put(&record).map_err(refused)? {
             Put::Created | Put::Replaced => summary.inserted += 1,
             Put::Unchanged => summary.skipped_idempotent += 1,
             Put::Erased => summary.skipped_erased += 1,
         }
-    }
+        Ok(())
+    })?;
     Ok(summary)
+}
+
+/// Whether `record`, a bundle's, withdraws `stored`, the store's record of the same id: the
+/// bundle has it tombstoned (memport's bundles mark a memory their maker retracted, or erased
+/// with its words, so) while the store holds it live, or holds the words the bundle says were
+/// erased.
+fn withdraws(record: &Value, stored: &Value) -> bool {
+    let tombstoned = |record: &Value| record["lifecycle"]["status"] == "tombstoned";
+    let erased = |record: &Value| record["body"]["text"] == ERASED_MEMORY_TEXT;
+    tombstoned(record) && (!tombstoned(stored) || (erased(record) && !erased(stored)))
+}
+
+/// Calls `visit` with each record of a prepared import's record file, in order.
+fn for_each_record(records: &Path, mut visit: impl FnMut(Value) -> Result<(), BrainError>) -> Result<(), BrainError> {
+    for line in BufReader::with_capacity(1 << 20, File::open(records)?).lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        visit(serde_json::from_str(&line).map_err(|error| StoreError::InvalidRecord(error.to_string()))?)?;
+    }
+    Ok(())
+}
+
+/// What a bundle's tombstone record withdraws (how a UMP record carries a retraction).
+enum Withdrawal {
+    /// A message erased where the bundle was made: which, why, and when.
+    Message(ErasedMessage, String, Micros),
+    /// A conversation the user deleted: its provider and id.
+    Conversation(String, String),
+}
+
+impl Withdrawal {
+    /// The withdrawal a tombstoned record states, if it states one.
+    fn of(record: &Value) -> Option<Withdrawal> {
+        if record["lifecycle"]["status"] != "tombstoned" {
+            return None;
+        }
+        let structured = &record["body"]["structured"];
+        let text = |value: &Value, name: &str| value[name].as_str().filter(|text| !text.is_empty()).map(str::to_owned);
+        let message = &structured["retracted_message"];
+        if message.is_object() {
+            let erased = ErasedMessage {
+                provider: text(message, "provider")?,
+                conversation_id: text(message, "conversation_id")?,
+                message_id: text(message, "message_id")?,
+            };
+            let reason = format!("withdrawn by run {}", message["retracted_by"].as_str().unwrap_or("(unnamed)"));
+            let at = record["time"]["created"].as_str().and_then(parse_rfc3339).unwrap_or_default();
+            return Some(Withdrawal::Message(erased, reason, at));
+        }
+        let conversation = &structured["retracted_conversation"];
+        Some(Withdrawal::Conversation(text(conversation, "provider")?, text(conversation, "conversation_id")?))
+    }
 }
 
 #[cfg(test)]
