@@ -8,7 +8,7 @@
 //! a temporary folder (the bundle's checksum covers the whole file, so it is complete before
 //! the first byte is sent); an import checks the bundle (checksum 409, everything else 422), converts it to
 //! UMP records in a temporary folder, and only then loads them into the store in one
-//! transaction, honouring the messages and conversations the bundle withdraws ([`load`]). A
+//! transaction, honouring what the bundle withdraws ([`load`]). A
 //! record whose id the store holds is kept as stored, so the same bundle twice
 //! changes nothing, and neither does the store's own export coming back; memory stays bounded at any size, since every step streams through files.
 
