@@ -93,6 +93,27 @@ fn children_rebuilt_from_parent_links_when_absent_and_cycles_do_not_hang() {
 }
 
 #[test]
+fn a_mapping_whose_every_node_is_in_a_parent_cycle_keeps_the_newest_thread_on_the_active_branch() {
+    // No root and no leaf, and no `current_node`: the newest node's thread is the active one,
+    // where before every message was skipped as off its branch.
+    let mut conv = conversation(
+        "c",
+        vec![
+            text_node("x", Some("z"), "user", "cycle one", 1.0e9),
+            text_node("y", Some("x"), "assistant", "cycle two", 1.0e9 + 1.0),
+            text_node("z", Some("y"), "user", "cycle three", 1.0e9 + 2.0),
+        ],
+        None,
+    );
+    conv["mapping"].as_object_mut().unwrap().remove("root");
+    let folder = tempfile::tempdir().unwrap();
+    let input = write_export(folder.path(), &[conv]);
+    let (_out, report) = convert_checked(&input, BranchPolicy::Active, DedupPolicy::Content);
+    assert_eq!(report.warnings.get("current_node_missing"), Some(&1));
+    assert_eq!((report.counts.messages_read, report.counts.messages_written, skips(&report).1), (3, 3, 0));
+}
+
+#[test]
 fn hidden_plumbing_null_times_and_in_progress() {
     let mut hidden = text_node("sys", Some("root"), "system", "", 0.0);
     hidden.1["message"]["weight"] = json!(0.0);

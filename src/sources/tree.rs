@@ -24,15 +24,22 @@ impl Tree {
         Tree { parents, children }
     }
 
-    /// The newest leaf by `times`; ties (and missing times) go to the later position.
+    /// The newest leaf by `times`; ties (and missing times) go to the later position. When
+    /// every position has a child (a damaged export, its parents in a cycle), the newest
+    /// position: with no leaf, nothing would be on the active path and every message would be
+    /// skipped as off it.
     pub fn newest_leaf(&self, times: &[Option<Micros>]) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for position in (0..self.parents.len()).filter(|&position| self.children[position].is_empty()) {
-            if best.is_none_or(|best| times[position].unwrap_or(Micros::MIN) >= times[best].unwrap_or(Micros::MIN)) {
-                best = Some(position);
+        let newest = |positions: &mut dyn Iterator<Item = usize>| {
+            let mut best: Option<usize> = None;
+            for position in positions {
+                if best.is_none_or(|best| times[position].unwrap_or(Micros::MIN) >= times[best].unwrap_or(Micros::MIN)) {
+                    best = Some(position);
+                }
             }
-        }
-        best
+            best
+        };
+        newest(&mut (0..self.parents.len()).filter(|&position| self.children[position].is_empty()))
+            .or_else(|| newest(&mut (0..self.parents.len())))
     }
 
     /// Marks `leaf` and its ancestors (stopping at a cycle).
@@ -86,5 +93,14 @@ mod tests {
         assert_eq!(tree.newest_leaf(&times), Some(3));
         assert_eq!(tree.path_to(Some(3)), vec![true, false, false, true, false, false]);
         assert_eq!(tree.preorder(), vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn a_tree_whose_every_position_is_in_a_cycle_keeps_the_newest_positions_thread() {
+        // 0 → 1 → 2 → 0: no root and no leaf.
+        let tree = Tree::new(vec![Some(2), Some(0), Some(1)]);
+        let times = [Some(1), Some(3), Some(2)];
+        assert_eq!(tree.newest_leaf(&times), Some(1));
+        assert_eq!(tree.path_to(Some(1)), vec![true, true, true]);
     }
 }

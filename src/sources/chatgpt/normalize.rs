@@ -321,7 +321,8 @@ impl<'m, 'a> Tree<'m, 'a> {
         Tree { nodes, dropped_duplicates, order }
     }
 
-    /// `current_node` when it is in the mapping; otherwise the newest leaf.
+    /// `current_node` when it is in the mapping; otherwise the newest leaf, or, in a mapping
+    /// whose every node has a child (a damaged one, its parents in a cycle), the newest node.
     fn active_leaf(&self, current_node: Option<&str>, warnings: &mut Warnings) -> Option<usize> {
         if let Some(current) = current_node
             && let Some(position) = self.nodes.iter().position(|node| node.key == current)
@@ -331,9 +332,16 @@ impl<'m, 'a> Tree<'m, 'a> {
         if !self.nodes.is_empty() {
             warnings.add("current_node_missing");
         }
+        // With no leaf, no node would be on the active path and every message would be skipped
+        // as off it; the newest node's thread is kept instead.
+        self.newest(|node| node.children.is_empty()).or_else(|| self.newest(|_| true))
+    }
+
+    /// The node with the newest message among those `eligible` allows (the first on ties).
+    fn newest(&self, eligible: impl Fn(&TreeNode) -> bool) -> Option<usize> {
         let mut best: Option<(usize, f64)> = None;
         for (position, node) in self.nodes.iter().enumerate() {
-            if !node.children.is_empty() {
+            if !eligible(node) {
                 continue;
             }
             let time = node.raw.message.as_ref().and_then(|message| message.create_time).unwrap_or(f64::NEG_INFINITY);
