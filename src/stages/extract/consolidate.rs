@@ -184,7 +184,7 @@ impl Consolidator {
     pub fn add(&mut self, provider: Provider, conversation_id: &str, candidates: Vec<Candidate>) -> io::Result<()> {
         for candidate in candidates {
             self.counts.candidates += 1;
-            let key = memory_key(candidate.memory_type, candidate.slot, &candidate.value);
+            let key = memory_key(candidate.memory_type, candidate.slot, &candidate.value, candidate.negated);
             let personal = super::slots::is_personal_slot(candidate.slot);
             let evidence = Evidence {
                 provider,
@@ -480,8 +480,10 @@ fn memory_id(key: &str) -> String {
 
 /// What makes two candidates the same memory: type, slot and the value's content words, each
 /// cut to a short stem and put in order, so the same thing said in other words of the same
-/// root or order ("making videos for social media", "make social media videos") is one memory.
-fn memory_key(memory_type: MemoryType, slot: &str, value: &str) -> String {
+/// root or order ("making videos for social media", "make social media videos") is one memory;
+/// and whether it is negated, so "is not a vegetarian" is never "is a vegetarian" said again
+/// (a positive statement's key has no mark, so its id is as it was).
+fn memory_key(memory_type: MemoryType, slot: &str, value: &str, negated: bool) -> String {
     let lower = value.to_lowercase();
     let mut stems: Vec<String> = lower
         .split(|c: char| !c.is_alphanumeric() && c != '+' && c != '#')
@@ -493,7 +495,8 @@ fn memory_key(memory_type: MemoryType, slot: &str, value: &str) -> String {
     }
     stems.sort_unstable();
     stems.dedup();
-    format!("{}\u{1f}{slot}\u{1f}{}", memory_type.as_str(), stems.join(" "))
+    let polarity = if negated { "\u{1f}not" } else { "" };
+    format!("{}\u{1f}{slot}\u{1f}{}{polarity}", memory_type.as_str(), stems.join(" "))
 }
 
 /// Words that do not tell two values apart.

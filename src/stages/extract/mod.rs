@@ -22,6 +22,7 @@ pub mod entities;
 pub mod evidence_spool;
 pub mod gate;
 pub mod language;
+pub mod polarity;
 pub mod secrets;
 pub mod sentences;
 pub mod slots;
@@ -52,6 +53,9 @@ pub struct Candidate {
     /// Whether the user said the value changed ("I moved to", "I now work at"): such a value
     /// of a single-valued slot supersedes the current one even when said once.
     pub change: bool,
+    /// Whether the statement says something is not so ([`polarity::says_not`]): never the same
+    /// memory as the statement without the negation.
+    pub negated: bool,
     /// The message it came from.
     pub message_id: String,
     /// The message's position in its conversation (0 outside a conversation).
@@ -136,7 +140,7 @@ pub fn extract_reply(text: &str, assistant_said: Option<&str>, message_id: &str,
     let echo = assistant_said.map(echo::Echo::of);
     for (&sentence, languages) in sentences.iter().zip(languages_by_sentence) {
         let as_written = sentence.text(text);
-        let context = clause::Context { time, sure: languages.len() == 1 };
+        let context = clause::Context { time, sure: languages.len() == 1, after_reply: assistant_said.is_some() };
         // Where the words leave several languages possible, each is tried in turn until one
         // finds something.
         for language in languages.iter() {
@@ -198,6 +202,7 @@ fn add_candidate(
     } else {
         (secrets::clean_quote(&found.statement).into_owned(), secrets::clean_quote(&found.value).into_owned())
     };
+    let negated = polarity::says_not(&statement, evidence, language);
     extraction.candidates.push(Candidate {
         memory_type: found.memory_type,
         slot: found.slot,
@@ -207,6 +212,7 @@ fn add_candidate(
         language,
         confidence: found.confidence,
         change: found.change,
+        negated,
         message_id: message_id.to_owned(),
         message_index: 0,
         evidence: evidence.to_owned(),

@@ -320,6 +320,23 @@ fn negation_keeps_its_verb() {
 }
 
 #[test]
+fn a_negated_statement_is_never_merged_into_its_positive_one() {
+    // Said in that order and in the other: two memories, each with its own words as evidence,
+    // where the key once left the negation out and kept the first one's text for both.
+    for (first, second) in [("I'm a vegetarian.", "I'm not a vegetarian."), ("Nejím maso.", "Jím maso.")] {
+        for (earlier, later) in [(first, second), (second, first)] {
+            let memories = consolidate(&[("c1", earlier, MONDAY), ("c2", later, MONDAY + 1)]);
+            assert_eq!(memories.len(), 2, "{earlier:?} then {later:?}: {memories:?}");
+            for (memory, extracted) in &memories {
+                assert_eq!(extracted.evidence.len(), 1, "{}", memory.text);
+                let negated = memory.text.contains("not") || memory.text.starts_with("Ne");
+                assert_eq!(negated, extracted.evidence[0].text.contains("not") || extracted.evidence[0].text.starts_with("Ne"));
+            }
+        }
+    }
+}
+
+#[test]
 fn german_french_spanish_and_czech_yield_in_their_own_language() {
     assert_yields("Ich wohne seit drei Jahren in Graz und arbeite als Tischlerin.", MemoryType::Identity, "Wohnt seit drei Jahren in Graz");
     assert_yields("Ich wohne seit drei Jahren in Graz und arbeite als Tischlerin.", MemoryType::Identity, "Arbeitet als Tischlerin");
@@ -700,9 +717,69 @@ fn habits_moves_and_life_changes_in_progress_are_read() {
     assert_yields("I'm getting married to my best friend.", MemoryType::Context, "Is getting married to their best friend");
     assert_yields("I'm going to business school next year.", MemoryType::Goal, "Is going to business school in 2024");
     assert_nothing("I'm going to the store.");
+    assert_nothing("I'm going to the gym after work today.");
     assert_nothing("I'd like to then use that as the moment to start.");
     assert_yields("I'd love to learn more about beekeeping.", MemoryType::Goal, "Would like to learn more about beekeeping");
     assert_nothing("I'll bring my tools.");
+}
+
+#[test]
+fn a_plan_days_or_weeks_ahead_is_read() {
+    assert_yields("I'm going to a wedding next week.", MemoryType::Goal, "Is going to a wedding in the week of 2023-05-15");
+    assert_yields("I'm going to a wedding on Saturday.", MemoryType::Goal, "Is going to a wedding on 2023-05-13");
+    assert_yields("I'm going to a conference in two weeks.", MemoryType::Goal, "Is going to a conference in two weeks");
+    assert_yields(
+        "I'm looking forward to my sister's wedding this weekend.",
+        MemoryType::Goal,
+        "Is looking forward to their sister's wedding on the weekend of 2023-05-13",
+    );
+}
+
+#[test]
+fn a_relative_clause_about_the_assistant_leaves_the_fact_before_it() {
+    assert_yields("I have two kids who are about your age.", MemoryType::Relationship, "Has two kids");
+    assert_yields("I'm a nurse who uses your app every day.", MemoryType::Identity, "Is a nurse");
+    assert_nothing("I like people who agree with you.");
+}
+
+#[test]
+fn a_clause_before_or_after_another_is_read_on_its_own() {
+    assert_yields("I used to be a teacher before I became a nurse.", MemoryType::Identity, "Used to be a teacher");
+    assert_yields("Before I became a nurse, I used to be a teacher.", MemoryType::Identity, "Used to be a teacher");
+    assert!(!extracted("Before I became a nurse, I used to be a teacher.").iter().any(|(_, statement)| statement.contains("Before")));
+}
+
+#[test]
+fn working_out_is_a_habit_not_a_job() {
+    assert_yields("I work out four times a week.", MemoryType::Fact, "Works out four times a week");
+    assert!(!extracted("I worked out yesterday.").iter().any(|(memory_type, _)| *memory_type == MemoryType::Fact), "a day's workout");
+}
+
+#[test]
+fn what_someone_of_theirs_used_to_do_is_theirs() {
+    assert_yields("My father used to work for NASA.", MemoryType::Relationship, "Their father used to work for NASA");
+    assert_yields("My brother used to live in Tokyo.", MemoryType::Relationship, "Their brother used to live in Tokyo");
+}
+
+#[test]
+fn a_doing_of_their_own_looked_forward_to_is_a_plan_without_a_time() {
+    assert_yields(
+        "I'm looking forward to moving into my new apartment with my boyfriend.",
+        MemoryType::Goal,
+        "Is looking forward to moving into their new apartment with their boyfriend",
+    );
+    assert_yields("I'm so excited to start my new job.", MemoryType::Goal, "Is excited to start their new job");
+    assert_nothing("I'm looking forward to the weekend.");
+    assert_nothing("I'm excited to try it.");
+}
+
+#[test]
+fn a_dream_job_is_a_goal_that_leaves_the_job_they_have_current() {
+    assert_yields("My dream car is a vintage Porsche 911.", MemoryType::Goal, "Their dream car is a vintage Porsche 911");
+    assert_yields("My dream job is to be a park ranger.", MemoryType::Goal, "Their dream job is to be a park ranger");
+    let memories = consolidate(&[("c1", "I'm a nurse.", MONDAY), ("c2", "My dream job is to be a park ranger.", MONDAY + 1)]);
+    let nurse = memories.iter().find(|(memory, _)| memory.text == "Is a nurse").expect("the job");
+    assert!(nurse.1.superseded_by.is_none(), "{memories:?}");
 }
 
 #[test]
@@ -710,9 +787,15 @@ fn agreement_and_the_qualities_of_what_was_said_are_no_news() {
     let mut extraction = Extraction::default();
     extract_reply("I love to dance too.", Some("I love to dance."), "m1", 0, &mut extraction);
     assert!(extraction.candidates.is_empty(), "{:?}", extraction.candidates);
-    for text in ["I love the characters.", "I love their songs.", "Likes to do those things.", "I'm not good at it.", "I have two."] {
+    for text in ["I love their songs.", "Likes to do those things.", "I'm not good at it.", "I have two."] {
         assert_nothing(text);
     }
+    // After the assistant's turn, "the characters" are the ones it spoke of; with nothing said
+    // before, "the beach" is a thing of its own.
+    let mut extraction = Extraction::default();
+    extract_reply("I love the characters.", Some("The film follows two sisters in Oslo."), "m1", 0, &mut extraction);
+    assert!(extraction.candidates.is_empty(), "{:?}", extraction.candidates);
+    assert_yields("I love the beach.", MemoryType::Preference, "Loves the beach");
     assert_yields("I love the Beatles.", MemoryType::Preference, "Loves the Beatles");
     assert_yields("I hate the color pink.", MemoryType::Preference, "Hates the color pink");
     assert_yields("I'm a skateboarder too.", MemoryType::Identity, "Is a skateboarder");

@@ -1,7 +1,8 @@
 //! Anchors the relative times of an English statement to the message's date, so a memory read
 //! years later still says when: "ran a half marathon yesterday", written on 2023-05-08, becomes
 //! "ran a half marathon on 2023-05-07"; "last year" becomes "in 2022", "two months ago" "in
-//! March 2023", "last May" "in May 2023".
+//! March 2023", "last May" "in May 2023", "on Saturday" the Saturday ahead (or, said of the
+//! past, the one before).
 
 use std::sync::LazyLock;
 
@@ -21,6 +22,8 @@ pub(super) static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?P<day>yesterday|today|tonight|tomorrow|this morning|this afternoon|this evening|last night)",
         r"|(?P<rel>last|next|this|this past) (?P<unit>week|month|year|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december)",
         r"|(?P<count>\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve) (?P<ago>day|week|month|year)s? ago",
+        r"|on (?P<on_day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?: (?P<part>morning|afternoon|evening|night))?",
+        r"|(?P<weekend>this weekend)",
         r"|in (?P<month>january|february|march|april|june|july|august|september|october|november|december)\b(?: (?:of )?(?:this|last) year)?(?P<year> \d{4})?",
         r")\b"
     ))
@@ -49,6 +52,30 @@ fn written(captures: &Captures, today: i64, past: bool) -> Option<String> {
             _ => 0,
         };
         return Some(format!("on {}", date(today + offset)));
+    }
+    // "on Saturday", "this weekend": the one ahead, or in a statement of the past the one
+    // before.
+    let nearest = |weekday: i64| {
+        // 1970-01-01 was a Thursday (index 3).
+        let delta = weekday - (today + 3).rem_euclid(7);
+        today
+            + if past {
+                if delta < 0 { delta } else { delta - 7 }
+            } else if delta > 0 {
+                delta
+            } else {
+                delta + 7
+            }
+    };
+    if let Some(day) = captures.name("on_day") {
+        let weekday = WEEKDAYS.iter().position(|name| name.eq_ignore_ascii_case(day.as_str()))? as i64;
+        return Some(match captures.name("part") {
+            Some(part) => format!("on the {} of {}", part.as_str().to_lowercase(), date(nearest(weekday))),
+            None => format!("on {}", date(nearest(weekday))),
+        });
+    }
+    if captures.name("weekend").is_some() {
+        return Some(format!("on the weekend of {}", date(nearest(5))));
     }
     if let Some(unit) = captures.name("unit") {
         let direction = match captures.name("rel").map(|rel| rel.as_str().to_lowercase()).as_deref() {
@@ -199,6 +226,12 @@ mod tests {
         assert_eq!(anchor("Visited Rome last summer", MONDAY, true), "Visited Rome in summer 2022");
         assert_eq!(anchor("Adopted a cat 3 days ago", MONDAY, true), "Adopted a cat on 2023-05-05");
         assert_eq!(anchor("Is moving to Lyon next month", MONDAY, false), "Is moving to Lyon in June 2023");
+        assert_eq!(anchor("Is going to a wedding on Saturday", MONDAY, false), "Is going to a wedding on 2023-05-13");
+        assert_eq!(anchor("Ran a 10k on Saturday", MONDAY, true), "Ran a 10k on 2023-05-06");
+        assert_eq!(anchor("Is flying to Rome on Monday", MONDAY, false), "Is flying to Rome on 2023-05-15");
+        assert_eq!(anchor("Is going to a wedding this weekend", MONDAY, false), "Is going to a wedding on the weekend of 2023-05-13");
+        assert_eq!(anchor("Goes swimming on Saturdays", MONDAY, false), "Goes swimming on Saturdays");
+        assert_eq!(anchor("Is going to a concert on Saturday night", MONDAY, false), "Is going to a concert on the night of 2023-05-13");
     }
 
     #[test]

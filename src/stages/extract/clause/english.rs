@@ -232,7 +232,7 @@ pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
         return;
     }
     if first.lower == "as" && words.get(at + 1).is_some_and(|word| matches!(word.lower.as_str(), "a" | "an")) {
-        let reading = Reading { scale: scale * 0.9, time: context.time, change: false };
+        let reading = Reading { scale: scale * 0.9, time: context.time, change: false, after_reply: context.after_reply };
         complement(tail(words, at + 1), &[], &reading, found);
         return;
     }
@@ -249,9 +249,10 @@ pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
         return;
     }
     // A subordinator before the subject ("since I'm vegan") is no time or place phrase.
-    let subordinate = subject == at + 1 && matches!(words[at].lower.as_str(), "since" | "as" | "while" | "now" | "because" | "cause");
+    let subordinate = subject == at + 1
+        && matches!(words[at].lower.as_str(), "since" | "as" | "while" | "now" | "because" | "cause" | "before" | "after" | "until");
     let adverbial = if subordinate { &[][..] } else { span(words, at, subject) };
-    let reading = Reading { scale, time: context.time, change: false };
+    let reading = Reading { scale, time: context.time, change: false, after_reply: context.after_reply };
     match words[subject].lower.as_str() {
         "i" => user(tail(words, subject + 1), adverbial, &reading, found),
         "we" => user(tail(words, subject + 1), adverbial, &Reading { scale: scale * 0.9, ..reading }, found),
@@ -309,7 +310,15 @@ fn pitfall(words: &[Word], found: &mut Vec<Found>) {
         return;
     }
     let statement = format!("{} did not work", joined(subject));
-    push(found, MemoryType::Pitfall, "pitfall", subject, capitalized(&statement), 0.75, &Reading { scale: 1.0, time: 0, change: false });
+    push(
+        found,
+        MemoryType::Pitfall,
+        "pitfall",
+        subject,
+        capitalized(&statement),
+        0.75,
+        &Reading { scale: 1.0, time: 0, change: false, after_reply: false },
+    );
 }
 
 /// How a clause is being read.
@@ -321,6 +330,8 @@ struct Reading {
     time: crate::model::Micros,
     /// Whether the clause says a value changed.
     change: bool,
+    /// Whether the message answers the assistant ([`super::Context::after_reply`]).
+    after_reply: bool,
 }
 
 /// The verb group after the subject: the words a statement keeps, in the third person, and
@@ -503,6 +514,16 @@ fn lemma(word: &str) -> String {
 
 /// A clause whose subject is the user.
 fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
+    // "I have two kids who are about your age", "I'm a nurse who uses your app": a relative
+    // clause that speaks of the assistant describes what they have or are, which is still
+    // theirs. The clause is left out, not the statement. (What they like is left whole: "I like
+    // people who agree with you" says more of the assistant than of them.)
+    let has_or_is = words.iter().take(3).any(|word| matches!(word.lower.as_str(), "have" | "had" | "am" | "was"));
+    let relative = words.iter().skip(2).position(|word| matches!(word.lower.as_str(), "who" | "whom" | "whose" | "which"));
+    let words = match relative {
+        Some(at) if has_or_is && mentions_you(tail(words, at + 2)) && !mentions_you(span(words, 0, at + 2)) => span(words, 0, at + 2),
+        _ => words,
+    };
     let group = verb_group(words);
     let reading = Reading { change: group.change, ..*reading };
     let rest = tail(words, group.next);
@@ -524,7 +545,11 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     }
     if let Some(modal) = &group.modal {
         // "I would prefer tea", "I'd rather have tea": a preference.
-        if modal == "would" && matches!(rest[0].lower.as_str(), "prefer" | "rather") && rest.len() > 1 && !is_reaction(tail(rest, 1)) {
+        if modal == "would"
+            && matches!(rest[0].lower.as_str(), "prefer" | "rather")
+            && rest.len() > 1
+            && !is_reaction(tail(rest, 1), reading.after_reply)
+        {
             let object = tail(rest, 1);
             let statement = capitalized(&format!("prefers {}", third(object)));
             push(found, MemoryType::Preference, "likes", object, statement, 0.75, &reading);
@@ -629,7 +654,12 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
                 return push(found, MemoryType::Preference, "does_not_eat", object, statement_of(object), 0.8, &reading);
             }
             // "I can't stand horror movies": a dislike.
-            if main.lower == "stand" && !object.is_empty() && !mentions_you(object) && !is_dangling(object) && !is_reaction(object) {
+            if main.lower == "stand"
+                && !object.is_empty()
+                && !mentions_you(object)
+                && !is_dangling(object)
+                && !is_reaction(object, reading.after_reply)
+            {
                 for item in list_items(object) {
                     push(found, MemoryType::Preference, "dislikes", &item, statement_of(&item), 0.8, &reading);
                 }
@@ -650,7 +680,7 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
             let slot = if negative { "dislikes" } else { "likes" };
             let memory_type = MemoryType::Preference;
             for item in list_items(object) {
-                if is_reaction(&item) {
+                if is_reaction(&item, reading.after_reply) {
                     continue;
                 }
                 push(found, memory_type, slot, &item, statement_of(&item), 0.8, &reading);
@@ -856,6 +886,13 @@ fn moved(object: &[Word], group: &VerbGroup, adverbial: &[Word], reading: &Readi
 fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, reading: &Reading, found: &mut Vec<Found>) {
     let Some(first) = object.first() else { return };
     let statement = anchored(&sentence(verb, &third(object), adverbial), reading.time, past);
+    // "I work out four times a week": exercise, a habit; once in the past, only that day's.
+    if first.lower == "out" {
+        if !past && !is_dangling(tail(object, 1)) && !mentions_you(object) {
+            push(found, MemoryType::Fact, "habit", object, statement, 0.7, reading);
+        }
+        return;
+    }
     if past {
         if !is_dangling(tail(object, 1)) && object.len() > 1 {
             push(found, MemoryType::Fact, "former_work", object, statement, 0.75, reading);
@@ -1034,7 +1071,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
         let light = is_light_verb(&plan[0].lower) && plan.len() < 3;
         if !light
             && looks_like_a_verb(&plan[0].lower)
-            && says_when_ahead(plan)
+            && (says_when_ahead(plan) || is_their_own_doing(plan))
             && !is_dangling(tail(plan, 1))
             && !mentions_you(plan)
             && !names_task(plan)
@@ -1077,13 +1114,13 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
             return push(found, MemoryType::Relationship, "partner", span(words, 0, 1), say(words), 0.85, reading);
         }
         "into" | "passionate" | "obsessed" | "fond" | "keen" | "crazy" | "addicted" if words.len() > 2 || first_lower == "into" => {
-            if !is_reaction(tail(words, 1)) {
+            if !is_reaction(tail(words, 1), reading.after_reply) {
                 return push(found, MemoryType::Preference, "likes", tail(words, 1), say(words), 0.8, reading);
             }
             return;
         }
         "interested" if words.get(1).is_some_and(|word| word.lower == "in") && !mentions_you(words) => {
-            if !is_reaction(tail(words, 2))
+            if !is_reaction(tail(words, 2), reading.after_reply)
                 && !tail(words, 2).first().is_some_and(|word| {
                     word.lower.ends_with("ing") && matches!(word.lower.as_str(), "hearing" | "learning" | "knowing" | "seeing")
                 })
@@ -1202,7 +1239,7 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
     if lower.iter().take(4).any(|word| matches!(*word, "fan" | "lover" | "enthusiast" | "nerd" | "junkie" | "buff" | "geek" | "fanatic")) {
         let of = lower.iter().position(|word| *word == "of").map_or(1, |of| of + 1);
         let value = if of < words.len() { tail(words, of) } else { tail(words, 1) };
-        if !is_reaction(value) {
+        if !is_reaction(value, reading.after_reply) {
             // "I've been a fan of jazz for years" keeps its perfect, and "I'm not a big fan of
             // horror" its negation: a dislike.
             let copula = if negated || verb.iter().any(|word| word == "been") { verb.join(" ") } else { "is".to_owned() };
@@ -1331,7 +1368,7 @@ fn progressive(group: &VerbGroup, rest: &[Word], adverbial: &[Word], reading: &R
     // "I'm looking forward to going to business school": a plan.
     if main.lower == "looking" && first == "forward" && object.get(1).is_some_and(|word| word.lower == "to") && object.len() > 2 {
         let plan = tail(object, 2);
-        if !is_dangling(plan) && !mentions_you(plan) && !names_task(plan) && says_when_ahead(plan) {
+        if !is_dangling(plan) && !mentions_you(plan) && !names_task(plan) && (says_when_ahead(plan) || is_their_own_doing(plan)) {
             let statement = anchored(&sentence(&["is looking forward to".to_owned()], &third(plan), adverbial), reading.time, false);
             push(found, MemoryType::Goal, "goal", plan, statement, 0.65, reading);
         }
@@ -1477,9 +1514,17 @@ fn looks_like_a_verb(word: &str) -> bool {
 /// the user's people and things are.
 fn possessed(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<Found>) {
     let lexicon = Lexicon::of(Language::English);
-    // The noun phrase ends where its verb starts.
-    let Some(verb_at) =
-        words.iter().enumerate().skip(1).find(|(index, word)| is_finite_after_noun(word, &words[index - 1])).map(|(index, _)| index)
+    // The noun phrase ends where its verb starts: a finite verb, or "used to" ("my father used
+    // to work for NASA"; "my used car" is no verb).
+    let Some(verb_at) = words
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(index, word)| {
+            is_finite_after_noun(word, &words[index - 1])
+                || (word.lower == "used" && words.get(index + 1).is_some_and(|next| next.lower == "to"))
+        })
+        .map(|(index, _)| index)
     else {
         return;
     };
@@ -1521,6 +1566,9 @@ fn possessed(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut 
             push(found, MemoryType::Identity, "address", predicate, format!("Address is {}", joined(predicate)), 0.9, reading)
         }
         ["birthday"] if copula => push(found, MemoryType::Identity, "birthday", predicate, statement, 0.85, reading),
+        // "My dream job is to be a park ranger", "my dream car is a Porsche": a wish, never
+        // the job or the car they have (an occupation would replace the one they said).
+        ["dream", _, ..] if copula => push(found, MemoryType::Goal, "goal", predicate, statement, 0.8, reading),
         [.., "job" | "occupation" | "profession"] if copula => {
             push(found, MemoryType::Identity, "occupation", predicate, statement, 0.8, reading)
         }
@@ -1806,7 +1854,7 @@ fn is_verb_before_pointer(word: &str) -> bool {
 }
 
 /// A reaction to the assistant's output: "number 8", "your examples", "the second one", "it".
-fn is_reaction(words: &[Word]) -> bool {
+fn is_reaction(words: &[Word], after_reply: bool) -> bool {
     let words = strip_to(words);
     if words.is_empty() || is_dangling(words) || mentions_you(words) {
         return true;
@@ -1818,7 +1866,12 @@ fn is_reaction(words: &[Word]) -> bool {
         matches!(second, "color" | "colour" | "song") && words.len() >= 3 && !matches!(words[2].lower.as_str(), "of" | "you" | "in");
     // "the characters", "the atmosphere", "the fresh air": a quality of something said before,
     // which only a name makes a thing of its own ("the Beatles", "the Harry Potter series").
-    if first == "the" && !named && words.len() >= 2 && tail(words, 1).iter().all(|word| !word.is_capitalized() && !word.is_number()) {
+    if first == "the"
+        && after_reply
+        && !named
+        && words.len() >= 2
+        && tail(words, 1).iter().all(|word| !word.is_capitalized() && !word.is_number())
+    {
         return true;
     }
     (matches!(first, "the" | "this" | "that" | "these" | "those")
@@ -2134,8 +2187,9 @@ fn is_ly_adjective(word: &str) -> bool {
 }
 
 /// Whether words say when, ahead of now, beyond today: "next year", "this summer", "in the
-/// fall", "soon". "I'm going to the store" is the day's errand; "I'm going to business school
-/// next year" a plan.
+/// fall", "next week", "on Saturday", "in two weeks", "tomorrow", "soon". "I'm going to the
+/// store" (or "to the gym tonight") is the day's errand; "I'm going to business school next
+/// year" and "to a wedding on Saturday" are plans.
 fn says_when_ahead(words: &[Word]) -> bool {
     const WHEN: &[&str] = &[
         "year",
@@ -2159,10 +2213,36 @@ fn says_when_ahead(words: &[Word]) -> bool {
         "november",
         "december",
     ];
-    words.iter().any(|word| matches!(word.lower.as_str(), "soon" | "someday" | "eventually"))
-        || words
-            .windows(2)
-            .any(|pair| matches!(pair[0].lower.as_str(), "next" | "this" | "in" | "the") && WHEN.contains(&pair[1].lower.as_str()))
+    const WEEKDAYS: &[&str] = &["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    const UNITS: &[&str] = &["day", "days", "week", "weeks", "month", "months", "year", "years"];
+    words.iter().any(|word| matches!(word.lower.as_str(), "soon" | "someday" | "eventually" | "tomorrow"))
+        || words.windows(2).any(|pair| {
+            let (first, second) = (pair[0].lower.as_str(), pair[1].lower.as_str());
+            (matches!(first, "next" | "this" | "in" | "the") && WHEN.contains(&second))
+                // "next week", "this weekend", "on Saturday", "next Friday".
+                || (matches!(first, "next" | "this") && matches!(second, "week" | "weekend"))
+                || (matches!(first, "next" | "this" | "on") && WEEKDAYS.contains(&second))
+        })
+        // "in two weeks", "in a few days", "in 3 months": a count of days to weeks ahead.
+        || words.iter().enumerate().any(|(index, word)| {
+            word.lower == "in"
+                && words[index + 1..]
+                    .iter()
+                    .take(3)
+                    .take_while(|word| !UNITS.contains(&word.lower.as_str()))
+                    .all(|word| word.is_number() || is_count(&word.lower) || matches!(word.lower.as_str(), "few" | "couple" | "of"))
+                && words[index + 1..].iter().take(4).any(|word| UNITS.contains(&word.lower.as_str()))
+                && words.get(index + 1).is_some_and(|word| !UNITS.contains(&word.lower.as_str()))
+        })
+}
+
+/// Whether a plan looked forward to is a doing of the user's own life, told without a time:
+/// a verb and something of theirs ("moving into my new apartment", "to start my new job");
+/// what is looked forward to without either ("to see it", "the weekend") says no plan.
+fn is_their_own_doing(plan: &[Word]) -> bool {
+    plan.len() > 2
+        && (plan[0].lower.ends_with("ing") || looks_like_a_verb(&plan[0].lower))
+        && plan.iter().skip(1).any(|word| matches!(word.lower.as_str(), "my" | "our"))
 }
 
 /// Whether words say how often: "every year", "each summer", "twice a week", "on weekends".

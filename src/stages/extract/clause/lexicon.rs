@@ -283,7 +283,7 @@ static ENGLISH: Lexicon = Lexicon {
         "i", "my", "we", "our", "you", "he", "she", "they", "it", "this", "that", "how", "what", "where", "why", "when", "which", "who",
         "can", "could", "would", "should", "do", "does", "is", "are", "please", "any", "thanks", "thank", "so", "then", "also", "plus",
     ],
-    conjunctions: &["and", "but", "or", "so", "plus", "yet", "since", "while", "as", "now"],
+    conjunctions: &["and", "but", "or", "so", "plus", "yet", "since", "while", "as", "now", "before", "after", "until"],
     subordinators: &["because", "although", "though", "whereas", "but", "cause", "cuz", "unless"],
     self_subjects: &["i"],
     plural_subjects: &["we"],

@@ -90,6 +90,9 @@ pub struct Context {
     /// is any word with a Spanish first-person ending taken for a verb ("Cocino…"); otherwise
     /// only the verbs the lexicon knows are ("also", "video" in English are none).
     pub sure: bool,
+    /// Whether the message answers a turn of the assistant's: only then can "the characters"
+    /// be a quality of something said before rather than a thing of its own ("the beach").
+    pub after_reply: bool,
 }
 
 /// The disclosures of one sentence of the user's own words, read as `language`.
@@ -474,7 +477,7 @@ mod tests {
         fn any_clause_reads_without_a_panic(picks in proptest::collection::vec(0..VOCABULARY.len(), 0..14), language in 0..5usize) {
             let sentence: Vec<&str> = picks.iter().map(|&pick| VOCABULARY[pick]).collect();
             let sentence = sentence.join(" ");
-            let found = disclosures(&sentence, Language::ALL[language], &Context { time: 1_683_547_200_000_000, sure: language == 3 });
+            let found = disclosures(&sentence, Language::ALL[language], &Context { time: 1_683_547_200_000_000, sure: language == 3, after_reply: false });
             for item in found {
                 prop_assert!(sentence.get(item.span.clone()).is_some());
             }
