@@ -23,6 +23,7 @@ const SLOTS: &[(&str, bool, bool)] = &[
     ("education", false, false),
     ("teaches", false, false),
     ("work", false, false),
+    ("member_of", false, false),
     ("trait", false, false),
     ("likes", false, false),
     ("dislikes", false, false),

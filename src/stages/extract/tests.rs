@@ -747,6 +747,9 @@ fn a_clause_before_or_after_another_is_read_on_its_own() {
     assert_yields("I used to be a teacher before I became a nurse.", MemoryType::Identity, "Used to be a teacher");
     assert_yields("Before I became a nurse, I used to be a teacher.", MemoryType::Identity, "Used to be a teacher");
     assert!(!extracted("Before I became a nurse, I used to be a teacher.").iter().any(|(_, statement)| statement.contains("Before")));
+    // A time that only frames a habit is no memory of its own.
+    let found = extracted("I always brush my teeth before I go to bed.");
+    assert!(!found.iter().any(|(_, statement)| statement.contains("bed")), "{found:?}");
 }
 
 #[test]
@@ -771,6 +774,16 @@ fn a_doing_of_their_own_looked_forward_to_is_a_plan_without_a_time() {
     assert_yields("I'm so excited to start my new job.", MemoryType::Goal, "Is excited to start their new job");
     assert_nothing("I'm looking forward to the weekend.");
     assert_nothing("I'm excited to try it.");
+}
+
+#[test]
+fn a_group_they_are_on_and_what_they_are_not_good_at_are_read() {
+    assert_yields("I'm on the soccer team.", MemoryType::Identity, "Is on the soccer team");
+    assert_yields("I'm on the school board of my town.", MemoryType::Identity, "Is on the school board of their town");
+    assert_nothing("I'm on the phone.");
+    assert_yields("I'm not a good swimmer.", MemoryType::Skill, "Is not a good swimmer");
+    assert_yields("I'm not a great writer.", MemoryType::Skill, "Is not a great writer");
+    assert_nothing("I'm not a good fit for that.");
 }
 
 #[test]

@@ -251,6 +251,15 @@ pub fn read(words: &[Word], context: &Context, found: &mut Vec<Found>) {
     // A subordinator before the subject ("since I'm vegan") is no time or place phrase.
     let subordinate = subject == at + 1
         && matches!(words[at].lower.as_str(), "since" | "as" | "while" | "now" | "because" | "cause" | "before" | "after" | "until");
+    // "before I became a nurse", "before we go to Porto next summer" date the other clause by
+    // an event of their own, past or ahead, kept; "before I go to bed" only says when the
+    // other clause's habit happens, and is no memory.
+    let framing_time = subordinate && matches!(words[at].lower.as_str(), "before" | "after" | "until");
+    let past_event =
+        words.get(subject + 1).is_some_and(|verb| matches!(verb.lower.as_str(), "was" | "were" | "had") || is_english_past(&verb.lower));
+    if framing_time && !past_event && !says_when_ahead(tail(words, subject + 1)) {
+        return;
+    }
     let adverbial = if subordinate { &[][..] } else { span(words, at, subject) };
     let reading = Reading { scale, time: context.time, change: false, after_reply: context.after_reply };
     match words[subject].lower.as_str() {
@@ -1155,6 +1164,13 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
             if words.iter().any(|word| matches!(word.lower.as_str(), "diet" | "medication" | "meds" | "keto")) {
                 return push(found, MemoryType::Fact, "health", tail(words, 1), say(words), 0.75, reading);
             }
+            // "I'm on the soccer team", "I'm on the school board": a group they belong to.
+            let group = words.iter().take(5).any(|word| {
+                matches!(word.lower.as_str(), "team" | "board" | "committee" | "council" | "squad" | "crew" | "staff" | "faculty" | "jury")
+            });
+            if group && !past && !negated && !is_dangling(tail(words, 1)) && !mentions_you(words) && !names_task(words) {
+                return push(found, MemoryType::Identity, "member_of", tail(words, 1), say(words), 0.75, reading);
+            }
             return;
         }
         "in" | "at" if words.len() > 1 => {
@@ -1276,6 +1292,16 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
     let verb_text = verb.join(" ");
     let core_statement = capitalized(&format!("{verb_text} {}", third(core)));
     if negated {
+        // "I'm not a good swimmer", "not a great writer": what they are not good at, said of
+        // themselves; no correction of the assistant.
+        let agent = ["er", "or", "ist", "ian"].iter().any(|ending| head.ends_with(ending)) && head.len() > 4;
+        if matches!(lower.get(1), Some(&("good" | "great" | "strong" | "fast" | "confident" | "natural" | "skilled")))
+            && agent
+            && core.len() <= 4
+        {
+            let statement = capitalized(&format!("{verb_text} {}", third(core)));
+            return push(found, MemoryType::Skill, "skill", tail(core, 2), statement, 0.7, reading);
+        }
         // "I'm not a doctor": true, but said to correct the assistant, not to describe oneself.
         let statement = capitalized(&format!("{verb_text} {}", third(core)));
         return push(found, MemoryType::Identity, "trait", tail(core, 1), statement, 0.45, reading);
