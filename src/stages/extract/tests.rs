@@ -1002,3 +1002,48 @@ fn the_morning_is_no_tomorrow() {
     assert_yields("Ich laufe jeden Morgen fünf Kilometer.", MemoryType::Fact, "Läuft jeden Morgen fünf Kilometer");
     assert_yields("Corro por la mañana.", MemoryType::Fact, "Corre por la mañana");
 }
+
+#[test]
+fn seeing_someone_or_something_on_a_day_ahead_is_a_plan() {
+    assert_yields(
+        "I'm going to see the Rolling Stones in concert next month!",
+        MemoryType::Goal,
+        "Is going to see the Rolling Stones in concert in June 2023",
+    );
+    assert_yields(
+        "I'm going to see a doctor tomorrow about my knee.",
+        MemoryType::Goal,
+        "Is going to see a doctor on 2023-05-09 about their knee",
+    );
+    assert_yields("I'll bring my kids to Disney next summer.", MemoryType::Goal, "Will bring their kids to Disney in summer 2024");
+    // The next few minutes, and understanding, stay nothing.
+    assert_nothing("I'll see you tomorrow.");
+    assert_nothing("I'm going to see if it works tomorrow.");
+    assert_nothing("I'll check it tomorrow.");
+    assert_nothing("I'll look into it next week.");
+    assert_nothing("I see what you mean now.");
+}
+
+#[test]
+fn how_long_they_have_been_with_someone_or_an_employer_is_read() {
+    assert_yields(
+        "I've been with my boyfriend for three years.",
+        MemoryType::Relationship,
+        "Has been with their boyfriend for three years",
+    );
+    assert_yields("I have been with my wife since high school.", MemoryType::Relationship, "Has been with their wife since high school");
+    assert_yields("I've been with the same company for 15 years now.", MemoryType::Context, "Has been with the same company for 15 years");
+    assert_nothing("I've been with this problem for days.");
+    assert_nothing("I've been with you for an hour.");
+}
+
+#[test]
+fn a_kind_of_person_they_are_not_describes_them() {
+    assert_yields("I'm not a morning person.", MemoryType::Identity, "Is not a morning person");
+    assert_yields("I'm not really a people person.", MemoryType::Identity, "Is not a people person");
+    // Neither a correction of the assistant (kept only when said again) nor the positive
+    // statement's memory.
+    assert!(consolidate(&[("c1", "I'm not a doctor.", MONDAY)]).is_empty());
+    let memories = consolidate(&[("c1", "I'm a morning person.", MONDAY), ("c2", "I'm not a morning person.", MONDAY + 1)]);
+    assert_eq!(memories.len(), 2, "{memories:?}");
+}

@@ -682,6 +682,11 @@ fn user(words: &[Word], adverbial: &[Word], reading: &Reading, found: &mut Vec<F
     if lemma == "play" && !past && !group.negated && names_instrument(&object.iter().map(|word| word.lower.as_str()).collect::<Vec<_>>()) {
         return push(found, MemoryType::Skill, "skill", object, statement_of(object), 0.8, &reading);
     }
+    // "I'm going to see my grandmother next week", "I'll see the Stones in May": seeing someone
+    // or something on a day ahead is a plan, not an understanding.
+    if group.future && lemma == "see" && says_when_ahead(object) {
+        return generic(object, &verb_written, adverbial, past, &reading, found);
+    }
     match class {
         Some(VerbClass::Have) => have(object, &verb_written, adverbial, past, &reading, found),
         Some(VerbClass::Like | VerbClass::Prefer | VerbClass::Dislike) => {
@@ -1173,6 +1178,24 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
             }
             return;
         }
+        // "I've been with my boyfriend for three years", "been with the same company since
+        // 2010": how long they have been with someone, or with an employer.
+        "with" if verb.iter().any(|word| word == "been") && !negated && words.len() > 3 => {
+            let Some(until) = words.iter().position(|word| matches!(word.lower.as_str(), "for" | "since")).filter(|&at| at > 1) else {
+                return;
+            };
+            let whom = span(words, 1, until);
+            if whom.iter().any(|word| is_kin(&word.lower, Language::English)) {
+                return push(found, MemoryType::Relationship, "relation", whom, say(words), 0.8, reading);
+            }
+            let employer = whom.iter().any(|word| {
+                matches!(word.lower.as_str(), "company" | "firm" | "employer" | "organization" | "organisation" | "agency" | "business")
+            });
+            if employer || (whom.iter().any(Word::is_capitalized) && !is_pointer(&whom[0].lower)) {
+                return push(found, MemoryType::Context, "experience", whom, say(words), 0.7, reading);
+            }
+            return;
+        }
         "in" | "at" if words.len() > 1 => {
             if words
                 .iter()
@@ -1301,6 +1324,19 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
         {
             let statement = capitalized(&format!("{verb_text} {}", third(core)));
             return push(found, MemoryType::Skill, "skill", tail(core, 2), statement, 0.7, reading);
+        }
+        // "I'm not a morning person", "not really a people person": a kind of person they are
+        // not, said to describe themselves (no assistant takes them for a "dog person").
+        if head == "person" && (3..=4).contains(&head_end) {
+            return push(
+                found,
+                MemoryType::Identity,
+                "trait",
+                tail(core, 1),
+                capitalized(&format!("{verb_text} {}", third(core))),
+                0.7,
+                reading,
+            );
         }
         // "I'm not a doctor": true, but said to correct the assistant, not to describe oneself.
         let statement = capitalized(&format!("{verb_text} {}", third(core)));
@@ -1486,7 +1522,13 @@ fn generic(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, rea
         // "I'm going to start a bakery" is one.
         let starts_something = verb.last().is_some_and(|main| main == "start")
             && object.first().is_some_and(|word| matches!(word.lower.as_str(), "a" | "an" | "my" | "our"));
+        // "I'll bring my kids to Disney next summer", "I'm going to take my mom to Paris in
+        // May": a day or month ahead makes a plan of what would otherwise be the next few
+        // minutes; checking, looking, trying and doing something stay the task at hand.
+        let dated_ahead =
+            says_when_ahead(object) && verb.last().is_some_and(|main| !matches!(main.as_str(), "check" | "look" | "let" | "try" | "do"));
         if !starts_something
+            && !dated_ahead
             && verb.last().is_some_and(|main| {
                 matches!(
                     main.as_str(),
