@@ -1047,3 +1047,29 @@ fn a_kind_of_person_they_are_not_describes_them() {
     let memories = consolidate(&[("c1", "I'm a morning person.", MONDAY), ("c2", "I'm not a morning person.", MONDAY + 1)]);
     assert_eq!(memories.len(), 2, "{memories:?}");
 }
+
+#[test]
+fn what_happened_to_them_said_with_got_is_read_as_with_was() {
+    assert_yields("I got married last year.", MemoryType::Relationship, "Got married in 2022");
+    assert_yields("I got diagnosed with diabetes last year.", MemoryType::Context, "Got diagnosed with diabetes in 2022");
+    assert_yields("I got fired from my job last month.", MemoryType::Context, "Got fired from their job in April 2023");
+    assert_nothing("I got stuck on this error.");
+    assert_nothing("I got used to it.");
+    assert_nothing("I got confused by your answer.");
+}
+
+#[test]
+fn what_they_work_is_their_work() {
+    assert_yields("I work the night shift at a hospital.", MemoryType::Identity, "Works the night shift at a hospital");
+    assert_yields("I work the family farm.", MemoryType::Identity, "Works the family farm");
+    assert_nothing("I work a lot.");
+    assert_nothing("I work my way through the tutorial.");
+}
+
+#[test]
+fn what_they_had_to_do_is_what_they_did() {
+    assert_yields("I had to quit my job to take care of my mom.", MemoryType::Context, "Had to quit their job to take care of their mom");
+    assert!(!extracted("I had to have a kidney transplant last year.").is_empty());
+    assert_nothing("I had to google it.");
+    assert_nothing("I have to restart my computer.");
+}

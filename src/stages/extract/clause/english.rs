@@ -398,6 +398,22 @@ fn verb_group(words: &[Word]) -> VerbGroup {
                 group.be = true;
                 group.past = true;
             }
+            // "I got married last year", "I got promoted last week": a passive with "get" says
+            // what happened to the user, as one with "was" does; "got stuck", "got used to"
+            // are no event.
+            "got" if is_english_past(next) && !matches!(next, "used" | "got" | "gotten") && !is_conversational_state(next) => {
+                group.push("got");
+                group.be = true;
+                group.past = true;
+            }
+            // "I had to have a transplant", "I had to quit my job": what they had to do, they
+            // did (a present "I have to…" is as often the task at hand, and is not read).
+            "had" if next == "to" && words.get(index + 2).is_some_and(|after| looks_like_a_verb(&after.lower)) => {
+                group.push("had");
+                group.written.push("to".to_owned());
+                group.past = true;
+                index += 1;
+            }
             "have" | "has" | "had" if next == "got" => {
                 group.push(lower);
                 group.next = index + 1;
@@ -931,6 +947,16 @@ fn work(object: &[Word], verb: &[String], adverbial: &[Word], past: bool, readin
         "in" | "with" | "from" | "remotely" | "part-time" | "full-time" | "full" | "part" | "nights" | "night" | "two" | "three" => {
             push(found, MemoryType::Identity, "work", object, statement, 0.75, reading);
         }
+        // "I work the night shift", "I work my parents' farm": what they work, not an amount
+        // ("a lot") or a way ("my way through it").
+        "the" | "my" | "our" | "a" | "an"
+            if !matches!(value[0].lower.as_str(), "lot" | "bit" | "little" | "few" | "ton")
+                && !object.iter().any(|word| word.lower == "way")
+                && !names_task(value)
+                && !is_pointer(&value[0].lower) =>
+        {
+            push(found, MemoryType::Identity, "work", object, statement, 0.75, reading);
+        }
         _ => {}
     }
 }
@@ -1055,7 +1081,7 @@ fn complement(words: &[Word], verb: &[String], reading: &Reading, found: &mut Ve
     let words = tail(words, start);
     let Some(first) = words.first() else { return };
     let negated = verb.iter().any(|word| word == "not" || word == "never");
-    let past = verb.iter().any(|word| word == "was") && !verb.iter().any(|word| word == "been");
+    let past = verb.iter().any(|word| word == "was" || word == "got") && !verb.iter().any(|word| word == "been");
     let verb_text = if verb.is_empty() { vec!["is".to_owned()] } else { verb.to_vec() };
     let say = |rest: &[Word]| anchored(&sentence(&verb_text, &third(rest), &[]), reading.time, past);
     let first_lower = first.lower.as_str();
