@@ -1348,25 +1348,15 @@ fn noun_phrase(words: &[Word], verb: &[String], negated: bool, past: bool, readi
             && agent
             && core.len() <= 4
         {
-            let statement = capitalized(&format!("{verb_text} {}", third(core)));
-            return push(found, MemoryType::Skill, "skill", tail(core, 2), statement, 0.7, reading);
+            return push(found, MemoryType::Skill, "skill", tail(core, 2), core_statement, 0.7, reading);
         }
         // "I'm not a morning person", "not really a people person": a kind of person they are
         // not, said to describe themselves (no assistant takes them for a "dog person").
         if head == "person" && (3..=4).contains(&head_end) {
-            return push(
-                found,
-                MemoryType::Identity,
-                "trait",
-                tail(core, 1),
-                capitalized(&format!("{verb_text} {}", third(core))),
-                0.7,
-                reading,
-            );
+            return push(found, MemoryType::Identity, "trait", tail(core, 1), core_statement, 0.7, reading);
         }
         // "I'm not a doctor": true, but said to correct the assistant, not to describe oneself.
-        let statement = capitalized(&format!("{verb_text} {}", third(core)));
-        return push(found, MemoryType::Identity, "trait", tail(core, 1), statement, 0.45, reading);
+        return push(found, MemoryType::Identity, "trait", tail(core, 1), core_statement, 0.45, reading);
     }
     let occupation = looks_like_occupation(head) && !past;
     if occupation {
