@@ -84,7 +84,7 @@ fn run(cli: Cli) -> Result<u8> {
             config::Job::Sync { mut options, state, output, formats } => {
                 check_inputs(&options.inputs)?;
                 options.settings.threads = Some(capped_threads(options.settings.threads(), "threads"));
-                run_sync(&memport::sync::SyncOptions { convert: options, formats, state, output_root: output }, json)
+                run_sync(&memport::sync::SyncOptions { convert: options, formats, state, output_root: output, store: None }, json)
             }
         },
         Command::Inspect { inputs, json, memories: true, dedup } => {
@@ -110,13 +110,14 @@ fn run(cli: Cli) -> Result<u8> {
 
 /// `memport forget`: tombstones (or with `hard` erases) records of a store, all or none.
 fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
-    let mut store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {}", path.display()))?;
+    let shown = memport::store::shown_location(path);
+    let mut store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {shown}"))?;
     let now = memport::serve::now_micros();
     let results = store
         .in_transaction(|store| {
             ids.iter().map(|id| store.forget(id, reason, hard, now).map(|result| (id, result))).collect::<Result<Vec<_>, _>>()
         })
-        .with_context(|| format!("nothing was changed in {}", path.display()))?;
+        .with_context(|| format!("nothing was changed in {shown}"))?;
     for (id, result) in results {
         match result {
             memport::store::edit::Forgotten::Erased { derived } if derived > 0 => {
@@ -131,13 +132,18 @@ fn forget(path: &Path, ids: &[String], hard: bool, reason: &str) -> Result<u8> {
 /// `memport serve`: the store's records as UMP tools over MCP on stdio, until the client
 /// closes it (nothing but the protocol goes to stdout), or as UMP's HTTP binding on `listen`.
 fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::serve::http::Limits, read_only: bool) -> Result<u8> {
-    if !path.is_file() {
-        bail!("{}: no such store file; make one with `memport convert EXPORT --to store -o {}`", path.display(), path.display());
+    let in_database = memport::store::is_postgres_url(&path.to_string_lossy());
+    let shown = memport::store::shown_location(path);
+    if !in_database && !path.is_file() {
+        bail!("{shown}: no such store file; make one with `memport convert EXPORT --to store -o {shown}`");
     }
-    let mut store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
+    let mut store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {shown}"))?;
     let Some(address) = listen else {
-        // An MCP host waits for the server's first answer: the index is built beside it.
-        warm_search_index(path, &mut store)?;
+        // An MCP host waits for the server's first answer: the index is built beside it (a
+        // store in PostgreSQL searches the database's own index).
+        if !in_database {
+            warm_search_index(path, &mut store)?;
+        }
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the server's runtime")?;
         runtime
             .block_on(memport::serve::mcp::serve_stdio(store, !read_only))
@@ -146,21 +152,21 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
     };
     let Some(owner_key) = store.owner_key()? else {
         bail!(
-            "{} has no owner key yet, so no token could be checked: issue one first with `memport token issue {} --key OWNER_KEY --verbs read`",
-            path.display(),
-            path.display()
+            "{shown} has no owner key yet, so no token could be checked: issue one first with `memport token issue {shown} --key OWNER_KEY --verbs read`"
         );
     };
-    // Built before the port opens, so no request waits for it past its timeout: a client
-    // finds the port closed until the server can answer (about 1 s per 100,000 records).
-    eprintln!("memport: indexing {} for recall", path.display());
-    store.search_index().with_context(|| format!("indexing the store {} for recall", path.display()))?;
+    if !in_database {
+        // Built before the port opens, so no request waits for it past its timeout: a client
+        // finds the port closed until the server can answer (about 1 s per 100,000 records).
+        eprintln!("memport: indexing {shown} for recall");
+        store.search_index().with_context(|| format!("indexing the store {shown} for recall"))?;
+    }
     // One read-only connection per core and a spare: recalls run side by side.
     let mut readers = (0..=memport::pipeline::default_threads())
         .map(|_| memport::store::Store::open(path, false))
         .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("opening the store {}", path.display()))?;
-    let mut mcp_store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {}", path.display()))?;
+        .with_context(|| format!("opening the store {shown}"))?;
+    let mut mcp_store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {shown}"))?;
     for connection in readers.iter_mut().chain([&mut mcp_store]) {
         connection.share_search_index(&store);
     }
@@ -174,8 +180,7 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
             limits,
             |bound| {
                 eprintln!(
-                    "memport: serving {} on http://{bound}/ump/ (UMP's HTTP binding), http://{bound}/mcp (MCP) and http://{bound}/v1/brain/ (AIMEM's HTTP profile); Ctrl-C stops",
-                    path.display()
+                    "memport: serving {shown} on http://{bound}/ump/ (UMP's HTTP binding), http://{bound}/mcp (MCP) and http://{bound}/v1/brain/ (AIMEM's HTTP profile); Ctrl-C stops"
                 );
             },
         ))
@@ -206,10 +211,11 @@ fn issue_token(path: &Path, key: &Path, verbs: &[String], ttl: &str, agent: Opti
         .map(|name| Verb::parse(name).with_context(|| format!("--verbs: `{name}` is not a verb (read, write, derive, export)")))
         .collect::<Result<Vec<_>>>()?;
     let seconds = parse_duration(ttl).with_context(|| format!("--ttl: `{ttl}` is not a duration (30m, 24h, 7d)"))?;
-    let store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {}", path.display()))?;
+    let shown = memport::store::shown_location(path);
+    let store = memport::store::Store::open(path, true).with_context(|| format!("opening the store {shown}"))?;
     let did = key.did_key();
     match store.owner_key()? {
-        Some(owner) if owner != did => bail!("{}'s tokens are signed with the owner key {owner}; this key is {did}", path.display()),
+        Some(owner) if owner != did => bail!("{shown}'s tokens are signed with the owner key {owner}; this key is {did}"),
         Some(_) => {}
         None => store.set_owner_key(&did)?,
     }
@@ -344,7 +350,7 @@ fn sync(args: SyncArgs) -> Result<u8> {
     // Required by clap unless --status, which returned above.
     let output_root = args.output.context("-o is required")?;
     let convert = conversion_options(args.inputs, Vec::new(), None, None, args.settings)?;
-    run_sync(&memport::sync::SyncOptions { convert, formats, state: args.state, output_root }, false)
+    run_sync(&memport::sync::SyncOptions { convert, formats, state: args.state, output_root, store: args.store }, false)
 }
 
 /// Runs a sync and says what it did; with `json`, prints its report (`sync.json`) on stdout.

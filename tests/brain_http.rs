@@ -18,7 +18,7 @@ use crate::sync::{memport_sync_to, run_folders, succeed};
 use crate::util::{convert_all_branches_without_extraction, examples};
 
 /// One request; the status, the headers (lowercase names) and the body.
-fn exchange(server: &Server, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, String, Vec<u8>) {
+pub(crate) fn exchange(server: &Server, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, String, Vec<u8>) {
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     let auth = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
     let head = format!(
@@ -58,7 +58,7 @@ fn json_of(body: &[u8]) -> Value {
 }
 
 /// A bundle of the bundled ChatGPT example, as `memport convert --to aimem` writes it.
-fn chatgpt_bundle(folder: &Path) -> Vec<u8> {
+pub(crate) fn chatgpt_bundle(folder: &Path) -> Vec<u8> {
     let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
     convert_all_branches_without_extraction(&chatgpt, folder, &[OutputFormat::Aimem], 2);
     std::fs::read(folder.join(OutputFormat::Aimem.default_file_name())).unwrap()

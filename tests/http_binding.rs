@@ -65,6 +65,12 @@ pub(crate) fn start_over(inputs: &[PathBuf], options: &[&str]) -> Server {
     let folder = tempfile::tempdir().unwrap();
     convert(inputs, folder.path(), &[OutputFormat::Store], 2);
     let store = folder.path().join("memory.db");
+    start_at(store, folder, options)
+}
+
+/// A server over the store at `store` (a file, or a PostgreSQL URL), started with `options`
+/// beside `--listen`, after its owner issued the first token.
+pub(crate) fn start_at(store: PathBuf, folder: tempfile::TempDir, options: &[&str]) -> Server {
     let key = folder.path().join("owner.key");
     std::fs::write(&key, OWNER_SEED.iter().map(|byte| format!("{byte:02x}")).collect::<String>()).unwrap();
     // The first token names the owner key in the store, as a user does it.

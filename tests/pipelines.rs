@@ -28,6 +28,7 @@ fn shipped_pipelines_load_and_run() {
                         formats,
                         state: out.path().join("state.db"),
                         output_root: out.path().join("sync"),
+                        store: None,
                     };
                     let first = memport::sync::sync(&sync).unwrap();
                     assert!(first.full && first.run.counts.balances(), "{}: the first sync is full", path.display());

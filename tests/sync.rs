@@ -146,7 +146,7 @@ impl Account {
         convert.exported_at = exported_at;
         convert.settings.threads = Some(self.threads);
         convert.settings.branches = self.branches;
-        SyncOptions { convert, formats: self.formats.clone(), state: self.state(), output_root: self.out() }
+        SyncOptions { convert, formats: self.formats.clone(), state: self.state(), output_root: self.out(), store: None }
     }
 
     /// Syncs `export`, which must succeed.

@@ -34,6 +34,7 @@ mod pipelines;
 mod regression;
 mod spark;
 mod store;
+mod store_postgres;
 mod sync;
 mod sync_postgres;
 mod ump;

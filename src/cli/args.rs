@@ -23,7 +23,7 @@ instructions, saved memories, project knowledge) as memories. Its own formats ar
 store, a MIF, UMP, AIME or AIMEM file converts to any other format, and converting memport's output \
 again gives the same records. It streams, so a 5 GB export needs no more memory \
 than a small one, and the same input always gives byte-identical output.",
-    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport convert s3://exports/u123/chatgpt.zip --to parquet,pam -o s3://memory/u123/   (AWS_* variables or ~/.aws)\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport convert export.zip --to store -o memory.db && memport serve memory.db --mcp\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
+    after_help = "Examples:\n  memport convert ~/Downloads/chatgpt-export.zip --to aimem-ndjson -o brain.aimem.ndjson --report run.json\n  memport convert conversations.json --to aimem -o brain.aimem.json\n  memport convert claude-export/ grok.zip takeout.zip --to aimem-ndjson -o all.aimem.ndjson\n  memport convert copilot-activity-history.csv --timezone +02:00 --to aimem -o copilot.aimem.json\n  memport convert export.zip --to aimem,aimem-ndjson -o out/\n  memport convert export.zip --to pam -o my-memory/\n  memport convert export.zip --to pam,mif,ump,aime -o out/\n  memport convert memories.mif.json --to pam -o my-memory/\n  memport convert my-memory/ --to aimem-ndjson -o brain.aimem.ndjson\n  memport convert chatgpt.zip claude.zip takeout.zip --to parquet -o corpus/ --branches all\n  memport convert s3://exports/u123/chatgpt.zip --to parquet,pam -o s3://memory/u123/   (AWS_* variables or ~/.aws)\n  memport run pipelines/chatgpt-to-aimem.toml\n  memport inspect export.zip\n  memport convert export.zip --to store -o memory.db && memport serve memory.db --mcp\n  memport convert export.zip --to store -o postgres://me@db.example/memory\n  memport validate brain.aimem.json my-memory/\n\nExit codes: 0 success; 1 finished with rejected records (see --rejects) or an invalid file; 2 error (bad arguments, unreadable input, write failure)."
 )]
 pub struct Cli {
     /// The command to run.
@@ -118,10 +118,10 @@ pub enum Command {
     /// store's memories and messages by text relevance, recency and salience. Writes happen in
     /// one transaction each; `--read-only` refuses them.
     #[command(
-        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > token\n  memport serve memory.db --listen 127.0.0.1:9420\n  curl -H \"Authorization: Bearer $(cat token)\" -d '{\"query\": \"where do I live\"}' http://127.0.0.1:9420/ump/recall\n  curl -H \"Authorization: Bearer $(cat token)\" 'http://127.0.0.1:9420/v1/brain/export?scope=SINCE&since=2026-10-01' -o delta.aimem.json\n  curl -H \"Authorization: Bearer $(cat token)\" --data-binary @brain.aimem.json http://127.0.0.1:9420/v1/brain/import"
+        after_help = "Examples:\n  memport convert chatgpt-export.zip --to store -o memory.db\n  memport serve memory.db --mcp\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > token\n  memport serve memory.db --listen 127.0.0.1:9420\n  memport serve postgres://me@db.example/memory --listen 127.0.0.1:9420   (a store in PostgreSQL)\n  curl -H \"Authorization: Bearer $(cat token)\" -d '{\"query\": \"where do I live\"}' http://127.0.0.1:9420/ump/recall\n  curl -H \"Authorization: Bearer $(cat token)\" 'http://127.0.0.1:9420/v1/brain/export?scope=SINCE&since=2026-10-01' -o delta.aimem.json\n  curl -H \"Authorization: Bearer $(cat token)\" --data-binary @brain.aimem.json http://127.0.0.1:9420/v1/brain/import"
     )]
     Serve {
-        /// The store file.
+        /// The store: its file, or its PostgreSQL database (postgres://user:password@host/db).
         store: PathBuf,
         /// Speak MCP on stdin/stdout (the default without --listen).
         #[arg(long, conflicts_with = "listen")]
@@ -170,7 +170,7 @@ pub enum Command {
         after_help = "Examples:\n  memport forget memory.db urn:ump:nvsw2ljzgi3g...\n  memport forget memory.db urn:ump:nvsw2ljzgi3g... --hard --reason \"erasure request\""
     )]
     Forget {
-        /// The store file.
+        /// The store: its file, or its PostgreSQL database (postgres://user:password@host/db).
         store: PathBuf,
         /// Record ids (`urn:ump:…`), as `memport serve` shows them.
         #[arg(required = true)]
@@ -212,8 +212,9 @@ pub struct OutputArgs {
     /// (a folder of tables: conversations, messages, memories, assets), pam (a PAM v1.0 store
     /// folder: memory-store.json and conversations/), mif (MIF v2 JSON), ump (UMP 0.1 JSON
     /// array), ump-ndjson, ump-md (a folder of .ump.md records), aime (AIME v1.0 JSON), store
-    /// (a memory store, the SQLite file `memport serve` answers from; a run loads its records
-    /// into the store already there).
+    /// (a memory store, the SQLite file `memport serve` answers from, or with -o
+    /// postgres://user:password@host/db a store in PostgreSQL; a run loads its records into the
+    /// store already there).
     #[arg(long = "to", value_name = "FORMAT[,FORMAT]", value_delimiter = ',', required = true)]
     pub formats: Vec<String>,
     /// Output file for one format; a folder for several (memory.aimem.json, memory.aimem.ndjson,
@@ -309,6 +310,11 @@ pub struct SyncArgs {
     /// run is uploaded and published before the state records it.
     #[arg(value_parser = parse_location, short, long, value_name = "OUT", required_unless_present = "status")]
     pub output: Option<PathBuf>,
+    /// With --to store: keep the memory store in PostgreSQL instead of OUT/memory.db
+    /// (postgres://user:password@host/db; a schema other than public with
+    /// ?options=-csearch_path%3DNAME). Each run loads into it in one transaction.
+    #[arg(long, value_name = "URL", conflicts_with = "status")]
+    pub store: Option<PathBuf>,
     /// How records are read and written.
     #[command(flatten)]
     pub settings: Settings,
@@ -393,7 +399,7 @@ pub enum TokenCommand {
         after_help = "Examples:\n  openssl genpkey -algorithm ed25519 -out owner.key\n  memport token issue memory.db --key owner.key --verbs read --ttl 24h > reader.token\n  memport token issue memory.db --key owner.key --verbs read,write --agent chatgpt --ttl 7d"
     )]
     Issue {
-        /// The store file.
+        /// The store: its file, or its PostgreSQL database (postgres://user:password@host/db).
         store: PathBuf,
         /// The owner's Ed25519 private key: PKCS#8 PEM, 64 hex digits or 32 raw bytes.
         #[arg(long, value_name = "FILE")]

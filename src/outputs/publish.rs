@@ -64,6 +64,8 @@ pub struct StagedOutput {
     published: bool,
     /// For a file the run updates (the store), its other writers held off until it is replaced.
     hold: Option<crate::store::WriteHold>,
+    /// A store in a database, which its sink loads in place in one transaction: nothing staged.
+    in_database: bool,
 }
 
 impl StagedOutput {
@@ -82,6 +84,7 @@ impl StagedOutput {
             manifest_beside: layout.manifest_beside.clone(),
             published: false,
             hold: None,
+            in_database: false,
         };
         if let Shape::UpdatedFile { seed } = format.descriptor().shape {
             staged.hold = seed(&staged.target, &staged.built)?;
@@ -92,6 +95,39 @@ impl StagedOutput {
         Ok((staged, sink))
     }
 
+    /// The output of a memory store in a PostgreSQL database (`target` is its URL): its sink
+    /// loads the run's records in place, in one transaction that commits when the sink
+    /// finishes (a failed run rolls it back), so there is nothing to stage or publish.
+    ///
+    /// # Errors
+    /// [`RunError::Config`] for any other format; what building the sink fails with.
+    pub fn in_database(format: OutputFormat, target: &Path, settings: &SinkSettings) -> Result<(StagedOutput, Box<dyn Sink>), RunError> {
+        if format != OutputFormat::Store {
+            return Err(crate::error::ConfigError::Option {
+                option: "-o".into(),
+                reason: format!(
+                    "a PostgreSQL database holds a memory store only (--to store), not {}; write {} to a file or folder",
+                    format.name(),
+                    format.name()
+                ),
+            }
+            .into());
+        }
+        let sink = sinks::build(format, target, settings)?;
+        let shown = crate::store::shown_location(target);
+        let output = StagedOutput {
+            format,
+            target: target.to_owned(),
+            staging: PathBuf::new(),
+            built: target.to_owned(),
+            manifest_beside: PathBuf::new(),
+            published: false,
+            hold: None,
+            in_database: true,
+        };
+        Ok((output, Box::new(StagedSink { inner: sink, built: shown.clone(), target: shown })))
+    }
+
     /// Moves the finished output into place, replacing what an earlier run of memport wrote
     /// there, and removes the staging folder.
     ///
@@ -99,6 +135,10 @@ impl StagedOutput {
     /// I/O errors, or a target that changed since the run started into one memport may not
     /// replace.
     pub fn publish(mut self) -> Result<(), RunError> {
+        if self.in_database {
+            self.published = true;
+            return Ok(());
+        }
         let write_error = |error: io::Error| RunError::write(self.target.display().to_string(), error);
         match self.format.descriptor().shape {
             Shape::OwnFolder { publish, .. } => publish(&self.built, &self.target)?,
@@ -119,7 +159,7 @@ impl StagedOutput {
 
 impl Drop for StagedOutput {
     fn drop(&mut self) {
-        if !self.published {
+        if !self.published && !self.in_database {
             let _ = std::fs::remove_dir_all(&self.staging);
         }
     }

@@ -138,7 +138,9 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     options.validate()?;
     // An output memport may not replace stops the run before any work; checked again, under
     // the lock, when the output is published.
-    for (format, path) in &options.outputs {
+    // A memory store in PostgreSQL is loaded in place (its URL names no file to stage).
+    let in_database = |path: &Path| crate::store::is_postgres_url(&path.to_string_lossy());
+    for (format, path) in options.outputs.iter().filter(|(_, path)| !in_database(path)) {
         publish::check_target(*format, path)?;
     }
     // Declared before everything it guards, so it drops last: the staged outputs and temporary
@@ -146,9 +148,13 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     let mut guard = OutputGuard::default();
     let mut layouts = Vec::with_capacity(options.outputs.len());
     for (format, path) in &options.outputs {
+        if in_database(path) {
+            layouts.push(None);
+            continue;
+        }
         let layout = Layout::of(path, publish::placement(*format))?;
         guard.hold(&layout)?;
-        layouts.push(layout);
+        layouts.push(Some(layout));
     }
     for path in options.report.iter().chain(options.rejects.iter()) {
         guard.hold(&Layout::of(path, Placement::Beside)?)?;
@@ -198,8 +204,11 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     // the report is written (see `publish_run`).
     let mut staged = Vec::with_capacity(options.outputs.len());
     let mut sinks = Vec::with_capacity(options.outputs.len());
-    for ((format, _), layout) in options.outputs.iter().zip(&layouts) {
-        let (output, sink) = StagedOutput::build(*format, layout, &sink_settings)?;
+    for ((format, path), layout) in options.outputs.iter().zip(&layouts) {
+        let (output, sink) = match layout {
+            Some(layout) => StagedOutput::build(*format, layout, &sink_settings)?,
+            None => StagedOutput::in_database(*format, path, &sink_settings)?,
+        };
         staged.push(output);
         sinks.push(sink);
     }
@@ -359,10 +368,15 @@ fn erased_in_stores(outputs: &[(OutputFormat, PathBuf)], erasures_from: &[PathBu
         Ok((store.erased_ids()?, store.erased_messages()?))
     };
     let (mut erased, mut messages) = (std::collections::HashSet::new(), Vec::new());
-    for (_, path) in outputs.iter().filter(|(format, path)| *format == OutputFormat::Store && path.is_file()) {
-        let ids = read(path).map_err(|error| {
-            RunError::write(path.display().to_string(), std::io::Error::other(format!("reading its erasures: {error}")))
-        })?;
+    let store_there = |path: &Path| path.is_file() || crate::store::is_postgres_url(&path.to_string_lossy());
+    for (_, path) in outputs.iter().filter(|(format, path)| *format == OutputFormat::Store && store_there(path)) {
+        let ids = match read(path) {
+            // A database without a store yet: the run makes it.
+            Err(crate::store::StoreError::NotAStore) if !path.is_file() => continue,
+            read => read.map_err(|error| {
+                RunError::write(crate::store::shown_location(path), std::io::Error::other(format!("reading its erasures: {error}")))
+            })?,
+        };
         erased.extend(ids.0);
         messages.extend(ids.1);
     }

@@ -276,8 +276,14 @@ impl OutputFormat {
 /// # Errors
 /// [`ConfigError::Option`] when no format is given.
 pub fn output_paths(formats: &[OutputFormat], output: &Path) -> Result<Vec<(OutputFormat, PathBuf)>, ConfigError> {
+    let in_database = crate::store::is_postgres_url(&output.to_string_lossy());
     match formats {
         [] => Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }),
+        [OutputFormat::Store] if in_database => Ok(vec![(OutputFormat::Store, output.to_owned())]),
+        _ if in_database => Err(ConfigError::Option {
+            option: "-o".into(),
+            reason: "a PostgreSQL database holds a memory store only: give --to store alone, and write the other formats to files in another run".into(),
+        }),
         [single] if single.is_folder() || !output.is_dir() => Ok(vec![(*single, output.to_owned())]),
         several => Ok(several.iter().map(|format| (*format, output.join(format.default_file_name()))).collect()),
     }

@@ -11,6 +11,10 @@
 //! records and add UMP's tombstone record for each; a message it withdraws (erased from the
 //! memory store it was synced from) is erased here too. Building the store without a rollback
 //! journal is safe: the file is not in place until it is complete.
+//!
+//! A store in PostgreSQL (`-o postgres://…`) is loaded in place instead, in one transaction
+//! that holds the store's write lock and commits when the run's records are all in: a failed
+//! or killed run leaves the store as it was, and a server's writes wait for the run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use crate::error::RunError;
 use crate::model::{ErasedMessage, RetractedConversation};
 use crate::signing::SignKey;
 use crate::sinks::{Encoded, Encoder, Sink, SinkSummary, ump};
-use crate::store::{Put, Store, StoreError, WriteHold};
+use crate::store::{Put, Store, StoreError, WriteHold, is_postgres_url};
 
 /// Builds a store file.
 pub struct StoreSink {
@@ -29,6 +33,8 @@ pub struct StoreSink {
     sign_key: Option<SignKey>,
     /// Records created or replaced.
     stored: u64,
+    /// Bytes of the records created or replaced (the size of a store in a database).
+    stored_bytes: u64,
 }
 
 impl StoreSink {
@@ -41,14 +47,17 @@ impl StoreSink {
         let store = if target.exists() { Store::open(target, true) } else { Store::create(target, owner) };
         let store = store.map_err(|error| write_error(target, error))?;
         store.begin_bulk_load().map_err(|error| write_error(target, error))?;
-        Ok(StoreSink { store, target: target.to_owned(), owner: owner.to_owned(), sign_key, stored: 0 })
+        Ok(StoreSink { store, target: target.to_owned(), owner: owner.to_owned(), sign_key, stored: 0, stored_bytes: 0 })
     }
 
     fn load(&mut self, record: &[u8]) -> Result<(), RunError> {
         let value: serde_json::Value =
             serde_json::from_slice(record).map_err(|error| write_error(&self.target, StoreError::InvalidRecord(error.to_string())))?;
         match self.store.put(&value).map_err(|error| write_error(&self.target, error))? {
-            Put::Created | Put::Replaced => self.stored += 1,
+            Put::Created | Put::Replaced => {
+                self.stored += 1;
+                self.stored_bytes += record.len() as u64;
+            }
             Put::Unchanged | Put::Erased => {}
         }
         Ok(())
@@ -65,7 +74,8 @@ impl StoreSink {
 /// [`RunError::Write`] when `target` is not a memport store, another run holds it, or the
 /// copy fails.
 pub fn seed_from_target(target: &Path, built: &Path) -> Result<Option<WriteHold>, RunError> {
-    if !target.exists() {
+    // A store in a database is loaded in place, in one transaction.
+    if !target.exists() || is_postgres_url(&target.to_string_lossy()) {
         return Ok(None);
     }
     // A file that is not a memport store is refused before anything else is done to it.
@@ -78,7 +88,7 @@ pub fn seed_from_target(target: &Path, built: &Path) -> Result<Option<WriteHold>
 }
 
 fn write_error(target: &Path, error: StoreError) -> RunError {
-    RunError::write(target.display().to_string(), std::io::Error::other(error.to_string()))
+    RunError::write(crate::store::shown_location(target), std::io::Error::other(error.to_string()))
 }
 
 impl Sink for StoreSink {
@@ -93,8 +103,20 @@ impl Sink for StoreSink {
                 std::io::Error::other("internal: the store sink got another sink's batch"),
             ));
         };
+        let mut values = Vec::new();
+        let mut sizes = Vec::new();
         for record in batch.ndjson_records() {
-            self.load(record)?;
+            values.push(
+                serde_json::from_slice(record).map_err(|error| write_error(&self.target, StoreError::InvalidRecord(error.to_string())))?,
+            );
+            sizes.push(record.len() as u64);
+        }
+        let puts = self.store.put_many(values).map_err(|error| write_error(&self.target, error))?;
+        for (put, size) in puts.into_iter().zip(sizes) {
+            if matches!(put, Put::Created | Put::Replaced) {
+                self.stored += 1;
+                self.stored_bytes += size;
+            }
         }
         Ok(())
     }
@@ -127,10 +149,14 @@ impl Sink for StoreSink {
     }
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
-        let StoreSink { store, target, stored, .. } = *self;
+        let StoreSink { store, target, stored, stored_bytes, .. } = *self;
         store.end_bulk_load().map_err(|error| write_error(&target, error))?;
         drop(store);
-        let bytes = std::fs::metadata(&target).map_err(|error| RunError::write(target.display().to_string(), error))?.len();
-        Ok(SinkSummary { format: "store", path: target.display().to_string(), records: stored, bytes })
+        let path = crate::store::shown_location(&target);
+        if is_postgres_url(&target.to_string_lossy()) {
+            return Ok(SinkSummary { format: "store", path, records: stored, bytes: stored_bytes });
+        }
+        let bytes = std::fs::metadata(&target).map_err(|error| RunError::write(path.clone(), error))?.len();
+        Ok(SinkSummary { format: "store", path, records: stored, bytes })
     }
 }

@@ -161,8 +161,11 @@ impl Store {
         use rusqlite::OptionalExtension;
         let (Some(kind), Some(text)) = (record["kind"].as_str(), record["body"]["text"].as_str()) else { return Ok(None) };
         let owner = record["scope"]["owner"].as_str().unwrap_or_default();
-        Ok(self
-            .connection()
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => return database.current_record_saying(text, kind, owner),
+        };
+        Ok(connection
             .prepare_cached(
                 "SELECT id FROM records WHERE text = ?1 AND kind = ?2 AND owner = ?3 AND status = 'active' AND NOT superseded ORDER BY seq LIMIT 1",
             )?
@@ -220,7 +223,10 @@ impl Store {
     /// # Errors
     /// [`StoreError::NotFound`], SQLite errors.
     pub fn forget(&self, id: &str, reason: &str, hard: bool, now: Micros) -> Result<Forgotten, StoreError> {
-        let connection = self.connection();
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(_) => return self.forget_in_postgres(id, reason, hard, now),
+        };
         let row: Option<(i64, String)> = {
             use rusqlite::OptionalExtension;
             connection
@@ -250,6 +256,41 @@ impl Store {
             }
             return Ok(Forgotten::Erased { derived: derived.len() as u64 });
         }
+        self.tombstone(id)
+    }
+
+    /// [`Store::forget`] in a store in PostgreSQL.
+    fn forget_in_postgres(&self, id: &str, reason: &str, hard: bool, now: Micros) -> Result<Forgotten, StoreError> {
+        let super::Db::Postgres(database) = &self.db else { unreachable!("called for a store in PostgreSQL") };
+        let seq = database.seq_of(id)?;
+        let Some(seq) = seq else {
+            // Erased already (by an earlier call, or with the message it was derived from).
+            if hard && self.is_erased(id)? {
+                return Ok(Forgotten::Erased { derived: 0 });
+            }
+            return Err(StoreError::NotFound(id.to_owned()));
+        };
+        if !hard {
+            return self.tombstone(id);
+        }
+        // The memories derived from it quote its words in their evidence: erased with it.
+        let derived = database.derived_from(id)?;
+        let erased_at = format_rfc3339(now);
+        let mut erased: Vec<(i64, String)> = vec![(seq, id.to_owned())];
+        erased.extend(derived.iter().cloned());
+        for (seq, id) in &erased {
+            let json = database.record_at(*seq)?;
+            let message = json.as_deref().and_then(|json| message_named(json, id));
+            database.delete(*seq)?;
+            let named =
+                message.as_ref().map(|(provider, conversation, message)| (provider.as_str(), conversation.as_str(), message.as_str()));
+            database.add_erasure(id, reason, &erased_at, named, true)?;
+        }
+        Ok(Forgotten::Erased { derived: derived.len() as u64 })
+    }
+
+    /// Tombstones the record `id`: kept for audit, out of recall.
+    fn tombstone(&self, id: &str) -> Result<Forgotten, StoreError> {
         let mut record = self.get(id)?.ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
         if let Some(object) = record.as_object_mut() {
             object.remove("integrity");
@@ -269,7 +310,15 @@ impl Store {
         let id = message_record_id(&message.provider, &message.conversation_id, &message.message_id);
         match self.forget(&id, reason, true, now) {
             Err(StoreError::NotFound(_)) => {
-                self.connection()
+                let connection = match self.sqlite() {
+                    Ok(connection) => connection,
+                    Err(database) => {
+                        let named = (message.provider.as_str(), message.conversation_id.as_str(), message.message_id.as_str());
+                        database.add_erasure(&id, reason, &format_rfc3339(now), Some(named), false)?;
+                        return Ok(Forgotten::Erased { derived: 0 });
+                    }
+                };
+                connection
                     .prepare_cached(
                         "INSERT OR IGNORE INTO erasures (id, reason, erased_at, provider, conversation, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     )?
@@ -292,7 +341,7 @@ impl Store {
     /// with those ids.
     fn erase(&self, seq: i64, id: &str, text: &str, reason: &str, now: Micros) -> Result<(), StoreError> {
         use rusqlite::OptionalExtension;
-        let connection = self.connection();
+        let Ok(connection) = self.sqlite() else { unreachable!("erased in PostgreSQL by forget_in_postgres") };
         let named: (Option<String>, Option<String>, Option<String>) = connection
             .prepare_cached(
                 // A record that is not JSON (a store edited by hand) is still erased, as no message.
@@ -308,7 +357,7 @@ impl Store {
             }
             _ => None,
         };
-        self.unindex(seq, text)?;
+        super::unindex(connection, seq, text)?;
         connection.prepare_cached("DELETE FROM records WHERE seq = ?1")?.execute([seq])?;
         let (provider, conversation, message) = message.map_or((None, None, None), |(p, c, m)| (Some(p), Some(c), Some(m)));
         connection
@@ -318,6 +367,15 @@ impl Store {
             .execute(rusqlite::params![id, reason, &format_rfc3339(now), provider, conversation, message])?;
         Ok(())
     }
+}
+
+/// The provider, conversation and message ids a message's record (its JSON) was written
+/// under, when its id is made of them (`id`): what a sync needs to withdraw it.
+fn message_named(json: &str, id: &str) -> Option<(String, String, String)> {
+    let record: Value = serde_json::from_str(json).ok()?;
+    let structured = &record["body"]["structured"];
+    let named = (structured["source_kind"].as_str()?, structured["conversation_id"].as_str()?, structured["message_id"].as_str()?);
+    (message_record_id(named.0, named.1, named.2) == id).then(|| (named.0.to_owned(), named.1.to_owned(), named.2.to_owned()))
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ impl Store {
         match FileId::of(&self.path) {
             Some(now) if Some(now) != self.file => {
                 let reopened = Store::open(&self.path, self.writable)?;
-                self.connection = reopened.connection;
+                self.db = reopened.db;
                 self.owner = reopened.owner;
                 self.file = reopened.file;
                 self.set_busy_timeout(self.busy_timeout);
@@ -118,8 +118,11 @@ impl Store {
         // SQLite counts it in milliseconds in a 32-bit integer.
         let timeout = timeout.min(Duration::from_secs(24 * 60 * 60));
         self.busy_timeout = timeout;
-        // `sqlite3_busy_timeout` has no failure: it only installs the handler.
-        let _ = self.connection.busy_timeout(timeout);
+        match self.sqlite() {
+            // `sqlite3_busy_timeout` has no failure: it only installs the handler.
+            Ok(connection) => drop(connection.busy_timeout(timeout)),
+            Err(database) => database.set_lock_timeout(timeout),
+        }
     }
 
     /// Whether the store's path still names the file this connection has open (or nothing).

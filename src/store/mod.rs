@@ -10,6 +10,7 @@
 
 pub mod edit;
 pub mod file;
+mod postgres;
 pub mod recall;
 pub mod schema;
 pub mod search;
@@ -24,6 +25,7 @@ pub use crate::model::ErasedMessage;
 use crate::timefmt::parse_rfc3339;
 use file::FileId;
 pub use file::WriteHold;
+pub use postgres::{is_postgres_url, without_password};
 
 /// What can go wrong opening or using a store.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +34,26 @@ pub enum StoreError {
     /// SQLite failed.
     #[error("the store's database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL failed.
+    #[error("the store's database: {0}")]
+    Postgres(String),
+    /// The PostgreSQL server could not be reached or refused the login.
+    #[error("cannot connect to {location} ({reason}); is the server running, and are the URL, user and password right?")]
+    Unreachable {
+        /// The URL, without its password.
+        location: String,
+        /// What the client said.
+        reason: String,
+    },
+    /// The location cannot hold a store as it is.
+    #[error("{0}")]
+    InvalidLocation(String),
+    /// The connection to the PostgreSQL server was lost.
+    #[error("the connection to the store's database was lost; try again")]
+    Gone,
+    /// An operation of a store file asked of a store in a database.
+    #[error("a store in PostgreSQL has no file to {0}")]
+    NotAFile(&'static str),
     /// The file is an SQLite database but not a memport store.
     #[error("this is not a memport store (make one with `memport convert EXPORT --to store -o FILE`)")]
     NotAStore,
@@ -115,9 +137,17 @@ pub struct IndexInUse {
     pub of_replaced_file: bool,
 }
 
+/// Where an open store's records are.
+enum Db {
+    /// A SQLite file.
+    Sqlite(Connection),
+    /// A PostgreSQL database ([`postgres`]).
+    Postgres(postgres::Database),
+}
+
 /// An open store.
 pub struct Store {
-    connection: Connection,
+    db: Db,
     owner: String,
     /// Recall's search index of the file it was built from, built when first needed and
     /// shared with the other connections a server opens ([`Store::share_search_index`]).
@@ -140,13 +170,16 @@ impl Store {
     /// # Errors
     /// SQLite errors (the file exists, the folder is not writable).
     pub fn create(path: &Path, owner: &str) -> Result<Store, StoreError> {
+        if let Some(url) = postgres::url_of(path) {
+            return Store::on_postgres(path, url, Some(owner), true);
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let connection = Connection::open_with_flags(path, flags)?;
         schema::create(&connection, owner)?;
         erase_for_good(&connection)?;
         let file = FileId::of(path);
         Ok(Store {
-            connection,
+            db: Db::Sqlite(connection),
             owner: owner.to_owned(),
             search: Arc::default(),
             path: path.to_owned(),
@@ -162,6 +195,9 @@ impl Store {
     /// # Errors
     /// SQLite errors, [`StoreError::NotAStore`], [`StoreError::NewerSchema`].
     pub fn open(path: &Path, writable: bool) -> Result<Store, StoreError> {
+        if let Some(url) = postgres::url_of(path) {
+            return Store::on_postgres(path, url, None, writable);
+        }
         let access = if writable { OpenFlags::SQLITE_OPEN_READ_WRITE } else { OpenFlags::SQLITE_OPEN_READ_ONLY };
         // Which file the path names is read before the file is opened: if a run moves a new
         // one there in between, the connection is on the newer file and follows nothing.
@@ -181,7 +217,7 @@ impl Store {
             schema_version = schema::SCHEMA_VERSION;
         }
         Ok(Store {
-            connection,
+            db: Db::Sqlite(connection),
             owner,
             search: Arc::default(),
             path: path.to_owned(),
@@ -190,6 +226,37 @@ impl Store {
             busy_timeout: file::BUSY_TIMEOUT,
             schema_version,
         })
+    }
+
+    /// Opens the store in the PostgreSQL database `url` (the location `path`), making its
+    /// tables when `owner` is given and there are none yet.
+    fn on_postgres(path: &Path, url: &str, owner: Option<&str>, writable: bool) -> Result<Store, StoreError> {
+        let (database, owner, schema_version) = postgres::Database::connect(url, owner, writable)?;
+        database.set_lock_timeout(file::BUSY_TIMEOUT);
+        Ok(Store {
+            db: Db::Postgres(database),
+            owner,
+            search: Arc::default(),
+            path: path.to_owned(),
+            writable,
+            file: None,
+            busy_timeout: file::BUSY_TIMEOUT,
+            schema_version,
+        })
+    }
+
+    /// Where the store is, as messages show it: the file, or the database's URL without its
+    /// password.
+    pub fn location(&self) -> String {
+        shown_location(&self.path)
+    }
+
+    /// The SQLite connection of a store file; the PostgreSQL database of one in a database.
+    fn sqlite(&self) -> Result<&Connection, &postgres::Database> {
+        match &self.db {
+            Db::Sqlite(connection) => Ok(connection),
+            Db::Postgres(database) => Err(database),
+        }
     }
 
     /// Uses the search index of `other` (another connection to the same store file), so it is
@@ -204,11 +271,13 @@ impl Store {
     /// 100,000 records), so no recall waits for the build.
     ///
     /// # Errors
-    /// SQLite and search index errors; [`StoreError::InTransaction`] inside a transaction.
+    /// SQLite and search index errors; [`StoreError::InTransaction`] inside a transaction;
+    /// [`StoreError::NotAFile`] for a store in PostgreSQL, which searches its own index.
     pub fn search_index(&self) -> Result<IndexInUse, StoreError> {
+        let Ok(connection) = self.sqlite() else { return Err(StoreError::NotAFile("index in memory")) };
         // The index may only hold committed records: a rolled-back change would stay in it, and
         // the change ids it used would be used again and skipped.
-        if !self.connection.is_autocommit() {
+        if !connection.is_autocommit() {
             return Err(StoreError::InTransaction);
         }
         let index = {
@@ -224,7 +293,7 @@ impl Store {
                     return Ok(IndexInUse { index, of_replaced_file: true });
                 }
                 _ => {
-                    let index = Arc::new(search::SearchIndex::build(&self.connection)?);
+                    let index = Arc::new(search::SearchIndex::build(connection)?);
                     // Shared only when built from the file in place: a connection still on a
                     // file a run replaced (it follows on its next use) builds one for itself.
                     if self.is_on_current_file() {
@@ -234,7 +303,7 @@ impl Store {
                 }
             }
         };
-        index.refresh(&self.connection)?;
+        index.refresh(connection)?;
         Ok(IndexInUse { index, of_replaced_file: false })
     }
 
@@ -248,7 +317,10 @@ impl Store {
                 if store.file != Some(file) {
                     return Ok(None);
                 }
-                search::SearchIndex::build(&store.connection).map(Some)
+                match store.sqlite() {
+                    Ok(connection) => search::SearchIndex::build(connection).map(Some),
+                    Err(_) => Ok(None),
+                }
             });
             let mut slot = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if slot.building != Some(file) {
@@ -272,7 +344,8 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn copy_to(&self, path: &Path) -> Result<(), StoreError> {
-        self.connection.execute("VACUUM INTO ?1", [path.to_string_lossy()])?;
+        let Ok(connection) = self.sqlite() else { return Err(StoreError::NotAFile("copy")) };
+        connection.execute("VACUUM INTO ?1", [path.to_string_lossy()])?;
         Ok(())
     }
 
@@ -281,7 +354,12 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn owner_key(&self) -> Result<Option<String>, StoreError> {
-        Ok(self.connection.query_row("SELECT value FROM store_meta WHERE key = 'owner_key'", [], |row| row.get(0)).optional()?)
+        match self.sqlite() {
+            Ok(connection) => {
+                Ok(connection.query_row("SELECT value FROM store_meta WHERE key = 'owner_key'", [], |row| row.get(0)).optional()?)
+            }
+            Err(database) => database.meta("owner_key"),
+        }
     }
 
     /// Records the `did:key` whose key signs the store's capability tokens.
@@ -289,8 +367,13 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn set_owner_key(&self, did: &str) -> Result<(), StoreError> {
-        self.connection.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES ('owner_key', ?1)", [did])?;
-        Ok(())
+        match self.sqlite() {
+            Ok(connection) => {
+                connection.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES ('owner_key', ?1)", [did])?;
+                Ok(())
+            }
+            Err(database) => database.set_meta("owner_key", did),
+        }
     }
 
     /// The owner every record of the store belongs to unless it names another.
@@ -298,9 +381,13 @@ impl Store {
         &self.owner
     }
 
-    /// The database, for the operations in this module's children.
+    /// The connection of a store file, for tests that write what another tool might.
+    #[cfg(test)]
     fn connection(&self) -> &Connection {
-        &self.connection
+        match &self.db {
+            Db::Sqlite(connection) => connection,
+            Db::Postgres(_) => panic!("the tests of store files open files"),
+        }
     }
 
     /// Runs `work` in one transaction: all of it is stored, or (on an error) none.
@@ -308,15 +395,24 @@ impl Store {
     /// # Errors
     /// What `work` fails with, and SQLite errors beginning or committing.
     pub fn in_transaction<T, E: From<StoreError>>(&mut self, work: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
+        if let Db::Postgres(database) = &self.db {
+            database.begin_writing()?;
+            let mut open = PostgresTransaction { database, committed: false };
+            let value = work(self)?;
+            open.database.commit()?;
+            open.committed = true;
+            return Ok(value);
+        }
         // Once it holds the write lock, the connection writes into the file in place: a run
         // that held the lock may have moved a new store there meanwhile ([`file`]).
         let mut attempts = 0;
         loop {
-            self.connection.execute_batch("BEGIN IMMEDIATE").map_err(file::busy_as_held)?;
+            let Db::Sqlite(connection) = &self.db else { unreachable!("a store in PostgreSQL returned above") };
+            connection.execute_batch("BEGIN IMMEDIATE").map_err(file::busy_as_held)?;
             if self.is_on_current_file() {
                 break;
             }
-            self.connection.execute_batch("ROLLBACK").map_err(StoreError::from)?;
+            connection.execute_batch("ROLLBACK").map_err(StoreError::from)?;
             attempts += 1;
             if attempts == file::ATTEMPTS {
                 return Err(StoreError::Busy.into());
@@ -324,10 +420,11 @@ impl Store {
             self.follow_file()?;
         }
         let store: &Store = self;
+        let Db::Sqlite(connection) = &store.db else { unreachable!("a store in PostgreSQL returned above") };
         // Rolled back unless committed: when `work` fails or panics, and when COMMIT itself
         // fails (a reader holding the file past the busy timeout), which would otherwise leave
         // the transaction open and every later write refused.
-        let mut open = OpenTransaction { connection: &store.connection, committed: false };
+        let mut open = OpenTransaction { connection, committed: false };
         let value = work(store)?;
         open.connection.execute_batch("COMMIT").map_err(StoreError::from)?;
         open.committed = true;
@@ -335,14 +432,20 @@ impl Store {
     }
 
     /// Starts loading a new store in one transaction without a rollback journal: for a file
-    /// that is not in place until [`Store::end_bulk_load`] returns (a run's staged output).
+    /// that is not in place until [`Store::end_bulk_load`] returns (a run's staged output). A
+    /// store in PostgreSQL is loaded in one transaction holding its write lock.
     ///
     /// # Errors
-    /// SQLite errors.
+    /// SQLite errors; for PostgreSQL [`StoreError::Busy`] when another writer holds it past
+    /// the busy timeout.
     pub fn begin_bulk_load(&self) -> Result<(), StoreError> {
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => return database.begin_writing(),
+        };
         // Nothing indexes a file not yet in place, and whoever indexes it later reads every
         // record: the change log is not written during the load (it would double its time).
-        self.connection.execute_batch(
+        connection.execute_batch(
             "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;
              DROP TRIGGER IF EXISTS record_inserted; DROP TRIGGER IF EXISTS record_deleted; DROP TRIGGER IF EXISTS record_updated;",
         )?;
@@ -354,15 +457,19 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn end_bulk_load(&self) -> Result<(), StoreError> {
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => return database.commit(),
+        };
         // The log goes on after a gap: an index of the store from before the load finds that
         // its next change is not in the log, and is built again from the records.
-        self.connection.execute_batch(
+        connection.execute_batch(
             "DELETE FROM record_changes;
              INSERT INTO record_changes (change, seq)
                  VALUES (coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'record_changes'), 0) + 2, 0);",
         )?;
-        schema::ensure_change_log(&self.connection)?;
-        self.connection.execute_batch("COMMIT; PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL")?;
+        schema::ensure_change_log(connection)?;
+        connection.execute_batch("COMMIT; PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL")?;
         Ok(())
     }
 
@@ -372,13 +479,25 @@ impl Store {
     /// [`StoreError::InvalidRecord`] for a record without an id, kind or text; SQLite errors.
     pub fn put(&self, record: &Value) -> Result<Put, StoreError> {
         let row = Row::of(record)?;
-        let connection = self.connection();
+        let json = record.to_string();
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => {
+                if database.is_erased(row.id)? {
+                    return Ok(Put::Erased);
+                }
+                return match database.stored(row.id)? {
+                    Some((_, stored)) if stored == json => Ok(Put::Unchanged),
+                    Some((seq, _)) => database.write(Some(seq), &json, record).map(|()| Put::Replaced),
+                    None => database.write(None, &json, record).map(|()| Put::Created),
+                };
+            }
+        };
         let erased: Option<i64> =
             connection.prepare_cached("SELECT 1 FROM erasures WHERE id = ?1")?.query_row([row.id], |r| r.get(0)).optional()?;
         if erased.is_some() {
             return Ok(Put::Erased);
         }
-        let json = record.to_string();
         let existing: Option<(i64, String, String)> = connection
             .prepare_cached("SELECT seq, record, text FROM records WHERE id = ?1")?
             .query_row([row.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
@@ -387,66 +506,29 @@ impl Store {
             Some((_, stored, _)) if stored == json => Ok(Put::Unchanged),
             Some((seq, _, old_text)) => {
                 // The row is written again under its own seq, so it keeps its place.
-                self.unindex(seq, &old_text)?;
+                unindex(connection, seq, &old_text)?;
                 connection.prepare_cached("DELETE FROM records WHERE seq = ?1")?.execute([seq])?;
-                self.write_row(Some(seq), &row, &json, record)?;
+                write_row(connection, Some(seq), &row, &json, record)?;
                 Ok(Put::Replaced)
             }
             None => {
-                self.write_row(None, &row, &json, record)?;
+                write_row(connection, None, &row, &json, record)?;
                 Ok(Put::Created)
             }
         }
     }
 
-    /// Inserts a record's row (under `seq`, or a new one) and indexes it.
-    fn write_row(&self, seq: Option<i64>, row: &Row, json: &str, record: &Value) -> Result<(), StoreError> {
-        let connection = self.connection();
-        connection
-            .prepare_cached(
-                "INSERT INTO records (seq, id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
-                 salience, superseded, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            )?
-            .execute(params![
-                seq,
-                row.id,
-                row.kind,
-                row.status,
-                row.owner,
-                row.agent,
-                row.session,
-                row.text,
-                row.created_us,
-                row.valid_from_us,
-                row.valid_to_us,
-                row.salience,
-                row.superseded,
-                json
-            ])?;
-        self.index(connection.last_insert_rowid(), row.text, record)
-    }
-
-    /// Adds a record's text to the full-text index and its relations to `relations`.
-    fn index(&self, seq: i64, text: &str, record: &Value) -> Result<(), StoreError> {
-        let connection = self.connection();
-        connection.prepare_cached("INSERT INTO record_text (rowid, text) VALUES (?1, ?2)")?.execute(params![seq, text])?;
-        let mut insert = connection.prepare_cached("INSERT INTO relations (seq, type, target) VALUES (?1, ?2, ?3)")?;
-        for relation in record["relations"].as_array().into_iter().flatten() {
-            if let (Some(kind), Some(target)) = (relation["type"].as_str(), relation["target"].as_str()) {
-                insert.execute(params![seq, kind, target])?;
-            }
+    /// Stores `records` in order, as [`Store::put`] stores each: in a store in PostgreSQL with
+    /// a few round trips for all of them (what a run loads, a batch at a time).
+    ///
+    /// # Errors
+    /// As [`Store::put`]; the records before the one that fails may be stored (a run loads in
+    /// one transaction, which its failure rolls back).
+    pub fn put_many(&self, records: Vec<Value>) -> Result<Vec<Put>, StoreError> {
+        match self.sqlite() {
+            Ok(_) => records.iter().map(|record| self.put(record)).collect(),
+            Err(database) => database.put_many(records.into_iter().map(|record| (record.to_string(), record)).collect()),
         }
-        Ok(())
-    }
-
-    /// Takes a record out of the full-text index and `relations` (before it changes or goes).
-    fn unindex(&self, seq: i64, text: &str) -> Result<(), StoreError> {
-        let connection = self.connection();
-        connection
-            .prepare_cached("INSERT INTO record_text (record_text, rowid, text) VALUES ('delete', ?1, ?2)")?
-            .execute(params![seq, text])?;
-        connection.prepare_cached("DELETE FROM relations WHERE seq = ?1")?.execute([seq])?;
-        Ok(())
     }
 
     /// The record `id`, tombstoned or not.
@@ -454,8 +536,12 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn get(&self, id: &str) -> Result<Option<Value>, StoreError> {
-        let json: Option<String> =
-            self.connection().prepare_cached("SELECT record FROM records WHERE id = ?1")?.query_row([id], |row| row.get(0)).optional()?;
+        let json: Option<String> = match self.sqlite() {
+            Ok(connection) => {
+                connection.prepare_cached("SELECT record FROM records WHERE id = ?1")?.query_row([id], |row| row.get(0)).optional()?
+            }
+            Err(database) => database.record(id)?,
+        };
         Ok(json.and_then(|text| serde_json::from_str(&text).ok()))
     }
 
@@ -464,7 +550,10 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn erased_ids(&self) -> Result<std::collections::HashSet<String>, StoreError> {
-        let connection = self.connection();
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => return Ok(database.erasures()?.into_iter().map(|(id, ..)| id).collect()),
+        };
         let mut statement = connection.prepare("SELECT id FROM erasures")?;
         let ids = statement.query_map([], |row| row.get::<_, String>(0))?.collect::<Result<_, _>>()?;
         Ok(ids)
@@ -477,10 +566,21 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn erased_messages(&self) -> Result<Vec<ErasedMessage>, StoreError> {
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => {
+                let erasures = database.erasures()?.into_iter();
+                return Ok(erasures
+                    .filter_map(|(_, provider, conversation, message)| {
+                        Some(ErasedMessage { provider: provider?, conversation_id: conversation?, message_id: message? })
+                    })
+                    .collect());
+            }
+        };
         if self.schema_version < 2 {
             return Ok(Vec::new());
         }
-        let mut statement = self.connection().prepare(
+        let mut statement = connection.prepare(
             "SELECT provider, conversation, message FROM erasures WHERE message IS NOT NULL ORDER BY provider, conversation, message",
         )?;
         let erased = statement
@@ -494,7 +594,12 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn is_erased(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self.connection().prepare_cached("SELECT 1 FROM erasures WHERE id = ?1")?.query_row([id], |_| Ok(())).optional()?.is_some())
+        match self.sqlite() {
+            Ok(connection) => {
+                Ok(connection.prepare_cached("SELECT 1 FROM erasures WHERE id = ?1")?.query_row([id], |_| Ok(())).optional()?.is_some())
+            }
+            Err(database) => database.is_erased(id),
+        }
     }
 
     /// How many records the store holds, and how many of them are tombstoned.
@@ -502,10 +607,12 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn counts(&self) -> Result<(u64, u64), StoreError> {
-        let (all, tombstoned): (i64, i64) =
-            self.connection().query_row("SELECT count(*), coalesce(sum(status = 'tombstoned'), 0) FROM records", [], |row| {
+        let (all, tombstoned): (i64, i64) = match self.sqlite() {
+            Ok(connection) => connection.query_row("SELECT count(*), coalesce(sum(status = 'tombstoned'), 0) FROM records", [], |row| {
                 Ok((row.get(0)?, row.get(1)?))
-            })?;
+            })?,
+            Err(database) => database.counts()?,
+        };
         Ok((all.unsigned_abs(), tombstoned.unsigned_abs()))
     }
 
@@ -515,11 +622,13 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn tombstone_session(&self, agent: &str, session: &str) -> Result<u64, StoreError> {
-        let rows: Vec<String> = self
-            .connection()
-            .prepare_cached("SELECT record FROM records WHERE agent = ?1 AND session = ?2 AND status != 'tombstoned'")?
-            .query_map([agent, session], |row| row.get(0))?
-            .collect::<Result<_, _>>()?;
+        let rows: Vec<String> = match self.sqlite() {
+            Ok(connection) => connection
+                .prepare_cached("SELECT record FROM records WHERE agent = ?1 AND session = ?2 AND status != 'tombstoned'")?
+                .query_map([agent, session], |row| row.get(0))?
+                .collect::<Result<_, _>>()?,
+            Err(database) => database.session_records(agent, session)?,
+        };
         let mut changed = 0;
         for json in rows {
             let Ok(mut record) = serde_json::from_str::<Value>(&json) else { continue };
@@ -531,13 +640,17 @@ impl Store {
     }
 
     /// Checks the database file page by page and the full-text index against the records
-    /// (SQLite's integrity check runs FTS5's own).
+    /// (SQLite's integrity check runs FTS5's own); in PostgreSQL, which keeps its own pages
+    /// and index, that each record is JSON of its row's id.
     ///
     /// # Errors
     /// SQLite errors.
     pub fn check_integrity(&self) -> Result<Vec<String>, StoreError> {
-        let problems: Vec<String> = self
-            .connection()
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => return database.integrity_problems(),
+        };
+        let problems: Vec<String> = connection
             .prepare("PRAGMA integrity_check")?
             .query_map([], |row| row.get::<_, String>(0))?
             .collect::<Result<Vec<_>, _>>()?
@@ -552,7 +665,19 @@ impl Store {
     /// # Errors
     /// SQLite errors.
     pub fn for_each_record(&self, mut visit: impl FnMut(&str) -> Result<(), StoreError>) -> Result<u64, StoreError> {
-        let mut statement = self.connection().prepare("SELECT record FROM records ORDER BY seq")?;
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => {
+                let mut count = 0;
+                let every = postgres::RecordFilter { since: None, agent: None, live_only: false, no_messages: false };
+                database.each_record(every, |_, record| {
+                    count += 1;
+                    visit(record)
+                })?;
+                return Ok(count);
+            }
+        };
+        let mut statement = connection.prepare("SELECT record FROM records ORDER BY seq")?;
         let mut rows = statement.query([])?;
         let mut count = 0;
         while let Some(row) = rows.next()? {
@@ -560,6 +685,68 @@ impl Store {
             count += 1;
         }
         Ok(count)
+    }
+}
+
+/// Inserts a record's row (under `seq`, or a new one) into a store file and indexes it.
+fn write_row(connection: &Connection, seq: Option<i64>, row: &Row, json: &str, record: &Value) -> Result<(), StoreError> {
+    connection
+        .prepare_cached(
+            "INSERT INTO records (seq, id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
+             salience, superseded, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )?
+        .execute(params![
+            seq,
+            row.id,
+            row.kind,
+            row.status,
+            row.owner,
+            row.agent,
+            row.session,
+            row.text,
+            row.created_us,
+            row.valid_from_us,
+            row.valid_to_us,
+            row.salience,
+            row.superseded,
+            json
+        ])?;
+    index(connection, connection.last_insert_rowid(), row.text, record)
+}
+
+/// Adds a record's text to the full-text index and its relations to `relations`.
+fn index(connection: &Connection, seq: i64, text: &str, record: &Value) -> Result<(), StoreError> {
+    connection.prepare_cached("INSERT INTO record_text (rowid, text) VALUES (?1, ?2)")?.execute(params![seq, text])?;
+    let mut insert = connection.prepare_cached("INSERT INTO relations (seq, type, target) VALUES (?1, ?2, ?3)")?;
+    for relation in record["relations"].as_array().into_iter().flatten() {
+        if let (Some(kind), Some(target)) = (relation["type"].as_str(), relation["target"].as_str()) {
+            insert.execute(params![seq, kind, target])?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes a record out of the full-text index and `relations` (before it changes or goes).
+fn unindex(connection: &Connection, seq: i64, text: &str) -> Result<(), StoreError> {
+    connection
+        .prepare_cached("INSERT INTO record_text (record_text, rowid, text) VALUES ('delete', ?1, ?2)")?
+        .execute(params![seq, text])?;
+    connection.prepare_cached("DELETE FROM relations WHERE seq = ?1")?.execute([seq])?;
+    Ok(())
+}
+
+/// A transaction [`Store::in_transaction`] began in PostgreSQL: rolled back when dropped
+/// uncommitted.
+struct PostgresTransaction<'a> {
+    database: &'a postgres::Database,
+    committed: bool,
+}
+
+impl Drop for PostgresTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.database.rollback();
+        }
     }
 }
 
@@ -618,9 +805,29 @@ impl Store {
         filter: &ExportFilter,
         mut visit: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<u64, E> {
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => {
+                let mut count = 0;
+                let exported = postgres::RecordFilter {
+                    since: filter.since,
+                    agent: filter.agent.clone(),
+                    live_only: true,
+                    no_messages: filter.dna_only,
+                };
+                database.each_record(exported, |kind, record| {
+                    if filter.dna_only && !is_dna_memory(kind, record) {
+                        return Ok(());
+                    }
+                    count += 1;
+                    visit(record)
+                })?;
+                return Ok(count);
+            }
+        };
         let sql = "SELECT kind, record FROM records WHERE status != 'tombstoned' AND (?1 IS NULL OR created_us >= ?1) \
                    AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq";
-        let mut statement = self.connection().prepare(sql).map_err(StoreError::from)?;
+        let mut statement = connection.prepare(sql).map_err(StoreError::from)?;
         let mut rows = statement.query(params![filter.since, filter.agent, filter.dna_only]).map_err(StoreError::from)?;
         let mut count = 0;
         while let Some(row) = rows.next().map_err(StoreError::from)? {
@@ -633,6 +840,15 @@ impl Store {
             count += 1;
         }
         Ok(count)
+    }
+}
+
+/// A store location as messages show it: a file's path, or a database's URL without its
+/// password.
+pub fn shown_location(path: &Path) -> String {
+    match postgres::url_of(path) {
+        Some(url) => postgres::without_password(url),
+        None => path.display().to_string(),
     }
 }
 
@@ -738,13 +954,13 @@ pub(crate) mod tests {
         let path = folder.path().join("m.db");
         drop(Store::create(&path, "owner").unwrap());
         let mut writer = Store::open(&path, true).unwrap();
-        writer.connection.busy_timeout(std::time::Duration::from_millis(50)).unwrap();
+        writer.set_busy_timeout(std::time::Duration::from_millis(50));
         let reader = Connection::open(&path).unwrap();
         reader.execute_batch("BEGIN; SELECT count(*) FROM records;").unwrap();
         let blocked = writer.in_transaction(|store| store.put(&record("urn:ump:aa", "Keeps bees", "2026-01-02T03:04:05Z")));
         assert!(blocked.is_err(), "the commit waits for the reader, then fails");
         reader.execute_batch("COMMIT").unwrap();
-        assert!(writer.connection.is_autocommit(), "the failed transaction is closed");
+        assert!(writer.sqlite().is_ok_and(Connection::is_autocommit), "the failed transaction is closed");
         let next = writer.in_transaction(|store| store.put(&record("urn:ump:bb", "Keeps goats", "2026-01-02T03:04:05Z")));
         assert_eq!(next.unwrap(), Put::Created);
         assert_eq!(writer.counts().unwrap(), (1, 0), "only the second write is there");

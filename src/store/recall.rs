@@ -102,7 +102,11 @@ impl Store {
     /// SQLite errors.
     pub fn recall(&self, query: &RecallQuery) -> Result<Vec<Recalled>, StoreError> {
         let words = query_words(&query.query);
-        let rows = if words.is_empty() { self.most_recent(query)? } else { self.best_matches(&words, query)? };
+        let rows = match self.sqlite() {
+            Err(database) => candidates_in_postgres(database, &words, query)?,
+            Ok(_) if words.is_empty() => self.most_recent(query)?,
+            Ok(_) => self.best_matches(&words, query)?,
+        };
         // Ranked on the columns; only the records returned are read and parsed.
         let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::max);
         let mut scored: Vec<(f64, i64, Option<u64>, Value)> = rows
@@ -130,11 +134,17 @@ impl Store {
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(query.limit.clamp(1, MAX_RECALL));
-        let mut read = self.connection().prepare_cached("SELECT id, record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?;
         let mut recalled = Vec::with_capacity(scored.len());
         for (score, seq, id_hash, signals) in scored {
+            let live = match self.sqlite() {
+                Ok(connection) => connection
+                    .prepare_cached("SELECT id, record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?
+                    .query_row([seq], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+                    .optional()?,
+                Err(database) => database.live_record_at(seq)?,
+            };
             // A record erased or tombstoned since the search is not recalled.
-            let Some((id, json)) = read.query_row([seq], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))).optional()? else {
+            let Some((id, json)) = live else {
                 continue;
             };
             // Nor is another record under the `seq` of a replaced file's hit.
@@ -150,6 +160,7 @@ impl Store {
 
     /// The records valid at the query's time, most recent first (a query without words).
     fn most_recent(&self, query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
+        let Ok(connection) = self.sqlite() else { return Err(StoreError::NotAFile("index in memory")) };
         let kinds = format!(",{},", query.kinds.join(","));
         let sql = format!(
             "SELECT r.seq, r.created_us, r.salience, r.agent, r.session FROM records r
@@ -162,7 +173,7 @@ impl Store {
              AND NOT (r.superseded AND r.valid_to_us IS NULL AND {SUPERSEDED_UNTIL} <= ?4)
              ORDER BY r.created_us DESC, r.seq LIMIT ?5"
         );
-        let mut statement = self.connection().prepare_cached(&sql)?;
+        let mut statement = connection.prepare_cached(&sql)?;
         let rows = statement.query_map(
             params![query.kinds.is_empty(), kinds, query.owner, query.valid_at, CANDIDATES as i64, query.only_agent],
             |row| {
@@ -229,13 +240,38 @@ impl Store {
         if !hit.superseded || hit.valid_to_us.is_some() {
             return Ok(true);
         }
-        let until: Option<i64> = self
-            .connection()
+        let Ok(connection) = self.sqlite() else { return Err(StoreError::NotAFile("index in memory")) };
+        let until: Option<i64> = connection
             .prepare_cached(&format!("SELECT {SUPERSEDED_UNTIL} FROM records r WHERE r.seq = ?1"))?
             .query_row([hit.seq], |row| row.get(0))
             .optional()?;
         Ok(until.is_some_and(|until| until > at))
     }
+}
+
+/// The [`CANDIDATES`] records of a store in PostgreSQL valid at the query's time, best text
+/// matches first (`ts_rank` of its `tsvector` index; most recent first without words).
+fn candidates_in_postgres(database: &super::postgres::Database, words: &[&str], query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
+    let filter = super::postgres::Candidates {
+        words: words.iter().map(|word| (*word).to_owned()).collect(),
+        kinds: query.kinds.clone(),
+        owner: query.owner.clone(),
+        only_agent: query.only_agent.clone(),
+        valid_at: query.valid_at,
+        limit: CANDIDATES as i64,
+    };
+    Ok(database
+        .candidates(filter)?
+        .into_iter()
+        .map(|(seq, created_us, salience, agent, session, rank)| Candidate {
+            seq,
+            created_us,
+            salience,
+            scope_match: scope_match([(agent.as_deref(), query.agent.as_deref()), (session.as_deref(), query.session.as_deref())]),
+            rank,
+            id_hash: None,
+        })
+        .collect())
 }
 
 /// The share of the query's scope members (agent, session) the record's scope has too; 1.0

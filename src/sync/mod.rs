@@ -53,6 +53,9 @@ pub struct SyncOptions {
     pub state: PathBuf,
     /// The folder whose `runs/` gets the run folders.
     pub output_root: PathBuf,
+    /// The memory store `--to store` loads each run into, when not `memory.db` beside `runs/`:
+    /// a store in PostgreSQL (`--store postgres://…`).
+    pub store: Option<PathBuf>,
 }
 
 /// One retraction: a conversation emitted before and absent from a complete export now, or
@@ -107,7 +110,7 @@ pub struct SyncReport {
 /// When the state cannot be opened: missing, not a memport state, newer, unreachable.
 pub fn open_state(location: &Path, tenant: &str, create: bool) -> Result<Box<dyn StateStore>, StateError> {
     let text = location.to_string_lossy();
-    if postgres_state::is_postgres_url(&text) {
+    if crate::store::is_postgres_url(&text) {
         Ok(Box::new(postgres_state::PostgresState::open(&text, tenant)?))
     } else {
         Ok(Box::new(sqlite::SqliteState::open(location, create)?))
@@ -123,7 +126,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     if options.formats.is_empty() {
         return Err(ConfigError::Option { option: "--to".into(), reason: "name at least one format".into() }.into());
     }
-    let on_server = postgres_state::is_postgres_url(&options.state.to_string_lossy());
+    let on_server = crate::store::is_postgres_url(&options.state.to_string_lossy());
     // A cron line's first sync names a state in a folder that may not exist yet.
     if let Some(folder) = options.state.parent().filter(|folder| !on_server && !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|error| RunError::write(folder.display().to_string(), error))?;
@@ -171,20 +174,32 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         removed_leftovers.extend(sync_upload::remove_uncommitted(root, RUNS_FOLDER, PARQUET_FOLDER, parquet_runs::RUNS_TABLE, &committed)?);
     }
     // The memory store is one file beside `runs/` that each run loads its delta into (in a
-    // copy, moved into place with the run), so `memport serve` answers from all the history.
-    let store_file = output_root.join(OutputFormat::Store.default_file_name());
+    // copy, moved into place with the run), so `memport serve` answers from all the history;
+    // or a store in PostgreSQL, which the run loads in place in one transaction.
+    let store_file = options.store.clone().unwrap_or_else(|| output_root.join(OutputFormat::Store.default_file_name()));
+    let store_in_database = crate::store::is_postgres_url(&store_file.to_string_lossy());
     let keeps_store = options.formats.contains(&OutputFormat::Store);
-    if keeps_store && remote_root.is_some() {
+    if options.store.is_some() && !(keeps_store && store_in_database) {
+        return Err(ConfigError::Option {
+            option: "--store".into(),
+            reason: "names a memory store in PostgreSQL (postgres://…) that `--to store` loads each run into; add store to --to, or leave --store out for memory.db beside runs/".into(),
+        }
+        .into());
+    }
+    if keeps_store && remote_root.is_some() && !store_in_database {
         return Err(ConfigError::Option {
             option: "--to".into(),
-            reason: "the memory store is a local file that `memport serve` opens: sync it to a local folder, or leave `store` out of --to"
+            reason: "the memory store is a local file that `memport serve` opens: sync it to a local folder, keep it in PostgreSQL (--store postgres://…), or leave `store` out of --to"
                 .into(),
         }
         .into());
     }
     let staging = runs_folder.join(format!(".{run_id}.partial"));
     std::fs::create_dir(&staging).map_err(|error| RunError::write(staging.display().to_string(), error))?;
-    let staged_store = staging.join(OutputFormat::Store.default_file_name());
+    let staged_store = match store_in_database {
+        true => store_file.clone(),
+        false => staging.join(OutputFormat::Store.default_file_name()),
+    };
     // The store's other writers (`memport serve`) wait from the copy until the run has moved
     // its copy into place or failed, so nothing they write is left in the file replaced.
     let store_hold = match keeps_store && store_file.is_file() {
@@ -207,7 +222,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     // into the store.
     // A store that cannot be read stops the run rather than have it write what was erased.
     let erasures_from = store_file.is_file().then_some(store_file.as_path());
-    let result = run_into(options, store.as_mut(), &run_id, full_because.is_some(), incremental, &staging, erasures_from);
+    let result = run_into(options, store.as_mut(), &run_id, full_because.is_some(), incremental, (&staging, &staged_store), erasures_from);
     let RunDone { report: mut run, conversations: delta_counts, memories: memory_counts, retractions, no_retractions_because } =
         match result {
             Ok(done) => done,
@@ -224,7 +239,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
         if output.format == OutputFormat::Parquet.name() {
             output.path = dataset.display().to_string();
         } else if output.format == OutputFormat::Store.name() {
-            output.path = store_file.display().to_string();
+            output.path = crate::store::shown_location(&store_file);
         } else if let Some(rest) = output.path.strip_prefix(&staged_prefix) {
             output.path = format!("{final_prefix}{rest}");
         }
@@ -283,7 +298,7 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
             // What is left of the staged dataset is its manifest of the parts just moved.
             std::fs::remove_dir_all(&staged_dataset).map_err(|error| RunError::write(staged_dataset.display().to_string(), error))?;
         }
-        if keeps_store {
+        if keeps_store && !store_in_database {
             // Loading is idempotent: should the state not commit after this, the next sync
             // loads the same delta again and changes nothing.
             std::fs::rename(&staged_store, &store_file).map_err(|error| RunError::write(store_file.display().to_string(), error))?;
@@ -324,20 +339,28 @@ pub fn sync(options: &SyncOptions) -> Result<SyncReport, RunError> {
     Ok(report)
 }
 
-/// The conversion of one run into `staging`, then the retractions.
+/// The conversion of one run into `staging` (the memory store into `memory_store`: a staged
+/// copy, or a store in PostgreSQL), then the retractions.
 fn run_into(
     options: &SyncOptions,
     store: &mut dyn StateStore,
     run_id: &str,
     full: bool,
     incremental: crate::sinks::Incremental,
-    staging: &Path,
+    (staging, memory_store): (&Path, &Path),
     erasures_from: Option<&Path>,
 ) -> Result<RunDone, RunError> {
     let mut convert = options.convert.clone();
     convert.incremental = Some(incremental);
     convert.erasures_from.extend(erasures_from.map(Path::to_owned));
-    convert.outputs = options.formats.iter().map(|format| (*format, staging.join(format.default_file_name()))).collect();
+    convert.outputs = options
+        .formats
+        .iter()
+        .map(|format| match format {
+            OutputFormat::Store => (*format, memory_store.to_owned()),
+            _ => (*format, staging.join(format.default_file_name())),
+        })
+        .collect();
     convert.report = None;
     convert.rejects = Some(staging.join("rejects.ndjson"));
     let mut delta = StateDelta::new(store, run_id.to_owned(), options.convert.exported_at, full);
@@ -477,6 +500,7 @@ mod tests {
             formats: vec![OutputFormat::AimemNdjson, OutputFormat::Pam],
             state: PathBuf::from("state.db"),
             output_root: PathBuf::from("memory"),
+            store: None,
         };
         assert_eq!(
             options_json(&options),

@@ -13,6 +13,7 @@ use postgres::{Client, NoTls, Row};
 
 use super::state::{ConversationEntry, Fingerprint, MemoryEntry, ProviderTotals, RunEntry, StateError, StateStore, conversation_key};
 use super::stored::{count, decode_keys, encode_keys, fingerprint_of, signed};
+use crate::store::without_password;
 
 /// The schema this build writes: the same versions as the SQLite store's.
 pub const SCHEMA_VERSION: u32 = 3;
@@ -98,11 +99,6 @@ const MIGRATIONS: &[&str] = &[
 const MEMORY_COLUMNS: &str = "memory_id, provider, memory_type, slot, single_valued, value, statement, language, confidence, \
     evidence_count, first_seen, last_seen, personal, conversations, supersedes, superseded_by, first_run, last_run, \
     retracted_run IS NOT NULL";
-
-/// Whether `--state` names a PostgreSQL database rather than a file.
-pub fn is_postgres_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
-}
 
 /// One tenant's state in a PostgreSQL database, opened for one sync (or one `--status`).
 pub struct PostgresState {
@@ -226,21 +222,6 @@ impl PostgresState {
         let rows = self.client.query(&sql, &[&self.tenant]).map_err(|error| self.io(&error))?;
         Ok(rows.iter().map(memory_of_row).collect())
     }
-}
-
-/// `url` with its password replaced, for messages and reports.
-fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let (authority, tail) = rest.split_once('/').map_or((rest, ""), |(authority, tail)| (authority, tail));
-    let shown_authority = match authority.rsplit_once('@') {
-        Some((credentials, host)) => match credentials.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => authority.to_owned(),
-        },
-        None => authority.to_owned(),
-    };
-    let query_free = tail.split_once('?').map_or(tail, |(path, _)| path);
-    format!("{scheme}://{shown_authority}/{query_free}")
 }
 
 fn memory_of_row(row: &Row) -> MemoryEntry {
@@ -607,19 +588,6 @@ impl StateStore for PostgresState {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_url_is_shown_without_its_password() {
-        assert_eq!(without_password("postgres://memport:secret@db:5432/memport?sslmode=disable"), "postgres://memport:***@db:5432/memport");
-        assert_eq!(without_password("postgresql://memport@db/memport"), "postgresql://memport@db/memport");
-        assert_eq!(without_password("postgres://localhost"), "postgres://localhost/");
-    }
-
-    #[test]
-    fn only_postgres_urls_name_a_database() {
-        assert!(is_postgres_url("postgres://db/memport") && is_postgres_url("postgresql://db/memport"));
-        assert!(!is_postgres_url("/home/me/.memport/state.db") && !is_postgres_url("state.db"));
-    }
 
     #[test]
     fn tenants_lock_apart() {

@@ -1,0 +1,636 @@
+//! The connection to a store in PostgreSQL, on the thread that owns it: the tables, the write
+//! lock, and each query of the store in SQL.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc;
+
+use postgres::error::SqlState;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Statement};
+
+use super::super::schema::STORE_FORMAT;
+use super::super::{Put, Row, StoreError};
+use super::{Candidate, Candidates, Erasure, RecordFilter, without_password};
+
+/// The schema version of the tables this build writes and reads (the PostgreSQL store's own:
+/// its tables began with what the SQLite file's version 2 holds).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The advisory-lock class memport's locks are taken in (as the sync state's).
+const LOCK_CLASS: i32 = 0x4D50_5354;
+/// The second key of the store's write lock (the sync state hashes tenants' names instead).
+const STORE_LOCK: i32 = 0x5354_4F52;
+
+/// Version 1: the tables of a store.
+const CREATE_V1: &str = "
+CREATE TABLE memport_store_records (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    agent TEXT,
+    session TEXT,
+    text TEXT NOT NULL,
+    created_us BIGINT NOT NULL,
+    valid_from_us BIGINT,
+    valid_to_us BIGINT,
+    salience DOUBLE PRECISION,
+    superseded BOOLEAN NOT NULL,
+    record TEXT NOT NULL,
+    words tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+);
+CREATE INDEX memport_store_records_words ON memport_store_records USING GIN (words);
+CREATE INDEX memport_store_records_by_session ON memport_store_records (agent, session);
+CREATE INDEX memport_store_records_by_created ON memport_store_records (created_us);
+CREATE TABLE memport_store_relations (
+    seq BIGINT NOT NULL REFERENCES memport_store_records (seq) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    target TEXT NOT NULL
+);
+CREATE INDEX memport_store_relations_by_seq ON memport_store_relations (seq);
+CREATE INDEX memport_store_relations_by_target ON memport_store_relations (target);
+CREATE TABLE memport_store_erasures (
+    id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    erased_at TEXT NOT NULL,
+    provider TEXT,
+    conversation TEXT,
+    message TEXT
+);
+";
+
+/// The connection to a store in PostgreSQL, on the thread that owns it ([`Database`]).
+pub(super) struct Session {
+    client: Client,
+    /// Prepared statements by their text: one round trip a call instead of two.
+    statements: HashMap<&'static str, Statement>,
+}
+
+/// A PostgreSQL error as the store's, naming what to do where it can.
+fn failed(error: postgres::Error) -> StoreError {
+    match error.code() {
+        // The write lock or a row lock was not had within `lock_timeout`.
+        Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => StoreError::Busy,
+        _ => StoreError::Postgres(described(&error)),
+    }
+}
+
+/// What the server said (its message, detail and hint), or the client's error.
+fn described(error: &postgres::Error) -> String {
+    let Some(said) = error.as_db_error() else { return error.to_string() };
+    let mut text = said.message().to_owned();
+    for more in [said.detail(), said.hint()].into_iter().flatten() {
+        text.push_str("; ");
+        text.push_str(more);
+    }
+    text
+}
+
+/// Refuses a NUL character in a column PostgreSQL keeps as text (it cannot store one); the
+/// record's JSON holds any as an escape.
+fn without_nul<'a>(name: &str, value: &'a str) -> Result<&'a str, StoreError> {
+    if value.contains('\0') {
+        return Err(StoreError::InvalidRecord(format!("its {name} holds a NUL character, which a PostgreSQL store cannot keep")));
+    }
+    Ok(value)
+}
+
+/// Refuses a record with a NUL character in a column PostgreSQL keeps as text.
+fn check_columns(row: &Row) -> Result<(), StoreError> {
+    for (name, value) in [("id", Some(row.id)), ("kind", Some(row.kind)), ("status", Some(row.status)), ("owner", Some(row.owner))]
+        .into_iter()
+        .chain([("agent", row.agent), ("session", row.session)])
+    {
+        if let Some(value) = value {
+            without_nul(name, value)?;
+        }
+    }
+    Ok(())
+}
+
+impl Session {
+    /// Connects to the store at `url`; `create` makes the store's tables when the schema has
+    /// none (and brings older ones up to date), else only a store already there is opened.
+    /// Returns the connection, the store's owner (`owner` for a store made now) and version.
+    ///
+    /// # Errors
+    /// [`StoreError::Unreachable`] when the server cannot be reached, [`StoreError::NotAStore`]
+    /// without the tables (opening), [`StoreError::NewerSchema`], PostgreSQL errors.
+    pub(super) fn connect(url: &str, owner: Option<&str>, writable: bool) -> Result<(Session, String, i64), StoreError> {
+        let client = Client::connect(url, NoTls)
+            .map_err(|error| StoreError::Unreachable { location: without_password(url), reason: described(&error) })?;
+        let mut session = Session { client, statements: HashMap::new() };
+        let (owner, version) = session.prepare_schema(owner, writable)?;
+        if !writable {
+            session.client.batch_execute("SET default_transaction_read_only = on").map_err(failed)?;
+        }
+        Ok((session, owner, version))
+    }
+
+    /// Reads the store's metadata, making or migrating the tables first when allowed to.
+    pub(super) fn prepare_schema(&mut self, owner: Option<&str>, writable: bool) -> Result<(String, i64), StoreError> {
+        let mut transaction = self.client.transaction().map_err(failed)?;
+        let schema: Option<String> = transaction.query_one("SELECT current_schema()::text", &[]).map_err(failed)?.get(0);
+        let Some(schema) = schema else {
+            return Err(StoreError::InvalidLocation(
+                "the connection's search_path names no schema that exists: create it first (CREATE SCHEMA name)".into(),
+            ));
+        };
+        if writable {
+            // Two runs creating the same store at once make it once.
+            transaction.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &STORE_LOCK]).map_err(failed)?;
+        }
+        let has_meta: bool = transaction
+            .query_one("SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'memport_store_meta')", &[&schema])
+            .map_err(failed)?
+            .get(0);
+        if !has_meta {
+            let Some(owner) = owner.filter(|_| writable) else { return Err(StoreError::NotAStore) };
+            transaction
+                .batch_execute("CREATE TABLE memport_store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+                .and_then(|()| transaction.batch_execute(CREATE_V1))
+                .map_err(failed)?;
+            let version = SCHEMA_VERSION.to_string();
+            for (key, value) in [("format", STORE_FORMAT), ("schema_version", version.as_str()), ("owner", owner)] {
+                transaction.execute("INSERT INTO memport_store_meta (key, value) VALUES ($1, $2)", &[&key, &value]).map_err(failed)?;
+            }
+        }
+        let mut meta = HashMap::new();
+        for row in transaction.query("SELECT key, value FROM memport_store_meta", &[]).map_err(failed)? {
+            meta.insert(row.get::<_, String>(0), row.get::<_, String>(1));
+        }
+        if meta.get("format").map(String::as_str) != Some(STORE_FORMAT) {
+            return Err(StoreError::NotAStore);
+        }
+        let version = meta.get("schema_version").and_then(|value| value.parse::<i64>().ok()).unwrap_or(0);
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema { found: version, supported: SCHEMA_VERSION });
+        }
+        transaction.commit().map_err(failed)?;
+        Ok((meta.remove("owner").unwrap_or_default(), version))
+    }
+
+    /// The prepared statement of `sql`.
+    pub(super) fn statement(&mut self, sql: &'static str) -> Result<Statement, StoreError> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql).map_err(failed)?;
+        self.statements.insert(sql, statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs `sql` and returns its rows.
+    pub(super) fn rows(&mut self, sql: &'static str, parameters: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>, StoreError> {
+        let statement = self.statement(sql)?;
+        self.client.query(&statement, parameters).map_err(failed)
+    }
+
+    /// Runs `sql` and returns its first row, if any.
+    pub(super) fn first_row(&mut self, sql: &'static str, parameters: &[&(dyn ToSql + Sync)]) -> Result<Option<postgres::Row>, StoreError> {
+        let statement = self.statement(sql)?;
+        self.client.query_opt(&statement, parameters).map_err(failed)
+    }
+
+    /// Runs `sql`, returning how many rows it changed.
+    pub(super) fn run(&mut self, sql: &'static str, parameters: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+        let statement = self.statement(sql)?;
+        self.client.execute(&statement, parameters).map_err(failed)
+    }
+
+    /// Begins a transaction holding the store's write lock (waiting for another writer up to
+    /// `lock_timeout`).
+    ///
+    /// # Errors
+    /// [`StoreError::Busy`] when another writer keeps the lock longer; PostgreSQL errors.
+    pub(super) fn begin_writing(&mut self) -> Result<(), StoreError> {
+        self.client.batch_execute("BEGIN").map_err(failed)?;
+        if let Err(error) = self.run("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &STORE_LOCK]) {
+            self.rollback();
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Commits the open transaction.
+    ///
+    /// # Errors
+    /// PostgreSQL errors (the transaction is then rolled back).
+    pub(super) fn commit(&mut self) -> Result<(), StoreError> {
+        let committed = self.client.batch_execute("COMMIT").map_err(failed);
+        if committed.is_err() {
+            self.rollback();
+        }
+        committed
+    }
+
+    /// Rolls the open transaction back (a connection that lost its server has none left).
+    pub(super) fn rollback(&mut self) {
+        let _ = self.client.batch_execute("ROLLBACK");
+    }
+
+    /// How long a write waits for another writer's lock before it is refused.
+    pub(super) fn set_lock_timeout(&mut self, timeout: std::time::Duration) {
+        let milliseconds = timeout.as_millis().clamp(1, i32::MAX as u128);
+        // Refused only by a server that is gone, which the next statement reports.
+        let _ = self.client.batch_execute(&format!("SET lock_timeout = {milliseconds}"));
+    }
+
+    /// A value of the store's metadata.
+    pub(super) fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.first_row("SELECT value FROM memport_store_meta WHERE key = $1", &[&key])?.map(|row| row.get(0)))
+    }
+
+    /// Sets a value of the store's metadata.
+    pub(super) fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.run(
+            "INSERT INTO memport_store_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&key, &value],
+        )?;
+        Ok(())
+    }
+
+    /// Whether the record `id` was erased for good.
+    pub(super) fn is_erased(&mut self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.first_row("SELECT 1 FROM memport_store_erasures WHERE id = $1", &[&id])?.is_some())
+    }
+
+    /// The `seq` and JSON of the record `id`.
+    pub(super) fn stored(&mut self, id: &str) -> Result<Option<(i64, String)>, StoreError> {
+        let row = self.first_row("SELECT seq, record FROM memport_store_records WHERE id = $1", &[&id])?;
+        Ok(row.map(|row| (row.get(0), row.get(1))))
+    }
+
+    /// Writes a record's row and relations: a new row, or the row at `seq` again (so it keeps
+    /// its place).
+    pub(super) fn write(&mut self, seq: Option<i64>, json: &str, record: &serde_json::Value) -> Result<(), StoreError> {
+        let row = Row::of(record)?;
+        check_columns(&row)?;
+        // The text column is the search's copy; the record keeps the text as it is.
+        let text = row.text.replace('\0', "");
+        let seq = match seq {
+            Some(seq) => {
+                self.run(
+                    "UPDATE memport_store_records SET kind = $2, status = $3, owner = $4, agent = $5, session = $6, text = $7,
+                     created_us = $8, valid_from_us = $9, valid_to_us = $10, salience = $11, superseded = $12, record = $13
+                     WHERE seq = $1",
+                    &[
+                        &seq,
+                        &row.kind,
+                        &row.status,
+                        &row.owner,
+                        &row.agent,
+                        &row.session,
+                        &text,
+                        &row.created_us,
+                        &row.valid_from_us,
+                        &row.valid_to_us,
+                        &row.salience,
+                        &row.superseded,
+                        &json,
+                    ],
+                )?;
+                self.run("DELETE FROM memport_store_relations WHERE seq = $1", &[&seq])?;
+                seq
+            }
+            None => self
+                .first_row(
+                    "INSERT INTO memport_store_records (id, kind, status, owner, agent, session, text, created_us, valid_from_us,
+                     valid_to_us, salience, superseded, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                     RETURNING seq",
+                    &[
+                        &row.id,
+                        &row.kind,
+                        &row.status,
+                        &row.owner,
+                        &row.agent,
+                        &row.session,
+                        &text,
+                        &row.created_us,
+                        &row.valid_from_us,
+                        &row.valid_to_us,
+                        &row.salience,
+                        &row.superseded,
+                        &json,
+                    ],
+                )?
+                .map_or(0, |inserted| inserted.get(0)),
+        };
+        let (mut kinds, mut targets) = (Vec::new(), Vec::new());
+        for relation in record["relations"].as_array().into_iter().flatten() {
+            if let (Some(kind), Some(target)) = (relation["type"].as_str(), relation["target"].as_str()) {
+                kinds.push(without_nul("relation", kind)?);
+                targets.push(without_nul("relation", target)?);
+            }
+        }
+        if !kinds.is_empty() {
+            self.run(
+                "INSERT INTO memport_store_relations (seq, type, target) SELECT $1, kind, target FROM unnest($2::text[], $3::text[]) AS r (kind, target)",
+                &[&seq, &kinds, &targets],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Stores `records` (each with its JSON) as [`super::super::Store::put`] stores each, in
+    /// order, with a few round trips for all: the ids looked up at once, new records inserted
+    /// together (a record whose id comes again in `records` after them first sends those).
+    pub(super) fn put_many(&mut self, records: &[(String, serde_json::Value)]) -> Result<Vec<Put>, StoreError> {
+        let rows = records.iter().map(|(_, record)| Row::of(record)).collect::<Result<Vec<_>, _>>()?;
+        let ids: Vec<&str> = rows.iter().map(|row| row.id).collect();
+        for row in &rows {
+            check_columns(row)?;
+        }
+        let erased: HashSet<String> =
+            self.rows("SELECT id FROM memport_store_erasures WHERE id = ANY($1)", &[&ids])?.into_iter().map(|row| row.get(0)).collect();
+        let mut stored: HashMap<String, (i64, String)> = self
+            .rows("SELECT id, seq, record FROM memport_store_records WHERE id = ANY($1)", &[&ids])?
+            .into_iter()
+            .map(|row| (row.get(0), (row.get(1), row.get(2))))
+            .collect();
+        let mut puts = Vec::with_capacity(records.len());
+        let mut new: Vec<usize> = Vec::new();
+        let mut new_ids: HashSet<&str> = HashSet::new();
+        for (index, ((json, record), row)) in records.iter().zip(&rows).enumerate() {
+            if erased.contains(row.id) {
+                puts.push(Put::Erased);
+                continue;
+            }
+            if new_ids.contains(row.id) {
+                self.insert_new(
+                    &new.iter().map(|&at| (&rows[at], records[at].0.as_str(), &records[at].1)).collect::<Vec<_>>(),
+                    &mut stored,
+                )?;
+                new.clear();
+                new_ids.clear();
+            }
+            match stored.get(row.id) {
+                Some((_, earlier)) if earlier == json => puts.push(Put::Unchanged),
+                Some(&(seq, _)) => {
+                    self.write(Some(seq), json, record)?;
+                    stored.insert(row.id.to_owned(), (seq, json.clone()));
+                    puts.push(Put::Replaced);
+                }
+                None => {
+                    new.push(index);
+                    new_ids.insert(row.id);
+                    puts.push(Put::Created);
+                }
+            }
+        }
+        self.insert_new(&new.iter().map(|&at| (&rows[at], records[at].0.as_str(), &records[at].1)).collect::<Vec<_>>(), &mut stored)?;
+        Ok(puts)
+    }
+
+    /// Inserts new records in their order (their `seq`s follow it) with their relations, in
+    /// two statements, and adds them to `stored`.
+    fn insert_new(
+        &mut self,
+        new: &[(&Row, &str, &serde_json::Value)],
+        stored: &mut HashMap<String, (i64, String)>,
+    ) -> Result<(), StoreError> {
+        if new.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<&str> = new.iter().map(|(row, ..)| row.id).collect();
+        let kinds: Vec<&str> = new.iter().map(|(row, ..)| row.kind).collect();
+        let statuses: Vec<&str> = new.iter().map(|(row, ..)| row.status).collect();
+        let owners: Vec<&str> = new.iter().map(|(row, ..)| row.owner).collect();
+        let agents: Vec<Option<&str>> = new.iter().map(|(row, ..)| row.agent).collect();
+        let sessions: Vec<Option<&str>> = new.iter().map(|(row, ..)| row.session).collect();
+        // The text column is the search's copy; the record keeps the text as it is.
+        let texts: Vec<String> = new.iter().map(|(row, ..)| row.text.replace('\0', "")).collect();
+        let created: Vec<i64> = new.iter().map(|(row, ..)| row.created_us).collect();
+        let valid_from: Vec<Option<i64>> = new.iter().map(|(row, ..)| row.valid_from_us).collect();
+        let valid_to: Vec<Option<i64>> = new.iter().map(|(row, ..)| row.valid_to_us).collect();
+        let salience: Vec<Option<f64>> = new.iter().map(|(row, ..)| row.salience).collect();
+        let superseded: Vec<bool> = new.iter().map(|(row, ..)| row.superseded).collect();
+        let jsons: Vec<&str> = new.iter().map(|(_, json, _)| *json).collect();
+        let inserted = self.rows(
+            "INSERT INTO memport_store_records (id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
+             salience, superseded, record)
+             SELECT id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us, salience, superseded, record
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[],
+                 $10::bigint[], $11::float8[], $12::bool[], $13::text[])
+                 WITH ORDINALITY AS n (id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us, salience,
+                 superseded, record, place)
+             ORDER BY place
+             RETURNING id, seq",
+            &[
+                &ids,
+                &kinds,
+                &statuses,
+                &owners,
+                &agents,
+                &sessions,
+                &texts,
+                &created,
+                &valid_from,
+                &valid_to,
+                &salience,
+                &superseded,
+                &jsons,
+            ],
+        )?;
+        let seqs: HashMap<String, i64> = inserted.into_iter().map(|row| (row.get(0), row.get(1))).collect();
+        let (mut relation_seqs, mut relation_kinds, mut relation_targets) = (Vec::new(), Vec::new(), Vec::new());
+        for (row, json, record) in new {
+            let seq = seqs.get(row.id).copied().ok_or_else(|| StoreError::InvalidRecord(format!("`{}` was not inserted", row.id)))?;
+            for relation in record["relations"].as_array().into_iter().flatten() {
+                if let (Some(kind), Some(target)) = (relation["type"].as_str(), relation["target"].as_str()) {
+                    relation_seqs.push(seq);
+                    relation_kinds.push(without_nul("relation", kind)?);
+                    relation_targets.push(without_nul("relation", target)?);
+                }
+            }
+            stored.insert(row.id.to_owned(), (seq, (*json).to_owned()));
+        }
+        if !relation_seqs.is_empty() {
+            self.run(
+                "INSERT INTO memport_store_relations (seq, type, target) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])",
+                &[&relation_seqs, &relation_kinds, &relation_targets],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The JSON of the record `id`.
+    pub(super) fn record(&mut self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.first_row("SELECT record FROM memport_store_records WHERE id = $1", &[&id])?.map(|row| row.get(0)))
+    }
+
+    /// The id and JSON of the record at `seq` unless it is tombstoned.
+    pub(super) fn live_record_at(&mut self, seq: i64) -> Result<Option<(String, String)>, StoreError> {
+        let row = self.first_row("SELECT id, record FROM memport_store_records WHERE seq = $1 AND status != 'tombstoned'", &[&seq])?;
+        Ok(row.map(|row| (row.get(0), row.get(1))))
+    }
+
+    /// Every erasure: ids, and for messages the ids they were written under.
+    pub(super) fn erasures(&mut self) -> Result<Vec<Erasure>, StoreError> {
+        let rows = self.rows(
+            "SELECT id, provider, conversation, message FROM memport_store_erasures ORDER BY provider, conversation, message, id",
+            &[],
+        )?;
+        Ok(rows.into_iter().map(|row| (row.get(0), row.get(1), row.get(2), row.get(3))).collect())
+    }
+
+    /// Records an erasure (replacing an earlier one of the id when `replace`).
+    pub(super) fn add_erasure(
+        &mut self,
+        id: &str,
+        reason: &str,
+        erased_at: &str,
+        message: Option<(&str, &str, &str)>,
+        replace: bool,
+    ) -> Result<(), StoreError> {
+        let (provider, conversation, message_id) = message.map_or((None, None, None), |(p, c, m)| (Some(p), Some(c), Some(m)));
+        let parameters: [&(dyn ToSql + Sync); 6] = [&id, &reason, &erased_at, &provider, &conversation, &message_id];
+        if replace {
+            self.run(
+                "INSERT INTO memport_store_erasures (id, reason, erased_at, provider, conversation, message) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, erased_at = excluded.erased_at, provider = excluded.provider,
+                 conversation = excluded.conversation, message = excluded.message",
+                &parameters,
+            )?;
+        } else {
+            self.run(
+                "INSERT INTO memport_store_erasures (id, reason, erased_at, provider, conversation, message) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (id) DO NOTHING",
+                &parameters,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// How many records there are, and how many are tombstoned.
+    pub(super) fn counts(&mut self) -> Result<(i64, i64), StoreError> {
+        let row = self
+            .first_row("SELECT count(*), count(*) FILTER (WHERE status = 'tombstoned') FROM memport_store_records", &[])?
+            .map_or((0, 0), |row| (row.get(0), row.get(1)));
+        Ok(row)
+    }
+
+    /// The JSON of every live record of `agent`'s conversation `session`.
+    pub(super) fn session_records(&mut self, agent: &str, session: &str) -> Result<Vec<String>, StoreError> {
+        let rows = self.rows(
+            "SELECT record FROM memport_store_records WHERE agent = $1 AND session = $2 AND status != 'tombstoned' ORDER BY seq",
+            &[&agent, &session],
+        )?;
+        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+    }
+
+    /// Records whose JSON names another id than their row: what a store edited by hand may hold.
+    pub(super) fn integrity_problems(&mut self) -> Result<Vec<String>, StoreError> {
+        let mut problems = Vec::new();
+        for row in self.rows("SELECT id, record FROM memport_store_records ORDER BY seq", &[])? {
+            let (id, json): (String, String) = (row.get(0), row.get(1));
+            match serde_json::from_str::<serde_json::Value>(&json) {
+                Ok(record) if record["id"].as_str() == Some(id.as_str()) => {}
+                Ok(_) => problems.push(format!("the record of row `{id}` has another id")),
+                Err(error) => problems.push(format!("the record `{id}` is not JSON: {error}")),
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Sends the records that pass `filter` with their kind to `rows`, in the order they were
+    /// first stored; stops when the receiver is gone.
+    pub(super) fn each_record(
+        &mut self,
+        filter: &RecordFilter,
+        rows: &mpsc::SyncSender<Result<(String, String), StoreError>>,
+    ) -> Result<(), StoreError> {
+        let RecordFilter { since, agent, live_only, no_messages } = filter;
+        let statement = self.statement(
+            "SELECT kind, record FROM memport_store_records WHERE (NOT $1 OR status != 'tombstoned') AND ($2::bigint IS NULL OR created_us >= $2)
+             AND ($3::text IS NULL OR agent = $3) AND (NOT $4 OR kind != 'episodic') ORDER BY seq",
+        )?;
+        let parameters: [&(dyn ToSql + Sync); 4] = [live_only, since, agent, no_messages];
+        let mut found = self.client.query_raw(&statement, parameters).map_err(failed)?;
+        while let Some(row) = found.next().map_err(failed)? {
+            if rows.send(Ok((row.get(0), row.get(1)))).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The id of a current record (active, not superseded) of this text, kind and owner.
+    pub(super) fn current_record_saying(&mut self, text: &str, kind: &str, owner: &str) -> Result<Option<String>, StoreError> {
+        let text = text.replace('\0', "");
+        let row = self.first_row(
+            "SELECT id FROM memport_store_records WHERE text = $1 AND kind = $2 AND owner = $3 AND status = 'active' AND NOT superseded ORDER BY seq LIMIT 1",
+            &[&text, &kind, &owner],
+        )?;
+        Ok(row.map(|row| row.get(0)))
+    }
+
+    /// The `seq` of the record `id`.
+    pub(super) fn seq_of(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+        Ok(self.first_row("SELECT seq FROM memport_store_records WHERE id = $1", &[&id])?.map(|row| row.get(0)))
+    }
+
+    /// The `seq` and id of the records derived from the record `id` (its evidence).
+    pub(super) fn derived_from(&mut self, id: &str) -> Result<Vec<(i64, String)>, StoreError> {
+        let rows = self.rows(
+            "SELECT DISTINCT r.seq, r.id FROM memport_store_relations l JOIN memport_store_records r ON r.seq = l.seq
+             WHERE l.type = 'derived_from' AND l.target = $1 ORDER BY r.seq",
+            &[&id],
+        )?;
+        Ok(rows.into_iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+
+    /// The JSON of the record at `seq`.
+    pub(super) fn record_at(&mut self, seq: i64) -> Result<Option<String>, StoreError> {
+        Ok(self.first_row("SELECT record FROM memport_store_records WHERE seq = $1", &[&seq])?.map(|row| row.get(0)))
+    }
+
+    /// Deletes the record at `seq` with its relations.
+    pub(super) fn delete(&mut self, seq: i64) -> Result<(), StoreError> {
+        self.run("DELETE FROM memport_store_records WHERE seq = $1", &[&seq])?;
+        Ok(())
+    }
+
+    /// Recall's candidates (see [`super::recall`]): the records valid at `valid_at` among the
+    /// filters, with `seq`, creation, salience, agent, session and the text's rank for
+    /// `words` (any of them; the most recent first and rank 0 without words), at most `limit`.
+    pub(super) fn candidates(&mut self, filter: &Candidates) -> Result<Vec<Candidate>, StoreError> {
+        let kinds: Vec<&str> = filter.kinds.iter().map(String::as_str).collect();
+        let limit = filter.limit;
+        let rows = if filter.words.is_empty() {
+            let parameters: [&(dyn ToSql + Sync); 6] =
+                [&kinds.is_empty(), &kinds, &filter.owner, &filter.valid_at, &limit, &filter.only_agent];
+            self.rows(
+                "SELECT r.seq, r.created_us, r.salience, r.agent, r.session, 0::float8 FROM memport_store_records r
+                 WHERE r.status != 'tombstoned' AND ($1 OR r.kind = ANY($2)) AND ($3::text IS NULL OR r.owner = $3)
+                 AND ($6::text IS NULL OR r.agent = $6)
+                 AND (r.valid_from_us IS NULL OR r.valid_from_us <= $4) AND (r.valid_to_us IS NULL OR r.valid_to_us > $4)
+                 AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us)
+                     FROM jsonb_array_elements_text(r.record::jsonb -> 'superseded_by') j (v) JOIN memport_store_records s ON s.id = j.v),
+                     r.created_us) <= $4)
+                 ORDER BY r.created_us DESC, r.seq LIMIT $5",
+                &parameters,
+            )?
+        } else {
+            // The words are letters and digits only, so joined by `|` they are a query of any.
+            let query = filter.words.iter().map(|word| word.to_lowercase()).collect::<Vec<_>>().join(" | ");
+            let parameters: [&(dyn ToSql + Sync); 7] =
+                [&kinds.is_empty(), &kinds, &filter.owner, &filter.valid_at, &limit, &filter.only_agent, &query];
+            self.rows(
+                "SELECT r.seq, r.created_us, r.salience, r.agent, r.session, ts_rank(r.words, q)::float8 AS rank
+                 FROM memport_store_records r, to_tsquery('english', $7) q
+                 WHERE r.words @@ q AND r.status != 'tombstoned' AND ($1 OR r.kind = ANY($2)) AND ($3::text IS NULL OR r.owner = $3)
+                 AND ($6::text IS NULL OR r.agent = $6)
+                 AND (r.valid_from_us IS NULL OR r.valid_from_us <= $4) AND (r.valid_to_us IS NULL OR r.valid_to_us > $4)
+                 AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us)
+                     FROM jsonb_array_elements_text(r.record::jsonb -> 'superseded_by') j (v) JOIN memport_store_records s ON s.id = j.v),
+                     r.created_us) <= $4)
+                 ORDER BY rank DESC, r.seq LIMIT $5",
+                &parameters,
+            )?
+        };
+        Ok(rows.into_iter().map(|row| (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5))).collect())
+    }
+}

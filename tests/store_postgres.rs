@@ -1,0 +1,206 @@
+//! A memory store in a real PostgreSQL server (`scripts/test` starts one on loopback and names
+//! it in `MEMPORT_TEST_POSTGRES_URL`), each test's in a schema of its own: a run loads what it
+//! loads into a store file, a rerun changes nothing, `memport serve` answers UMP's binding and
+//! AIMEM's profile from it, a monthly sync keeps it (`--store`) as it keeps `memory.db`, and a
+//! write that fails or waits too long leaves it as it was.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use memport::serve::token::Verb;
+use memport::store::recall::RecallQuery;
+use memport::store::{Store, StoreError};
+use memport::timefmt::parse_rfc3339;
+use serde_json::{Value, json};
+
+use crate::brain_http::{chatgpt_bundle, exchange};
+use crate::http_binding::{Server, memport, record_count, request, start_at, token};
+use crate::sync::{Months, memport_sync_to, succeed};
+use crate::util::examples;
+
+/// The test server's URL. Without it the tests cannot run: they fail saying how to get one.
+fn server() -> String {
+    std::env::var("MEMPORT_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("MEMPORT_TEST_POSTGRES_URL is not set: run the tests with scripts/test, which starts a PostgreSQL server (scripts/postgres-test-server)")
+    })
+}
+
+/// The location of a store in a new, empty schema `name` (made again when an earlier run left
+/// it), as a user names one: the server's URL with the schema as the connection's search path.
+fn store_in_new_schema(name: &str) -> PathBuf {
+    let schema = format!("{name}_{}", std::process::id());
+    let mut client = postgres::Client::connect(&server(), postgres::NoTls).unwrap();
+    client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")).unwrap();
+    PathBuf::from(format!("{}?options=-csearch_path%3D{schema}", server()))
+}
+
+/// `memport convert` of `inputs` into the store at `store`; its stderr.
+fn convert_into(inputs: &[PathBuf], store: &Path) -> String {
+    let output = memport()
+        .arg("convert")
+        .args(inputs)
+        .args(["--to", "store", "--branches", "all", "--threads", "2", "--exported-at", "2026-01-01T00:00:00Z", "-o"])
+        .arg(store)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{said}");
+    said
+}
+
+/// Every record of a store, in the order they were first stored.
+fn records(store: &Path) -> Vec<String> {
+    let mut all = Vec::new();
+    Store::open(store, false)
+        .unwrap()
+        .for_each_record(|json| {
+            all.push(json.to_owned());
+            Ok(())
+        })
+        .unwrap();
+    all
+}
+
+#[test]
+fn a_store_in_postgres_holds_what_a_store_file_holds_and_a_rerun_changes_nothing() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("memory.db");
+    convert_into(&examples(), &file);
+    let database = store_in_new_schema("same_records");
+    convert_into(&examples(), &database);
+    let (in_file, in_database) = (records(&file), records(&database));
+    assert!(in_file.len() > 500, "{}", in_file.len());
+    assert_eq!(in_database, in_file, "the same records, byte for byte, in the same order");
+    assert_eq!(record_count(&database), record_count(&file));
+    assert!(Store::open(&database, false).unwrap().check_integrity().unwrap().is_empty());
+
+    let again = convert_into(&examples(), &database);
+    assert!(again.contains("(store, 0 records"), "a rerun loads nothing new: {again}");
+    assert_eq!(records(&database), in_file);
+
+    // What was erased there stays out of the next run, as in a store file.
+    let erased = serde_json::from_str::<Value>(&in_file[0]).unwrap()["id"].as_str().unwrap().to_owned();
+    let forgot = crate::util::forget_hard(&database, &[&erased]);
+    assert!(forgot.status.success(), "{}", String::from_utf8_lossy(&forgot.stderr));
+    convert_into(&examples(), &database);
+    let store = Store::open(&database, false).unwrap();
+    assert!(store.get(&erased).unwrap().is_none() && store.is_erased(&erased).unwrap());
+}
+
+#[test]
+fn memport_serve_answers_umps_binding_and_aimems_profile_from_a_store_in_postgres() {
+    let database = store_in_new_schema("served");
+    let claude: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("claude-small")).collect();
+    convert_into(&claude, &database);
+    let server: Server = start_at(database.clone(), tempfile::tempdir().unwrap(), &["--request-timeout", "5"]);
+    let (reader, writer) = (token(&[Verb::Read], None, 3600), token(&[Verb::Read, Verb::Write, Verb::Export], None, 3600));
+
+    let (status, remembered) = request(
+        &server,
+        "POST",
+        "/ump/remember",
+        Some(&writer),
+        json!({"record": {"kind": "semantic", "body": {"text": "Keeps three beehives on the roof"}}}).to_string().as_bytes(),
+    );
+    assert_eq!((status, remembered["result"].as_str()), (200, Some("created")), "{remembered}");
+    let id = remembered["id"].as_str().unwrap().to_owned();
+    let (status, recalled) =
+        request(&server, "POST", "/ump/recall", Some(&reader), json!({"query": "how many beehives", "limit": 3}).to_string().as_bytes());
+    assert_eq!(status, 200, "{recalled}");
+    assert_eq!(recalled["results"][0]["record"]["id"], json!(id), "{recalled}");
+    assert!(recalled["results"][0]["signals"]["similarity"].as_f64().is_some_and(|similarity| similarity > 0.99));
+
+    let patch = json!({"id": id, "patch": {"body": {"text": "Keeps four beehives on the roof"}}});
+    let (status, revised) = request(&server, "POST", "/ump/revise", Some(&writer), patch.to_string().as_bytes());
+    assert_eq!((status, &revised["supersedes"]), (200, &json!([id])), "{revised}");
+    let successor = revised["id"].as_str().unwrap().to_owned();
+    let (_, recalled) = request(&server, "POST", "/ump/recall", Some(&reader), json!({"query": "beehives"}).to_string().as_bytes());
+    let found: Vec<&str> = recalled["results"].as_array().unwrap().iter().filter_map(|hit| hit["record"]["id"].as_str()).collect();
+    assert_eq!(found, [successor.as_str()], "only the current record is valid now: {recalled}");
+
+    let (status, forgotten) = request(
+        &server,
+        "POST",
+        "/ump/forget",
+        Some(&writer),
+        json!({"id": successor, "hard": true, "reason": "test"}).to_string().as_bytes(),
+    );
+    assert_eq!((status, forgotten), (200, json!({"result": "erased"})));
+    let (status, _) = request(&server, "GET", &format!("/ump/memory/{successor}"), Some(&reader), b"");
+    assert_eq!(status, 404);
+
+    // AIMEM's profile: a bundle in, idempotent, and the whole brain out as a bundle memport accepts.
+    let folder = tempfile::tempdir().unwrap();
+    let bundle = chatgpt_bundle(folder.path());
+    let before = record_count(&database);
+    let (status, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&writer), &bundle);
+    let summary: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status, 200, "{summary}");
+    let inserted = summary["inserted"].as_u64().unwrap();
+    assert!(inserted > 300, "{summary}");
+    assert_eq!(record_count(&database).0, before.0 + inserted);
+    let (_, _, body) = exchange(&server, "POST", "/v1/brain/import", Some(&writer), &bundle);
+    let again: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(again["inserted"].as_u64(), Some(0), "{again}");
+    let (status, _, export) = exchange(&server, "GET", "/v1/brain/export?scope=FULL", Some(&writer), b"");
+    assert_eq!(status, 200);
+    let exported = folder.path().join("export.aimem.json");
+    std::fs::write(&exported, &export).unwrap();
+    let validated = Command::new(env!("CARGO_BIN_EXE_memport")).arg("validate").arg(&exported).output().unwrap();
+    assert!(validated.status.success(), "{}", String::from_utf8_lossy(&validated.stdout));
+}
+
+#[test]
+fn a_write_that_fails_or_waits_too_long_leaves_a_store_in_postgres_as_it_was() {
+    let database = store_in_new_schema("all_or_nothing");
+    let claude: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("claude-small")).collect();
+    convert_into(&claude, &database);
+    let before = records(&database);
+    let now = parse_rfc3339("2026-06-01T00:00:00Z").unwrap();
+
+    let mut store = Store::open(&database, true).unwrap();
+    let first = serde_json::from_str::<Value>(&before[0]).unwrap()["id"].as_str().unwrap().to_owned();
+    let failed: Result<(), StoreError> = store.in_transaction(|store| {
+        store.forget(&first, "test", false, now)?;
+        store.forget("urn:ump:not-there", "test", false, now).map(drop)
+    });
+    assert!(matches!(failed, Err(StoreError::NotFound(_))), "{failed:?}");
+    assert_eq!(records(&database), before, "the first forget was rolled back with the second");
+
+    // A second writer waits for the first, and is refused once its busy timeout has passed.
+    let mut second = Store::open(&database, true).unwrap();
+    second.set_busy_timeout(Duration::from_millis(300));
+    let refused = store.in_transaction(|_| second.in_transaction(|store| store.forget(&first, "test", false, now)));
+    assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");
+    assert_eq!(records(&database), before);
+
+    // Recall reads the database's own index: the person's current facts answer.
+    let answered = store.recall(&RecallQuery { query: "backoff".into(), valid_at: now, limit: 5, ..RecallQuery::default() }).unwrap();
+    assert!(!answered.is_empty());
+    assert!(answered.iter().all(|hit| hit.record["body"]["text"].as_str().is_some_and(|text| text.to_lowercase().contains("backoff"))));
+}
+
+#[test]
+fn a_monthly_sync_keeps_its_store_in_postgres_as_it_keeps_memory_db() {
+    let months = Months::generate("chatgpt", 40);
+    let work = tempfile::tempdir().unwrap();
+    let database = store_in_new_schema("synced");
+    for month in [1, 2] {
+        let (export, at) = (months.export(month), months.exported_at_text(month));
+        succeed(&mut memport_sync_to("store", &export, &work.path().join("file.db"), &work.path().join("file"), at));
+        succeed(memport_sync_to("store", &export, &work.path().join("db.db"), &work.path().join("db"), at).arg("--store").arg(&database));
+        assert!(!work.path().join("db").join("memory.db").exists(), "month {month}: no store file beside runs/");
+        let in_file = records(&work.path().join("file").join("memory.db"));
+        assert_eq!(records(&database), in_file, "month {month}: the same records as memory.db, in the same order");
+    }
+    let (all, tombstoned) = record_count(&database);
+    assert!(all > 100 && tombstoned > 0, "month 2 deleted conversations, tombstoned in the store: {all} {tombstoned}");
+
+    let refused = memport_sync_to("aimem", &months.export(2), &work.path().join("db.db"), &work.path().join("db"), "2026-03-01T00:00:00Z")
+        .arg("--store")
+        .arg(&database)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--store"), "--store without store in --to");
+}
