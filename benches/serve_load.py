@@ -17,6 +17,10 @@ the time in all, the rate, and the server's peak RSS.
     python3 benches/serve_load.py --size 256M --clients 200 --seconds 20
     python3 benches/serve_load.py --size 256M --clients 200 --seconds 20 --rate 1000
     python3 benches/serve_load.py --size 1G --export
+    python3 benches/serve_load.py --size 256M --clients 1 --store 'postgres://me@host/db?options=-csearch_path%3Dbench'
+
+``--store`` loads and serves a store in PostgreSQL instead of a file (its URL naming an empty
+schema).
 """
 
 import argparse
@@ -62,7 +66,8 @@ def export_once(port, token, store, built, size, pid):
         received += len(block)
     wall = time.monotonic() - began
     streaming = wall - first_byte
-    print(f"store: {store.stat().st_size / 1e6:.0f} MB from a {size} export in {built:.1f} s")
+    where = "in PostgreSQL" if isinstance(store, str) else f"{store.stat().st_size / 1e6:.0f} MB"
+    print(f"store: {where} from a {size} export in {built:.1f} s")
     print(f"export stream: status {response.status}, {received / 1e6:.0f} MB, first byte after {first_byte:.1f} s, "
           f"{wall:.1f} s in all = {received / 1e6 / wall:.0f} MB/s (streaming itself {received / 1e6 / max(streaming, 1e-9):.0f} MB/s), "
           f"server peak RSS {peak_rss_kib(pid) / 1024:.0f} MiB")
@@ -77,13 +82,14 @@ def main():
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "memport-bench"))
     parser.add_argument("--memport", default=str(ROOT / "target/release/memport"))
     parser.add_argument("--export", action="store_true", help="time one FULL export stream instead of recalls")
+    parser.add_argument("--store", help="a store in PostgreSQL to load and serve (its URL, naming an empty schema) instead of a file")
     args = parser.parse_args()
 
     export = Path(args.workdir) / f"chatgpt-{args.size}-seed1" / "conversations.json"
     if not export.is_file():
         subprocess.run([sys.executable, str(ROOT / "benches/gen_chatgpt.py"), "--size", args.size, "--out", str(export.parent)], check=True)
     scratch = Path(tempfile.mkdtemp(prefix="memport-serve-load-"))
-    store = scratch / "memory.db"
+    store = args.store or scratch / "memory.db"
     started = time.monotonic()
     subprocess.run([args.memport, "convert", str(export), "--to", "store", "-o", str(store), "--exported-at", "2026-01-01T00:00:00Z"],
                    check=True, stderr=subprocess.DEVNULL)
@@ -119,8 +125,11 @@ def main():
         if args.rate:
             load += ["--rate", str(args.rate)]
         result = subprocess.run(load, cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
-        print(f"store: {store.stat().st_size / 1e6:.0f} MB from a {args.size} export in {built:.1f} s")
-        print(f"server started in {started:.1f} s (recall's search index built)")
+        if args.store:
+            print(f"store: in PostgreSQL, from a {args.size} export in {built:.1f} s")
+        else:
+            print(f"store: {store.stat().st_size / 1e6:.0f} MB from a {args.size} export in {built:.1f} s")
+        print(f"server started in {started:.1f} s (a store file: recall's search index built first)")
         offered = f"at {args.rate:g}/s offered" if args.rate else "back to back"
         print(f"clients {args.clients}, {offered}: {result}, server peak RSS {peak_rss_kib(server.pid) / 1024:.0f} MiB")
     finally:

@@ -74,6 +74,8 @@ fn a_store_in_postgres_holds_what_a_store_file_holds_and_a_rerun_changes_nothing
     assert_eq!(in_database, in_file, "the same records, byte for byte, in the same order");
     assert_eq!(record_count(&database), record_count(&file));
     assert!(Store::open(&database, false).unwrap().check_integrity().unwrap().is_empty());
+    let validated = memport().arg("validate").arg(&database).output().unwrap();
+    assert!(validated.status.success(), "{}", String::from_utf8_lossy(&validated.stdout));
 
     let again = convert_into(&examples(), &database);
     assert!(again.contains("(store, 0 records"), "a rerun loads nothing new: {again}");

@@ -233,7 +233,8 @@ pub fn validate_path(path: &Path) -> Result<Validation, RunError> {
         let reason = format!("is {kind}, not a regular file or folder; memport validates files and folders");
         return Err(ConfigError::Input { path: path.to_owned(), reason }.into());
     }
-    if !path.is_dir() && crate::spec::detect::file_head(path).starts_with(store::SQLITE_HEADER) {
+    let in_database = crate::store::is_postgres_url(&display);
+    if in_database || (!path.is_dir() && crate::spec::detect::file_head(path).starts_with(store::SQLITE_HEADER)) {
         return store::validate_file(path);
     }
     if !path.is_dir()

@@ -1,6 +1,6 @@
 //! `memport validate` of a memory store (`--to store`): a memport store of a schema this
-//! build reads, sound page by page and in its full-text index, whose every record keeps the
-//! UMP 0.1 rules.
+//! build reads, sound page by page and in its full-text index (a file) or each record the JSON
+//! of its row (PostgreSQL), whose every record keeps the UMP 0.1 rules.
 
 use std::path::Path;
 
@@ -11,13 +11,16 @@ use crate::validate::{Problem, Problems, Validation, ump};
 /// The first bytes of every SQLite database file.
 pub const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 
-/// Validates the store file `path`.
+/// Validates the store at `path`: a file, or a PostgreSQL URL.
 ///
 /// # Errors
 /// None beyond what the problems say: a file that cannot be opened as a store is a problem.
 pub fn validate_file(path: &Path) -> Result<Validation, RunError> {
-    let display = path.display().to_string();
-    let name = path.file_name().map_or_else(|| display.clone(), |name| name.to_string_lossy().into_owned());
+    let display = crate::store::shown_location(path);
+    let name = match crate::store::is_postgres_url(&display) {
+        true => display.clone(),
+        false => path.file_name().map_or_else(|| display.clone(), |name| name.to_string_lossy().into_owned()),
+    };
     let mut validation = Validation { path: display, format: "store", records: 0, problems: Problems::new(), notices: Vec::new() };
     let problem = |code: &'static str, location: String, message: String| Problem { status: 422, code, location, message };
     let store = match Store::open(path, false) {
