@@ -1,8 +1,9 @@
 //! A memory store in a real PostgreSQL server (`scripts/test` starts one on loopback and names
 //! it in `MEMPORT_TEST_POSTGRES_URL`), each test's in a schema of its own: a run loads what it
 //! loads into a store file, a rerun changes nothing, `memport serve` answers UMP's binding and
-//! AIMEM's profile from it, a monthly sync keeps it (`--store`) as it keeps `memory.db`, and a
-//! write that fails or waits too long leaves it as it was.
+//! AIMEM's profile from it, a monthly sync keeps it (`--store`) as it keeps `memory.db`, a
+//! write that fails or waits too long leaves it as it was, and a store's write lock holds no
+//! other store.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -176,6 +177,22 @@ fn a_write_that_fails_or_waits_too_long_leaves_a_store_in_postgres_as_it_was() {
     let refused = store.in_transaction(|_| second.in_transaction(|store| store.forget(&first, "test", false, now)));
     assert!(matches!(refused, Err(StoreError::Busy)), "{refused:?}");
     assert_eq!(records(&database), before);
+
+    // The lock is the store's: while it is held, the store opens at once for another writer
+    // (which would wait only to write), and a store in another schema takes writes.
+    let other = store_in_new_schema("other_store");
+    let beside = store.in_transaction(|_| {
+        let opening = std::time::Instant::now();
+        drop(Store::open(&database, true)?);
+        assert!(opening.elapsed() < Duration::from_secs(2), "opened in {:?}", opening.elapsed());
+        let mut apart = Store::create(&other, "owner")?;
+        apart.set_busy_timeout(Duration::from_millis(300));
+        let record = json!({"ump": "0.1", "id": "urn:ump:apart", "kind": "semantic", "body": {"text": "Keeps bees"},
+            "time": {"created": "2026-01-02T03:04:05Z"}});
+        apart.in_transaction(|apart| apart.put(&record))
+    });
+    assert!(beside.is_ok(), "{beside:?}");
+    assert_eq!(record_count(&other).0, 1);
 
     // Recall reads the database's own index: the person's current facts answer.
     let answered = store.recall(&RecallQuery { query: "backoff".into(), valid_at: now, limit: 5, ..RecallQuery::default() }).unwrap();

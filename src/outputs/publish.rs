@@ -64,8 +64,9 @@ pub struct StagedOutput {
     published: bool,
     /// For a file the run updates (the store), its other writers held off until it is replaced.
     hold: Option<crate::store::WriteHold>,
-    /// A store in a database, which its sink loads in place in one transaction: nothing staged.
-    in_database: bool,
+    /// A store in a database, which its sink loads in place in one transaction and hands here
+    /// open, to be committed when the output is published: nothing staged.
+    in_database: Option<crate::sinks::store::HandedStore>,
 }
 
 impl StagedOutput {
@@ -84,7 +85,7 @@ impl StagedOutput {
             manifest_beside: layout.manifest_beside.clone(),
             published: false,
             hold: None,
-            in_database: false,
+            in_database: None,
         };
         if let Shape::UpdatedFile { seed } = format.descriptor().shape {
             staged.hold = seed(&staged.target, &staged.built)?;
@@ -96,8 +97,8 @@ impl StagedOutput {
     }
 
     /// The output of a memory store in a PostgreSQL database (`target` is its URL): its sink
-    /// loads the run's records in place, in one transaction that commits when the sink
-    /// finishes (a failed run rolls it back), so there is nothing to stage or publish.
+    /// loads the run's records in place, in one transaction that publishing commits (a run that
+    /// fails before rolls it back), so there is nothing to stage.
     ///
     /// # Errors
     /// [`RunError::Config`] for any other format; what building the sink fails with.
@@ -113,7 +114,10 @@ impl StagedOutput {
             }
             .into());
         }
-        let sink = sinks::build(format, target, settings)?;
+        let handed = crate::sinks::store::HandedStore::default();
+        let sink =
+            crate::sinks::store::StoreSink::create(target, &settings.owner_id, settings.sign_key.clone())?.handing_to(handed.clone());
+        let sink: Box<dyn Sink> = Box::new(sink);
         let shown = crate::store::shown_location(target);
         let output = StagedOutput {
             format,
@@ -123,7 +127,7 @@ impl StagedOutput {
             manifest_beside: PathBuf::new(),
             published: false,
             hold: None,
-            in_database: true,
+            in_database: Some(handed),
         };
         Ok((output, Box::new(StagedSink { inner: sink, built: shown.clone(), target: shown })))
     }
@@ -135,7 +139,8 @@ impl StagedOutput {
     /// I/O errors, or a target that changed since the run started into one memport may not
     /// replace.
     pub fn publish(mut self) -> Result<(), RunError> {
-        if self.in_database {
+        if let Some(handed) = &self.in_database {
+            crate::sinks::store::commit_handed(handed, &self.target)?;
             self.published = true;
             return Ok(());
         }
@@ -159,7 +164,7 @@ impl StagedOutput {
 
 impl Drop for StagedOutput {
     fn drop(&mut self) {
-        if !self.published && !self.in_database {
+        if !self.published && self.in_database.is_none() {
             let _ = std::fs::remove_dir_all(&self.staging);
         }
     }

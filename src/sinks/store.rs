@@ -13,8 +13,8 @@
 //! journal is safe: the file is not in place until it is complete.
 //!
 //! A store in PostgreSQL (`-o postgres://…`) is loaded in place instead, in one transaction
-//! that holds the store's write lock and commits when the run's records are all in: a failed
-//! or killed run leaves the store as it was, and a server's writes wait for the run.
+//! that holds the store's write lock and that the run commits when it publishes its outputs:
+//! a failed or killed run leaves the store as it was, and a server's writes wait for the run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +35,24 @@ pub struct StoreSink {
     stored: u64,
     /// Bytes of the records created or replaced (the size of a store in a database).
     stored_bytes: u64,
+    /// Where a store in a database is handed, its transaction open, when the sink finishes:
+    /// the run commits it once the run has succeeded ([`commit_handed`]).
+    hand_to: Option<HandedStore>,
+}
+
+/// A store in a database whose load a sink finished, its transaction still open.
+pub type HandedStore = Arc<std::sync::Mutex<Option<Store>>>;
+
+/// Commits the load a sink handed over in `handed` (nothing when none was handed).
+///
+/// # Errors
+/// [`RunError::Write`] when the commit fails (the load is then rolled back).
+pub fn commit_handed(handed: &HandedStore, target: &Path) -> Result<(), RunError> {
+    let store = handed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+    match store {
+        Some(store) => store.end_bulk_load().map_err(|error| write_error(target, error)),
+        None => Ok(()),
+    }
 }
 
 impl StoreSink {
@@ -47,7 +65,15 @@ impl StoreSink {
         let store = if target.exists() { Store::open(target, true) } else { Store::create(target, owner) };
         let store = store.map_err(|error| write_error(target, error))?;
         store.begin_bulk_load().map_err(|error| write_error(target, error))?;
-        Ok(StoreSink { store, target: target.to_owned(), owner: owner.to_owned(), sign_key, stored: 0, stored_bytes: 0 })
+        Ok(StoreSink { store, target: target.to_owned(), owner: owner.to_owned(), sign_key, stored: 0, stored_bytes: 0, hand_to: None })
+    }
+
+    /// Leaves the transaction of a store in a database open when the sink finishes, handing
+    /// the store to `handed` for the run to commit ([`commit_handed`]).
+    #[must_use]
+    pub fn handing_to(mut self, handed: HandedStore) -> StoreSink {
+        self.hand_to = Some(handed);
+        self
     }
 
     fn load(&mut self, record: &[u8]) -> Result<(), RunError> {
@@ -99,7 +125,7 @@ impl Sink for StoreSink {
     fn write_batch(&mut self, batch: Encoded) -> Result<(), RunError> {
         let Encoded::Ump(batch) = batch else {
             return Err(RunError::write(
-                self.target.display().to_string(),
+                crate::store::shown_location(&self.target),
                 std::io::Error::other("internal: the store sink got another sink's batch"),
             ));
         };
@@ -149,13 +175,14 @@ impl Sink for StoreSink {
     }
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
-        let StoreSink { store, target, stored, stored_bytes, .. } = *self;
-        store.end_bulk_load().map_err(|error| write_error(&target, error))?;
-        drop(store);
+        let StoreSink { store, target, stored, stored_bytes, hand_to, .. } = *self;
         let path = crate::store::shown_location(&target);
-        if is_postgres_url(&target.to_string_lossy()) {
+        if let Some(handed) = hand_to {
+            *handed.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(store);
             return Ok(SinkSummary { format: "store", path, records: stored, bytes: stored_bytes });
         }
+        store.end_bulk_load().map_err(|error| write_error(&target, error))?;
+        drop(store);
         let bytes = std::fs::metadata(&target).map_err(|error| RunError::write(path.clone(), error))?.len();
         Ok(SinkSummary { format: "store", path, records: stored, bytes })
     }

@@ -231,8 +231,7 @@ impl Store {
     /// Opens the store in the PostgreSQL database `url` (the location `path`), making its
     /// tables when `owner` is given and there are none yet.
     fn on_postgres(path: &Path, url: &str, owner: Option<&str>, writable: bool) -> Result<Store, StoreError> {
-        let (database, owner, schema_version) = postgres::Database::connect(url, owner, writable)?;
-        database.set_lock_timeout(file::BUSY_TIMEOUT);
+        let (database, owner, schema_version) = postgres::Database::connect(url, owner, writable, file::BUSY_TIMEOUT)?;
         Ok(Store {
             db: Db::Postgres(database),
             owner,

@@ -25,19 +25,22 @@ pub fn is_postgres_url(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
-/// `url` with its password replaced, for messages and reports.
+/// `url` with its password replaced and its query left out (which may hold one), for
+/// messages and reports.
 pub fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let (authority, tail) = rest.split_once('/').map_or((rest, ""), |(authority, tail)| (authority, tail));
-    let shown_authority = match authority.rsplit_once('@') {
-        Some((credentials, host)) => match credentials.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => authority.to_owned(),
+    let rest = rest.split_once('?').map_or(rest, |(before, _)| before);
+    // The client takes the user and password up to the first `@`, slashes and all.
+    let (credentials, place) = rest.split_once('@').map_or((None, rest), |(credentials, place)| (Some(credentials), place));
+    let (host, path) = place.split_once('/').unwrap_or((place, ""));
+    let shown_credentials = match credentials {
+        Some(credentials) => match credentials.split_once(':') {
+            Some((user, _)) => format!("{user}:***@"),
+            None => format!("{credentials}@"),
         },
-        None => authority.to_owned(),
+        None => String::new(),
     };
-    let query_free = tail.split_once('?').map_or(tail, |(path, _)| path);
-    format!("{scheme}://{shown_authority}/{query_free}")
+    format!("{scheme}://{shown_credentials}{host}/{path}")
 }
 
 /// A candidate of a recall: `seq`, creation, salience, agent, session and the text's rank.
@@ -91,12 +94,17 @@ impl Database {
     /// # Errors
     /// [`StoreError::Unreachable`] when the server cannot be reached, [`StoreError::NotAStore`]
     /// without the tables (opening), [`StoreError::NewerSchema`], PostgreSQL errors.
-    pub fn connect(url: &str, owner: Option<&str>, writable: bool) -> Result<(Database, String, i64), StoreError> {
+    pub fn connect(
+        url: &str,
+        owner: Option<&str>,
+        writable: bool,
+        lock_timeout: std::time::Duration,
+    ) -> Result<(Database, String, i64), StoreError> {
         let (address, owner) = (url.to_owned(), owner.map(str::to_owned));
         let (opened, answer) = mpsc::sync_channel(1);
         let (jobs, queue) = mpsc::channel::<Job>();
         let work = move || {
-            let mut session = match Session::connect(&address, owner.as_deref(), writable) {
+            let mut session = match Session::connect(&address, owner.as_deref(), writable, lock_timeout) {
                 Ok((session, owner, version)) => {
                     let _ = opened.send(Ok((owner, version)));
                     session
@@ -324,6 +332,8 @@ mod tests {
         assert_eq!(without_password("postgres://memport:secret@db:5432/memport?sslmode=disable"), "postgres://memport:***@db:5432/memport");
         assert_eq!(without_password("postgresql://memport@db/memport"), "postgresql://memport@db/memport");
         assert_eq!(without_password("postgres://localhost"), "postgres://localhost/");
+        assert_eq!(without_password("postgres://u:ab/cd@db/memport"), "postgres://u:***@db/memport");
+        assert_eq!(without_password("postgres://db?user=u&password=x"), "postgres://db/");
     }
 
     #[test]

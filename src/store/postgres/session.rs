@@ -17,12 +17,15 @@ use super::{Candidate, Candidates, Erasure, RecordFilter, without_password};
 /// its tables began with what the SQLite file's version 2 holds).
 pub const SCHEMA_VERSION: i64 = 1;
 
-/// The advisory-lock class memport's locks are taken in (as the sync state's).
-const LOCK_CLASS: i32 = 0x4D50_5354;
-/// The second key of the store's write lock (the sync state hashes tenants' names instead).
-const STORE_LOCK: i32 = 0x5354_4F52;
+/// The advisory-lock class of the store's write locks.
+const LOCK_CLASS: i32 = 0x4D50_5355;
+/// The store's write lock: the class (its own, apart from the sync state's tenant locks) and,
+/// in SQL, the second key, the store's schema, so stores in other schemas are not held.
+const WRITE_LOCK: &str = "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))";
 
-/// Version 1: the tables of a store.
+/// Version 1: the tables of a store. A record's `tsvector` is made of its text's first 250,000
+/// characters: PostgreSQL refuses one over 1 MB, which a pasted log or blob of a few MB
+/// reaches. `superseded_by` repeats the record's ids of that name for recall's validity rule.
 const CREATE_V1: &str = "
 CREATE TABLE memport_store_records (
     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -39,7 +42,8 @@ CREATE TABLE memport_store_records (
     salience DOUBLE PRECISION,
     superseded BOOLEAN NOT NULL,
     record TEXT NOT NULL,
-    words tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+    superseded_by TEXT[] NOT NULL,
+    words tsvector GENERATED ALWAYS AS (to_tsvector('english', left(text, 250000))) STORED
 );
 CREATE INDEX memport_store_records_words ON memport_store_records USING GIN (words);
 CREATE INDEX memport_store_records_by_session ON memport_store_records (agent, session);
@@ -97,6 +101,18 @@ fn without_nul<'a>(name: &str, value: &'a str) -> Result<&'a str, StoreError> {
     Ok(value)
 }
 
+/// The ids a record names in `superseded_by`.
+fn successors_of(record: &serde_json::Value) -> Result<Vec<String>, StoreError> {
+    let mut ids = Vec::new();
+    for id in record["superseded_by"].as_array().into_iter().flatten().filter_map(serde_json::Value::as_str) {
+        if id.contains('\n') {
+            return Err(StoreError::InvalidRecord("a `superseded_by` id holds a line break".into()));
+        }
+        ids.push(without_nul("superseded_by", id)?.to_owned());
+    }
+    Ok(ids)
+}
+
 /// Refuses a record with a NUL character in a column PostgreSQL keeps as text.
 fn check_columns(row: &Row) -> Result<(), StoreError> {
     for (name, value) in [("id", Some(row.id)), ("kind", Some(row.kind)), ("status", Some(row.status)), ("owner", Some(row.owner))]
@@ -118,10 +134,16 @@ impl Session {
     /// # Errors
     /// [`StoreError::Unreachable`] when the server cannot be reached, [`StoreError::NotAStore`]
     /// without the tables (opening), [`StoreError::NewerSchema`], PostgreSQL errors.
-    pub(super) fn connect(url: &str, owner: Option<&str>, writable: bool) -> Result<(Session, String, i64), StoreError> {
+    pub(super) fn connect(
+        url: &str,
+        owner: Option<&str>,
+        writable: bool,
+        lock_timeout: std::time::Duration,
+    ) -> Result<(Session, String, i64), StoreError> {
         let client = Client::connect(url, NoTls)
             .map_err(|error| StoreError::Unreachable { location: without_password(url), reason: described(&error) })?;
         let mut session = Session { client, statements: HashMap::new() };
+        session.set_lock_timeout(lock_timeout);
         let (owner, version) = session.prepare_schema(owner, writable)?;
         if !writable {
             session.client.batch_execute("SET default_transaction_read_only = on").map_err(failed)?;
@@ -138,14 +160,16 @@ impl Session {
                 "the connection's search_path names no schema that exists: create it first (CREATE SCHEMA name)".into(),
             ));
         };
-        if writable {
-            // Two runs creating the same store at once make it once.
-            transaction.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &STORE_LOCK]).map_err(failed)?;
+        let tables_there = |transaction: &mut postgres::Transaction<'_>| -> Result<bool, StoreError> {
+            let sql = "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'memport_store_meta')";
+            Ok(transaction.query_one(sql, &[&schema]).map_err(failed)?.get(0))
+        };
+        let mut has_meta = tables_there(&mut transaction)?;
+        if !has_meta && writable {
+            // Two runs making the same store at once make it once: the second finds it made.
+            transaction.execute(WRITE_LOCK, &[&LOCK_CLASS]).map_err(failed)?;
+            has_meta = tables_there(&mut transaction)?;
         }
-        let has_meta: bool = transaction
-            .query_one("SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'memport_store_meta')", &[&schema])
-            .map_err(failed)?
-            .get(0);
         if !has_meta {
             let Some(owner) = owner.filter(|_| writable) else { return Err(StoreError::NotAStore) };
             transaction
@@ -207,7 +231,7 @@ impl Session {
     /// [`StoreError::Busy`] when another writer keeps the lock longer; PostgreSQL errors.
     pub(super) fn begin_writing(&mut self) -> Result<(), StoreError> {
         self.client.batch_execute("BEGIN").map_err(failed)?;
-        if let Err(error) = self.run("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &STORE_LOCK]) {
+        if let Err(error) = self.run(WRITE_LOCK, &[&LOCK_CLASS]) {
             self.rollback();
             return Err(error);
         }
@@ -268,14 +292,15 @@ impl Session {
     pub(super) fn write(&mut self, seq: Option<i64>, json: &str, record: &serde_json::Value) -> Result<(), StoreError> {
         let row = Row::of(record)?;
         check_columns(&row)?;
+        let successors = successors_of(record)?;
         // The text column is the search's copy; the record keeps the text as it is.
         let text = row.text.replace('\0', "");
         let seq = match seq {
             Some(seq) => {
                 self.run(
                     "UPDATE memport_store_records SET kind = $2, status = $3, owner = $4, agent = $5, session = $6, text = $7,
-                     created_us = $8, valid_from_us = $9, valid_to_us = $10, salience = $11, superseded = $12, record = $13
-                     WHERE seq = $1",
+                     created_us = $8, valid_from_us = $9, valid_to_us = $10, salience = $11, superseded = $12, record = $13,
+                     superseded_by = $14 WHERE seq = $1",
                     &[
                         &seq,
                         &row.kind,
@@ -290,6 +315,7 @@ impl Session {
                         &row.salience,
                         &row.superseded,
                         &json,
+                        &successors,
                     ],
                 )?;
                 self.run("DELETE FROM memport_store_relations WHERE seq = $1", &[&seq])?;
@@ -298,8 +324,8 @@ impl Session {
             None => self
                 .first_row(
                     "INSERT INTO memport_store_records (id, kind, status, owner, agent, session, text, created_us, valid_from_us,
-                     valid_to_us, salience, superseded, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-                     RETURNING seq",
+                     valid_to_us, salience, superseded, record, superseded_by)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING seq",
                     &[
                         &row.id,
                         &row.kind,
@@ -314,6 +340,7 @@ impl Session {
                         &row.salience,
                         &row.superseded,
                         &json,
+                        &successors,
                     ],
                 )?
                 .map_or(0, |inserted| inserted.get(0)),
@@ -408,14 +435,20 @@ impl Session {
         let salience: Vec<Option<f64>> = new.iter().map(|(row, ..)| row.salience).collect();
         let superseded: Vec<bool> = new.iter().map(|(row, ..)| row.superseded).collect();
         let jsons: Vec<&str> = new.iter().map(|(_, json, _)| *json).collect();
+        // Arrays of arrays must be rectangular: each record's successors go as one text, split
+        // again in SQL (ids hold no newline: `check_columns` and `successors_of` refuse NULs,
+        // and a newline is refused here).
+        let successors: Vec<String> =
+            new.iter().map(|(_, _, record)| successors_of(record).map(|ids| ids.join("\n"))).collect::<Result<_, _>>()?;
         let inserted = self.rows(
             "INSERT INTO memport_store_records (id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us,
-             salience, superseded, record)
-             SELECT id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us, salience, superseded, record
+             salience, superseded, record, superseded_by)
+             SELECT id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us, salience, superseded, record,
+                 CASE WHEN successors = '' THEN ARRAY[]::text[] ELSE string_to_array(successors, E'\\n') END
              FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[],
-                 $10::bigint[], $11::float8[], $12::bool[], $13::text[])
+                 $10::bigint[], $11::float8[], $12::bool[], $13::text[], $14::text[])
                  WITH ORDINALITY AS n (id, kind, status, owner, agent, session, text, created_us, valid_from_us, valid_to_us, salience,
-                 superseded, record, place)
+                 superseded, record, successors, place)
              ORDER BY place
              RETURNING id, seq",
             &[
@@ -432,6 +465,7 @@ impl Session {
                 &salience,
                 &superseded,
                 &jsons,
+                &successors,
             ],
         )?;
         let seqs: HashMap<String, i64> = inserted.into_iter().map(|row| (row.get(0), row.get(1))).collect();
@@ -524,10 +558,13 @@ impl Session {
     /// Records whose JSON names another id than their row: what a store edited by hand may hold.
     pub(super) fn integrity_problems(&mut self) -> Result<Vec<String>, StoreError> {
         let mut problems = Vec::new();
-        for row in self.rows("SELECT id, record FROM memport_store_records ORDER BY seq", &[])? {
-            let (id, json): (String, String) = (row.get(0), row.get(1));
-            match serde_json::from_str::<serde_json::Value>(&json) {
-                Ok(record) if record["id"].as_str() == Some(id.as_str()) => {}
+        let statement = self.statement("SELECT id, record FROM memport_store_records ORDER BY seq")?;
+        // Streamed: a large store is read a row at a time, not held whole.
+        let mut rows = self.client.query_raw(&statement, std::iter::empty::<&(dyn ToSql + Sync)>()).map_err(failed)?;
+        while let Some(row) = rows.next().map_err(failed)? {
+            let (id, json): (&str, &str) = (row.get(0), row.get(1));
+            match serde_json::from_str::<serde_json::Value>(json) {
+                Ok(record) if record["id"].as_str() == Some(id) => {}
                 Ok(_) => problems.push(format!("the record of row `{id}` has another id")),
                 Err(error) => problems.push(format!("the record `{id}` is not JSON: {error}")),
             }
@@ -608,7 +645,7 @@ impl Session {
                  AND ($6::text IS NULL OR r.agent = $6)
                  AND (r.valid_from_us IS NULL OR r.valid_from_us <= $4) AND (r.valid_to_us IS NULL OR r.valid_to_us > $4)
                  AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us)
-                     FROM jsonb_array_elements_text(r.record::jsonb -> 'superseded_by') j (v) JOIN memport_store_records s ON s.id = j.v),
+                     FROM unnest(r.superseded_by) j (v) JOIN memport_store_records s ON s.id = j.v),
                      r.created_us) <= $4)
                  ORDER BY r.created_us DESC, r.seq LIMIT $5",
                 &parameters,
@@ -625,7 +662,7 @@ impl Session {
                  AND ($6::text IS NULL OR r.agent = $6)
                  AND (r.valid_from_us IS NULL OR r.valid_from_us <= $4) AND (r.valid_to_us IS NULL OR r.valid_to_us > $4)
                  AND NOT (r.superseded AND r.valid_to_us IS NULL AND coalesce((SELECT min(s.created_us)
-                     FROM jsonb_array_elements_text(r.record::jsonb -> 'superseded_by') j (v) JOIN memport_store_records s ON s.id = j.v),
+                     FROM unnest(r.superseded_by) j (v) JOIN memport_store_records s ON s.id = j.v),
                      r.created_us) <= $4)
                  ORDER BY rank DESC, r.seq LIMIT $5",
                 &parameters,
