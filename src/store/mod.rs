@@ -482,14 +482,8 @@ impl Store {
         let connection = match self.sqlite() {
             Ok(connection) => connection,
             Err(database) => {
-                if database.is_erased(row.id)? {
-                    return Ok(Put::Erased);
-                }
-                return match database.stored(row.id)? {
-                    Some((_, stored)) if stored == json => Ok(Put::Unchanged),
-                    Some((seq, _)) => database.write(Some(seq), &json, record).map(|()| Put::Replaced),
-                    None => database.write(None, &json, record).map(|()| Put::Created),
-                };
+                let put = database.put_many(vec![(json, record.clone())])?.pop();
+                return put.ok_or_else(|| StoreError::InvalidRecord(format!("`{}` was not stored", row.id)));
             }
         };
         let erased: Option<i64> =

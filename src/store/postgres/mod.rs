@@ -188,18 +188,6 @@ impl Database {
         self.call(move |session| session.is_erased(&id))
     }
 
-    /// The `seq` and JSON of the record `id`.
-    pub fn stored(&self, id: &str) -> Result<Option<(i64, String)>, StoreError> {
-        let id = id.to_owned();
-        self.call(move |session| session.stored(&id))
-    }
-
-    /// Writes `record` (its JSON `json`) as a new row, or again as the row at `seq`.
-    pub fn write(&self, seq: Option<i64>, json: &str, record: &serde_json::Value) -> Result<(), StoreError> {
-        let (json, record) = (json.to_owned(), record.clone());
-        self.call(move |session| session.write(seq, &json, &record))
-    }
-
     /// Stores `records` (each with its JSON) in order, as many puts would, in a few round trips.
     pub fn put_many(&self, records: Vec<(String, serde_json::Value)>) -> Result<Vec<super::Put>, StoreError> {
         self.call(move |session| session.put_many(&records))

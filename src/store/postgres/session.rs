@@ -281,70 +281,36 @@ impl Session {
         Ok(self.first_row("SELECT 1 FROM memport_store_erasures WHERE id = $1", &[&id])?.is_some())
     }
 
-    /// The `seq` and JSON of the record `id`.
-    pub(super) fn stored(&mut self, id: &str) -> Result<Option<(i64, String)>, StoreError> {
-        let row = self.first_row("SELECT seq, record FROM memport_store_records WHERE id = $1", &[&id])?;
-        Ok(row.map(|row| (row.get(0), row.get(1))))
-    }
-
-    /// Writes a record's row and relations: a new row, or the row at `seq` again (so it keeps
-    /// its place).
-    pub(super) fn write(&mut self, seq: Option<i64>, json: &str, record: &serde_json::Value) -> Result<(), StoreError> {
+    /// Writes a record again as the row at `seq` (so it keeps its place), with its relations.
+    /// New records go in together ([`Session::put_many`]).
+    fn rewrite(&mut self, seq: i64, json: &str, record: &serde_json::Value) -> Result<(), StoreError> {
         let row = Row::of(record)?;
         check_columns(&row)?;
         let successors = successors_of(record)?;
         // The text column is the search's copy; the record keeps the text as it is.
         let text = row.text.replace('\0', "");
-        let seq = match seq {
-            Some(seq) => {
-                self.run(
-                    "UPDATE memport_store_records SET kind = $2, status = $3, owner = $4, agent = $5, session = $6, text = $7,
-                     created_us = $8, valid_from_us = $9, valid_to_us = $10, salience = $11, superseded = $12, record = $13,
-                     superseded_by = $14 WHERE seq = $1",
-                    &[
-                        &seq,
-                        &row.kind,
-                        &row.status,
-                        &row.owner,
-                        &row.agent,
-                        &row.session,
-                        &text,
-                        &row.created_us,
-                        &row.valid_from_us,
-                        &row.valid_to_us,
-                        &row.salience,
-                        &row.superseded,
-                        &json,
-                        &successors,
-                    ],
-                )?;
-                self.run("DELETE FROM memport_store_relations WHERE seq = $1", &[&seq])?;
-                seq
-            }
-            None => self
-                .first_row(
-                    "INSERT INTO memport_store_records (id, kind, status, owner, agent, session, text, created_us, valid_from_us,
-                     valid_to_us, salience, superseded, record, superseded_by)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING seq",
-                    &[
-                        &row.id,
-                        &row.kind,
-                        &row.status,
-                        &row.owner,
-                        &row.agent,
-                        &row.session,
-                        &text,
-                        &row.created_us,
-                        &row.valid_from_us,
-                        &row.valid_to_us,
-                        &row.salience,
-                        &row.superseded,
-                        &json,
-                        &successors,
-                    ],
-                )?
-                .map_or(0, |inserted| inserted.get(0)),
-        };
+        self.run(
+            "UPDATE memport_store_records SET kind = $2, status = $3, owner = $4, agent = $5, session = $6, text = $7,
+             created_us = $8, valid_from_us = $9, valid_to_us = $10, salience = $11, superseded = $12, record = $13,
+             superseded_by = $14 WHERE seq = $1",
+            &[
+                &seq,
+                &row.kind,
+                &row.status,
+                &row.owner,
+                &row.agent,
+                &row.session,
+                &text,
+                &row.created_us,
+                &row.valid_from_us,
+                &row.valid_to_us,
+                &row.salience,
+                &row.superseded,
+                &json,
+                &successors,
+            ],
+        )?;
+        self.run("DELETE FROM memport_store_relations WHERE seq = $1", &[&seq])?;
         let (mut kinds, mut targets) = (Vec::new(), Vec::new());
         for relation in record["relations"].as_array().into_iter().flatten() {
             if let (Some(kind), Some(target)) = (relation["type"].as_str(), relation["target"].as_str()) {
@@ -396,7 +362,7 @@ impl Session {
             match stored.get(row.id) {
                 Some((_, earlier)) if earlier == json => puts.push(Put::Unchanged),
                 Some(&(seq, _)) => {
-                    self.write(Some(seq), json, record)?;
+                    self.rewrite(seq, json, record)?;
                     stored.insert(row.id.to_owned(), (seq, json.clone()));
                     puts.push(Put::Replaced);
                 }
