@@ -81,10 +81,10 @@ fn run(cli: Cli) -> Result<u8> {
                 let report = memport::run(&options)?;
                 finish_run(&report, json)
             }
-            config::Job::Sync { mut options, state, output, formats } => {
+            config::Job::Sync { mut options, state, output, formats, store } => {
                 check_inputs(&options.inputs)?;
                 options.settings.threads = Some(capped_threads(options.settings.threads(), "threads"));
-                run_sync(&memport::sync::SyncOptions { convert: options, formats, state, output_root: output, store: None }, json)
+                run_sync(&memport::sync::SyncOptions { convert: options, formats, state, output_root: output, store }, json)
             }
         },
         Command::Inspect { inputs, json, memories: true, dedup } => {
@@ -139,9 +139,8 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
     }
     let mut store = memport::store::Store::open(path, !read_only).with_context(|| format!("opening the store {shown}"))?;
     let Some(address) = listen else {
-        // An MCP host waits for the server's first answer: the index is built beside it (a
-        // store in PostgreSQL searches the database's own index).
-        if !in_database {
+        // An MCP host waits for the server's first answer: the index is built beside it.
+        if store.searches_in_memory() {
             warm_search_index(path, &mut store)?;
         }
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the server's runtime")?;
@@ -155,7 +154,7 @@ fn serve(path: &Path, listen: Option<std::net::SocketAddr>, limits: memport::ser
             "{shown} has no owner key yet, so no token could be checked: issue one first with `memport token issue {shown} --key OWNER_KEY --verbs read`"
         );
     };
-    if !in_database {
+    if store.searches_in_memory() {
         // Built before the port opens, so no request waits for it past its timeout: a client
         // finds the port closed until the server can answer (about 1 s per 100,000 records).
         eprintln!("memport: indexing {shown} for recall");

@@ -194,7 +194,7 @@ fn a_write_that_fails_or_waits_too_long_leaves_a_store_in_postgres_as_it_was() {
     assert!(beside.is_ok(), "{beside:?}");
     assert_eq!(record_count(&other).0, 1);
 
-    // Recall reads the database's own index: the person's current facts answer.
+    // Recall answers with the records that say the words.
     let answered = store.recall(&RecallQuery { query: "backoff".into(), valid_at: now, limit: 5, ..RecallQuery::default() }).unwrap();
     assert!(!answered.is_empty());
     assert!(answered.iter().all(|hit| hit.record["body"]["text"].as_str().is_some_and(|text| text.to_lowercase().contains("backoff"))));
@@ -216,10 +216,95 @@ fn a_monthly_sync_keeps_its_store_in_postgres_as_it_keeps_memory_db() {
     let (all, tombstoned) = record_count(&database);
     assert!(all > 100 && tombstoned > 0, "month 2 deleted conversations, tombstoned in the store: {all} {tombstoned}");
 
+    // A sync job as a pipeline file, its [sync] table naming the store.
+    let piped = store_in_new_schema("piped");
+    let job = work.path().join("sync.toml");
+    let toml = format!(
+        "version = 1\ninputs = [{:?}]\n[sync]\nstate = \"job.db\"\noutput = \"job\"\nformats = [\"store\"]\nstore = {:?}\n",
+        months.export(1).display().to_string(),
+        piped.display().to_string()
+    );
+    std::fs::write(&job, toml).unwrap();
+    let ran = memport().arg("run").arg(&job).args(["--exported-at", months.exported_at_text(1)]).output().unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(!work.path().join("job").join("memory.db").exists(), "the pipeline's store is the database's");
+    assert!(record_count(&piped).0 > 100, "month 1 is in the pipeline's store");
+
     let refused = memport_sync_to("aimem", &months.export(2), &work.path().join("db.db"), &work.path().join("db"), "2026-03-01T00:00:00Z")
         .arg("--store")
         .arg(&database)
         .output()
         .unwrap();
     assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--store"), "--store without store in --to");
+}
+
+/// The ids `store` recalls for `words` at mid-2026.
+fn recalled_ids(store: &Store, words: &str) -> Vec<String> {
+    let query =
+        RecallQuery { query: words.into(), valid_at: parse_rfc3339("2026-06-01T00:00:00Z").unwrap(), limit: 10, ..RecallQuery::default() };
+    store.recall(&query).unwrap().into_iter().map(|hit| hit.record["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// A UMP record of `text` under `id`.
+fn semantic(id: &str, text: &str) -> Value {
+    json!({"ump": "0.1", "id": id, "kind": "semantic", "body": {"text": text}, "time": {"created": "2026-01-02T03:04:05Z"}})
+}
+
+#[test]
+fn recall_on_a_store_in_postgres_follows_other_connections_writes_and_bulk_loads() {
+    let database = store_in_new_schema("indexed");
+    let mut writer = Store::create(&database, "owner").unwrap();
+    writer.in_transaction(|store| store.put(&semantic("urn:ump:aa", "Works as a carpenter"))).unwrap();
+    let reader = Store::open(&database, false).unwrap();
+    assert!(reader.searches_in_memory());
+    assert_eq!(recalled_ids(&reader, "carpenter"), ["urn:ump:aa"], "the index is built on first use");
+
+    // Another connection adds, replaces and erases; a write rolled back leaves nothing behind.
+    writer.in_transaction(|store| store.put(&semantic("urn:ump:bb", "Bought a carpenter's plane"))).unwrap();
+    writer.in_transaction(|store| store.put(&semantic("urn:ump:aa", "Works as a nurse"))).unwrap();
+    let rolled_back: Result<(), StoreError> = writer.in_transaction(|store| {
+        store.put(&semantic("urn:ump:cc", "Carpenter of the year"))?;
+        Err(StoreError::Busy)
+    });
+    assert!(rolled_back.is_err());
+    assert_eq!(recalled_ids(&reader, "carpenter"), ["urn:ump:bb"], "the replaced text no longer matches");
+    assert_eq!(recalled_ids(&reader, "nurse"), ["urn:ump:aa"]);
+    writer.in_transaction(|store| store.forget("urn:ump:bb", "test", true, 0).map(drop)).unwrap();
+    assert!(recalled_ids(&reader, "carpenter").is_empty(), "an erased record is gone from the index");
+    writer.in_transaction(|store| store.put(&semantic("urn:ump:dd", "Carves spoons like a carpenter"))).unwrap();
+    assert_eq!(recalled_ids(&reader, "carpenter"), ["urn:ump:dd"], "a write after a rolled-back one is seen");
+
+    // A run loads in bulk, logging nothing: the index is built again from the records.
+    drop(writer);
+    let claude: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("claude-small")).collect();
+    convert_into(&claude, &database);
+    let backoff = recalled_ids(&reader, "backoff");
+    assert!(!backoff.is_empty(), "what the run loaded is found");
+    assert_eq!(recalled_ids(&reader, "nurse"), ["urn:ump:aa"], "and what was there before");
+}
+
+#[test]
+fn a_store_in_postgres_of_version_1_is_searched_in_the_database_until_it_is_opened_for_writing() {
+    let database = store_in_new_schema("version_1");
+    let writer = Store::create(&database, "owner").unwrap();
+    writer.put(&semantic("urn:ump:aa", "Keeps bees on the roof")).unwrap();
+    drop(writer);
+    // What a store made by a build before the change log holds.
+    let mut client = postgres::Client::connect(&format!("{}", database.display()), postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "DROP TABLE memport_store_changes; DROP FUNCTION memport_store_log_changes() CASCADE;
+             UPDATE memport_store_meta SET value = '1' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    let reader = Store::open(&database, false).unwrap();
+    assert!(!reader.searches_in_memory());
+    assert_eq!(recalled_ids(&reader, "bees"), ["urn:ump:aa"], "ts_rank over the tsvector answers");
+    let mut writer = Store::open(&database, true).unwrap();
+    assert!(writer.searches_in_memory(), "opened for writing, the store gained its change log");
+    let version: String = client.query_one("SELECT value FROM memport_store_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
+    assert_eq!(version, "2");
+    assert_eq!(recalled_ids(&writer, "bees"), ["urn:ump:aa"]);
+    writer.in_transaction(|store| store.put(&semantic("urn:ump:bb", "Sells honey from the bees"))).unwrap();
+    assert_eq!(recalled_ids(&writer, "honey"), ["urn:ump:bb"]);
 }

@@ -28,6 +28,8 @@
 //! state = "state.db"                  # the sync's state file, or a postgres:// URL
 //! output = "memory"                   # gets runs/<run-id>/
 //! formats = ["aimem-ndjson", "pam"]
+//! store = "postgres://…"              # optional, with "store" among the formats: the memory
+//!                                     # store in PostgreSQL, instead of memory.db beside runs/
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -72,10 +74,12 @@ pub struct SyncTable {
     pub output: Option<PathBuf>,
     /// Formats of each run, as `--to` names them.
     pub formats: Option<Vec<String>>,
+    /// The memory store in PostgreSQL (`--store`).
+    pub store: Option<PathBuf>,
 }
 
 /// The keys of the `[sync]` table.
-const SYNC_KEYS: [&str; 3] = ["state", "output", "formats"];
+const SYNC_KEYS: [&str; 4] = ["state", "output", "formats", "store"];
 
 /// What a pipeline file asks for.
 #[derive(Debug, Clone)]
@@ -92,6 +96,8 @@ pub enum Job {
         output: PathBuf,
         /// Formats of each run.
         formats: Vec<OutputFormat>,
+        /// The memory store in PostgreSQL `store` loads each run into, as `sync --store` names it.
+        store: Option<PathBuf>,
     },
 }
 
@@ -221,16 +227,14 @@ fn sync_job(options: Options, sync: &SyncTable, resolve: &dyn Fn(&Path) -> PathB
             Err(error) => problems.push(format!("sync.formats: {error}")),
         }
     }
+    // A database URL (`postgres://…`) is not a path beside the pipeline file.
+    let located = |path: &Path| if path.to_string_lossy().contains("://") { path.to_owned() } else { resolve(path) };
     Job::Sync {
         options,
-        // A database URL (`postgres://…`) is not a path beside the pipeline file.
-        state: sync
-            .state
-            .as_deref()
-            .map(|state| if state.to_string_lossy().contains("://") { state.to_owned() } else { resolve(state) })
-            .unwrap_or_default(),
+        state: sync.state.as_deref().map(located).unwrap_or_default(),
         output: sync.output.as_deref().map(resolve).unwrap_or_default(),
         formats,
+        store: sync.store.as_deref().map(located),
     }
 }
 
@@ -347,6 +351,7 @@ fn read_sync(mut table: toml::Table, problems: &mut Vec<String>) -> SyncTable {
         state: take(&mut table, "state", problems),
         output: take(&mut table, "output", problems),
         formats: take(&mut table, "formats", problems),
+        store: take(&mut table, "store", problems),
     };
     if sync.state.is_none() {
         problems.push("sync.state: missing; name the state file, like state = \"state.db\"".to_owned());
@@ -420,17 +425,30 @@ mod tests {
         )
         .unwrap();
         match load_job(&path, 0).unwrap() {
-            Job::Sync { options, state, output, formats } => {
-                assert_eq!(options.inputs, vec![export]);
+            Job::Sync { options, state, output, formats, store } => {
+                assert_eq!(options.inputs, vec![export.clone()]);
                 assert!(options.outputs.is_empty());
                 assert_eq!(state, folder.path().join("state.db"));
                 assert_eq!(output, folder.path().join("memory"));
                 assert_eq!(formats, vec![OutputFormat::AimemNdjson, OutputFormat::Pam]);
+                assert_eq!(store, None);
             }
             Job::Convert(_) => panic!("a [sync] table makes a sync job"),
         }
         let error = load(&path, 0).unwrap_err().to_string();
         assert!(error.contains("sync job"), "{error}");
+
+        // A store in PostgreSQL is named by its URL, which is not a path beside the file.
+        let url = "postgres://me@db/memory?options=-csearch_path%3Dalice";
+        std::fs::write(
+            &path,
+            format!("version = 1\ninputs = [\"export.json\"]\n[sync]\nstate = \"{url}\"\noutput = \"memory\"\nformats = [\"store\"]\nstore = \"{url}\"\n"),
+        )
+        .unwrap();
+        match load_job(&path, 0).unwrap() {
+            Job::Sync { state, store, .. } => assert_eq!((state, store), (PathBuf::from(url), Some(PathBuf::from(url)))),
+            Job::Convert(_) => panic!("a [sync] table makes a sync job"),
+        }
     }
 
     #[test]

@@ -265,15 +265,19 @@ impl Store {
     }
 
     /// Recall's search index, up to date with the store: built on first use, then brought up
-    /// to date with the change log. When a run has moved a new store into place, the index of
-    /// the file it replaced is used while a thread builds the new file's (about 1 s per
-    /// 100,000 records), so no recall waits for the build.
+    /// to date with the change log. When a run has moved a new store file into place, the
+    /// index of the file it replaced is used while a thread builds the new file's (about 1 s
+    /// per 100,000 records), so no recall waits for the build.
     ///
     /// # Errors
-    /// SQLite and search index errors; [`StoreError::InTransaction`] inside a transaction;
-    /// [`StoreError::NotAFile`] for a store in PostgreSQL, which searches its own index.
+    /// The database's and the search index's errors; [`StoreError::InTransaction`] inside a
+    /// transaction; [`StoreError::NotAFile`] for a store in PostgreSQL without a change log
+    /// (one of schema version 1 opened only for reading), which searches its own `tsvector`.
     pub fn search_index(&self) -> Result<IndexInUse, StoreError> {
-        let Ok(connection) = self.sqlite() else { return Err(StoreError::NotAFile("index in memory")) };
+        let connection = match self.sqlite() {
+            Ok(connection) => connection,
+            Err(database) => return self.search_index_of(database),
+        };
         // The index may only hold committed records: a rolled-back change would stay in it, and
         // the change ids it used would be used again and skipped.
         if !connection.is_autocommit() {
@@ -303,6 +307,33 @@ impl Store {
             }
         };
         index.refresh(connection)?;
+        Ok(IndexInUse { index, of_replaced_file: false })
+    }
+
+    /// Whether recall searches an in-memory index ([`Store::search_index`]) rather than the
+    /// database's own (a store in PostgreSQL of version 1 opened only for reading).
+    pub fn searches_in_memory(&self) -> bool {
+        self.sqlite().is_ok() || self.schema_version >= postgres::CHANGE_LOG_VERSION
+    }
+
+    /// [`Store::search_index`] of a store in PostgreSQL: no file is ever replaced under it (a
+    /// run loads it in place, and its change log then sends the index back to the records).
+    fn search_index_of(&self, database: &postgres::Database) -> Result<IndexInUse, StoreError> {
+        if !self.searches_in_memory() {
+            return Err(StoreError::NotAFile("index in memory"));
+        }
+        let index = {
+            let mut slot = self.search.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match &slot.built {
+                Some((_, index)) => Arc::clone(index),
+                None => {
+                    let index = Arc::new(search::SearchIndex::build(database)?);
+                    slot.built = Some((None, Arc::clone(&index)));
+                    index
+                }
+            }
+        };
+        index.refresh(database)?;
         Ok(IndexInUse { index, of_replaced_file: false })
     }
 
@@ -440,7 +471,7 @@ impl Store {
     pub fn begin_bulk_load(&self) -> Result<(), StoreError> {
         let connection = match self.sqlite() {
             Ok(connection) => connection,
-            Err(database) => return database.begin_writing(),
+            Err(database) => return database.begin_bulk_load(),
         };
         // Nothing indexes a file not yet in place, and whoever indexes it later reads every
         // record: the change log is not written during the load (it would double its time).
@@ -458,7 +489,7 @@ impl Store {
     pub fn end_bulk_load(&self) -> Result<(), StoreError> {
         let connection = match self.sqlite() {
             Ok(connection) => connection,
-            Err(database) => return database.commit(),
+            Err(database) => return database.end_bulk_load(),
         };
         // The log goes on after a gap: an index of the store from before the load finds that
         // its next change is not in the log, and is built again from the records.

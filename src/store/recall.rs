@@ -103,9 +103,13 @@ impl Store {
     pub fn recall(&self, query: &RecallQuery) -> Result<Vec<Recalled>, StoreError> {
         let words = query_words(&query.query);
         let rows = match self.sqlite() {
-            Err(database) => candidates_in_postgres(database, &words, query)?,
             Ok(_) if words.is_empty() => self.most_recent(query)?,
-            Ok(_) => self.best_matches(&words, query)?,
+            // Without words, or without a change log to keep the index in step (a store of
+            // version 1 opened only for reading), the database's own indexes serve.
+            Err(database) if words.is_empty() || self.schema_version < super::postgres::CHANGE_LOG_VERSION => {
+                candidates_in_postgres(database, &words, query)?
+            }
+            _ => self.best_matches(&words, query)?,
         };
         // Ranked on the columns; only the records returned are read and parsed.
         let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::max);
@@ -134,6 +138,11 @@ impl Store {
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(query.limit.clamp(1, MAX_RECALL));
+        // A store in PostgreSQL is read in one round trip for all of them.
+        let mut in_database = match self.sqlite() {
+            Ok(_) => std::collections::HashMap::new(),
+            Err(database) => database.live_records_at(scored.iter().map(|(_, seq, ..)| *seq).collect())?,
+        };
         let mut recalled = Vec::with_capacity(scored.len());
         for (score, seq, id_hash, signals) in scored {
             let live = match self.sqlite() {
@@ -141,7 +150,7 @@ impl Store {
                     .prepare_cached("SELECT id, record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?
                     .query_row([seq], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
                     .optional()?,
-                Err(database) => database.live_record_at(seq)?,
+                Err(_) => in_database.remove(&seq),
             };
             // A record erased or tombstoned since the search is not recalled.
             let Some((id, json)) = live else {
@@ -240,17 +249,20 @@ impl Store {
         if !hit.superseded || hit.valid_to_us.is_some() {
             return Ok(true);
         }
-        let Ok(connection) = self.sqlite() else { return Err(StoreError::NotAFile("index in memory")) };
-        let until: Option<i64> = connection
-            .prepare_cached(&format!("SELECT {SUPERSEDED_UNTIL} FROM records r WHERE r.seq = ?1"))?
-            .query_row([hit.seq], |row| row.get(0))
-            .optional()?;
+        let until: Option<i64> = match self.sqlite() {
+            Ok(connection) => connection
+                .prepare_cached(&format!("SELECT {SUPERSEDED_UNTIL} FROM records r WHERE r.seq = ?1"))?
+                .query_row([hit.seq], |row| row.get(0))
+                .optional()?,
+            Err(database) => database.superseded_until(hit.seq)?,
+        };
         Ok(until.is_some_and(|until| until > at))
     }
 }
 
-/// The [`CANDIDATES`] records of a store in PostgreSQL valid at the query's time, best text
-/// matches first (`ts_rank` of its `tsvector` index; most recent first without words).
+/// The [`CANDIDATES`] records of a store in PostgreSQL valid at the query's time, most recent
+/// first without words (else best text matches first by `ts_rank` of its `tsvector` index: a
+/// store without the change log the in-memory index follows).
 fn candidates_in_postgres(database: &super::postgres::Database, words: &[&str], query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
     let filter = super::postgres::Candidates {
         words: words.iter().map(|word| (*word).to_owned()).collect(),

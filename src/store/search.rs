@@ -11,7 +11,9 @@
 //! recall needs it (about 1 s per 100,000 records) and brought up to date before each recall
 //! by reading the records the change log ([`super::schema`]'s `record_changes`, written by
 //! triggers whoever writes) names since. Nothing of it is written to disk, so a record erased
-//! for good leaves no copy of its words there.
+//! for good leaves no copy of its words there. A store in PostgreSQL is indexed the same way
+//! (its `memport_store_changes` log, [`super::postgres`]): `ts_rank` over its `tsvector` index
+//! reads every matching row, 150–250 ms for a common word in the 256 MB export's store.
 //!
 //! When a run moves a new store into place under a server, the index of the new file is built
 //! in the background ([`super::Store::search_index`]); until it is ready, recall searches the
@@ -146,32 +148,153 @@ fn schema() -> (Schema, Fields) {
     (builder.build(), fields)
 }
 
+/// One live record's columns as the index holds them.
+pub struct IndexedRow<'a> {
+    /// `seq`.
+    pub seq: i64,
+    /// The text searched.
+    pub text: &'a str,
+    /// `kind`.
+    pub kind: &'a str,
+    /// `owner`.
+    pub owner: &'a str,
+    /// `scope.agent`.
+    pub agent: Option<&'a str>,
+    /// `scope.session`.
+    pub session: Option<&'a str>,
+    /// `time.created`, microseconds.
+    pub created_us: i64,
+    /// `valid_from`, microseconds.
+    pub valid_from_us: Option<i64>,
+    /// `valid_to`, microseconds.
+    pub valid_to_us: Option<i64>,
+    /// `lifecycle.salience`.
+    pub salience: Option<f64>,
+    /// A later record supersedes it.
+    pub superseded: bool,
+    /// The record's id.
+    pub id: &'a str,
+}
+
+/// Visits one row: its `seq`, and its columns unless a value is not of its column's type
+/// (written by another tool): such a record is left out of recall rather than failing the index.
+pub type Visit<'v> = dyn FnMut(i64, Option<IndexedRow<'_>>) -> Result<(), StoreError> + 'v;
+
+/// Where an index reads a store's records and change log: a store file's connection, or a
+/// store in PostgreSQL. Only committed records may be read: a rolled-back change would stay
+/// in the index.
+pub trait Source {
+    /// The last change in the store's change log: `None` without a log, 0 for an empty one.
+    ///
+    /// # Errors
+    /// [`StoreError::InTransaction`] inside a transaction; the database's errors.
+    fn latest_change(&self) -> Result<Option<i64>, StoreError>;
+    /// The first change of the log after `applied`, if any.
+    ///
+    /// # Errors
+    /// The database's errors.
+    fn first_change_after(&self, applied: i64) -> Result<Option<i64>, StoreError>;
+    /// The `seq` of each record changed after change `applied` up to `latest`, once each.
+    ///
+    /// # Errors
+    /// The database's errors.
+    fn changed_seqs(&self, applied: i64, latest: i64) -> Result<Vec<i64>, StoreError>;
+    /// Visits the live records of `seq` after `after` in order, at most `limit`; returns how
+    /// many rows it visited.
+    ///
+    /// # Errors
+    /// The database's errors, and `visit`'s.
+    fn live_rows_after(&self, after: i64, limit: i64, visit: &mut Visit<'_>) -> Result<i64, StoreError>;
+    /// Visits the record at `seq` if it is there and live.
+    ///
+    /// # Errors
+    /// The database's errors, and `visit`'s.
+    fn live_row_at(&self, seq: i64, visit: &mut Visit<'_>) -> Result<(), StoreError>;
+}
+
 /// The columns of `records` a document is made of, in this order.
 const COLUMNS: &str = "seq, text, kind, owner, agent, session, created_us, valid_from_us, valid_to_us, salience, superseded, id";
 /// The records in the index: a tombstoned one is never recalled.
 const INDEXED_ROWS: &str = "status != 'tombstoned'";
 
-/// The last change in the store's change log: `None` without a log, 0 for an empty one.
-fn latest_change(connection: &Connection) -> Result<Option<i64>, StoreError> {
-    let has_log: bool = connection
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record_changes')")?
-        .query_row([], |row| row.get(0))?;
-    if !has_log {
-        return Ok(None);
+impl Source for Connection {
+    fn latest_change(&self) -> Result<Option<i64>, StoreError> {
+        if !self.is_autocommit() {
+            return Err(StoreError::InTransaction);
+        }
+        let has_log: bool = self
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record_changes')")?
+            .query_row([], |row| row.get(0))?;
+        if !has_log {
+            return Ok(None);
+        }
+        let latest: Option<i64> = self
+            .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'record_changes'")?
+            .query_row([], |row| row.get(0))
+            .optional()?;
+        Ok(Some(latest.unwrap_or(0)))
     }
-    let latest: Option<i64> = connection
-        .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'record_changes'")?
-        .query_row([], |row| row.get(0))
-        .optional()?;
-    Ok(Some(latest.unwrap_or(0)))
+
+    fn first_change_after(&self, applied: i64) -> Result<Option<i64>, StoreError> {
+        Ok(self.prepare_cached("SELECT min(change) FROM record_changes WHERE change > ?1")?.query_row([applied], |row| row.get(0))?)
+    }
+
+    fn changed_seqs(&self, applied: i64, latest: i64) -> Result<Vec<i64>, StoreError> {
+        Ok(self
+            .prepare_cached("SELECT DISTINCT seq FROM record_changes WHERE change > ?1 AND change <= ?2")?
+            .query_map([applied, latest], |row| row.get(0))?
+            .collect::<Result<_, _>>()?)
+    }
+
+    fn live_rows_after(&self, after: i64, limit: i64, visit: &mut Visit<'_>) -> Result<i64, StoreError> {
+        let mut statement =
+            self.prepare_cached(&format!("SELECT {COLUMNS} FROM records WHERE seq > ?1 AND {INDEXED_ROWS} ORDER BY seq LIMIT ?2"))?;
+        let mut rows = statement.query(params![after, limit])?;
+        let mut read = 0;
+        while let Some(row) = rows.next()? {
+            read += 1;
+            visit(row.get(0)?, sqlite_row(row))?;
+        }
+        Ok(read)
+    }
+
+    fn live_row_at(&self, seq: i64, visit: &mut Visit<'_>) -> Result<(), StoreError> {
+        let mut statement = self.prepare_cached(&format!("SELECT {COLUMNS} FROM records WHERE seq = ?1 AND {INDEXED_ROWS}"))?;
+        let mut rows = statement.query(params![seq])?;
+        if let Some(row) = rows.next()? {
+            visit(seq, sqlite_row(row))?;
+        }
+        Ok(())
+    }
+}
+
+/// The columns of one row of `records` read as [`COLUMNS`]; `None` when a value is not of its
+/// column's type.
+fn sqlite_row<'a>(row: &'a rusqlite::Row<'_>) -> Option<IndexedRow<'a>> {
+    let text = |column: usize| row.get_ref(column).ok()?.as_str().ok();
+    let optional_text = |column: usize| row.get_ref(column).ok()?.as_str_or_null().ok();
+    Some(IndexedRow {
+        seq: row.get(0).ok()?,
+        text: text(1)?,
+        kind: text(2)?,
+        owner: text(3)?,
+        agent: optional_text(4)?,
+        session: optional_text(5)?,
+        created_us: row.get(6).ok()?,
+        valid_from_us: row.get(7).ok()?,
+        valid_to_us: row.get(8).ok()?,
+        salience: row.get(9).ok()?,
+        superseded: row.get(10).ok()?,
+        id: text(11)?,
+    })
 }
 
 impl SearchIndex {
-    /// Builds the index of every record in the store `connection` reads.
+    /// Builds the index of every record in the store `source` reads.
     ///
     /// # Errors
-    /// SQLite and tantivy errors.
-    pub fn build(connection: &Connection) -> Result<SearchIndex, StoreError> {
+    /// The database's and tantivy's errors.
+    pub fn build(source: &dyn Source) -> Result<SearchIndex, StoreError> {
         let (schema, fields) = schema();
         let index = Index::create_in_ram(schema);
         index.tokenizers().register(ANALYZER, analyzer());
@@ -179,7 +302,7 @@ impl SearchIndex {
         let mut writer = index.writer_with_num_threads(threads, WRITER_BUDGET * threads)?;
         // No merges of its own while it builds: the merge into one segment below takes them all.
         writer.set_merge_policy(Box::new(NoMergePolicy));
-        let applied = fill(&fields, &writer, connection)?;
+        let applied = fill(&fields, &writer, source)?;
         writer.commit()?;
         // One segment: each segment is searched for its own best, and with one the search
         // skips the most (recalls of three common words took twice as long over eight).
@@ -194,20 +317,20 @@ impl SearchIndex {
         Ok(SearchIndex { index, reader, fields, writing: Mutex::new(Writing { writer, applied }) })
     }
 
-    /// Brings the index up to date with the store `connection` reads: every record the change
+    /// Brings the index up to date with the store `source` reads: every record the change
     /// log names since the last update is indexed again, or taken out when it is gone.
     ///
     /// # Errors
-    /// SQLite and tantivy errors.
-    pub fn refresh(&self, connection: &Connection) -> Result<(), StoreError> {
-        let Some(latest) = latest_change(connection)? else { return Ok(()) };
+    /// The database's and tantivy's errors; [`StoreError::InTransaction`] inside a transaction.
+    pub fn refresh(&self, source: &dyn Source) -> Result<(), StoreError> {
+        let Some(latest) = source.latest_change()? else { return Ok(()) };
         let mut writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         // A log behind the index is another file's (a store moved into place whose inode
         // was reused): `catch_up` finds the log does not go on from the index and builds again.
         if latest == writing.applied.unwrap_or(0) {
             return Ok(());
         }
-        match self.catch_up(&mut writing, connection, latest).and_then(|applied| Ok((applied, writing.writer.commit()?))) {
+        match self.catch_up(&mut writing, source, latest).and_then(|applied| Ok((applied, writing.writer.commit()?))) {
             Ok((applied, _)) => {
                 writing.applied = applied;
                 self.reader.reload()?;
@@ -223,29 +346,21 @@ impl SearchIndex {
 
     /// Queues what the log names after `writing.applied` up to `latest` (or, when part of the
     /// log is gone, every record again); returns the change the index then holds.
-    fn catch_up(&self, writing: &mut Writing, connection: &Connection, latest: i64) -> Result<Option<i64>, StoreError> {
+    fn catch_up(&self, writing: &mut Writing, source: &dyn Source, latest: i64) -> Result<Option<i64>, StoreError> {
         let applied = writing.applied.unwrap_or(0);
-        let first: Option<i64> = connection
-            .prepare_cached("SELECT min(change) FROM record_changes WHERE change > ?1")?
-            .query_row([applied], |row| row.get(0))?;
-        if first != Some(applied + 1) {
+        if source.first_change_after(applied)? != Some(applied + 1) {
             // Part of the log is gone (a bulk load clears it): start again from the records.
             writing.writer.delete_all_documents()?;
-            return fill(&self.fields, &writing.writer, connection);
+            return fill(&self.fields, &writing.writer, source);
         }
-        let seqs: Vec<i64> = connection
-            .prepare_cached("SELECT DISTINCT seq FROM record_changes WHERE change > ?1 AND change <= ?2")?
-            .query_map([applied, latest], |row| row.get(0))?
-            .collect::<Result<_, _>>()?;
-        let mut read = connection.prepare_cached(&format!("SELECT {COLUMNS} FROM records WHERE seq = ?1 AND {INDEXED_ROWS}"))?;
-        for seq in seqs {
+        for seq in source.changed_seqs(applied, latest)? {
             writing.writer.delete_term(Term::from_field_i64(self.fields.seq, seq));
-            let mut rows = read.query(params![seq])?;
-            if let Some(row) = rows.next()?
-                && let Some(document) = document(&self.fields, row)
-            {
-                writing.writer.add_document(document)?;
-            }
+            source.live_row_at(seq, &mut |_, row| {
+                if let Some(row) = row {
+                    writing.writer.add_document(document(&self.fields, &row))?;
+                }
+                Ok(())
+            })?;
         }
         Ok(Some(latest))
     }
@@ -388,57 +503,49 @@ impl SegmentColumns {
 /// Rows read at once while the index is filled.
 const FILL_CHUNK: i64 = 10_000;
 
-/// Adds every live record of the store `connection` reads to `writer`, in chunks by `seq`,
-/// each read on its own, so no read lock is held for the whole build (a writer of the store
-/// would wait past its busy timeout). Returns the log's last change as read before the first
-/// chunk: what changes after it is in the log, and the next refresh applies it again.
-fn fill(fields: &Fields, writer: &IndexWriter, connection: &Connection) -> Result<Option<i64>, StoreError> {
-    let applied = latest_change(connection)?;
-    let mut statement =
-        connection.prepare(&format!("SELECT {COLUMNS} FROM records WHERE seq > ?1 AND {INDEXED_ROWS} ORDER BY seq LIMIT ?2"))?;
+/// Adds every live record of the store `source` reads to `writer`, in chunks by `seq`, each
+/// read on its own, so no read lock is held for the whole build (a writer of the store would
+/// wait past its busy timeout). Returns the log's last change as read before the first chunk:
+/// what changes after it is in the log, and the next refresh applies it again.
+fn fill(fields: &Fields, writer: &IndexWriter, source: &dyn Source) -> Result<Option<i64>, StoreError> {
+    let applied = source.latest_change()?;
     let mut after = i64::MIN;
     loop {
-        let mut rows = statement.query(params![after, FILL_CHUNK])?;
-        let mut read = 0;
-        while let Some(row) = rows.next()? {
-            read += 1;
-            after = row.get(0)?;
-            if let Some(document) = document(fields, row) {
-                writer.add_document(document)?;
+        let read = source.live_rows_after(after, FILL_CHUNK, &mut |seq, row| {
+            after = seq;
+            if let Some(row) = row {
+                writer.add_document(document(fields, &row))?;
             }
-        }
+            Ok(())
+        })?;
         if read < FILL_CHUNK {
             return Ok(applied);
         }
     }
 }
 
-/// The document of one row of `records` (read as [`COLUMNS`]); `None` for a row whose values
-/// are not of their column's type (written by another tool): it is left out of recall rather
-/// than failing the index.
-fn document(fields: &Fields, row: &rusqlite::Row<'_>) -> Option<TantivyDocument> {
-    let text = |column: usize| row.get_ref(column).ok()?.as_str().ok();
-    let optional_text = |column: usize| row.get_ref(column).ok()?.as_str_or_null().ok();
+/// The document of one record.
+fn document(fields: &Fields, row: &IndexedRow<'_>) -> TantivyDocument {
     let mut document = TantivyDocument::default();
-    document.add_i64(fields.seq, row.get(0).ok()?);
-    document.add_text(fields.text, text(1)?);
-    document.add_text(fields.kind, text(2)?);
-    document.add_text(fields.owner, text(3)?);
-    for (field, column) in [(fields.agent, 4), (fields.session, 5)] {
-        if let Some(value) = optional_text(column)? {
+    document.add_i64(fields.seq, row.seq);
+    document.add_text(fields.text, row.text);
+    document.add_text(fields.kind, row.kind);
+    document.add_text(fields.owner, row.owner);
+    for (field, value) in [(fields.agent, row.agent), (fields.session, row.session)] {
+        if let Some(value) = value {
             document.add_text(field, value);
         }
     }
-    document.add_i64(fields.created_us, row.get(6).ok()?);
-    for (field, column) in [(fields.valid_from_us, 7), (fields.valid_to_us, 8)] {
-        if let Some(value) = row.get::<_, Option<i64>>(column).ok()? {
+    document.add_i64(fields.created_us, row.created_us);
+    for (field, value) in [(fields.valid_from_us, row.valid_from_us), (fields.valid_to_us, row.valid_to_us)] {
+        if let Some(value) = value {
             document.add_i64(field, value);
         }
     }
-    if let Some(salience) = row.get::<_, Option<f64>>(9).ok()? {
+    if let Some(salience) = row.salience {
         document.add_f64(fields.salience, salience);
     }
-    document.add_u64(fields.superseded, u64::from(row.get::<_, bool>(10).ok()?));
-    document.add_u64(fields.id_hash, id_hash(text(11)?));
-    Some(document)
+    document.add_u64(fields.superseded, u64::from(row.superseded));
+    document.add_u64(fields.id_hash, id_hash(row.id));
+    document
 }

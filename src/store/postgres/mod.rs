@@ -16,6 +16,8 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use super::StoreError;
+use super::search::{IndexedRow, Source, Visit};
+pub use session::CHANGE_LOG_VERSION;
 use session::Session;
 
 mod session;
@@ -146,6 +148,27 @@ impl Database {
         self.call(Session::begin_writing)
     }
 
+    /// Begins loading in one transaction holding the write lock, writing no change log.
+    ///
+    /// # Errors
+    /// [`StoreError::Busy`] when another writer keeps the lock longer; PostgreSQL errors.
+    pub fn begin_bulk_load(&self) -> Result<(), StoreError> {
+        self.call(Session::begin_bulk_load)
+    }
+
+    /// Commits a bulk load (rolled back when that fails); an index from before it is built again.
+    ///
+    /// # Errors
+    /// PostgreSQL errors.
+    pub fn end_bulk_load(&self) -> Result<(), StoreError> {
+        self.call(Session::end_bulk_load)
+    }
+
+    /// Until when the superseded record at `seq` counts as valid (recall's rule).
+    pub fn superseded_until(&self, seq: i64) -> Result<Option<i64>, StoreError> {
+        self.call(move |session| session.superseded_until(seq))
+    }
+
     /// Commits the open transaction (rolled back when that fails).
     ///
     /// # Errors
@@ -199,9 +222,9 @@ impl Database {
         self.call(move |session| session.record(&id))
     }
 
-    /// The id and JSON of the record at `seq` unless it is tombstoned.
-    pub fn live_record_at(&self, seq: i64) -> Result<Option<(String, String)>, StoreError> {
-        self.call(move |session| session.live_record_at(seq))
+    /// The id and JSON of each record at one of `seqs` unless it is tombstoned, by `seq`.
+    pub fn live_records_at(&self, seqs: Vec<i64>) -> Result<std::collections::HashMap<i64, (String, String)>, StoreError> {
+        self.call(move |session| session.live_records_at(&seqs))
     }
 
     /// Every erasure: the id, and for a message the ids it was written under.
@@ -301,6 +324,55 @@ impl Database {
     pub fn candidates(&self, filter: Candidates) -> Result<Vec<Candidate>, StoreError> {
         self.call(move |session| session.candidates(&filter))
     }
+}
+
+impl Source for Database {
+    fn latest_change(&self) -> Result<Option<i64>, StoreError> {
+        self.call(Session::latest_change)
+    }
+
+    fn first_change_after(&self, applied: i64) -> Result<Option<i64>, StoreError> {
+        self.call(move |session| session.first_change_after(applied))
+    }
+
+    fn changed_seqs(&self, applied: i64, latest: i64) -> Result<Vec<i64>, StoreError> {
+        self.call(move |session| session.changed_seqs(applied, latest))
+    }
+
+    fn live_rows_after(&self, after: i64, limit: i64, visit: &mut Visit<'_>) -> Result<i64, StoreError> {
+        let rows = self.call(move |session| session.index_rows(after, limit))?;
+        let read = rows.len() as i64;
+        for row in &rows {
+            visit(row.get(0), indexed_row(row))?;
+        }
+        Ok(read)
+    }
+
+    fn live_row_at(&self, seq: i64, visit: &mut Visit<'_>) -> Result<(), StoreError> {
+        if let Some(row) = self.call(move |session| session.index_row_at(seq))? {
+            visit(seq, indexed_row(&row))?;
+        }
+        Ok(())
+    }
+}
+
+/// A row of [`Session::index_rows`] as the search index reads it (the columns' types are the
+/// tables', so every row reads).
+fn indexed_row(row: &postgres::Row) -> Option<IndexedRow<'_>> {
+    Some(IndexedRow {
+        seq: row.try_get(0).ok()?,
+        text: row.try_get(1).ok()?,
+        kind: row.try_get(2).ok()?,
+        owner: row.try_get(3).ok()?,
+        agent: row.try_get(4).ok()?,
+        session: row.try_get(5).ok()?,
+        created_us: row.try_get(6).ok()?,
+        valid_from_us: row.try_get(7).ok()?,
+        valid_to_us: row.try_get(8).ok()?,
+        salience: row.try_get(9).ok()?,
+        superseded: row.try_get(10).ok()?,
+        id: row.try_get(11).ok()?,
+    })
 }
 
 /// An erasure: the id, and for a message the provider, conversation and message ids.

@@ -15,9 +15,11 @@ use super::{Candidate, Candidates, Erasure, RecordFilter, without_password};
 
 /// The schema version of the tables this build writes and reads (the PostgreSQL store's own:
 /// its tables began with what the SQLite file's version 2 holds).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+/// The version that added the change log recall's in-memory index follows.
+pub const CHANGE_LOG_VERSION: i64 = 2;
 
-/// The advisory-lock class of the store's write locks.
+/// The advisory-lock class of the store's write locks (1297109845 in the change log's trigger).
 const LOCK_CLASS: i32 = 0x4D50_5355;
 /// The store's write lock: the class (its own, apart from the sync state's tenant locks) and,
 /// in SQL, the second key, the store's schema, so stores in other schemas are not held.
@@ -65,11 +67,44 @@ CREATE TABLE memport_store_erasures (
 );
 ";
 
+/// Version 2: the change log recall's in-memory index catches up from ([`super::super::search`]):
+/// the `seq` of every record inserted, updated or deleted, written by statement triggers
+/// (whoever writes logs). Changes are numbered on from the log's last, not by a sequence: a
+/// rolled-back write would leave a gap in a sequence, and a gap tells the index that part of
+/// the log is gone. Writers hold the store's write lock, so the numbers follow commit order.
+/// A bulk load logs nothing (`memport.bulk_load`): it clears the log and leaves a gap after
+/// it, so an index of the store from before the load is built again from the records.
+const TO_V2: &str = "
+CREATE TABLE memport_store_changes (change BIGINT PRIMARY KEY, seq BIGINT NOT NULL);
+CREATE FUNCTION memport_store_log_changes() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF coalesce(current_setting('memport.bulk_load', true), '') = 'on' THEN
+        RETURN NULL;
+    END IF;
+    -- The store's write lock (memport's writers hold it already), so that a write by another
+    -- tool numbers its changes after the last one committed.
+    PERFORM pg_advisory_xact_lock(1297109845, hashtext(current_schema()));
+    INSERT INTO memport_store_changes (change, seq)
+        SELECT (SELECT coalesce(max(change), 0) FROM memport_store_changes) + row_number() OVER (ORDER BY seq), seq FROM changed_rows;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER memport_store_inserted AFTER INSERT ON memport_store_records REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memport_store_log_changes();
+CREATE TRIGGER memport_store_updated AFTER UPDATE ON memport_store_records REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memport_store_log_changes();
+CREATE TRIGGER memport_store_deleted AFTER DELETE ON memport_store_records REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION memport_store_log_changes();
+UPDATE memport_store_meta SET value = '2' WHERE key = 'schema_version';
+";
+
 /// The connection to a store in PostgreSQL, on the thread that owns it ([`Database`]).
 pub(super) struct Session {
     client: Client,
     /// Prepared statements by their text: one round trip a call instead of two.
     statements: HashMap<&'static str, Statement>,
+    /// A transaction is open ([`Session::begin_writing`]): what it wrote is not committed.
+    in_transaction: bool,
 }
 
 /// A PostgreSQL error as the store's, naming what to do where it can.
@@ -142,7 +177,7 @@ impl Session {
     ) -> Result<(Session, String, i64), StoreError> {
         let client = Client::connect(url, NoTls)
             .map_err(|error| StoreError::Unreachable { location: without_password(url), reason: described(&error) })?;
-        let mut session = Session { client, statements: HashMap::new() };
+        let mut session = Session { client, statements: HashMap::new(), in_transaction: false };
         session.set_lock_timeout(lock_timeout);
         let (owner, version) = session.prepare_schema(owner, writable)?;
         if !writable {
@@ -176,8 +211,7 @@ impl Session {
                 .batch_execute("CREATE TABLE memport_store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
                 .and_then(|()| transaction.batch_execute(CREATE_V1))
                 .map_err(failed)?;
-            let version = SCHEMA_VERSION.to_string();
-            for (key, value) in [("format", STORE_FORMAT), ("schema_version", version.as_str()), ("owner", owner)] {
+            for (key, value) in [("format", STORE_FORMAT), ("schema_version", "1"), ("owner", owner)] {
                 transaction.execute("INSERT INTO memport_store_meta (key, value) VALUES ($1, $2)", &[&key, &value]).map_err(failed)?;
             }
         }
@@ -188,9 +222,19 @@ impl Session {
         if meta.get("format").map(String::as_str) != Some(STORE_FORMAT) {
             return Err(StoreError::NotAStore);
         }
-        let version = meta.get("schema_version").and_then(|value| value.parse::<i64>().ok()).unwrap_or(0);
+        let mut version = meta.get("schema_version").and_then(|value| value.parse::<i64>().ok()).unwrap_or(0);
         if version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema { found: version, supported: SCHEMA_VERSION });
+        }
+        if version < SCHEMA_VERSION && writable {
+            // Under the write lock, and read again: another connection may have just done it.
+            transaction.execute(WRITE_LOCK, &[&LOCK_CLASS]).map_err(failed)?;
+            let sql = "SELECT value FROM memport_store_meta WHERE key = 'schema_version'";
+            version = transaction.query_one(sql, &[]).map_err(failed)?.get::<_, String>(0).parse().unwrap_or(0);
+            if version < CHANGE_LOG_VERSION {
+                transaction.batch_execute(TO_V2).map_err(failed)?;
+                version = CHANGE_LOG_VERSION;
+            }
         }
         transaction.commit().map_err(failed)?;
         Ok((meta.remove("owner").unwrap_or_default(), version))
@@ -231,6 +275,7 @@ impl Session {
     /// [`StoreError::Busy`] when another writer keeps the lock longer; PostgreSQL errors.
     pub(super) fn begin_writing(&mut self) -> Result<(), StoreError> {
         self.client.batch_execute("BEGIN").map_err(failed)?;
+        self.in_transaction = true;
         if let Err(error) = self.run(WRITE_LOCK, &[&LOCK_CLASS]) {
             self.rollback();
             return Err(error);
@@ -247,12 +292,98 @@ impl Session {
         if committed.is_err() {
             self.rollback();
         }
+        self.in_transaction = false;
         committed
     }
 
     /// Rolls the open transaction back (a connection that lost its server has none left).
     pub(super) fn rollback(&mut self) {
         let _ = self.client.batch_execute("ROLLBACK");
+        self.in_transaction = false;
+    }
+
+    /// Begins a bulk load: a transaction holding the write lock in which the change log is not
+    /// written (whoever indexes the store after it reads every record).
+    pub(super) fn begin_bulk_load(&mut self) -> Result<(), StoreError> {
+        self.begin_writing()?;
+        if let Err(error) = self.client.batch_execute("SET LOCAL memport.bulk_load = 'on'").map_err(failed) {
+            self.rollback();
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// Commits a bulk load, leaving a gap in the change log after it: an index of the store
+    /// from before the load finds its next change missing and is built again.
+    pub(super) fn end_bulk_load(&mut self) -> Result<(), StoreError> {
+        if self.has_change_log()? {
+            let cleared = self.client.batch_execute(
+                "INSERT INTO memport_store_changes (change, seq) SELECT coalesce(max(change), 0) + 2, 0 FROM memport_store_changes;
+                 DELETE FROM memport_store_changes WHERE change < (SELECT max(change) FROM memport_store_changes);",
+            );
+            if let Err(error) = cleared {
+                self.rollback();
+                return Err(failed(error));
+            }
+        }
+        self.commit()
+    }
+
+    /// Whether the store has the change log (a store of version 1 opened only for reading has not).
+    fn has_change_log(&mut self) -> Result<bool, StoreError> {
+        let sql = "SELECT to_regclass('memport_store_changes') IS NOT NULL";
+        Ok(self.first_row(sql, &[])?.is_some_and(|row| row.get(0)))
+    }
+
+    /// The last change of the log (0 when it is empty) of a store of [`CHANGE_LOG_VERSION`].
+    pub(super) fn latest_change(&mut self) -> Result<Option<i64>, StoreError> {
+        if self.in_transaction {
+            return Err(StoreError::InTransaction);
+        }
+        let row = self.first_row("SELECT coalesce(max(change), 0) FROM memport_store_changes", &[])?;
+        Ok(row.map(|row| row.get(0)))
+    }
+
+    /// The first change after `applied`.
+    pub(super) fn first_change_after(&mut self, applied: i64) -> Result<Option<i64>, StoreError> {
+        let row = self.first_row("SELECT min(change) FROM memport_store_changes WHERE change > $1", &[&applied])?;
+        Ok(row.and_then(|row| row.get(0)))
+    }
+
+    /// The records changed after `applied` up to `latest`, each once.
+    pub(super) fn changed_seqs(&mut self, applied: i64, latest: i64) -> Result<Vec<i64>, StoreError> {
+        let rows = self
+            .rows("SELECT DISTINCT seq FROM memport_store_changes WHERE change > $1 AND change <= $2 AND seq > 0", &[&applied, &latest])?;
+        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+    }
+
+    /// The live records after `seq` `after` as the search index reads them, at most `limit`.
+    pub(super) fn index_rows(&mut self, after: i64, limit: i64) -> Result<Vec<postgres::Row>, StoreError> {
+        self.rows(
+            "SELECT seq, text, kind, owner, agent, session, created_us, valid_from_us, valid_to_us, salience, superseded, id
+             FROM memport_store_records WHERE seq > $1 AND status != 'tombstoned' ORDER BY seq LIMIT $2",
+            &[&after, &limit],
+        )
+    }
+
+    /// The record at `seq` as the search index reads it, when it is there and live.
+    pub(super) fn index_row_at(&mut self, seq: i64) -> Result<Option<postgres::Row>, StoreError> {
+        self.first_row(
+            "SELECT seq, text, kind, owner, agent, session, created_us, valid_from_us, valid_to_us, salience, superseded, id
+             FROM memport_store_records WHERE seq = $1 AND status != 'tombstoned'",
+            &[&seq],
+        )
+    }
+
+    /// Until when the superseded record at `seq` counts as valid: its first successor's
+    /// creation, or its own when no successor is stored (recall's rule).
+    pub(super) fn superseded_until(&mut self, seq: i64) -> Result<Option<i64>, StoreError> {
+        let row = self.first_row(
+            "SELECT coalesce((SELECT min(s.created_us) FROM unnest(r.superseded_by) j (v) JOIN memport_store_records s ON s.id = j.v),
+                 r.created_us) FROM memport_store_records r WHERE r.seq = $1",
+            &[&seq],
+        )?;
+        Ok(row.map(|row| row.get(0)))
     }
 
     /// How long a write waits for another writer's lock before it is refused.
@@ -461,10 +592,11 @@ impl Session {
         Ok(self.first_row("SELECT record FROM memport_store_records WHERE id = $1", &[&id])?.map(|row| row.get(0)))
     }
 
-    /// The id and JSON of the record at `seq` unless it is tombstoned.
-    pub(super) fn live_record_at(&mut self, seq: i64) -> Result<Option<(String, String)>, StoreError> {
-        let row = self.first_row("SELECT id, record FROM memport_store_records WHERE seq = $1 AND status != 'tombstoned'", &[&seq])?;
-        Ok(row.map(|row| (row.get(0), row.get(1))))
+    /// The id and JSON of each record at one of `seqs` unless it is tombstoned, by `seq`.
+    pub(super) fn live_records_at(&mut self, seqs: &[i64]) -> Result<HashMap<i64, (String, String)>, StoreError> {
+        let rows =
+            self.rows("SELECT seq, id, record FROM memport_store_records WHERE seq = ANY($1) AND status != 'tombstoned'", &[&seqs])?;
+        Ok(rows.into_iter().map(|row| (row.get(0), (row.get(1), row.get(2)))).collect())
     }
 
     /// Every erasure: ids, and for messages the ids they were written under.
