@@ -395,3 +395,24 @@ fn a_delta_imported_erases_what_it_withdraws_and_tombstones_the_conversations_it
         "{again}"
     );
 }
+
+#[test]
+fn a_stores_export_keeps_extracted_memories_with_their_evidence_entities_and_supersession() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let server = start_over(&chatgpt, &[]);
+    let (status, _, body) = exchange(&server, "GET", "/v1/brain/export?scope=FULL", Some(&token(&[Verb::Export], None, 3600)), b"");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let exported = json_of(&body);
+    let folder = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, folder.path(), &[OutputFormat::Aimem], 2);
+    let direct: Value =
+        serde_json::from_slice(&std::fs::read(folder.path().join(OutputFormat::Aimem.default_file_name())).unwrap()).unwrap();
+    let edges = |bundle: &Value, kind: &str| bundle["edges"].as_array().unwrap().iter().filter(|edge| edge["edge_type"] == kind).count();
+    assert!(
+        edges(&direct, "x-derived-from") > 0 && edges(&direct, "x-supersedes") > 0,
+        "the example's memories have evidence and a successor"
+    );
+    for member in ["chunks", "edges", "entities", "chunk_entities"] {
+        assert_eq!(exported[member], direct[member], "{member}: the store's export is the direct conversion's");
+    }
+}

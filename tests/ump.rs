@@ -214,3 +214,25 @@ fn the_upstream_signed_record_verifies() {
     assert_eq!(memport::signing::ump_content_hash(&record), "blake3:jy4qfsgftbzitvwv3k7zcj5guxhyarti57cwp3rc7jqmqt2uo2aa");
     assert_eq!(memport::signing::verify_ump_integrity(&record), memport::signing::UmpIntegrity::Verified);
 }
+
+#[test]
+fn extracted_memories_read_back_from_ump_are_written_again_whole_in_every_format() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let formats = [OutputFormat::UmpNdjson, OutputFormat::Aimem, OutputFormat::Mif, OutputFormat::Aime];
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &formats, 2);
+    let written = direct.path().join(OutputFormat::UmpNdjson.default_file_name());
+    let extracted = std::fs::read_to_string(&written).unwrap().lines().filter(|line| line.contains("\"actor_kind\":\"scan\"")).count();
+    assert!(extracted >= 5, "the example yields extracted memories: {extracted}");
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.contains("\"superseded_by\":[") && text.contains("\"quote\":"), "supersession and evidence quotes are written");
+
+    // Read back, with their evidence, entities and supersession: every output is the same file.
+    let back = tempfile::tempdir().unwrap();
+    let report = crate::util::convert_all_branches(&[written], back.path(), &formats, 2);
+    assert!(report.memories_extracted.is_none_or(|memories| memories.written == 0), "nothing is extracted again");
+    for format in formats {
+        let name = format.default_file_name();
+        assert!(std::fs::read(direct.path().join(name)).unwrap() == std::fs::read(back.path().join(name)).unwrap(), "{name} differs");
+    }
+}

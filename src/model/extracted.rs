@@ -186,6 +186,23 @@ impl EntityKind {
             EntityKind::Animal => "x-animal",
         }
     }
+
+    /// Every kind.
+    pub const ALL: [EntityKind; 6] =
+        [EntityKind::Person, EntityKind::Organization, EntityKind::Place, EntityKind::Technology, EntityKind::Concept, EntityKind::Animal];
+
+    /// The kind named `name` (as [`EntityKind::as_str`] writes it).
+    pub fn named(name: &str) -> Option<EntityKind> {
+        EntityKind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+/// The languages extraction reads, by BCP 47 tag (a memory's `language`).
+pub const LANGUAGES: [&str; 5] = ["en", "de", "fr", "es", "cs"];
+
+/// The tag `name` as one of [`LANGUAGES`].
+pub fn language_named(name: &str) -> Option<&'static str> {
+    LANGUAGES.into_iter().find(|tag| *tag == name)
 }
 
 /// An entity a memory names.

@@ -6,6 +6,7 @@
 
 pub mod extracted;
 pub mod retraction;
+pub mod slots;
 
 use std::sync::Arc;
 

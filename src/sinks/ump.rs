@@ -5,7 +5,10 @@
 //! Each written message becomes an `episodic` record (§4.9) and each provider memory a record of
 //! the kind its memory kind maps to. A memory memport extracted is an `active` record of its
 //! type's kind, linked `derived_from` the message records it was said in (also its
-//! `provenance.evidence`) and `about` the entities it names, with its supersession as record ids.
+//! `provenance.evidence`) and `about` the entities it names, with its supersession as record ids;
+//! `body.structured` holds what extraction knows (type, slot, value, language, confidence, when
+//! first and last said, each piece of evidence with its message's ids, span and quote, the
+//! entities), so memport reads the memory back whole.
 //! Ids bridge the provider ids the way the Recall adapter does, `urn:ump:` + base32 of
 //! `<provider>:<conversation id>:<message id>` (and of the memory id for memories), so reruns
 //! give the same ids; ids too long for a file name are hashed instead. With `--sign-key` every
@@ -31,7 +34,7 @@ use std::sync::Arc;
 
 use crate::error::RunError;
 use crate::jcs::{write_string, write_string_array};
-use crate::model::extracted::{EXTRACTOR, Extracted, confidence_decimal};
+use crate::model::extracted::{EXTRACTOR, Evidence, Extracted, confidence_decimal};
 use crate::model::{Conversation, MemoryKind, MemoryRecord, RetractedConversation};
 use crate::signing::SignKey;
 use crate::sinks::direct_writer::DirectWriter;
@@ -312,6 +315,7 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
     write_string(&mut out, &first_seen);
     out.extend_from_slice(b",\"last_seen\":");
     write_string(&mut out, &last_seen);
+    write_evidence_member(&mut out, &extracted.evidence);
     if extracted.personal {
         out.extend_from_slice(b",\"personal\":true");
     }
@@ -360,6 +364,33 @@ fn extracted_record(memory: &MemoryRecord, extracted: &Extracted, id: &str, prov
     let exportable = if extracted.personal { "false" } else { "true" };
     out.extend_from_slice(format!("]}},\"consent\":{{\"exportable\":{exportable}}}}}").as_bytes());
     out
+}
+
+/// Appends `,"evidence":[…]`: each place the memory was said, with the three ids of its message,
+/// the sentence's byte span and quote, and when it was said, so a reader gets back what the
+/// relations name only by record id (and a hashed id not at all); nothing when there is none.
+fn write_evidence_member(out: &mut Vec<u8>, evidence: &[Evidence]) {
+    if evidence.is_empty() {
+        return;
+    }
+    out.extend_from_slice(b",\"evidence\":[");
+    for (index, piece) in evidence.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"provider\":");
+        write_string(out, piece.provider.as_str());
+        out.extend_from_slice(b",\"conversation_id\":");
+        write_string(out, &piece.conversation_id);
+        out.extend_from_slice(b",\"message_id\":");
+        write_string(out, &piece.message_id);
+        out.extend_from_slice(format!(",\"span\":[{},{}],\"quote\":", piece.span.0, piece.span.1).as_bytes());
+        write_string(out, &piece.text);
+        out.extend_from_slice(b",\"said_at\":");
+        write_string(out, &format_rfc3339(piece.time));
+        out.push(b'}');
+    }
+    out.push(b']');
 }
 
 /// The `tombstoned` records of a retraction, with their ids: the conversation's, or one for

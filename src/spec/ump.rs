@@ -35,6 +35,15 @@ pub fn record_id(foreign_id: &str) -> String {
     }
 }
 
+/// The provider id a record id bridges (the inverse of [`record_id`] for an id it did not
+/// hash); `None` for any other id.
+pub fn foreign_id(record_id: &str) -> Option<String> {
+    let encoded = record_id.strip_prefix("urn:ump:")?;
+    let bytes = BASE32_LOWER.decode(encoded.as_bytes()).ok()?;
+    // A hashed id decodes to 20 bytes that are rarely text; a bridged one re-encodes to itself.
+    String::from_utf8(bytes).ok().filter(|id| id.len() <= MAX_BRIDGED_ID_BYTES && self::record_id(id) == record_id)
+}
+
 /// The record id of a message: the same for the message's own record and for an extracted
 /// memory's evidence, which names the message by the same three ids.
 pub fn message_record_id(provider: &str, conversation_id: &str, message_id: &str) -> String {
@@ -62,6 +71,14 @@ mod tests {
         {
             assert_eq!(base32_lower(input.as_bytes()), expected, "{input}");
         }
+    }
+
+    #[test]
+    fn a_bridged_id_reads_back_and_a_hashed_one_does_not() {
+        assert_eq!(foreign_id(&record_id("mem-aa18d8d5acae3610de47")).as_deref(), Some("mem-aa18d8d5acae3610de47"));
+        assert_eq!(foreign_id(&record_id(&"x".repeat(400))), None);
+        assert_eq!(foreign_id("urn:ump:not base32!"), None);
+        assert_eq!(foreign_id("urn:aimem:x"), None);
     }
 
     #[test]

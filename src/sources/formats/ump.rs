@@ -21,6 +21,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::RunError;
+use crate::model::extracted::{EntityKind, EntityRef, Evidence, Extracted, MemoryType, language_named};
+use crate::model::slots::slot_named;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, RetractedConversation, Role, Warnings};
 use crate::signing::{UmpIntegrity, verify_ump_integrity};
 use crate::sources::container::{Container, Entry};
@@ -29,6 +31,7 @@ use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords
 use crate::sources::formats::ump_record::{Group, GroupFields, Record};
 use crate::sources::formats::{MessageFields, ParentLinks, RecordLayout, decoded, parse_group, push_turn, redact, role_named};
 use crate::sources::json_array::ArrayFramer;
+use crate::spec::ump::foreign_id;
 use crate::timefmt::parse_rfc3339;
 
 /// Whether the UMP file at `path` is NDJSON (several JSON values, one per line) rather than
@@ -385,7 +388,74 @@ fn memory_of(record: &Record) -> Result<MemoryRecord, String> {
     };
     memory.exportable = record.exportable();
     memory.retracted_in_input = record.tombstoned();
+    if own_kind.is_some() {
+        memory.extracted = extracted_of(record, created_at).map(Box::new);
+    }
     Ok(memory)
+}
+
+/// What extraction knew of a memory memport extracted (its `body.structured` names a type, slot
+/// and language this build knows), read back: the evidence with its messages' ids, span and
+/// quote, the entities, the supersession (memory ids again, from the record ids), so each output
+/// writes it as it writes a memory extracted in the same run. `None` for any other memory.
+fn extracted_of(record: &Record, created_at: crate::model::Micros) -> Option<Extracted> {
+    let structured = record.structured();
+    let memory_type = MemoryType::named(structured.memport_type.as_deref()?)?;
+    let (slot, _) = slot_named(structured.slot.as_deref()?)?;
+    let language = language_named(structured.language.as_deref()?)?;
+    let seen = |time: &Option<std::borrow::Cow<'_, str>>| time.as_deref().and_then(parse_rfc3339).unwrap_or(created_at);
+    let (first_seen, last_seen) = (seen(&structured.first_seen), seen(&structured.last_seen));
+    let evidence: Vec<Evidence> = structured
+        .evidence
+        .iter()
+        .flatten()
+        .filter_map(|piece| {
+            let span = match piece.span.as_deref() {
+                Some(&[start, end]) if start <= end => (usize::try_from(start).ok()?, usize::try_from(end).ok()?),
+                _ => return None,
+            };
+            Some(Evidence {
+                provider: Provider::named(piece.provider.as_deref()?),
+                conversation_id: piece.conversation_id.as_deref()?.to_owned(),
+                message_id: piece.message_id.as_deref()?.to_owned(),
+                span,
+                text: piece.quote.as_deref()?.to_owned(),
+                time: piece.said_at.as_deref().and_then(parse_rfc3339)?,
+            })
+        })
+        .collect();
+    let memory_ids = |ids: &Option<Vec<std::borrow::Cow<'_, str>>>| ids.iter().flatten().find_map(|id| foreign_id(id));
+    let entities = structured
+        .entities
+        .iter()
+        .flatten()
+        .filter_map(|entity| {
+            Some(EntityRef {
+                id: entity.id.as_deref()?.to_owned(),
+                name: entity.name.as_deref()?.to_owned(),
+                kind: EntityKind::named(entity.kind.as_deref()?)?,
+                first_seen,
+                // Set in input order, where the entity is first named ([`crate::stages::unique_ids`]).
+                first_mention: false,
+            })
+        })
+        .collect();
+    Some(Extracted {
+        memory_type,
+        slot,
+        value: structured.value.as_deref().unwrap_or_default().to_owned(),
+        language,
+        confidence: structured.confidence.unwrap_or(0.5) as f32,
+        evidence_count: structured.evidence_count.unwrap_or(evidence.len() as u64),
+        evidence,
+        first_seen,
+        last_seen,
+        supersedes: memory_ids(&record.supersedes),
+        superseded_by: memory_ids(&record.superseded_by),
+        personal: structured.personal.unwrap_or(false),
+        entities,
+        retracted: record.tombstoned(),
+    })
 }
 
 fn conversation_of(records: &[Record], origin: Origin, options: &DecodeOptions) -> Decoded {

@@ -57,6 +57,12 @@ pub struct Record<'a> {
     /// `relations`.
     #[serde(borrow, default, deserialize_with = "objects")]
     pub relations: Option<Vec<Relation<'a>>>,
+    /// `supersedes`: record ids.
+    #[serde(borrow, default)]
+    pub supersedes: Option<Vec<Cow<'a, str>>>,
+    /// `superseded_by`: record ids.
+    #[serde(borrow, default)]
+    pub superseded_by: Option<Vec<Cow<'a, str>>>,
     /// Whether the record has an `integrity` member (of any value).
     #[serde(default, deserialize_with = "present")]
     integrity: bool,
@@ -127,6 +133,76 @@ pub struct Structured<'a> {
     /// The message a sync withdrew (erased from its memory store), on memport's tombstone of it.
     #[serde(borrow, default, deserialize_with = "object")]
     pub retracted_message: Option<RetractedMention<'a>>,
+    /// An extracted memory's type in memport's taxonomy.
+    #[serde(borrow, default)]
+    pub memport_type: Option<Cow<'a, str>>,
+    /// The slot it fills.
+    #[serde(borrow, default)]
+    pub slot: Option<Cow<'a, str>>,
+    /// The value as first said.
+    #[serde(borrow, default)]
+    pub value: Option<Cow<'a, str>>,
+    /// The statement's language.
+    #[serde(borrow, default)]
+    pub language: Option<Cow<'a, str>>,
+    /// How sure extraction is.
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// How many pieces of evidence there are.
+    #[serde(default)]
+    pub evidence_count: Option<u64>,
+    /// When it was first said.
+    #[serde(borrow, default)]
+    pub first_seen: Option<Cow<'a, str>>,
+    /// When it was last said.
+    #[serde(borrow, default)]
+    pub last_seen: Option<Cow<'a, str>>,
+    /// A contact detail kept on request.
+    #[serde(default)]
+    pub personal: Option<bool>,
+    /// Each place it was said.
+    #[serde(borrow, default, deserialize_with = "objects")]
+    pub evidence: Option<Vec<EvidenceMention<'a>>>,
+    /// The entities it names.
+    #[serde(borrow, default, deserialize_with = "objects")]
+    pub entities: Option<Vec<EntityMention<'a>>>,
+}
+
+/// One of an extracted memory's `body.structured.evidence`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct EvidenceMention<'a> {
+    /// The message's provider.
+    #[serde(borrow, default)]
+    pub provider: Option<Cow<'a, str>>,
+    /// Its conversation.
+    #[serde(borrow, default)]
+    pub conversation_id: Option<Cow<'a, str>>,
+    /// The message.
+    #[serde(borrow, default)]
+    pub message_id: Option<Cow<'a, str>>,
+    /// The sentence's byte span in the message text.
+    #[serde(default)]
+    pub span: Option<Vec<u64>>,
+    /// The sentence.
+    #[serde(borrow, default)]
+    pub quote: Option<Cow<'a, str>>,
+    /// When it was said.
+    #[serde(borrow, default)]
+    pub said_at: Option<Cow<'a, str>>,
+}
+
+/// One of an extracted memory's `body.structured.entities`.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+pub struct EntityMention<'a> {
+    /// Its id.
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    /// Its name.
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    /// Its kind.
+    #[serde(borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
 }
 
 /// `body.structured.retracted_conversation`.
@@ -270,6 +346,19 @@ impl<'a> Record<'a> {
                 message_id: text(&listed["message_id"]),
             })
         }
+        fn evidence(listed: &Value) -> Option<EvidenceMention<'_>> {
+            listed.as_object().map(|_| EvidenceMention {
+                provider: text(&listed["provider"]),
+                conversation_id: text(&listed["conversation_id"]),
+                message_id: text(&listed["message_id"]),
+                span: listed["span"].as_array().map(|span| span.iter().filter_map(Value::as_u64).collect()),
+                quote: text(&listed["quote"]),
+                said_at: text(&listed["said_at"]),
+            })
+        }
+        fn entity(listed: &Value) -> Option<EntityMention<'_>> {
+            listed.as_object().map(|_| EntityMention { id: text(&listed["id"]), name: text(&listed["name"]), kind: text(&listed["kind"]) })
+        }
         let body = &record["body"];
         let structured = &body["structured"];
         let strings = |value: &'a Value| value.as_array().map(|items| items.iter().filter_map(text).collect());
@@ -294,6 +383,17 @@ impl<'a> Record<'a> {
                     labels: strings(&structured["labels"]),
                     retracted_conversation: mention(&structured["retracted_conversation"]),
                     retracted_message: mention(&structured["retracted_message"]),
+                    memport_type: text(&structured["memport_type"]),
+                    slot: text(&structured["slot"]),
+                    value: text(&structured["value"]),
+                    language: text(&structured["language"]),
+                    confidence: structured["confidence"].as_f64(),
+                    evidence_count: structured["evidence_count"].as_u64(),
+                    first_seen: text(&structured["first_seen"]),
+                    last_seen: text(&structured["last_seen"]),
+                    personal: structured["personal"].as_bool(),
+                    evidence: structured["evidence"].as_array().map(|items| items.iter().filter_map(evidence).collect()),
+                    entities: structured["entities"].as_array().map(|items| items.iter().filter_map(entity).collect()),
                 }),
             }),
             scope: Some(Scope { agent: text(&record["scope"]["agent"]) }),
@@ -305,6 +405,8 @@ impl<'a> Record<'a> {
             relations: record["relations"].as_array().map(|relations| {
                 relations.iter().map(|relation| Relation { kind: text(&relation["type"]), target: text(&relation["target"]) }).collect()
             }),
+            supersedes: strings(&record["supersedes"]),
+            superseded_by: strings(&record["superseded_by"]),
             integrity: false,
             record_error: false,
             frame_error: false,
@@ -329,6 +431,17 @@ impl<'a> Record<'a> {
             labels: None,
             retracted_conversation: None,
             retracted_message: None,
+            memport_type: None,
+            slot: None,
+            value: None,
+            language: None,
+            confidence: None,
+            evidence_count: None,
+            first_seen: None,
+            last_seen: None,
+            personal: None,
+            evidence: None,
+            entities: None,
         };
         self.body.as_ref().and_then(|body| body.structured.as_ref()).unwrap_or(&NONE)
     }

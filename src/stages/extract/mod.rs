@@ -25,7 +25,7 @@ pub mod language;
 pub mod polarity;
 pub mod secrets;
 pub mod sentences;
-pub mod slots;
+pub use crate::model::slots;
 pub mod word_table;
 
 use crate::model::{Conversation, Disposition, Micros, Role, SkipReason};
