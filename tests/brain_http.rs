@@ -415,4 +415,14 @@ fn a_stores_export_keeps_extracted_memories_with_their_evidence_entities_and_sup
     for member in ["chunks", "edges", "entities", "chunk_entities"] {
         assert_eq!(exported[member], direct[member], "{member}: the store's export is the direct conversion's");
     }
+    // Exports without the messages or the older memories link only to what they hold.
+    for query in ["?scope=DNA_ONLY", "?scope=SINCE&since=2025-05-12T00%3A00%3A00Z"] {
+        let (status, _, body) =
+            exchange(&server, "GET", &format!("/v1/brain/export{query}"), Some(&token(&[Verb::Export], None, 3600)), b"");
+        assert_eq!(status, 200, "{query}");
+        let file = folder.path().join("part.aimem.json");
+        std::fs::write(&file, &body).unwrap();
+        let validation = memport::validate::validate_path(&file).unwrap();
+        assert!(validation.is_valid(), "{query}: {:?}", validation.problems);
+    }
 }

@@ -236,3 +236,31 @@ fn extracted_memories_read_back_from_ump_are_written_again_whole_in_every_format
         assert!(std::fs::read(direct.path().join(name)).unwrap() == std::fs::read(back.path().join(name)).unwrap(), "{name} differs");
     }
 }
+
+#[test]
+fn a_read_back_quote_passes_the_filters_extractions_own_quotes_pass() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::UmpNdjson], 2);
+    let written = direct.path().join(OutputFormat::UmpNdjson.default_file_name());
+    // A quote edited by hand (or by another tool) to hold a contact detail and a secret.
+    let leaky = "I live in Leeds, mail ada@example.org, key sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    let edited: Vec<String> = std::fs::read_to_string(&written)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            if let Some(evidence) = record["body"]["structured"]["evidence"].as_array_mut() {
+                evidence[0]["quote"] = Value::from(leaky);
+            }
+            record.to_string()
+        })
+        .collect();
+    let input = direct.path().join("edited.ump.ndjson");
+    std::fs::write(&input, edited.join("\n") + "\n").unwrap();
+    let back = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&[input], back.path(), &[OutputFormat::UmpNdjson], 2);
+    let text = std::fs::read_to_string(back.path().join(OutputFormat::UmpNdjson.default_file_name())).unwrap();
+    assert!(text.contains("I live in Leeds"), "the quote is kept");
+    assert!(!text.contains("ada@example.org") && !text.contains("sk_live_4eC39"), "its contact detail and secret are masked");
+}

@@ -50,12 +50,17 @@ impl Provider {
         }
     }
 
+    /// The provider of memport's own sources called `name`, if it is one.
+    pub fn own_named(name: &str) -> Option<Provider> {
+        const OWN: [Provider; 5] = [Provider::ChatGpt, Provider::Claude, Provider::Grok, Provider::Copilot, Provider::Gemini];
+        OWN.into_iter().find(|provider| provider.as_str() == name)
+    }
+
     /// The provider called `name` in a memory-format input. memport's own providers by their
     /// names; any other name that is a plain lowercase word (`perplexity`, `shodh-memory`) as
     /// [`Provider::Other`]; anything else as `other`.
     pub fn named(name: &str) -> Provider {
-        const OWN: [Provider; 5] = [Provider::ChatGpt, Provider::Claude, Provider::Grok, Provider::Copilot, Provider::Gemini];
-        if let Some(provider) = OWN.into_iter().find(|provider| provider.as_str() == name) {
+        if let Some(provider) = Provider::own_named(name) {
             return provider;
         }
         // PAM's platform pattern, the strictest of the formats: `^[a-z0-9_-]{2,32}$`.

@@ -3,6 +3,7 @@
 //! (keeping the candidates of written messages and consolidating them). The consolidated
 //! memories are written after the last conversation, in batches, as memories-only records.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::io;
 
@@ -16,7 +17,7 @@ use crate::stages::erasures::ErasedIds;
 use crate::stages::extract::consolidate::{
     ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, EarlierCurrent, MemoryCounts,
 };
-use crate::stages::extract::secrets::{SecretKind, mask_secrets, redact_counting};
+use crate::stages::extract::secrets::{SecretKind, clean_quote, mask_secrets, redact_counting};
 use crate::stages::extract::{Extraction, extract_conversation};
 use crate::stages::{Emit, EndBoard, Found, Stage, StageReport, WorkerStep};
 
@@ -61,6 +62,20 @@ pub struct WorkerFindings {
 /// changes gets its content key again, so dedup and content hashes are over the redacted text.
 pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings, decode: &DecodeOptions) -> WorkerFindings {
     let mut findings = WorkerFindings::default();
+    // An extracted memory read back from a memory format: its quotes pass the filters the
+    // run's own quotes pass (secrets masked, and contact details unless it is one).
+    for memory in &mut conversation.memories {
+        let Some(extracted) = memory.extracted.as_deref_mut() else { continue };
+        let personal = extracted.personal;
+        for piece in &mut extracted.evidence {
+            let cleaned = if personal { mask_secrets(&piece.text) } else { clean_quote(&piece.text) };
+            if let Cow::Owned(cleaned) = cleaned {
+                // The span still starts where the sentence does, and now covers what is kept.
+                piece.span = (piece.span.0, piece.span.0 + cleaned.len());
+                piece.text = cleaned;
+            }
+        }
+    }
     if settings.extract.is_some() {
         let extraction = extract_conversation(conversation);
         for candidate in &extraction.candidates {
@@ -99,6 +114,11 @@ pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings,
         for memory in &mut conversation.memories {
             if let Some(redacted) = redact_counting(&memory.text, &mut count) {
                 memory.text = redacted;
+            }
+            if let Some(extracted) = memory.extracted.as_deref_mut()
+                && let Some(redacted) = redact_counting(&extracted.value, &mut count)
+            {
+                extracted.value = redacted;
             }
         }
         if let Some(extraction) = &mut findings.extraction {

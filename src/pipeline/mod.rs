@@ -28,7 +28,7 @@ use crate::sinks::aimem::AimemSettings;
 use crate::sinks::{OutputFormat, SinkSettings};
 use crate::sources::{self, DecodeOptions};
 use crate::stages::erasures::{ErasedIds, Erasures};
-use crate::stages::{Stage, dedup::Dedup, unique_ids::UniqueIds};
+use crate::stages::{Stage, dedup::Dedup, read_back::ReadBackLinks, unique_ids::UniqueIds};
 use crate::timefmt::format_rfc3339;
 use rejects::RejectsWriter;
 use report::{InputSummary, OutputSummary, ReportedOptions, RunReport};
@@ -224,6 +224,10 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     }
     if let Some(delta) = delta {
         stages.push(Box::new(delta));
+    }
+    // After every stage that decides what is written, before extraction's.
+    if plans.iter().any(|plan| plan.format == Some("ump")) {
+        stages.push(Box::new(ReadBackLinks::default()));
     }
     if extraction_settings.extract.is_some() || extraction_settings.redact_secrets {
         stages.push(Box::new(extraction::ExtractionStage::new(extraction_settings)?));

@@ -14,7 +14,7 @@
 //! stage that needs something of an earlier one asks on the [`EndBoard`], and the earlier one
 //! answers in its own round, which comes after), then [`Stage::end`].
 //!
-//! [`dedup`] and [`unique_ids`] work in input order only; [`erasures`] marks what the run's
+//! [`dedup`], [`unique_ids`] and [`read_back`] work in input order only; [`erasures`] marks what the run's
 //! memory store erased, on the worker pool; [`extract`] is the extraction of
 //! typed memories from what users say about themselves (its stage is
 //! `pipeline::extraction::ExtractionStage`, and a sync's delta is `pipeline::delta::DeltaStage`).
@@ -22,6 +22,7 @@
 pub mod dedup;
 pub mod erasures;
 pub mod extract;
+pub mod read_back;
 pub mod unique_ids;
 
 use std::any::Any;

@@ -4,9 +4,7 @@
 //! order wins; later ones count as duplicates with an `id_conflict` warning. Always on.
 //!
 //! Provider memories get the same treatment: their ids derive from kind and text, so custom
-//! instructions repeated in every conversation are written once. The entities of extracted
-//! memories read back from a memory format are marked where each is first named, so formats
-//! with an entity table write each once (extraction marks its own memories' as it makes them).
+//! instructions repeated in every conversation are written once.
 
 use crate::key_set::KeySet;
 use crate::model::{Conversation, Disposition, Warnings};
@@ -51,15 +49,6 @@ impl Stage for UniqueIds {
                 Ok(true) => {}
                 Ok(false) => memory.is_duplicate = true,
                 Err(_) => self.warnings.add("id_index_unavailable"),
-            }
-            // An extracted memory read back from a memory format: its entities are written
-            // where they are first named in input order, once each.
-            let Some(extracted) = memory.extracted.as_mut().filter(|_| !memory.is_duplicate) else { continue };
-            for entity in &mut extracted.entities {
-                key_bytes.clear();
-                key_bytes.extend_from_slice(b"entity\0");
-                key_bytes.extend_from_slice(entity.id.as_bytes());
-                entity.first_mention = matches!(self.seen.insert(id_key(&key_bytes)), Ok(true));
             }
         }
         for message in &mut conversation.messages {

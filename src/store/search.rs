@@ -323,8 +323,10 @@ impl SearchIndex {
     /// # Errors
     /// The database's and tantivy's errors; [`StoreError::InTransaction`] inside a transaction.
     pub fn refresh(&self, source: &dyn Source) -> Result<(), StoreError> {
-        let Some(latest) = source.latest_change()? else { return Ok(()) };
+        // The log's end is read under the lock: read before it, a recall that waited there could
+        // hold an end older than what another one applied meanwhile, and build the index again.
         let mut writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(latest) = source.latest_change()? else { return Ok(()) };
         // A log behind the index is another file's (a store moved into place whose inode
         // was reused): `catch_up` finds the log does not go on from the index and builds again.
         if latest == writing.applied.unwrap_or(0) {

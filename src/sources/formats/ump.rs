@@ -389,7 +389,7 @@ fn memory_of(record: &Record) -> Result<MemoryRecord, String> {
     memory.exportable = record.exportable();
     memory.retracted_in_input = record.tombstoned();
     if own_kind.is_some() {
-        memory.extracted = extracted_of(record, created_at).map(Box::new);
+        memory.extracted = extracted_of(record, provider_of(record), created_at).map(Box::new);
     }
     Ok(memory)
 }
@@ -398,7 +398,7 @@ fn memory_of(record: &Record) -> Result<MemoryRecord, String> {
 /// and language this build knows), read back: the evidence with its messages' ids, span and
 /// quote, the entities, the supersession (memory ids again, from the record ids), so each output
 /// writes it as it writes a memory extracted in the same run. `None` for any other memory.
-fn extracted_of(record: &Record, created_at: crate::model::Micros) -> Option<Extracted> {
+fn extracted_of(record: &Record, own: Provider, created_at: crate::model::Micros) -> Option<Extracted> {
     let structured = record.structured();
     let memory_type = MemoryType::named(structured.memport_type.as_deref()?)?;
     let (slot, _) = slot_named(structured.slot.as_deref()?)?;
@@ -414,8 +414,12 @@ fn extracted_of(record: &Record, created_at: crate::model::Micros) -> Option<Ext
                 Some(&[start, end]) if start <= end => (usize::try_from(start).ok()?, usize::try_from(end).ok()?),
                 _ => return None,
             };
+            // memport's providers, or the memory's own: a name is kept for good once seen, and
+            // so needs a record of its own.
+            let provider = piece.provider.as_deref()?;
+            let provider = if provider == own.as_str() { own } else { Provider::own_named(provider)? };
             Some(Evidence {
-                provider: Provider::named(piece.provider.as_deref()?),
+                provider,
                 conversation_id: piece.conversation_id.as_deref()?.to_owned(),
                 message_id: piece.message_id.as_deref()?.to_owned(),
                 span,
@@ -445,7 +449,7 @@ fn extracted_of(record: &Record, created_at: crate::model::Micros) -> Option<Ext
         slot,
         value: structured.value.as_deref().unwrap_or_default().to_owned(),
         language,
-        confidence: structured.confidence.unwrap_or(0.5) as f32,
+        confidence: structured.confidence.filter(|confidence| confidence.is_finite()).unwrap_or(0.5).clamp(0.0, 1.0) as f32,
         evidence_count: structured.evidence_count.unwrap_or(evidence.len() as u64),
         evidence,
         first_seen,

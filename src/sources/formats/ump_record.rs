@@ -10,7 +10,8 @@
 //! The caller then reads the group as a `Value` and takes the same fields from it with
 //! [`Record::from_value`], so both ways give the same records.
 //!
-//! The one difference: the members memport does not read are skipped, not parsed. A group the
+//! The one difference: the members memport does not read are skipped, not parsed (it reads an
+//! extracted memory's own members of `body.structured`, `supersedes` and `superseded_by` too). A group the
 //! general reading refuses whole only for such a member (a lone surrogate escape `\ud800` in
 //! a string of it, a number beyond a double's range, nesting deeper than 128) is read; its
 //! records lose nothing memport keeps.

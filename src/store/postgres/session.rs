@@ -95,6 +95,10 @@ CREATE TRIGGER memport_store_updated AFTER UPDATE ON memport_store_records REFER
     FOR EACH STATEMENT EXECUTE FUNCTION memport_store_log_changes();
 CREATE TRIGGER memport_store_deleted AFTER DELETE ON memport_store_records REFERENCING OLD TABLE AS changed_rows
     FOR EACH STATEMENT EXECUTE FUNCTION memport_store_log_changes();
+DO $$ BEGIN
+    -- The store's own schema, not the search path of whoever writes: `\"$user\"` names another.
+    EXECUTE format('ALTER FUNCTION memport_store_log_changes() SET search_path = %I', current_schema());
+END $$;
 UPDATE memport_store_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
