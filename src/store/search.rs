@@ -12,8 +12,9 @@
 //! by reading the records the change log ([`super::schema`]'s `record_changes`, written by
 //! triggers whoever writes) names since. Nothing of it is written to disk, so a record erased
 //! for good leaves no copy of its words there. A store in PostgreSQL is indexed the same way
-//! (its `memport_store_changes` log, [`super::postgres`]): `ts_rank` over its `tsvector` index
-//! reads every matching row, 150–250 ms for a common word in the 256 MB export's store.
+//! (its `memport_store_changes` log, [`super::postgres`]) rather than searched with `ts_rank`
+//! over its `tsvector` index, which reads every matching row (150–250 ms for a common word in
+//! the 256 MB export's store).
 //!
 //! When a run moves a new store into place under a server, the index of the new file is built
 //! in the background ([`super::Store::search_index`]); until it is ready, recall searches the
