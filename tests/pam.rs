@@ -408,3 +408,87 @@ fn a_conversation_of_a_platform_memport_has_no_source_for_keeps_its_platform() {
     assert!(platforms.contains(&Value::from("perplexity")), "{platforms:?}");
     check_store(&again.path().join("store"), &report, BranchPolicy::All, "perplexity");
 }
+
+/// The extracted memories a file holds, as a set of their records' JSON: UMP records of
+/// extraction's, AIMEM chunks tagged `extracted` with their edges and the entity records and
+/// links, PAM memories of memport's extractor.
+fn extracted_records(path: &Path, format: OutputFormat) -> BTreeSet<String> {
+    let lines = || crate::util::ndjson(path).into_iter();
+    match format {
+        OutputFormat::UmpNdjson => {
+            lines().filter(|record| record["provenance"]["actor_kind"] == "scan").map(|record| record.to_string()).collect()
+        }
+        OutputFormat::AimemNdjson => {
+            let extracted: BTreeSet<String> = lines()
+                .filter(|record| {
+                    record["_kind"] == "chunk" && record["tags"].as_array().is_some_and(|tags| tags.contains(&"extracted".into()))
+                })
+                .map(|record| record["id"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            lines()
+                .filter(|record| match record["_kind"].as_str() {
+                    Some("chunk") => extracted.contains(record["id"].as_str().unwrap_or_default()),
+                    Some("edge") => extracted.contains(record["source_id"].as_str().unwrap_or_default()),
+                    Some("entity" | "chunk_entity") => true,
+                    _ => false,
+                })
+                .map(|record| record.to_string())
+                .collect()
+        }
+        _ => read_json(&path.join("memory-store.json"))["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|memory| memory["provenance"]["extractor"].as_str().is_some_and(|extractor| extractor.starts_with("memport-rules/")))
+            .map(Value::to_string)
+            .collect(),
+    }
+}
+
+#[test]
+fn extracted_memories_read_back_from_pam_are_written_again_whole_in_every_format() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let formats = [OutputFormat::Pam, OutputFormat::UmpNdjson, OutputFormat::AimemNdjson];
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &formats, 2);
+    let store = direct.path().join(OutputFormat::Pam.default_file_name());
+    let extracted = extracted_records(&store, OutputFormat::Pam);
+    assert!(extracted.len() >= 5, "the example yields extracted memories: {}", extracted.len());
+    assert!(extracted.iter().any(|memory| memory.contains("\"superseded_by\"")), "one is superseded");
+
+    // Read back with their evidence, entities and supersession: each output holds the same.
+    let back = tempfile::tempdir().unwrap();
+    let report = crate::util::convert_all_branches(&[store], back.path(), &formats, 2);
+    assert!(report.memories_extracted.is_none_or(|memories| memories.written == 0), "nothing is extracted again");
+    for format in formats {
+        let name = format.default_file_name();
+        let (before, after) = (extracted_records(&direct.path().join(name), format), extracted_records(&back.path().join(name), format));
+        assert!(!before.is_empty() && before == after, "{name}: {:?}", before.symmetric_difference(&after).collect::<Vec<_>>());
+    }
+}
+
+/// A store of memories only (its conversation files gone): the read-back memories keep no
+/// evidence of messages the output does not hold, and each output still validates.
+#[test]
+fn extracted_memories_read_back_from_a_store_without_its_conversations_link_to_nothing_missing() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::Pam], 2);
+    let store = direct.path().join(OutputFormat::Pam.default_file_name());
+    std::fs::remove_dir_all(store.join("conversations")).unwrap();
+    edit_json(&store.join("memory-store.json"), |store| {
+        store["conversations_index"] = Value::Array(Vec::new());
+        store.as_object_mut().unwrap().remove("integrity");
+    });
+    let back = tempfile::tempdir().unwrap();
+    let formats = [OutputFormat::Pam, OutputFormat::AimemNdjson];
+    crate::util::convert_all_branches(&[store], back.path(), &formats, 2);
+    for format in formats {
+        let path = back.path().join(format.default_file_name());
+        let validation = memport::validate::validate_path(&path).unwrap();
+        assert!(validation.is_valid(), "{}: {:?}", path.display(), validation.problems);
+    }
+    let bundle = crate::util::ndjson(&back.path().join(OutputFormat::AimemNdjson.default_file_name()));
+    assert!(bundle.iter().any(|record| record["_kind"] == "chunk" && record["content"] == "Lives in Leeds"), "the memories are read");
+    assert!(!bundle.iter().any(|record| record["edge_type"] == "x-derived-from"), "no evidence of a message not written");
+}

@@ -237,6 +237,30 @@ fn extracted_memories_read_back_from_ump_are_written_again_whole_in_every_format
     }
 }
 
+/// A run reading memport's UMP back beside a new export: an entity a read-back memory names
+/// (Leeds, the old home) and a memory the run extracts names too (the new export's origin) is
+/// written once, so the AIMEM bundle holds no two entities with one id and validates.
+#[test]
+fn an_entity_named_by_a_read_back_memory_and_a_new_one_is_written_once() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::UmpNdjson], 2);
+    let nodes = vec![crate::util::text_node("n1", Some("root"), "user", "I'm originally from Leeds.", 1_700_000_001.0)];
+    let fresh = crate::util::write_export(&direct.path().join("fresh"), &[crate::util::conversation("fresh-1", nodes, Some("n1"))]);
+    let inputs = [direct.path().join(OutputFormat::UmpNdjson.default_file_name()), fresh];
+    let mixed = tempfile::tempdir().unwrap();
+    let report = crate::util::convert_all_branches(&inputs, mixed.path(), &[OutputFormat::AimemNdjson], 2);
+    assert!(report.memories_extracted.as_ref().is_some_and(|memories| memories.written == 1), "the origin is extracted");
+    let bundle = mixed.path().join(OutputFormat::AimemNdjson.default_file_name());
+    let records = crate::util::ndjson(&bundle);
+    let leeds: Vec<&Value> = records.iter().filter(|record| record["_kind"] == "entity" && record["name"] == "Leeds").collect();
+    assert_eq!(leeds.len(), 1, "{leeds:?}");
+    let links = records.iter().filter(|record| record["_kind"] == "chunk_entity" && record["entity_id"] == leeds[0]["id"]).count();
+    assert_eq!(links, 2, "the old home and the origin both link to it");
+    let validation = memport::validate::validate_path(&bundle).unwrap();
+    assert!(validation.is_valid(), "{:?}", validation.problems);
+}
+
 #[test]
 fn a_read_back_quote_passes_the_filters_extractions_own_quotes_pass() {
     let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();

@@ -40,6 +40,16 @@ pub enum MemoryType {
 }
 
 impl MemoryType {
+    /// The provider-memory kind closest to the type, for what only knows kinds.
+    pub fn memory_kind(self) -> super::MemoryKind {
+        match self {
+            MemoryType::Identity | MemoryType::Relationship => super::MemoryKind::Identity,
+            MemoryType::Preference => super::MemoryKind::Preference,
+            MemoryType::Procedure => super::MemoryKind::ProjectInstruction,
+            _ => super::MemoryKind::Fact,
+        }
+    }
+
     /// Every type, in report order.
     pub const ALL: [MemoryType; 12] = [
         MemoryType::Identity,

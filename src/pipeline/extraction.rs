@@ -4,7 +4,7 @@
 //! memories are written after the last conversation, in batches, as memories-only records.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io;
 
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use crate::sinks::written_tree::is_written;
 use crate::sources::DecodeOptions;
 use crate::stages::erasures::ErasedIds;
 use crate::stages::extract::consolidate::{
-    ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, EarlierCurrent, MemoryCounts,
+    ConsolidateOptions, Consolidated, Consolidator, EXTRACTED_ID_PREFIX, EarlierCurrent, InInput, MemoryCounts,
 };
 use crate::stages::extract::secrets::{SecretKind, clean_quote, mask_secrets, redact_counting};
 use crate::stages::extract::{Extraction, extract_conversation};
@@ -149,8 +149,9 @@ pub struct Collector {
     options: ConsolidateOptions,
     /// Ids of input memories that look like extracted ones (`mem-…`), written or retracted in
     /// the input: memport's own output read again, whose statements are not extracted a second
-    /// time (a memory forgotten there stays forgotten). Few: only such inputs have any.
-    extracted_in_input: HashSet<String>,
+    /// time (a memory forgotten there stays forgotten), and the entities their read-back
+    /// memories write. Few: only such inputs have any.
+    in_input: InInput,
 }
 
 impl Collector {
@@ -159,7 +160,7 @@ impl Collector {
     /// # Errors
     /// When the evidence spool cannot be made.
     pub fn new(options: ConsolidateOptions) -> io::Result<Self> {
-        Ok(Collector { consolidator: Consolidator::new()?, options, extracted_in_input: HashSet::new() })
+        Ok(Collector { consolidator: Consolidator::new()?, options, in_input: InInput::default() })
     }
 
     /// Takes the candidates of one conversation after the stages ran: those of messages that
@@ -169,7 +170,13 @@ impl Collector {
     /// When the evidence spool cannot be written.
     pub fn add(&mut self, conversation: &Conversation, extraction: Extraction) -> io::Result<()> {
         for memory in conversation.memories.iter().filter(|memory| memory.is_written() && memory.id.starts_with(EXTRACTED_ID_PREFIX)) {
-            self.extracted_in_input.insert(memory.id.clone());
+            self.in_input.memories.insert(memory.id.clone());
+        }
+        // An entity a read-back memory writes (the first written memory naming it: see
+        // `stages::read_back`) is not written again with a memory this run extracts.
+        let read_back = conversation.memories.iter().filter(|memory| memory.is_written()).filter_map(|memory| memory.extracted.as_deref());
+        for entity in read_back.flat_map(|extracted| &extracted.entities).filter(|entity| entity.first_mention) {
+            self.in_input.entities.note_written(entity.kind, &entity.name);
         }
         self.consolidator.count_secret(extraction.dropped_secret);
         let mut kept = Vec::with_capacity(extraction.candidates.len());
@@ -196,7 +203,7 @@ impl Collector {
     /// # Errors
     /// When the evidence spool cannot be read.
     pub fn finish(self, earlier: &[EarlierCurrent], erased: &ErasedIds) -> io::Result<Consolidated> {
-        self.consolidator.finish(self.options, &self.extracted_in_input, earlier, erased)
+        self.consolidator.finish(self.options, self.in_input, earlier, erased)
     }
 }
 

@@ -226,7 +226,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         stages.push(Box::new(delta));
     }
     // After every stage that decides what is written, before extraction's.
-    if plans.iter().any(|plan| plan.format == Some("ump")) {
+    if plans.iter().any(|plan| matches!(plan.format, Some("ump" | "pam"))) {
         stages.push(Box::new(ReadBackLinks::default()));
     }
     if extraction_settings.extract.is_some() || extraction_settings.redact_secrets {

@@ -9,21 +9,23 @@
 //! mentioned on the first written memory naming it, so formats with an entity table write it
 //! once. The run's own extraction marks its memories' entities itself.
 //!
-//! On only when an input is UMP (the memory format that carries extracted memories whole): it
-//! keys every written message, which other runs need not pay for.
+//! On only when an input is UMP or PAM (the memory formats that carry extracted memories whole):
+//! it keys every written message, which other runs need not pay for.
 
 use crate::key_set::KeySet;
 use crate::model::{Conversation, Disposition, Warnings};
 use crate::stages::Stage;
 
-/// The set key of `parts` joined by NUL bytes (xxHash3-128, as [`super::unique_ids`] keys ids).
-fn key(parts: &[&str]) -> u128 {
-    let mut bytes = Vec::with_capacity(parts.iter().map(|part| part.len() + 1).sum());
+/// The set key of `parts` joined by NUL bytes (xxHash3-128, as [`super::unique_ids`] keys ids),
+/// joined in `buffer`: every written message of the run is keyed, and a buffer reused spares an
+/// allocation each.
+fn key(buffer: &mut Vec<u8>, parts: &[&str]) -> u128 {
+    buffer.clear();
     for part in parts {
-        bytes.extend_from_slice(part.as_bytes());
-        bytes.push(0);
+        buffer.extend_from_slice(part.as_bytes());
+        buffer.push(0);
     }
-    twox_hash::XxHash3_128::oneshot(&bytes)
+    twox_hash::XxHash3_128::oneshot(buffer)
 }
 
 /// The stage.
@@ -31,6 +33,8 @@ fn key(parts: &[&str]) -> u128 {
 pub struct ReadBackLinks {
     written: KeySet,
     warnings: Warnings,
+    /// Where keys are joined ([`key`]).
+    buffer: Vec<u8>,
 }
 
 impl ReadBackLinks {
@@ -61,7 +65,8 @@ impl Stage for ReadBackLinks {
         let provider = conversation.provider.as_str();
         for message in &conversation.messages {
             if message.disposition == Disposition::Keep {
-                self.add(key(&["message", provider, &conversation.id, &message.id]));
+                let key = key(&mut self.buffer, &["message", provider, &conversation.id, &message.id]);
+                self.add(key);
             }
         }
         for memory in &mut conversation.memories {
@@ -71,18 +76,24 @@ impl Stage for ReadBackLinks {
             // Only memories read from the input are here: extraction's come at the run's end.
             if let Some(extracted) = memory.extracted.as_deref_mut() {
                 let mut evidence = std::mem::take(&mut extracted.evidence);
-                evidence.retain(|piece| self.holds(key(&["message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id])));
+                evidence.retain(|piece| {
+                    let key = key(&mut self.buffer, &["message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
+                    self.holds(key)
+                });
                 extracted.evidence = evidence;
                 if let Some(older) = extracted.supersedes.take()
-                    && self.holds(key(&["memory", &older]))
+                    && let key = key(&mut self.buffer, &["memory", &older])
+                    && self.holds(key)
                 {
                     extracted.supersedes = Some(older);
                 }
                 for entity in &mut extracted.entities {
-                    entity.first_mention = self.add(key(&["entity", &entity.id]));
+                    let key = key(&mut self.buffer, &["entity", &entity.id]);
+                    entity.first_mention = self.add(key);
                 }
             }
-            self.add(key(&["memory", &memory.id]));
+            let key = key(&mut self.buffer, &["memory", &memory.id]);
+            self.add(key);
         }
         Ok(())
     }

@@ -148,6 +148,15 @@ enum Member {
     Earlier(usize),
 }
 
+/// What the input already holds of what extraction writes: memport's own output read again.
+#[derive(Debug, Default)]
+pub struct InInput {
+    /// The ids of the extracted memories it holds.
+    pub memories: HashSet<String>,
+    /// The entities its memories wrote.
+    pub entities: EntityIndex,
+}
+
 /// Gathers candidates, in input order, into memories.
 pub struct Consolidator {
     memories: Vec<Summary>,
@@ -234,9 +243,9 @@ impl Consolidator {
     }
 
     /// Decides which memories are written and links supersession; the memories are then read
-    /// in batches from the result. `in_input` holds the ids of memories the input already
-    /// carried (an extracted memory read back from memport's output keeps its id): those are
-    /// not written twice.
+    /// in batches from the result. `in_input` holds what the input already carried (an
+    /// extracted memory read back from memport's output keeps its id, and its entities theirs):
+    /// none of it is written twice.
     ///
     /// Within a single-valued slot, the value said last is current: the slot's memories in the
     /// order of when they were last said (ties by id, so input order does not matter) each
@@ -250,14 +259,14 @@ impl Consolidator {
     pub fn finish(
         mut self,
         options: ConsolidateOptions,
-        in_input: &HashSet<String>,
+        in_input: InInput,
         earlier: &[EarlierCurrent],
         erased: &ErasedIds,
     ) -> io::Result<Consolidated> {
         self.spool.flush()?;
         let mut written = vec![true; self.memories.len()];
         for (index, memory) in self.memories.iter().enumerate() {
-            if in_input.contains(&memory.id) {
+            if in_input.memories.contains(&memory.id) {
                 written[index] = false;
                 self.counts.already_in_input += memory.evidence_count;
             } else if erased.has_memory(&memory.id) {
@@ -346,7 +355,7 @@ impl Consolidator {
             superseded_by,
             earlier_links: earlier_links.into_values().collect(),
             spool: self.spool,
-            entities: EntityIndex::default(),
+            entities: in_input.entities,
             next: 0,
             counts: self.counts,
         })
@@ -456,12 +465,7 @@ fn quote_of(sentence: String, personal: bool, clean: bool) -> String {
 
 /// The provider-memory kind closest to a type, for what only knows kinds.
 pub fn memory_kind(memory_type: MemoryType) -> MemoryKind {
-    match memory_type {
-        MemoryType::Identity | MemoryType::Relationship => MemoryKind::Identity,
-        MemoryType::Preference => MemoryKind::Preference,
-        MemoryType::Procedure => MemoryKind::ProjectInstruction,
-        _ => MemoryKind::Fact,
-    }
+    memory_type.memory_kind()
 }
 
 /// Most pieces of evidence a batch of memories read back holds (more only when one memory

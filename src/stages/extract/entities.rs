@@ -64,12 +64,23 @@ impl EntityIndex {
     /// The reference to entity `(kind, name)`; marked as the first mention the first time the
     /// run names it.
     pub fn mention(&mut self, kind: EntityKind, name: String, first_seen: Micros) -> EntityRef {
-        let key = format!("{}\u{1f}{}", kind.as_str(), name.to_lowercase());
+        let key = key(kind, &name);
         let mut id = String::from("ent-");
         crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
         let first_mention = self.seen.insert(key);
         EntityRef { id, name, kind, first_seen, first_mention }
     }
+
+    /// Notes that entity `(kind, name)` is written already (by a memory read back from the
+    /// input): a memory the run extracts names it without writing it again.
+    pub fn note_written(&mut self, kind: EntityKind, name: &str) {
+        self.seen.insert(key(kind, name));
+    }
+}
+
+/// What an entity is known by: its kind and its name in lower case.
+fn key(kind: EntityKind, name: &str) -> String {
+    format!("{}\u{1f}{}", kind.as_str(), name.to_lowercase())
 }
 
 #[cfg(test)]
@@ -101,5 +112,15 @@ mod tests {
         assert!(first.first_mention && !again.first_mention && other_kind.first_mention);
         assert_eq!(first.id, again.id);
         assert_ne!(first.id, other_kind.id);
+    }
+
+    #[test]
+    fn an_entity_written_by_a_memory_read_back_is_not_first_mentioned_again() {
+        let mut index = EntityIndex::default();
+        let read_back = EntityIndex::default().mention(EntityKind::Place, "Leeds".into(), 1);
+        index.note_written(EntityKind::Place, "LEEDS");
+        let extracted = index.mention(EntityKind::Place, "Leeds".into(), 5);
+        assert!(!extracted.first_mention);
+        assert_eq!(extracted.id, read_back.id);
     }
 }

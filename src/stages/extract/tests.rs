@@ -19,7 +19,7 @@ fn consolidate_with(messages: &[(&str, &str, i64)], options: ConsolidateOptions)
         consolidator.count_secret(extraction.dropped_secret);
         consolidator.add(Provider::ChatGpt, conversation, extraction.candidates).expect("spool");
     }
-    let mut consolidated = consolidator.finish(options, &Default::default(), &[], &Default::default()).expect("spool");
+    let mut consolidated = consolidator.finish(options, Default::default(), &[], &Default::default()).expect("spool");
     let memories = consolidated
         .next_batch(usize::MAX)
         .expect("spool")

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use super::embeddings::EmbeddingIndex;
 use crate::hash::ContentKey;
+use crate::model::extracted::{EntityKind, EntityRef, Evidence, Extracted, MemoryType, language_named};
+use crate::model::slots::{is_personal_slot, slot_named};
 use crate::model::{
     Asset, AssetKind, Conversation, Disposition, MemoryKind, MemoryRecord, Message, Micros, Origin, Part, Provider, Role, SkipReason,
     Warnings,
@@ -91,7 +93,7 @@ impl Decoder for PamDecoder {
                 // The memories that travel with an unreadable conversation file are still read:
                 // the file's reject is listed with them.
                 let Some(memories) = travelling.filter(|memories| !memories.is_empty()) else { return Err(reject) };
-                let memories = self.memories_of(memories, &derived, options.exported_at);
+                let memories = self.memories_of(memories, &derived, None, options.exported_at);
                 let provider =
                     memories.first().map_or(Provider::Other("pam"), |memory| Provider::named(memory.id.split('.').next().unwrap_or("pam")));
                 let holder = Conversation::memories_only(provider, String::new(), origin, memories);
@@ -121,8 +123,9 @@ struct WalkedConversation<'a> {
 
 impl PamDecoder {
     /// A memory object as a memory record, with its embedding when the store has one.
-    fn memory_record(&self, memory: &Value, fallback_time: Micros) -> MemoryRecord {
-        let mut record = memory_record(memory, fallback_time);
+    /// `conversation` is the PAM id and provider id of the conversation it travels with.
+    fn memory_record(&self, memory: &Value, conversation: Option<(&str, &str)>, fallback_time: Micros) -> MemoryRecord {
+        let mut record = memory_record(memory, conversation, fallback_time);
         record.embedding = self.embeddings.as_ref().and_then(|embeddings| embeddings.of(&record.id));
         record
     }
@@ -135,7 +138,13 @@ impl PamDecoder {
     /// The memories (raw JSON) that travel with a conversation file, in the order of its
     /// `derived_memories` (the store lists memories by id). One that is not JSON is left out
     /// here: the memory list's own pass rejects it, with its place.
-    fn memories_of(&self, places: &[Place], derived: &[&str], fallback_time: Micros) -> Vec<MemoryRecord> {
+    fn memories_of(
+        &self,
+        places: &[Place],
+        derived: &[&str],
+        conversation: Option<(&str, &str)>,
+        fallback_time: Micros,
+    ) -> Vec<MemoryRecord> {
         use std::os::unix::fs::FileExt;
         let read = |&(offset, length): &Place| -> Option<Value> {
             let mut bytes = vec![0; length];
@@ -143,8 +152,12 @@ impl PamDecoder {
             serde_json::from_slice(&bytes).ok()
         };
         // One without text is rejected by the memory list's own pass.
-        let mut records: Vec<MemoryRecord> =
-            places.iter().filter_map(read).filter(has_content).map(|memory| self.memory_record(&memory, fallback_time)).collect();
+        let mut records: Vec<MemoryRecord> = places
+            .iter()
+            .filter_map(read)
+            .filter(has_content)
+            .map(|memory| self.memory_record(&memory, conversation, fallback_time))
+            .collect();
         let rank: FxHashMap<&str, usize> = derived.iter().enumerate().map(|(rank, id)| (*id, rank)).collect();
         records.sort_by_key(|memory| rank.get(memory.id.as_str()).copied().unwrap_or(usize::MAX));
         records
@@ -158,7 +171,7 @@ impl PamDecoder {
         let provider = Provider::named(memory["provenance"]["platform"].as_str().unwrap_or("pam"));
         let travels =
             memory["provenance"]["conversation_ref"].as_str().is_some_and(|conversation| self.attached.contains_key(conversation));
-        let memories = if travels { Vec::new() } else { vec![self.memory_record(memory, options.exported_at)] };
+        let memories = if travels { Vec::new() } else { vec![self.memory_record(memory, None, options.exported_at)] };
         let conversation = Conversation::memories_only(provider, memory["id"].as_str().unwrap_or_default().to_owned(), origin, memories);
         let mut warnings = Warnings::default();
         for _ in conversation.memories.iter().filter(|memory| self.embedding_dropped(memory)) {
@@ -182,6 +195,9 @@ impl PamDecoder {
         let pam_id = file["id"].as_str().unwrap_or_default();
         let provider = Provider::named(file["provider"]["name"].as_str().unwrap_or("pam"));
         let id = file["provider"]["conversation_id"].as_str().unwrap_or(pam_id).to_owned();
+        let memories = travelling
+            .map(|memories| self.memories_of(memories, derived, Some((pam_id, id.as_str())), options.exported_at))
+            .unwrap_or_default();
         let text = |value: &Value| value.as_str().map(str::to_owned);
         let created_at = file["temporal"]["created_at"].as_str().and_then(parse_rfc3339);
         let mut decoded = Decoded {
@@ -195,7 +211,7 @@ impl PamDecoder {
                 system_instruction: text(&file["system_instruction"]),
                 is_archived: file["is_archived"].as_bool().unwrap_or(false),
                 messages: Vec::new(),
-                memories: travelling.map(|memories| self.memories_of(memories, derived, options.exported_at)).unwrap_or_default(),
+                memories,
                 assumed_time_zone: text(&file["raw_metadata"]["assumed_time_zone"]),
                 is_repeat: false,
                 memories_only: false,
@@ -223,7 +239,10 @@ impl PamDecoder {
     }
 }
 
-fn memory_record(memory: &Value, fallback_time: Micros) -> MemoryRecord {
+fn memory_record(memory: &Value, conversation: Option<(&str, &str)>, fallback_time: Micros) -> MemoryRecord {
+    if let Some(record) = extracted_record(memory, conversation) {
+        return record;
+    }
     let tags: Vec<&str> = memory["tags"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     let pam_type = memory["type"].as_str().unwrap_or("custom");
     let mut labels: Vec<String> =
@@ -256,6 +275,105 @@ fn memory_record(memory: &Value, fallback_time: Micros) -> MemoryRecord {
     // Withdrawn by its store (a sync's retraction, or the owner's): never current again.
     record.retracted_in_input = memory["status"].as_str() == Some("retracted");
     record
+}
+
+/// A memory memport extracted (`provenance.extractor` is memport's rules, and `metadata` names a
+/// type, slot and language this build knows), read back whole as the run that extracted it
+/// made it: its evidence from `metadata.derived_from` (each conversation by its id again), its
+/// entities, confidence, times and supersession, so every output writes it as it writes a
+/// memory extracted in the same run. `None` for any other memory.
+fn extracted_record(memory: &Value, conversation: Option<(&str, &str)>) -> Option<MemoryRecord> {
+    let extractor = memory["provenance"]["extractor"].as_str()?;
+    if !extractor.starts_with(EXTRACTOR_NAME) {
+        return None;
+    }
+    let metadata = &memory["metadata"];
+    let memory_type = MemoryType::named(metadata["memory_type"].as_str()?)?;
+    let (slot, _) = slot_named(metadata["slot"].as_str()?)?;
+    let language = match metadata["language"].as_str() {
+        Some(language) => language_named(language)?,
+        None => "",
+    };
+    let first_seen = memory["temporal"]["created_at"].as_str().and_then(parse_rfc3339)?;
+    let last_seen = memory["temporal"]["updated_at"].as_str().and_then(parse_rfc3339).unwrap_or(first_seen);
+    let own = Provider::named(memory["provenance"]["platform"].as_str().unwrap_or("pam"));
+    let evidence: Vec<Evidence> =
+        metadata["derived_from"].as_array().into_iter().flatten().filter_map(|piece| evidence_of(piece, own, conversation)).collect();
+    let entities = metadata["entities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|entity| {
+            Some(EntityRef {
+                id: entity["id"].as_str()?.to_owned(),
+                name: entity["name"].as_str()?.to_owned(),
+                kind: EntityKind::named(entity["kind"].as_str()?)?,
+                first_seen,
+                // Set in input order, where the entity is first named ([`crate::stages::read_back`]).
+                first_mention: false,
+            })
+        })
+        .collect();
+    let retracted = memory["status"].as_str() == Some("retracted");
+    let memory_id = |value: &Value| value.as_str().filter(|id| !id.is_empty()).map(str::to_owned);
+    let extracted = Extracted {
+        memory_type,
+        slot,
+        value: metadata["value"].as_str().unwrap_or_default().to_owned(),
+        language,
+        confidence: memory["confidence"]["current"].as_f64().filter(|confidence| confidence.is_finite()).unwrap_or(0.5).clamp(0.0, 1.0)
+            as f32,
+        evidence_count: metadata["evidence_count"].as_u64().unwrap_or(evidence.len() as u64),
+        evidence,
+        first_seen,
+        last_seen,
+        supersedes: memory_id(&metadata["supersedes"]),
+        superseded_by: memory_id(&memory["temporal"]["superseded_by"]).or_else(|| memory_id(&metadata["superseded_by"])),
+        personal: is_personal_slot(slot),
+        entities,
+        retracted,
+    };
+    let labels = metadata["labels"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+    let text = memory["content"].as_str().unwrap_or_default().to_owned();
+    let mut record = MemoryRecord::new(own, memory_type.memory_kind(), text, first_seen, labels);
+    record.id = memory["id"].as_str().filter(|id| !id.is_empty())?.to_owned();
+    record.retracted_in_input = retracted;
+    record.extracted = Some(Box::new(extracted));
+    Some(record)
+}
+
+/// The extractor name memport's extracted memories carry (`memport-rules/<version>`), without
+/// the version: a store written by another version reads the same.
+const EXTRACTOR_NAME: &str = "memport-rules/";
+
+/// One entry of `metadata.derived_from` as evidence. Its `conversation_ref` is the PAM id of
+/// the conversation (`<platform>-<id>`, the id as written when it is plain, else hashed): the
+/// conversation `conversation` (PAM id, id) the memory travels with gives its id back
+/// whatever its form, another's plain id is read from the reference. A hashed one that is not
+/// the memory's own conversation names no message this run writes, and is dropped by the
+/// read-back stage. Evidence of a provider other than memport's own or the memory's is left
+/// out (names are interned for good).
+fn evidence_of(piece: &Value, own: Provider, conversation: Option<(&str, &str)>) -> Option<Evidence> {
+    let platform = piece["platform"].as_str()?;
+    let provider = if platform == own.as_str() { own } else { Provider::own_named(platform)? };
+    let reference = piece["conversation_ref"].as_str()?;
+    let conversation_id = match conversation {
+        Some((pam_id, id)) if pam_id == reference => id,
+        _ => reference.strip_prefix(platform)?.strip_prefix('-')?,
+    };
+    let span = match piece["byte_span"].as_array().map(Vec::as_slice) {
+        Some([start, end]) => (usize::try_from(start.as_u64()?).ok()?, usize::try_from(end.as_u64()?).ok()?),
+        _ => return None,
+    };
+    (span.0 <= span.1).then_some(())?;
+    Some(Evidence {
+        provider,
+        conversation_id: conversation_id.to_owned(),
+        message_id: piece["message_ref"].as_str()?.to_owned(),
+        span,
+        text: piece["quote"].as_str()?.to_owned(),
+        time: piece["said_at"].as_str().and_then(parse_rfc3339)?,
+    })
 }
 
 /// Whether a memory object has text (PAM requires some; every format writes it).
