@@ -35,9 +35,21 @@ pub fn own_sentences(message: &str) -> Vec<Sentence> {
     let readable_end = readable(message).len();
     let mut in_fence = false;
     let mut line_start = 0;
+    // The end of a quotation over several lines that an earlier line opened: the lines before
+    // it are someone else's words (a lyric, a poem, a saying).
+    let mut quoted_until = 0;
     for line in message[..readable_end].split_inclusive('\n') {
         let line_end = line_start + line.len();
         let trimmed = line.trim();
+        if line_start < quoted_until {
+            line_start = line_end;
+            continue;
+        }
+        if !in_fence && let Some(end) = quotation_end(trimmed, &message[line_end..readable_end]) {
+            quoted_until = line_end + end;
+            line_start = line_end;
+            continue;
+        }
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
         } else if trimmed.starts_with("-----Original Message") || is_reply_header(trimmed) || is_salutation(trimmed) {
@@ -269,6 +281,42 @@ fn is_quoted(line: &str) -> bool {
         || (line.len() > 2 && (line.starts_with('"') && line.ends_with('"') || line.starts_with('“') && line.ends_with('”')))
 }
 
+/// Most lines a quotation over several lines may run on after the line that opens it.
+const MOST_QUOTED_LINES: usize = 12;
+
+/// Where a quotation that `line` (trimmed) opens and does not close ends in `rest` (the text
+/// after the line): the end of the line that closes it, found within [`MOST_QUOTED_LINES`]
+/// lines. A line that opens with a quotation mark and a later line that ends with its closing
+/// one ("“The path of least resistance…\nI'd rather burn out than fade away”") hold someone
+/// else's words. A mark that closes nothing within those lines (a stray `"`) quotes nothing.
+fn quotation_end(line: &str, rest: &str) -> Option<usize> {
+    let mut opening = line.chars();
+    let closing = match opening.next()? {
+        '"' => '"',
+        '“' => '”',
+        '„' => '“',
+        '«' => '»',
+        _ => return None,
+    };
+    // A quotation closed on its own line is `is_quoted`'s (or a quoted phrase the line goes on from).
+    if opening.as_str().contains(closing) || (closing == '“' && opening.as_str().contains('”')) {
+        return None;
+    }
+    let mut end = 0;
+    for next in rest.split_inclusive('\n').take(MOST_QUOTED_LINES) {
+        end += next.len();
+        let closed = next.trim().trim_end_matches(['.', ',', '!', '?']);
+        if closed.ends_with(closing) || (closing == '“' && closed.ends_with('”')) {
+            return Some(end);
+        }
+        // A quotation mark inside a later line is another quotation, or none: not this one's end.
+        if next.contains(closing) {
+            return None;
+        }
+    }
+    None
+}
+
 /// The header line of a quoted e-mail: `On … wrote:`, `Am … schrieb …:`, `Le … a écrit :`,
 /// `El … escribió:`, `Dne … napsal(a):`, or `From:`/`Von:`/`De:`/`Od:` headers.
 fn is_reply_header(line: &str) -> bool {
@@ -416,6 +464,19 @@ mod tests {
         assert_eq!(texts("Proofread this: I am a carpenter in Oslo."), ["Proofread this"]);
         assert_eq!(texts("Here is the e-mail from my landlord:\nI live in the flat above you."), ["Here is the e-mail from my landlord"]);
         assert_eq!(texts("I live in Leeds: it rains a lot."), ["I live in Leeds: it rains a lot."]);
+    }
+
+    #[test]
+    fn a_quotation_over_several_lines_is_not_the_users_words() {
+        assert_eq!(texts("“The easy road is a slow death\nI'd rather burn out than fade away”"), Vec::<&str>::new());
+        assert_eq!(
+            texts("I love this poem\n\"I wandered lonely\nas a cloud I am.\"\nI'm a teacher."),
+            ["I love this poem", "I'm a teacher."]
+        );
+        assert_eq!(texts("„Ich bin müde\nund ich bin alt“.\nIch wohne in Bonn."), ["Ich wohne in Bonn."]);
+        // A stray mark quotes nothing: the lines after it are read.
+        assert_eq!(texts("\"I'm 12\nI live in Leeds."), ["\"I'm 12", "I live in Leeds."]);
+        assert_eq!(texts("«Je suis\nun peu\nfatigué»\nJe suis infirmière."), ["Je suis infirmière."]);
     }
 
     #[test]
