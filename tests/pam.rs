@@ -492,3 +492,30 @@ fn extracted_memories_read_back_from_a_store_without_its_conversations_link_to_n
     assert!(bundle.iter().any(|record| record["_kind"] == "chunk" && record["content"] == "Lives in Leeds"), "the memories are read");
     assert!(!bundle.iter().any(|record| record["edge_type"] == "x-derived-from"), "no evidence of a message not written");
 }
+
+/// A store edited by hand (or by another tool): a piece of evidence with a span past any
+/// message and a secret in its quote, another of an unknown provider. The run goes on, the
+/// secret is masked and the unknown provider's piece left out.
+#[test]
+fn a_read_back_memory_with_a_hostile_span_and_a_secret_in_its_quote_converts() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::Pam], 2);
+    let store = direct.path().join(OutputFormat::Pam.default_file_name());
+    edit_json(&store.join("memory-store.json"), |store| {
+        store.as_object_mut().unwrap().remove("integrity");
+        let memories = store["memories"].as_array_mut().unwrap();
+        let extracted = memories.iter_mut().find(|memory| memory["content"] == "Lives in Leeds").unwrap();
+        let pieces = extracted["metadata"]["derived_from"].as_array_mut().unwrap();
+        pieces[0]["byte_span"] = serde_json::json!([u64::MAX, u64::MAX]);
+        pieces[0]["quote"] = Value::from("I live in Leeds, key sk_live_4eC39HqLyjWDarjtT1zdp7dc");
+        let mut stranger = pieces[0].clone();
+        stranger["platform"] = Value::from("somewhere-else");
+        pieces.push(stranger);
+    });
+    let back = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&[store], back.path(), &[OutputFormat::UmpNdjson], 2);
+    let text = std::fs::read_to_string(back.path().join(OutputFormat::UmpNdjson.default_file_name())).unwrap();
+    assert!(text.contains("I live in Leeds") && !text.contains("sk_live_4eC39"), "the quote is kept, its secret masked");
+    assert!(!text.contains("somewhere-else"), "evidence of an unknown provider is left out");
+}

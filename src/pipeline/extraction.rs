@@ -71,7 +71,7 @@ pub fn on_worker(conversation: &mut Conversation, settings: &ExtractionSettings,
             let cleaned = if personal { mask_secrets(&piece.text) } else { clean_quote(&piece.text) };
             if let Cow::Owned(cleaned) = cleaned {
                 // The span still starts where the sentence does, and now covers what is kept.
-                piece.span = (piece.span.0, piece.span.0 + cleaned.len());
+                piece.span = (piece.span.0, piece.span.0.saturating_add(cleaned.len()));
                 piece.text = cleaned;
             }
         }
