@@ -519,3 +519,29 @@ fn a_read_back_memory_with_a_hostile_span_and_a_secret_in_its_quote_converts() {
     assert!(text.contains("I live in Leeds") && !text.contains("sk_live_4eC39"), "the quote is kept, its secret masked");
     assert!(!text.contains("somewhere-else"), "evidence of an unknown provider is left out");
 }
+
+/// A read-back extracted memory marked not for export (a contact detail kept on request, or
+/// the owner's choice) is counted and not written, as every memory of the store is.
+#[test]
+fn a_read_back_extracted_memory_not_for_export_is_not_written() {
+    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::Pam], 2);
+    let store = direct.path().join(OutputFormat::Pam.default_file_name());
+    edit_json(&store.join("memory-store.json"), |store| {
+        store.as_object_mut().unwrap().remove("integrity");
+        let memories = store["memories"].as_array_mut().unwrap();
+        let nurse = memories.iter_mut().find(|memory| memory["content"] == "Is a nurse").unwrap();
+        nurse["access"] = serde_json::json!({"visibility": "private", "exportable": false, "shared_with": []});
+    });
+    let back = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&[store], back.path(), &[OutputFormat::UmpNdjson, OutputFormat::Pam], 2);
+    let text = std::fs::read_to_string(back.path().join(OutputFormat::UmpNdjson.default_file_name())).unwrap();
+    assert!(text.contains("Lives in York") && !text.contains("Is a nurse"), "only the memory not for export is left out");
+    let index = read_json(&back.path().join(OutputFormat::Pam.default_file_name()).join("memory-store.json"));
+    for entry in index["conversations_index"].as_array().unwrap() {
+        let derived: Vec<&Value> = entry["derived_memories"].as_array().map(|ids| ids.iter().collect()).unwrap_or_default();
+        let unique: BTreeSet<String> = derived.iter().map(|id| id.to_string()).collect();
+        assert_eq!(derived.len(), unique.len(), "each memory is listed once: {derived:?}");
+    }
+}

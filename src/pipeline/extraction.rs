@@ -169,14 +169,17 @@ impl Collector {
     /// # Errors
     /// When the evidence spool cannot be written.
     pub fn add(&mut self, conversation: &Conversation, extraction: Extraction) -> io::Result<()> {
-        for memory in conversation.memories.iter().filter(|memory| memory.is_written() && memory.id.starts_with(EXTRACTED_ID_PREFIX)) {
+        // One its owner marked not for export is not extracted again either (it would come back
+        // as a new memory of the same id).
+        let held = |memory: &&MemoryRecord| (memory.is_written() || !memory.exportable) && memory.id.starts_with(EXTRACTED_ID_PREFIX);
+        for memory in conversation.memories.iter().filter(held) {
             self.in_input.memories.insert(memory.id.clone());
         }
         // An entity a read-back memory writes (the first written memory naming it: see
         // `stages::read_back`) is not written again with a memory this run extracts.
         let read_back = conversation.memories.iter().filter(|memory| memory.is_written()).filter_map(|memory| memory.extracted.as_deref());
         for entity in read_back.flat_map(|extracted| &extracted.entities).filter(|entity| entity.first_mention) {
-            self.in_input.entities.note_written(entity.kind, &entity.name);
+            self.in_input.entities.note_written(entity);
         }
         self.consolidator.count_secret(extraction.dropped_secret);
         let mut kept = Vec::with_capacity(extraction.candidates.len());

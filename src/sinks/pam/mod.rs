@@ -99,7 +99,11 @@ impl Encoder for PamEncoder {
             let mut derived = Vec::new();
             for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
                 if let Some(canonical) = memories::encode_memory(memory, conversation.provider, pam_id.as_deref(), self.exported_at) {
-                    derived.push(canonical.id.clone());
+                    // One that names its conversation itself (an extracted memory read back
+                    // with it) is listed there by `conversation_ref`, once.
+                    if canonical.derived_from.is_none() {
+                        derived.push(canonical.id.clone());
+                    }
                     encoded.memories.push(canonical);
                 }
             }

@@ -73,8 +73,15 @@ impl EntityIndex {
 
     /// Notes that entity `(kind, name)` is written already (by a memory read back from the
     /// input): a memory the run extracts names it without writing it again.
-    pub fn note_written(&mut self, kind: EntityKind, name: &str) {
-        self.seen.insert(key(kind, name));
+    /// An entity whose id is not the one this build gives it (another tool's edit) is not
+    /// noted: the run writes its own.
+    pub fn note_written(&mut self, entity: &EntityRef) {
+        let key = key(entity.kind, &entity.name);
+        let mut id = String::from("ent-");
+        crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
+        if id == entity.id {
+            self.seen.insert(key);
+        }
     }
 }
 
@@ -118,7 +125,12 @@ mod tests {
     fn an_entity_written_by_a_memory_read_back_is_not_first_mentioned_again() {
         let mut index = EntityIndex::default();
         let read_back = EntityIndex::default().mention(EntityKind::Place, "Leeds".into(), 1);
-        index.note_written(EntityKind::Place, "LEEDS");
+        let mut edited = read_back.clone();
+        edited.id = "ent-edited".into();
+        index.note_written(&edited);
+        assert!(index.mention(EntityKind::Place, "Leeds".into(), 3).first_mention, "an id not this build's is not noted");
+        let mut index = EntityIndex::default();
+        index.note_written(&EntityRef { name: "LEEDS".into(), ..read_back.clone() });
         let extracted = index.mention(EntityKind::Place, "Leeds".into(), 5);
         assert!(!extracted.first_mention);
         assert_eq!(extracted.id, read_back.id);

@@ -306,7 +306,12 @@ fn quotation_end(line: &str, rest: &str) -> Option<usize> {
     for next in rest.split_inclusive('\n').take(MOST_QUOTED_LINES) {
         end += next.len();
         let closed = next.trim().trim_end_matches(['.', ',', '!', '?']);
-        if closed.ends_with(closing) || (closing == '“' && closed.ends_with('”')) {
+        let closes = closed.ends_with(closing) || (closing == '“' && closed.ends_with('”'));
+        // The line's only mark of the kind, not after a digit (`55"` is inches): a line that
+        // also opens a quotation of its own ("a word I love is "hygge"") closes that one.
+        let marks = closed.matches(closing).count() + if closing == '“' { closed.matches('”').count() } else { 0 };
+        let after_digit = closed.chars().rev().nth(1).is_some_and(|c| c.is_ascii_digit());
+        if closes && marks == 1 && !after_digit {
             return Some(end);
         }
         // A quotation mark inside a later line is another quotation, or none: not this one's end.
@@ -476,6 +481,12 @@ mod tests {
         assert_eq!(texts("„Ich bin müde\nund ich bin alt“.\nIch wohne in Bonn."), ["Ich wohne in Bonn."]);
         // A stray mark quotes nothing: the lines after it are read.
         assert_eq!(texts("\"I'm 12\nI live in Leeds."), ["\"I'm 12", "I live in Leeds."]);
+        // A later line's own quotation, or an inch mark, closes nothing opened before it.
+        assert_eq!(
+            texts("\"Quick question\nI'm a nurse.\nMy favourite word is \"hygge\"."),
+            ["\"Quick question", "I'm a nurse.", "My favourite word is \"hygge\"."]
+        );
+        assert_eq!(texts("\"Quick question\nI'm a nurse.\nMy TV is 55\""), ["\"Quick question", "I'm a nurse.", "My TV is 55\""]);
         assert_eq!(texts("«Je suis\nun peu\nfatigué»\nJe suis infirmière."), ["Je suis infirmière."]);
     }
 

@@ -338,6 +338,9 @@ fn extracted_record(memory: &Value, conversation: Option<(&str, &str)>) -> Optio
     let mut record = MemoryRecord::new(own, memory_type.memory_kind(), text, first_seen, labels);
     record.id = memory["id"].as_str().filter(|id| !id.is_empty())?.to_owned();
     record.retracted_in_input = retracted;
+    // A kept contact detail is marked not for export, as the owner may mark any memory:
+    // counted and not written, as for every memory of the store.
+    record.exportable = memory["access"]["exportable"].as_bool().unwrap_or(true);
     record.extracted = Some(Box::new(extracted));
     Some(record)
 }
