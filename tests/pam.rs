@@ -467,19 +467,26 @@ fn extracted_memories_read_back_from_pam_are_written_again_whole_in_every_format
     }
 }
 
-/// A store of memories only (its conversation files gone): the read-back memories keep no
-/// evidence of messages the output does not hold, and each output still validates.
-#[test]
-fn extracted_memories_read_back_from_a_store_without_its_conversations_link_to_nothing_missing() {
+/// The bundled ChatGPT example as a PAM store (in the returned folder) whose `memory-store.json`
+/// is edited by hand: `edit` changes it, and its checksum, which the edit breaks, is taken out.
+fn edited_example_store(edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
     let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
     let direct = tempfile::tempdir().unwrap();
     crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::Pam], 2);
     let store = direct.path().join(OutputFormat::Pam.default_file_name());
-    std::fs::remove_dir_all(store.join("conversations")).unwrap();
-    edit_json(&store.join("memory-store.json"), |store| {
-        store["conversations_index"] = Value::Array(Vec::new());
-        store.as_object_mut().unwrap().remove("integrity");
+    edit_json(&store.join("memory-store.json"), |index| {
+        edit(index);
+        index.as_object_mut().unwrap().remove("integrity");
     });
+    (direct, store)
+}
+
+/// A store of memories only (its conversation files gone): the read-back memories keep no
+/// evidence of messages the output does not hold, and each output still validates.
+#[test]
+fn extracted_memories_read_back_from_a_store_without_its_conversations_link_to_nothing_missing() {
+    let (_direct, store) = edited_example_store(|store| store["conversations_index"] = Value::Array(Vec::new()));
+    std::fs::remove_dir_all(store.join("conversations")).unwrap();
     let back = tempfile::tempdir().unwrap();
     let formats = [OutputFormat::Pam, OutputFormat::AimemNdjson];
     crate::util::convert_all_branches(&[store], back.path(), &formats, 2);
@@ -498,12 +505,7 @@ fn extracted_memories_read_back_from_a_store_without_its_conversations_link_to_n
 /// secret is masked and the unknown provider's piece left out.
 #[test]
 fn a_read_back_memory_with_a_hostile_span_and_a_secret_in_its_quote_converts() {
-    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
-    let direct = tempfile::tempdir().unwrap();
-    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::Pam], 2);
-    let store = direct.path().join(OutputFormat::Pam.default_file_name());
-    edit_json(&store.join("memory-store.json"), |store| {
-        store.as_object_mut().unwrap().remove("integrity");
+    let (_direct, store) = edited_example_store(|store| {
         let memories = store["memories"].as_array_mut().unwrap();
         let extracted = memories.iter_mut().find(|memory| memory["content"] == "Lives in Leeds").unwrap();
         let pieces = extracted["metadata"]["derived_from"].as_array_mut().unwrap();
@@ -524,12 +526,7 @@ fn a_read_back_memory_with_a_hostile_span_and_a_secret_in_its_quote_converts() {
 /// the owner's choice) is counted and not written, as every memory of the store is.
 #[test]
 fn a_read_back_extracted_memory_not_for_export_is_not_written() {
-    let chatgpt: Vec<PathBuf> = examples().into_iter().filter(|path| path.ends_with("chatgpt-small")).collect();
-    let direct = tempfile::tempdir().unwrap();
-    crate::util::convert_all_branches(&chatgpt, direct.path(), &[OutputFormat::Pam], 2);
-    let store = direct.path().join(OutputFormat::Pam.default_file_name());
-    edit_json(&store.join("memory-store.json"), |store| {
-        store.as_object_mut().unwrap().remove("integrity");
+    let (_direct, store) = edited_example_store(|store| {
         let memories = store["memories"].as_array_mut().unwrap();
         let nurse = memories.iter_mut().find(|memory| memory["content"] == "Is a nurse").unwrap();
         nurse["access"] = serde_json::json!({"visibility": "private", "exportable": false, "shared_with": []});

@@ -10,7 +10,7 @@ use crate::pipeline::delta::{Conclusion, DeltaFilter, Fingerprint, UnchangedInde
 use crate::sources::InputPlan;
 use crate::spec::ump::message_record_id;
 use crate::stages::erasures::ErasedIds;
-use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink, memory_kind};
+use crate::stages::extract::consolidate::{EarlierCurrent, EarlierLink};
 use crate::stages::extract::language::Language;
 
 use super::state::{ConversationEntry, MemoryEntry, MessageKey, StateError, StateStore, conversation_key};
@@ -527,7 +527,7 @@ fn memory_record_of(entry: &MemoryEntry, link: &EarlierLink) -> Option<MemoryRec
     };
     Some(MemoryRecord {
         id: entry.memory_id.clone(),
-        kind: memory_kind(memory_type),
+        kind: memory_type.memory_kind(),
         text: entry.statement.clone(),
         created_at: entry.first_seen,
         labels: Vec::new(),

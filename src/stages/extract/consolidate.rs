@@ -22,7 +22,7 @@ use super::evidence_spool::{EvidenceSpool, NO_PIECE};
 use super::secrets;
 use crate::hash::sha256;
 use crate::model::extracted::{Evidence, Extracted, MemoryType};
-use crate::model::{MemoryKind, MemoryRecord, Micros, Provider};
+use crate::model::{MemoryRecord, Micros, Provider};
 use crate::stages::erasures::ErasedIds;
 
 /// What happens to memories below the confidence floor and to contact details.
@@ -429,7 +429,7 @@ impl Consolidated {
             };
             let record = MemoryRecord {
                 id: memory.id.clone(),
-                kind: memory_kind(memory.memory_type),
+                kind: memory.memory_type.memory_kind(),
                 text: memory.statement.clone(),
                 created_at: memory.first_seen,
                 labels: Vec::new(),
@@ -461,11 +461,6 @@ fn quote_of(sentence: String, personal: bool, clean: bool) -> String {
         Cow::Owned(cleaned) => cleaned,
         Cow::Borrowed(_) => sentence,
     }
-}
-
-/// The provider-memory kind closest to a type, for what only knows kinds.
-pub fn memory_kind(memory_type: MemoryType) -> MemoryKind {
-    memory_type.memory_kind()
 }
 
 /// Most pieces of evidence a batch of memories read back holds (more only when one memory

@@ -65,8 +65,7 @@ impl EntityIndex {
     /// run names it.
     pub fn mention(&mut self, kind: EntityKind, name: String, first_seen: Micros) -> EntityRef {
         let key = key(kind, &name);
-        let mut id = String::from("ent-");
-        crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
+        let id = id_of(&key);
         let first_mention = self.seen.insert(key);
         EntityRef { id, name, kind, first_seen, first_mention }
     }
@@ -77,9 +76,7 @@ impl EntityIndex {
     /// noted: the run writes its own.
     pub fn note_written(&mut self, entity: &EntityRef) {
         let key = key(entity.kind, &entity.name);
-        let mut id = String::from("ent-");
-        crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
-        if id == entity.id {
+        if id_of(&key) == entity.id {
             self.seen.insert(key);
         }
     }
@@ -88,6 +85,13 @@ impl EntityIndex {
 /// What an entity is known by: its kind and its name in lower case.
 fn key(kind: EntityKind, name: &str) -> String {
     format!("{}\u{1f}{}", kind.as_str(), name.to_lowercase())
+}
+
+/// The id of the entity known by `key` (`ent-` and 10 bytes of its SHA-256, hex).
+fn id_of(key: &str) -> String {
+    let mut id = String::from("ent-");
+    crate::hash::push_hex(&mut id, &sha256(key.as_bytes())[..10]);
+    id
 }
 
 #[cfg(test)]
