@@ -467,6 +467,40 @@ fn extracted_memories_read_back_from_pam_are_written_again_whole_in_every_format
     }
 }
 
+/// The bundled ChatGPT example with its conversations listed newest first, as ChatGPT lists
+/// them: a memory that supersedes another is written (in UMP) and travels (in PAM) before the
+/// one it supersedes. Read back from either, every output is the direct run's, byte for byte,
+/// supersession and all evidence included.
+#[test]
+fn memories_read_back_before_what_they_link_to_are_written_again_as_the_direct_run_writes_them() {
+    let export = tempfile::tempdir().unwrap();
+    let mut conversations = read_json(&examples()[0].join("conversations.json"));
+    let list = conversations.as_array_mut().unwrap();
+    list.sort_by(|a, b| b["create_time"].as_f64().partial_cmp(&a["create_time"].as_f64()).unwrap());
+    std::fs::write(export.path().join("conversations.json"), serde_json::to_vec(&conversations).unwrap()).unwrap();
+    let formats = [OutputFormat::Pam, OutputFormat::UmpNdjson, OutputFormat::AimemNdjson];
+    let direct = tempfile::tempdir().unwrap();
+    crate::util::convert_all_branches(&[export.path().join("conversations.json")], direct.path(), &formats, 2);
+    let ump = direct.path().join(OutputFormat::UmpNdjson.default_file_name());
+    let records = crate::util::ndjson(&ump);
+    let position = |id: &Value| records.iter().position(|record| &record["id"] == id);
+    let ahead = records.iter().enumerate().filter(|(at, record)| {
+        record["supersedes"].as_array().is_some_and(|older| older.iter().any(|older| position(older).is_some_and(|other| other > *at)))
+    });
+    assert!(ahead.count() > 0, "the test needs a memory written before the one it supersedes");
+    for input in [direct.path().join(OutputFormat::Pam.default_file_name()), ump] {
+        let back = tempfile::tempdir().unwrap();
+        let formats = [OutputFormat::UmpNdjson, OutputFormat::AimemNdjson];
+        let report = crate::util::convert_all_branches(std::slice::from_ref(&input), back.path(), &formats, 2);
+        assert!(report.memories_extracted.is_none_or(|memories| memories.written == 0), "nothing is extracted again");
+        for format in formats {
+            let name = format.default_file_name();
+            let (before, after) = (std::fs::read(direct.path().join(name)).unwrap(), std::fs::read(back.path().join(name)).unwrap());
+            assert!(before == after, "{name} read back from {}: not the direct run's", input.display());
+        }
+    }
+}
+
 /// The bundled ChatGPT example as a PAM store (in the returned folder) whose `memory-store.json`
 /// is edited by hand: `edit` changes it, and its checksum, which the edit breaks, is taken out.
 fn edited_example_store(edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {

@@ -385,6 +385,10 @@ pub struct MemoryRecord {
     /// withdrawn in each format's terms, so a forgotten memory never comes back as a current
     /// one (and a delta read back still retracts it).
     pub retracted_in_input: bool,
+    /// Read back from a memory format before the memory it supersedes: counted with its
+    /// record, but written by the read-back stage at the end of the run, once the
+    /// whole input says whether that memory is written too.
+    pub written_at_end: bool,
     /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
     /// `embeddings`): memport computes none, and never re-embeds.
     pub embedding: Option<Box<Embedding>>,
@@ -431,6 +435,7 @@ impl MemoryRecord {
             exportable: true,
             erased: false,
             retracted_in_input: false,
+            written_at_end: false,
             embedding: None,
             extracted: None,
         }
@@ -443,9 +448,16 @@ impl MemoryRecord {
         self.labels.iter().find_map(|label| label.strip_prefix(format).and_then(|rest| rest.strip_prefix(':')))
     }
 
-    /// Whether sinks write it: not a duplicate, not marked as not for export, not erased. One
-    /// retracted in its input is written, marked as withdrawn.
+    /// Whether sinks write it with its record: the run writes it
+    /// ([`MemoryRecord::is_kept`]), and not at the end ([`MemoryRecord::written_at_end`]).
     pub fn is_written(&self) -> bool {
+        self.is_kept() && !self.written_at_end
+    }
+
+    /// Whether the run writes it, with its record or at the end: not a duplicate, not marked
+    /// as not for export, not erased. One retracted in its input is written, marked as
+    /// withdrawn.
+    pub fn is_kept(&self) -> bool {
         self.exportable && !self.is_duplicate && !self.erased
     }
 

@@ -324,6 +324,15 @@ impl Emit for ToEverySink<'_, '_> {
         Ok(!self.closed)
     }
 
+    fn records_as_read(&mut self, records: Vec<Conversation>) -> Result<bool, RunError> {
+        // A preview shows what the run extracts; these were read, like the memories written
+        // with their records, which it does not show either.
+        if !self.sink_senders.is_empty() {
+            self.closed |= self.runtime.block_on(send_to_sinks(records, self.sink_senders, self.pool));
+        }
+        Ok(!self.closed)
+    }
+
     fn retractions(&mut self, retracted: Vec<RetractedConversation>) -> Result<bool, RunError> {
         RetractedConversation::merge(self.retracted, retracted);
         Ok(!self.closed)

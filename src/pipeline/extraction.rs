@@ -171,13 +171,14 @@ impl Collector {
     pub fn add(&mut self, conversation: &Conversation, extraction: Extraction) -> io::Result<()> {
         // One its owner marked not for export is not extracted again either (it would come back
         // as a new memory of the same id).
-        let held = |memory: &&MemoryRecord| (memory.is_written() || !memory.exportable) && memory.id.starts_with(EXTRACTED_ID_PREFIX);
+        // Kept includes one the read-back stage writes at the end of the run.
+        let held = |memory: &&MemoryRecord| (memory.is_kept() || !memory.exportable) && memory.id.starts_with(EXTRACTED_ID_PREFIX);
         for memory in conversation.memories.iter().filter(held) {
             self.in_input.memories.insert(memory.id.clone());
         }
         // An entity a read-back memory writes (the first written memory naming it: see
         // `stages::read_back`) is not written again with a memory this run extracts.
-        let read_back = conversation.memories.iter().filter(|memory| memory.is_written()).filter_map(|memory| memory.extracted.as_deref());
+        let read_back = conversation.memories.iter().filter(|memory| memory.is_kept()).filter_map(|memory| memory.extracted.as_deref());
         for entity in read_back.flat_map(|extracted| &extracted.entities).filter(|entity| entity.first_mention) {
             self.in_input.entities.note_written(entity);
         }

@@ -688,6 +688,7 @@ pub(crate) mod extracted_fixture {
             exportable: true,
             erased: false,
             retracted_in_input: false,
+            written_at_end: false,
             embedding: None,
             extracted: Some(Box::new(extracted)),
         }

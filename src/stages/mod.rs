@@ -8,7 +8,8 @@
 //!   it may only change message dispositions (it never drops or reorders conversations), so
 //!   the run report can account for every message;
 //! - **at the end of the run** ([`Stage::end`]): records and retractions it emits, which pass
-//!   through the other stages ([`Stage::pass_emitted`]) to every sink.
+//!   through the other stages ([`Stage::pass_emitted`]) to every sink (or, records that went
+//!   through them when read, straight to the sinks: [`Emit::records_as_read`]).
 //!
 //! The end goes from the last stage to the first, in two rounds: [`Stage::prepare_end`] (a
 //! stage that needs something of an earlier one asks on the [`EndBoard`], and the earlier one
@@ -80,6 +81,14 @@ pub trait Emit {
     /// # Errors
     /// What another stage's [`Stage::pass_emitted`] fails with.
     fn records(&mut self, records: Vec<Conversation>) -> Result<bool, RunError>;
+
+    /// Hands on `records` that went through every stage when they were read (memories the
+    /// read-back stage kept for the end): straight to the sinks, not through the other stages
+    /// again. False when the sinks stopped taking them.
+    ///
+    /// # Errors
+    /// Kept for emitters that can fail; a sink's own error ends the run where it is written.
+    fn records_as_read(&mut self, records: Vec<Conversation>) -> Result<bool, RunError>;
 
     /// Hands every sink the conversations a sync retracts; false when the sinks stopped taking
     /// them.

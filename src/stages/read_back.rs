@@ -3,18 +3,37 @@
 //! extracted in the run always finds written (it was extracted from them), but a memory read
 //! back may not: a store's `DNA_ONLY` or `SINCE` export holds no messages or only later ones,
 //! and a message may be a duplicate or skipped here. An AIMEM bundle with an edge to a chunk it
-//! does not hold is invalid, and so is a PAM reference to a missing memory. So, in input order,
-//! a read-back memory keeps the evidence of messages already written in this run and the
-//! supersession of a memory already written; and each entity it names is marked as first
-//! mentioned on the first written memory naming it, so formats with an entity table write it
-//! once. The run's own extraction marks its memories' entities itself.
+//! does not hold is invalid, and so is a PAM reference to a missing memory. So a read-back
+//! memory keeps the evidence of messages the run writes and the supersession of a memory it
+//! writes; and each entity it names is marked as first mentioned on the first written memory
+//! naming it, in input order, so formats with an entity table write it once. The run's own
+//! extraction marks its memories' entities itself.
+//!
+//! What a memory links to may come later in the input: a PAM store's memories travel with the
+//! conversation of their first evidence, the rest of it is in other conversations, and an
+//! export lists its newest conversations first, so the memory a newer one supersedes may come
+//! after it. Such a memory, and every read-back extracted memory after it (so they keep their
+//! order), waits until the end of the run ([`MemoryRecord::written_at_end`]), when the whole
+//! input says what is written: it keeps the links to that. Waiting memories are counted, and
+//! seen by extraction, with their records. At most [`MOST_WAITING_BYTES`] wait; past that a
+//! memory is written with its record, keeping only links to what is written so far, and the run
+//! reports it (`read_back_links_dropped`). A withdrawn memory keeps its supersession as it is:
+//! it was retracted in a later run than the memory it replaced, which need not be in the input
+//! (each format writes such a link so).
 //!
 //! On only when an input is UMP or PAM (the memory formats that carry extracted memories whole):
 //! it keys every written message, which other runs need not pay for.
 
 use crate::key_set::KeySet;
-use crate::model::{Conversation, Disposition, Warnings};
-use crate::stages::Stage;
+use crate::model::extracted::{Evidence, Extracted};
+use crate::model::{Conversation, Disposition, MemoryRecord, Origin, Provider, Warnings};
+use crate::stages::{Emit, EndBoard, Stage};
+
+/// The most bytes of text that memories waiting for the end may hold (about: their texts,
+/// values and evidence quotes): a bound on the memory the waiting takes.
+pub const MOST_WAITING_BYTES: usize = 64 << 20;
+/// Memories per record when the waiting ones are written.
+const MEMORIES_PER_RECORD: usize = 512;
 
 /// The set key of `parts` joined by NUL bytes (xxHash3-128, as [`super::unique_ids`] keys ids),
 /// joined in `buffer`: every written message of the run is keyed, and a buffer reused spares an
@@ -28,6 +47,22 @@ fn key(buffer: &mut Vec<u8>, parts: &[&str]) -> u128 {
     twox_hash::XxHash3_128::oneshot(buffer)
 }
 
+/// About how many bytes a memory holds in text (see [`MOST_WAITING_BYTES`]).
+fn text_bytes(memory: &MemoryRecord) -> usize {
+    let extracted = memory.extracted.as_deref();
+    let evidence = extracted.map_or(0, |extracted| {
+        extracted.evidence.iter().map(|piece| piece.text.len() + piece.conversation_id.len() + piece.message_id.len() + 64).sum()
+    });
+    memory.text.len() + memory.id.len() + extracted.map_or(0, |extracted| extracted.value.len()) + evidence + 256
+}
+
+/// A memory waiting for the end, with the provider and origin of the record it came in.
+struct Waiting {
+    provider: Provider,
+    origin: Origin,
+    memory: MemoryRecord,
+}
+
 /// The stage.
 #[derive(Default)]
 pub struct ReadBackLinks {
@@ -35,6 +70,10 @@ pub struct ReadBackLinks {
     warnings: Warnings,
     /// Where keys are joined ([`key`]).
     buffer: Vec<u8>,
+    /// The memories written at the end, in input order.
+    waiting: Vec<Waiting>,
+    /// What they hold ([`text_bytes`]).
+    waiting_bytes: usize,
 }
 
 impl ReadBackLinks {
@@ -53,6 +92,32 @@ impl ReadBackLinks {
             self.warnings.add("id_index_unavailable");
             false
         })
+    }
+
+    /// Whether the memory `older` is written so far.
+    fn memory_written(&mut self, older: &str) -> bool {
+        let key = key(&mut self.buffer, &["memory", older]);
+        self.holds(key)
+    }
+
+    /// Whether the message a piece of evidence names is written so far.
+    fn message_written(&mut self, piece: &Evidence) -> bool {
+        let key = key(&mut self.buffer, &["message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
+        self.holds(key)
+    }
+
+    /// Leaves out the evidence of messages and the supersession of a memory not written so far
+    /// (a withdrawn memory keeps its link: see the module comment).
+    fn keep_links_to_written(&mut self, extracted: &mut Extracted) {
+        let mut evidence = std::mem::take(&mut extracted.evidence);
+        evidence.retain(|piece| self.message_written(piece));
+        extracted.evidence = evidence;
+        if !extracted.retracted
+            && let Some(older) = extracted.supersedes.take()
+            && self.memory_written(&older)
+        {
+            extracted.supersedes = Some(older);
+        }
     }
 }
 
@@ -75,25 +140,56 @@ impl Stage for ReadBackLinks {
             }
             // Only memories read from the input are here: extraction's come at the run's end.
             if let Some(extracted) = memory.extracted.as_deref_mut() {
-                let mut evidence = std::mem::take(&mut extracted.evidence);
-                evidence.retain(|piece| {
-                    let key = key(&mut self.buffer, &["message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
-                    self.holds(key)
-                });
-                extracted.evidence = evidence;
-                if let Some(older) = extracted.supersedes.take()
-                    && let key = key(&mut self.buffer, &["memory", &older])
-                    && self.holds(key)
-                {
-                    extracted.supersedes = Some(older);
-                }
+                let evidence_ahead = extracted.evidence.iter().any(|piece| !self.message_written(piece));
+                let supersedes_ahead = match extracted.supersedes.as_deref() {
+                    Some(older) if !extracted.retracted => !self.memory_written(older),
+                    _ => false,
+                };
                 for entity in &mut extracted.entities {
                     let key = key(&mut self.buffer, &["entity", &entity.id]);
                     entity.first_mention = self.add(key);
                 }
+                let ahead = evidence_ahead || supersedes_ahead;
+                if (ahead || !self.waiting.is_empty()) && self.waiting_bytes < MOST_WAITING_BYTES {
+                    memory.written_at_end = true;
+                    self.waiting_bytes += text_bytes(memory);
+                    let mut waiting = memory.clone();
+                    waiting.written_at_end = false;
+                    self.waiting.push(Waiting { provider: conversation.provider, origin: conversation.origin.clone(), memory: waiting });
+                } else if ahead {
+                    self.keep_links_to_written(extracted);
+                    self.warnings.add("read_back_links_dropped");
+                }
             }
             let key = key(&mut self.buffer, &["memory", &memory.id]);
             self.add(key);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, _board: &mut EndBoard, emit: &mut dyn Emit) -> Result<(), crate::error::RunError> {
+        let mut record: Option<Conversation> = None;
+        for Waiting { provider, origin, mut memory } in std::mem::take(&mut self.waiting) {
+            // Written anywhere in the input, before this memory or after it.
+            if let Some(extracted) = memory.extracted.as_deref_mut() {
+                self.keep_links_to_written(extracted);
+            }
+            match record.as_mut() {
+                Some(open) if open.provider == provider && open.origin.file == origin.file && open.memories.len() < MEMORIES_PER_RECORD => {
+                    open.memories.push(memory);
+                }
+                _ => {
+                    let next = Conversation::memories_only(provider, memory.id.clone(), origin, vec![memory]);
+                    if let Some(full) = record.replace(next)
+                        && !emit.records_as_read(vec![full])?
+                    {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if let Some(last) = record {
+            emit.records_as_read(vec![last])?;
         }
         Ok(())
     }
@@ -106,8 +202,37 @@ impl Stage for ReadBackLinks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::RunError;
     use crate::model::extracted::{EntityKind, EntityRef, Evidence, Extracted, MemoryType};
-    use crate::model::{MemoryKind, MemoryRecord, Message, Origin, Provider};
+    use crate::model::{MemoryKind, Message, RetractedConversation};
+
+    /// What the stage writes at the end.
+    #[derive(Default)]
+    struct Written(Vec<Conversation>);
+
+    impl Emit for Written {
+        fn records(&mut self, _records: Vec<Conversation>) -> Result<bool, RunError> {
+            panic!("the read-back stage's records went through every stage when read");
+        }
+
+        fn records_as_read(&mut self, records: Vec<Conversation>) -> Result<bool, RunError> {
+            self.0.extend(records);
+            Ok(true)
+        }
+
+        fn retractions(&mut self, _retracted: Vec<RetractedConversation>) -> Result<bool, RunError> {
+            Ok(true)
+        }
+    }
+
+    fn record(memories: Vec<MemoryRecord>) -> Conversation {
+        let origin = Origin { file: "store.ump.ndjson".into(), offset: 0, index: 0 };
+        Conversation::memories_only(Provider::ChatGpt, memories[0].id.clone(), origin, memories)
+    }
+
+    fn supersedes(memory: &MemoryRecord) -> Option<&str> {
+        memory.extracted.as_deref().and_then(|extracted| extracted.supersedes.as_deref())
+    }
 
     fn evidence(message: &str) -> Evidence {
         Evidence {
@@ -149,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn a_read_back_memory_keeps_only_links_to_what_is_written_before_it() {
+    fn a_read_back_memory_keeps_evidence_of_written_messages_and_links_only_to_written_memories() {
         let mut stage = ReadBackLinks::default();
         let origin = Origin { file: "test.ump.ndjson".into(), offset: 0, index: 0 };
         let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin);
@@ -163,12 +288,75 @@ mod tests {
         conversation.memories.push(unwritten);
         conversation.memories.push(read_back("mem-d", &[], Some("mem-c")));
         stage.process(&mut conversation, None).unwrap();
-        let extracted: Vec<&Extracted> = conversation.memories.iter().map(|memory| memory.extracted.as_deref().unwrap()).collect();
-        let messages = |at: usize| extracted[at].evidence.iter().map(|piece| piece.message_id.as_str()).collect::<Vec<_>>();
-        assert_eq!(messages(0), ["m1"], "a duplicate and an absent message are not evidence here");
-        assert_eq!(extracted[1].supersedes.as_deref(), Some("mem-a"));
-        assert_eq!(extracted[3].supersedes, None, "a memory not written is not superseded here");
-        let firsts: Vec<bool> = extracted.iter().map(|extracted| extracted.entities[0].first_mention).collect();
+        let waits: Vec<bool> = conversation.memories.iter().map(|memory| memory.written_at_end).collect();
+        assert_eq!(waits, [true, true, false, true], "from the first with a link to what may come later, in order");
+        let firsts: Vec<bool> =
+            conversation.memories.iter().map(|memory| memory.extracted.as_deref().unwrap().entities[0].first_mention).collect();
         assert_eq!(firsts, [true, false, false, false], "the entity is first named on the first written memory");
+        let mut written = Written::default();
+        stage.end(&mut EndBoard::default(), &mut written).unwrap();
+        let at_end: Vec<&MemoryRecord> = written.0.iter().flat_map(|record| &record.memories).collect();
+        let ids: Vec<&str> = at_end.iter().map(|memory| memory.id.as_str()).collect();
+        assert_eq!(ids, ["mem-a", "mem-b", "mem-d"]);
+        let messages: Vec<&str> = at_end[0].extracted.as_deref().unwrap().evidence.iter().map(|piece| piece.message_id.as_str()).collect();
+        assert_eq!(messages, ["m1"], "a duplicate and an absent message are not evidence here");
+        assert_eq!(supersedes(at_end[1]), Some("mem-a"));
+        assert_eq!(supersedes(at_end[2]), None, "a memory not written is not superseded here");
+        assert!(at_end.iter().all(|memory| memory.is_written()));
+    }
+
+    #[test]
+    fn a_memory_read_before_the_one_it_supersedes_is_written_after_it_with_the_link_and_those_after_it_keep_their_order() {
+        let mut stage = ReadBackLinks::default();
+        let mut newer = record(vec![read_back("mem-new", &[], Some("mem-old"))]);
+        let mut between = record(vec![read_back("mem-between", &[], None)]);
+        let mut older = record(vec![read_back("mem-old", &[], None)]);
+        let mut withdrawn = read_back("mem-withdrawn", &[], Some("mem-of-an-earlier-run"));
+        withdrawn.extracted.as_deref_mut().unwrap().retracted = true;
+        let mut last = record(vec![withdrawn]);
+        for conversation in [&mut newer, &mut between, &mut older, &mut last] {
+            stage.process(conversation, None).unwrap();
+        }
+        for conversation in [&newer, &between, &older, &last] {
+            let memory = &conversation.memories[0];
+            assert!(memory.written_at_end && memory.is_kept() && !memory.is_written(), "{} waits, counted with its record", memory.id);
+        }
+        let mut written = Written::default();
+        stage.end(&mut EndBoard::default(), &mut written).unwrap();
+        let at_end: Vec<&MemoryRecord> = written.0.iter().flat_map(|record| &record.memories).collect();
+        let ids: Vec<&str> = at_end.iter().map(|memory| memory.id.as_str()).collect();
+        assert_eq!(ids, ["mem-new", "mem-between", "mem-old", "mem-withdrawn"], "in input order, in one record");
+        assert_eq!(written.0.len(), 1);
+        assert_eq!(supersedes(at_end[0]), Some("mem-old"), "the older memory came later, and was written");
+        assert_eq!(supersedes(at_end[3]), Some("mem-of-an-earlier-run"), "a withdrawn memory keeps its link as it is");
+        assert!(at_end.iter().all(|memory| memory.is_written()));
+        let firsts: Vec<bool> = at_end.iter().map(|memory| memory.extracted.as_deref().unwrap().entities[0].first_mention).collect();
+        assert_eq!(firsts, [true, false, false, false], "entities are first named in input order");
+    }
+
+    #[test]
+    fn evidence_in_a_conversation_read_later_is_kept() {
+        let mut stage = ReadBackLinks::default();
+        let mut memory = record(vec![read_back("mem-a", &["m1", "m9"], None)]);
+        let origin = Origin { file: "store.ump.ndjson".into(), offset: 0, index: 1 };
+        let mut later = Conversation::empty(Provider::ChatGpt, "c1".into(), origin);
+        later.messages = vec![Message::user_for_tests("m9", None, "I live in Leeds.", 0)];
+        stage.process(&mut memory, None).unwrap();
+        stage.process(&mut later, None).unwrap();
+        let mut written = Written::default();
+        stage.end(&mut EndBoard::default(), &mut written).unwrap();
+        let evidence = &written.0[0].memories[0].extracted.as_deref().unwrap().evidence;
+        let messages: Vec<&str> = evidence.iter().map(|piece| piece.message_id.as_str()).collect();
+        assert_eq!(messages, ["m9"], "m1 is written nowhere; m9 after the memory");
+    }
+
+    #[test]
+    fn past_the_bound_a_memory_is_written_with_its_record_and_links_ahead_are_dropped_and_reported() {
+        let mut stage = ReadBackLinks { waiting_bytes: MOST_WAITING_BYTES, ..ReadBackLinks::default() };
+        let mut newer = record(vec![read_back("mem-new", &[], Some("mem-old"))]);
+        stage.process(&mut newer, None).unwrap();
+        assert!(newer.memories[0].is_written());
+        assert_eq!(supersedes(&newer.memories[0]), None);
+        assert_eq!(stage.take_warnings().0.get("read_back_links_dropped"), Some(&1));
     }
 }

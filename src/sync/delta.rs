@@ -535,6 +535,7 @@ fn memory_record_of(entry: &MemoryEntry, link: &EarlierLink) -> Option<MemoryRec
         exportable: true,
         erased: false,
         retracted_in_input: false,
+        written_at_end: false,
         embedding: None,
         extracted: Some(Box::new(extracted)),
     })

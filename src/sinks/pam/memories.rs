@@ -183,7 +183,7 @@ fn encode_extracted(memory: &MemoryRecord, extracted: &Extracted, provider: Prov
         "provenance": provenance,
         "metadata": metadata,
     });
-    if let Some(confidence) = rounded_confidence(extracted.confidence) {
+    if let Some(confidence) = written_confidence(extracted.confidence) {
         object["confidence"] = json!({
             "initial": confidence,
             "current": confidence,
@@ -226,11 +226,14 @@ fn evidence_ref(evidence: &Evidence) -> Value {
     })
 }
 
-/// The confidence to three decimals, so the written number does not depend on how an `f32`
-/// widens (`0.85`, not `0.8500000238418579`); `None` when it is not a number.
-fn rounded_confidence(confidence: f32) -> Option<f64> {
-    let value = f64::from(confidence);
-    value.is_finite().then(|| ((value * 1000.0).round() / 1000.0).clamp(0.0, 1.0))
+/// The confidence as the shortest decimal that reads back as the same `f32` (`0.85`, not
+/// `0.8500000238418579` as it widens), so a store read back gives every format the figure a
+/// direct run writes; `None` when it is not a number.
+fn written_confidence(confidence: f32) -> Option<f64> {
+    if !confidence.is_finite() {
+        return None;
+    }
+    confidence.clamp(0.0, 1.0).to_string().parse().ok()
 }
 
 /// Sets `embedding_ref` on `object` and returns the `embeddings.json` entry, canonical, when
@@ -550,11 +553,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn confidence_is_rounded_to_three_decimals() {
-        assert_eq!(rounded_confidence(0.85), Some(0.85));
-        assert_eq!(rounded_confidence(0.123_456), Some(0.123));
-        assert_eq!(rounded_confidence(1.0), Some(1.0));
-        assert_eq!(rounded_confidence(f32::NAN), None);
+    fn confidence_is_written_as_the_shortest_decimal_of_its_f32() {
+        assert_eq!(written_confidence(0.85), Some(0.85));
+        assert_eq!(written_confidence(0.674_96), Some(0.674_96), "read back, it rounds to 0.67 as the direct run's does");
+        assert_eq!(written_confidence(1.5), Some(1.0));
+        assert_eq!(written_confidence(f32::NAN), None);
     }
 
     fn memory(id: &str, body: &str) -> CanonicalMemory {

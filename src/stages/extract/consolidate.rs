@@ -437,6 +437,7 @@ impl Consolidated {
                 exportable: true,
                 erased: false,
                 retracted_in_input: false,
+                written_at_end: false,
                 embedding: None,
                 extracted: Some(Box::new(extracted)),
             };
