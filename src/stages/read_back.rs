@@ -1,5 +1,6 @@
 //! Keeps what extracted memories read back from a memory format link to inside the output:
-//! their evidence names messages, and a newer memory the one it supersedes, which a memory
+//! their evidence names messages, a newer memory the one it supersedes (and the older one the
+//! memory that superseded it), which a memory
 //! extracted in the run always finds written (it was extracted from them), but a memory read
 //! back may not: a store's `DNA_ONLY` or `SINCE` export holds no messages or only later ones,
 //! and a message may be a duplicate or skipped here. An AIMEM bundle with an edge to a chunk it
@@ -12,12 +13,14 @@
 //! What a memory links to may come later in the input: a PAM store's memories travel with the
 //! conversation of their first evidence, the rest of it is in other conversations, and an
 //! export lists its newest conversations first, so the memory a newer one supersedes may come
-//! after it. Such a memory, and every read-back extracted memory after it (so they keep their
+//! after it (and an older memory comes before the one that superseded it). Such a memory, and
+//! every read-back extracted memory after it (so they keep their
 //! order), waits until the end of the run ([`MemoryRecord::written_at_end`]), when the whole
 //! input says what is written: it keeps the links to that. Waiting memories are counted, and
-//! seen by extraction, with their records. At most [`MOST_WAITING_BYTES`] wait; past that a
-//! memory is written with its record, keeping only links to what is written so far, and the run
-//! reports it (`read_back_links_dropped`). A withdrawn memory keeps its supersession as it is:
+//! seen by extraction, with their records. A message read and not written (a duplicate,
+//! skipped) is not waited for. At most [`MOST_WAITING_BYTES`] wait; past that a memory is
+//! written with its record, keeping only links to what is written so far, and the run reports
+//! it once (`read_back_wait_bound_reached`). A withdrawn memory keeps its supersession as it is:
 //! it was retracted in a later run than the memory it replaced, which need not be in the input
 //! (each format writes such a link so).
 //!
@@ -47,13 +50,20 @@ fn key(buffer: &mut Vec<u8>, parts: &[&str]) -> u128 {
     twox_hash::XxHash3_128::oneshot(buffer)
 }
 
-/// About how many bytes a memory holds in text (see [`MOST_WAITING_BYTES`]).
-fn text_bytes(memory: &MemoryRecord) -> usize {
+/// About how many bytes a memory holds (see [`MOST_WAITING_BYTES`]): its text, value, evidence,
+/// entities, labels and vector, and a little for each of their own.
+fn held_bytes(memory: &MemoryRecord) -> usize {
     let extracted = memory.extracted.as_deref();
     let evidence = extracted.map_or(0, |extracted| {
         extracted.evidence.iter().map(|piece| piece.text.len() + piece.conversation_id.len() + piece.message_id.len() + 64).sum()
     });
-    memory.text.len() + memory.id.len() + extracted.map_or(0, |extracted| extracted.value.len()) + evidence + 256
+    let entities = extracted.map_or(0, |extracted| extracted.entities.iter().map(|entity| entity.id.len() + entity.name.len() + 64).sum());
+    let labels: usize = memory.labels.iter().map(|label| label.len() + 24).sum();
+    let vector = memory.embedding.as_deref().map_or(0, |embedding| {
+        embedding.model.len() + embedding.vector.as_ref().map_or(0, |vector| vector.len() * std::mem::size_of::<f64>())
+    });
+    let value = extracted.map_or(0, |extracted| extracted.value.len());
+    memory.text.len() + memory.id.len() + value + evidence + entities + labels + vector + 256
 }
 
 /// A memory waiting for the end, with the provider and origin of the record it came in.
@@ -72,8 +82,10 @@ pub struct ReadBackLinks {
     buffer: Vec<u8>,
     /// The memories written at the end, in input order.
     waiting: Vec<Waiting>,
-    /// What they hold ([`text_bytes`]).
+    /// What they hold ([`held_bytes`]).
     waiting_bytes: usize,
+    /// Whether a memory did not wait because [`MOST_WAITING_BYTES`] were held (reported once).
+    bound_reached: bool,
 }
 
 impl ReadBackLinks {
@@ -106,17 +118,27 @@ impl ReadBackLinks {
         self.holds(key)
     }
 
-    /// Leaves out the evidence of messages and the supersession of a memory not written so far
-    /// (a withdrawn memory keeps its link: see the module comment).
+    /// Whether the message a piece of evidence names was read so far and not written.
+    fn message_read(&mut self, piece: &Evidence) -> bool {
+        let key = key(&mut self.buffer, &["unwritten message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
+        self.holds(key)
+    }
+
+    /// Leaves out the evidence of messages and the supersession (either way) of memories not
+    /// written so far (a withdrawn memory keeps its links: see the module comment).
     fn keep_links_to_written(&mut self, extracted: &mut Extracted) {
         let mut evidence = std::mem::take(&mut extracted.evidence);
         evidence.retain(|piece| self.message_written(piece));
         extracted.evidence = evidence;
-        if !extracted.retracted
-            && let Some(older) = extracted.supersedes.take()
-            && self.memory_written(&older)
-        {
-            extracted.supersedes = Some(older);
+        if extracted.retracted {
+            return;
+        }
+        for link in [&mut extracted.supersedes, &mut extracted.superseded_by] {
+            if let Some(other) = link.take()
+                && self.memory_written(&other)
+            {
+                *link = Some(other);
+            }
         }
     }
 }
@@ -129,10 +151,10 @@ impl Stage for ReadBackLinks {
     fn process(&mut self, conversation: &mut Conversation, _found: Option<crate::stages::Found>) -> Result<(), crate::error::RunError> {
         let provider = conversation.provider.as_str();
         for message in &conversation.messages {
-            if message.disposition == Disposition::Keep {
-                let key = key(&mut self.buffer, &["message", provider, &conversation.id, &message.id]);
-                self.add(key);
-            }
+            // A message read and not written (a duplicate, skipped) is not waited for.
+            let kind = if message.disposition == Disposition::Keep { "message" } else { "unwritten message" };
+            let key = key(&mut self.buffer, &[kind, provider, &conversation.id, &message.id]);
+            self.add(key);
         }
         for memory in &mut conversation.memories {
             if !memory.is_written() {
@@ -140,25 +162,30 @@ impl Stage for ReadBackLinks {
             }
             // Only memories read from the input are here: extraction's come at the run's end.
             if let Some(extracted) = memory.extracted.as_deref_mut() {
-                let evidence_ahead = extracted.evidence.iter().any(|piece| !self.message_written(piece));
-                let supersedes_ahead = match extracted.supersedes.as_deref() {
-                    Some(older) if !extracted.retracted => !self.memory_written(older),
-                    _ => false,
-                };
+                let evidence_ahead = extracted.evidence.iter().any(|piece| !self.message_written(piece) && !self.message_read(piece));
+                let mut supersession_ahead = false;
+                if !extracted.retracted {
+                    for other in [&extracted.supersedes, &extracted.superseded_by].into_iter().flatten() {
+                        supersession_ahead |= !self.memory_written(other);
+                    }
+                }
                 for entity in &mut extracted.entities {
                     let key = key(&mut self.buffer, &["entity", &entity.id]);
                     entity.first_mention = self.add(key);
                 }
-                let ahead = evidence_ahead || supersedes_ahead;
+                let ahead = evidence_ahead || supersession_ahead;
                 if (ahead || !self.waiting.is_empty()) && self.waiting_bytes < MOST_WAITING_BYTES {
                     memory.written_at_end = true;
-                    self.waiting_bytes += text_bytes(memory);
+                    self.waiting_bytes += held_bytes(memory);
                     let mut waiting = memory.clone();
                     waiting.written_at_end = false;
                     self.waiting.push(Waiting { provider: conversation.provider, origin: conversation.origin.clone(), memory: waiting });
-                } else if ahead {
+                } else {
                     self.keep_links_to_written(extracted);
-                    self.warnings.add("read_back_links_dropped");
+                    if ahead && !self.bound_reached {
+                        self.bound_reached = true;
+                        self.warnings.add("read_back_wait_bound_reached");
+                    }
                 }
             }
             let key = key(&mut self.buffer, &["memory", &memory.id]);
@@ -335,6 +362,43 @@ mod tests {
     }
 
     #[test]
+    fn a_memory_whose_evidence_names_a_message_read_and_not_written_does_not_wait() {
+        let mut stage = ReadBackLinks::default();
+        let origin = Origin { file: "store.ump.ndjson".into(), offset: 0, index: 0 };
+        let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin);
+        let mut duplicate = Message::user_for_tests("m2", None, "I live in Leeds.", 0);
+        duplicate.disposition = Disposition::Duplicate;
+        conversation.messages = vec![Message::user_for_tests("m1", None, "I live in Leeds.", 0), duplicate];
+        conversation.memories = vec![read_back("mem-a", &["m1", "m2"], None)];
+        stage.process(&mut conversation, None).unwrap();
+        let memory = &conversation.memories[0];
+        assert!(memory.is_written(), "written with its record");
+        let messages: Vec<&str> = memory.extracted.as_deref().unwrap().evidence.iter().map(|piece| piece.message_id.as_str()).collect();
+        assert_eq!(messages, ["m1"], "the duplicate is not evidence here");
+    }
+
+    #[test]
+    fn an_older_memory_keeps_the_newer_one_read_after_it_and_drops_one_never_written() {
+        let mut stage = ReadBackLinks::default();
+        let superseded_by = |id: &str, newer: &str| {
+            let mut memory = read_back(id, &[], None);
+            memory.extracted.as_deref_mut().unwrap().superseded_by = Some(newer.to_owned());
+            memory
+        };
+        let mut older = record(vec![superseded_by("mem-old", "mem-new"), superseded_by("mem-orphan", "mem-never")]);
+        let mut newer = record(vec![read_back("mem-new", &[], Some("mem-old"))]);
+        stage.process(&mut older, None).unwrap();
+        stage.process(&mut newer, None).unwrap();
+        let mut written = Written::default();
+        stage.end(&mut EndBoard::default(), &mut written).unwrap();
+        let at_end: Vec<&MemoryRecord> = written.0.iter().flat_map(|record| &record.memories).collect();
+        let newer_of = |at: usize| at_end[at].extracted.as_deref().unwrap().superseded_by.as_deref();
+        assert_eq!((at_end[0].id.as_str(), newer_of(0)), ("mem-old", Some("mem-new")));
+        assert_eq!((at_end[1].id.as_str(), newer_of(1)), ("mem-orphan", None), "a newer memory not written is not named");
+        assert_eq!(supersedes(at_end[2]), Some("mem-old"));
+    }
+
+    #[test]
     fn evidence_in_a_conversation_read_later_is_kept() {
         let mut stage = ReadBackLinks::default();
         let mut memory = record(vec![read_back("mem-a", &["m1", "m9"], None)]);
@@ -357,6 +421,8 @@ mod tests {
         stage.process(&mut newer, None).unwrap();
         assert!(newer.memories[0].is_written());
         assert_eq!(supersedes(&newer.memories[0]), None);
-        assert_eq!(stage.take_warnings().0.get("read_back_links_dropped"), Some(&1));
+        let mut later = record(vec![read_back("mem-later", &[], Some("mem-old"))]);
+        stage.process(&mut later, None).unwrap();
+        assert_eq!(stage.take_warnings().0.get("read_back_wait_bound_reached"), Some(&1), "reported once");
     }
 }

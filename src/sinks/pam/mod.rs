@@ -99,9 +99,10 @@ impl Encoder for PamEncoder {
             let mut derived = Vec::new();
             for memory in conversation.memories.iter().filter(|memory| memory.is_written()) {
                 if let Some(canonical) = memories::encode_memory(memory, conversation.provider, pam_id.as_deref(), self.exported_at) {
-                    // One that names its conversation itself (an extracted memory read back
-                    // with it) is listed there by `conversation_ref`, once.
-                    if canonical.derived_from.is_none() {
+                    // An extracted memory (read back with it) is listed by the conversation
+                    // its `conversation_ref` names, once, as a direct run's is: not by the
+                    // record that carried it.
+                    if canonical.derived_from.is_none() && memory.extracted.is_none() {
                         derived.push(canonical.id.clone());
                     }
                     encoded.memories.push(canonical);

@@ -466,7 +466,10 @@ impl MemoryColumns {
             self.labels.values().append_value(label);
         }
         self.labels.append(true);
-        self.conversation_id.append_option((!conversation.memories_only).then_some(conversation.id.as_str()));
+        // An extracted memory's conversations are its evidence's (read back, the record that
+        // carried it is no more its conversation than the one a direct run writes it in).
+        let carried_by = !conversation.memories_only && memory.extracted.is_none();
+        self.conversation_id.append_option(carried_by.then_some(conversation.id.as_str()));
         self.source_file.append_value(&*conversation.origin.file);
         self.extracted.add(memory.extracted.as_deref(), memory.retracted_in_input);
     }
