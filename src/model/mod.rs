@@ -385,9 +385,10 @@ pub struct MemoryRecord {
     /// withdrawn in each format's terms, so a forgotten memory never comes back as a current
     /// one (and a delta read back still retracts it).
     pub retracted_in_input: bool,
-    /// Read back from a memory format before the memory it supersedes: counted with its
-    /// record, but written by the read-back stage at the end of the run, once the
-    /// whole input says whether that memory is written too.
+    /// Read back from a memory format before what it links to (the messages of its evidence,
+    /// the memory it supersedes or was superseded by), or after such a memory: counted with its
+    /// record, but written by the read-back stage at the end of the run, once the whole input
+    /// says what is written.
     pub written_at_end: bool,
     /// Its vector, when a memory-format input carried one (PAM `embeddings.json`, MIF
     /// `embeddings`): memport computes none, and never re-embeds.

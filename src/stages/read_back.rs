@@ -20,20 +20,22 @@
 //! seen by extraction, with their records. A message read and not written (a duplicate,
 //! skipped) is not waited for. At most [`MOST_WAITING_BYTES`] wait; past that a memory is
 //! written with its record, keeping only links to what is written so far, and the run reports
-//! it once (`read_back_wait_bound_reached`). A withdrawn memory keeps its supersession as it is:
-//! it was retracted in a later run than the memory it replaced, which need not be in the input
-//! (each format writes such a link so).
+//! it once (`read_back_wait_bound_reached`). An older memory whose newer one the run does not
+//! write loses its `superseded_by`, and so is written as current: a reference to a memory the
+//! output does not hold is invalid in every format that checks one. A withdrawn memory keeps
+//! its supersession, both ways, as it is: it was retracted in a later run than the memories it
+//! is linked to, which need not be in the input (each format writes such links so).
 //!
 //! On only when an input is UMP or PAM (the memory formats that carry extracted memories whole):
-//! it keys every written message, which other runs need not pay for.
+//! it keys every message read, which other runs need not pay for.
 
 use crate::key_set::KeySet;
 use crate::model::extracted::{Evidence, Extracted};
 use crate::model::{Conversation, Disposition, MemoryRecord, Origin, Provider, Warnings};
 use crate::stages::{Emit, EndBoard, Stage};
 
-/// The most bytes of text that memories waiting for the end may hold (about: their texts,
-/// values and evidence quotes): a bound on the memory the waiting takes.
+/// The most bytes that memories waiting for the end may hold ([`held_bytes`]): a bound on the
+/// memory the waiting takes.
 pub const MOST_WAITING_BYTES: usize = 64 << 20;
 /// Memories per record when the waiting ones are written.
 const MEMORIES_PER_RECORD: usize = 512;

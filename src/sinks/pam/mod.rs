@@ -102,7 +102,7 @@ impl Encoder for PamEncoder {
                     // An extracted memory (read back with it) is listed by the conversation
                     // its `conversation_ref` names, once, as a direct run's is: not by the
                     // record that carried it.
-                    if canonical.derived_from.is_none() && memory.extracted.is_none() {
+                    if memory.extracted.is_none() {
                         derived.push(canonical.id.clone());
                     }
                     encoded.memories.push(canonical);
