@@ -37,6 +37,9 @@ use crate::stages::{Emit, EndBoard, Stage};
 /// The most bytes that memories waiting for the end may hold ([`held_bytes`]): a bound on the
 /// memory the waiting takes.
 pub const MOST_WAITING_BYTES: usize = 64 << 20;
+/// The key kinds of a message read and written, and of one read and not written.
+const WRITTEN: &str = "message";
+const UNWRITTEN: &str = "unwritten message";
 /// Memories per record when the waiting ones are written.
 const MEMORIES_PER_RECORD: usize = 512;
 
@@ -114,24 +117,17 @@ impl ReadBackLinks {
         self.holds(key)
     }
 
-    /// Whether the message a piece of evidence names is written so far.
-    fn message_written(&mut self, piece: &Evidence) -> bool {
-        let key = key(&mut self.buffer, &["message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
-        self.holds(key)
-    }
-
-    /// Whether the message a piece of evidence names was read so far and not written.
-    fn message_read(&mut self, piece: &Evidence) -> bool {
-        let key = key(&mut self.buffer, &["unwritten message", piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
+    /// Whether the message a piece of evidence names was read so far as `kind` (`message`:
+    /// written; `unwritten message`: read and not written).
+    fn message_seen(&mut self, kind: &str, piece: &Evidence) -> bool {
+        let key = key(&mut self.buffer, &[kind, piece.provider.as_str(), &piece.conversation_id, &piece.message_id]);
         self.holds(key)
     }
 
     /// Leaves out the evidence of messages and the supersession (either way) of memories not
     /// written so far (a withdrawn memory keeps its links: see the module comment).
     fn keep_links_to_written(&mut self, extracted: &mut Extracted) {
-        let mut evidence = std::mem::take(&mut extracted.evidence);
-        evidence.retain(|piece| self.message_written(piece));
-        extracted.evidence = evidence;
+        extracted.evidence.retain(|piece| self.message_seen(WRITTEN, piece));
         if extracted.retracted {
             return;
         }
@@ -154,7 +150,7 @@ impl Stage for ReadBackLinks {
         let provider = conversation.provider.as_str();
         for message in &conversation.messages {
             // A message read and not written (a duplicate, skipped) is not waited for.
-            let kind = if message.disposition == Disposition::Keep { "message" } else { "unwritten message" };
+            let kind = if message.disposition == Disposition::Keep { WRITTEN } else { UNWRITTEN };
             let key = key(&mut self.buffer, &[kind, provider, &conversation.id, &message.id]);
             self.add(key);
         }
@@ -164,7 +160,8 @@ impl Stage for ReadBackLinks {
             }
             // Only memories read from the input are here: extraction's come at the run's end.
             if let Some(extracted) = memory.extracted.as_deref_mut() {
-                let evidence_ahead = extracted.evidence.iter().any(|piece| !self.message_written(piece) && !self.message_read(piece));
+                let evidence_ahead =
+                    extracted.evidence.iter().any(|piece| !self.message_seen(WRITTEN, piece) && !self.message_seen(UNWRITTEN, piece));
                 let mut supersession_ahead = false;
                 if !extracted.retracted {
                     for other in [&extracted.supersedes, &extracted.superseded_by].into_iter().flatten() {
