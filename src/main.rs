@@ -406,6 +406,7 @@ fn conversion_options(
         incremental: None,
         dna_only: false,
         erasures_from: Vec::new(),
+        aimem_links: None,
     })
 }
 

@@ -193,6 +193,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         incremental: None,
         dna_only: false,
         erasures_from: Vec::new(),
+        aimem_links: None,
     };
     let job = match file.sync {
         None => Job::Convert(options),

@@ -68,6 +68,10 @@ pub struct Options {
     /// Memory stores whose erasures the run honours (`--erasures-from`, a sync's store),
     /// besides any store it loads into: what they erased is written to no output.
     pub erasures_from: Vec<PathBuf>,
+    /// The chunk-entity links an AIMEM output will hold, known before the run (a store's
+    /// export reads its memories first, [`crate::sinks::aimem::links_of`]): the output is
+    /// hashed as it is written instead of read back and hashed at the end.
+    pub aimem_links: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Options {
@@ -193,6 +197,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
             links_expected: extraction_settings.extract.is_some(),
             since: options.incremental.as_ref().and_then(|incremental| incremental.since),
             dna_only: options.dna_only,
+            predicted_links: options.aimem_links.clone(),
         },
         partition_by_provider: settings.partition_by_provider(),
         owner_id: settings.owner_id.clone(),

@@ -92,6 +92,11 @@ fn conversion_settings(threads: usize, owner: &str) -> Settings {
 /// Exports the records `filter` and `scope` choose as an AIMEM bundle (`ndjson`: the
 /// envelope line, then one record a line), exported at `exported_at`.
 ///
+/// The bundle's checksum covers its chunk-entity links first, and they come with its
+/// memories, which come last: so where the store can read its memories apart, they are
+/// converted alone first, and the bundle is hashed as it is written with their links instead
+/// of read back and hashed again at the end ([`crate::sinks::aimem::links_of`]).
+///
 /// # Errors
 /// Store, conversion and temporary-file errors.
 pub fn export(
@@ -107,58 +112,89 @@ pub fn export(
         Scope::Since(since) => Some(since),
         _ => None,
     };
-    let filter = ExportFilter { since, dna_only: scope == Scope::DnaOnly, agent };
+    let filter = ExportFilter { since, dna_only: scope == Scope::DnaOnly, agent, memories_only: false };
+    let conversion = Conversion { store, scope, exported_at, threads };
+    // A DNA-only export holds nothing but memories: it would be converted twice.
+    let links = if scope != Scope::DnaOnly && store.lists_memories_apart() {
+        let memories = folder.path().join("memories.aimem.ndjson");
+        let memories_only = ExportFilter { memories_only: true, ..filter.clone() };
+        conversion.run(&memories_only, OutputFormat::AimemNdjson, &memories, None)?;
+        let links = crate::sinks::aimem::links_of(&memories)?;
+        std::fs::remove_file(&memories)?;
+        Some(links.into())
+    } else {
+        None
+    };
     let (format, name) =
         if ndjson { (OutputFormat::AimemNdjson, "bundle.aimem.ndjson") } else { (OutputFormat::Aimem, "bundle.aimem.json") };
     let path = folder.path().join(name);
-    let (records, mut sender) = SuppliedInput::new("the store's records");
-    let options = Options {
-        supplied: Some(records),
-        outputs: vec![(format, path.clone())],
-        exported_at,
-        settings: conversion_settings(threads, store.owner()),
-        incremental: since.map(|since| Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
-        dna_only: scope == Scope::DnaOnly,
-        ..Options::default()
-    };
-    // The conversion reads the records as this thread reads them from the store: the two
-    // overlap, and the records never go through a file.
-    let (count, report) = std::thread::scope(|scope| {
-        let conversion = std::thread::Builder::new()
-            .name("memport-export".into())
-            // `options` moves in and goes with the run: a run that fails before it reads its
-            // input drops the input's channel, so this thread's sends fail instead of blocking.
-            .spawn_scoped(scope, move || pipeline::run(&options))
-            .map_err(BrainError::Io)?;
-        let read = store.for_each_exported(&filter, |record| sender.send_line(record.as_bytes()).map_err(ExportEnd::Stopped));
-        let count = match read {
-            Ok(count) => sender.finish().map(|()| count).map_err(ExportEnd::Stopped),
-            Err(ExportEnd::Store(error)) => {
-                // The conversion's read fails (it rejects the rest of its input), and the
-                // store's error below refuses its bundle: a cut read is never served as whole.
-                sender.fail(std::io::Error::other(error.to_string()));
-                Err(ExportEnd::Store(error))
-            }
-            Err(stopped) => {
-                drop(sender);
-                Err(stopped)
-            }
-        };
-        let report = conversion.join().map_err(|_| std::io::Error::other("the export's conversion panicked"))?;
-        // A conversion that failed says why; the store's read stopped because of it.
-        let report = report?;
-        match count {
-            Ok(count) => Ok((count, report)),
-            Err(ExportEnd::Store(error)) => Err(BrainError::Store(error)),
-            Err(ExportEnd::Stopped(_)) => Err(std::io::Error::other("the export's conversion stopped reading the store").into()),
-        }
-    })?;
-    // A reject would be a record the store holds that memport cannot read back.
-    if report.rejects > 0 && count > 0 {
-        return Err(std::io::Error::other(format!("{} stored records could not be converted to AIMEM", report.rejects)).into());
-    }
+    conversion.run(&filter, format, &path, links)?;
     let bytes = std::fs::metadata(&path)?.len();
     Ok(ExportedBundle { path, bytes, _folder: folder })
+}
+
+/// What every conversion of one export shares.
+struct Conversion<'a> {
+    store: &'a Store,
+    scope: Scope,
+    exported_at: Micros,
+    threads: usize,
+}
+
+impl Conversion<'_> {
+    /// Converts the records `filter` chooses to `format` at `path`, with the AIMEM links
+    /// `links` known beforehand.
+    fn run(&self, filter: &ExportFilter, format: OutputFormat, path: &Path, links: Option<std::sync::Arc<[u8]>>) -> Result<(), BrainError> {
+        let (records, mut sender) = SuppliedInput::new("the store's records");
+        let since = filter.since;
+        let options = Options {
+            supplied: Some(records),
+            outputs: vec![(format, path.to_owned())],
+            exported_at: self.exported_at,
+            settings: conversion_settings(self.threads, self.store.owner()),
+            incremental: since.map(|since| Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
+            dna_only: self.scope == Scope::DnaOnly,
+            aimem_links: links,
+            ..Options::default()
+        };
+        // The conversion reads the records as this thread reads them from the store: the two
+        // overlap, and the records never go through a file.
+        let (count, report) = std::thread::scope(|scope| {
+            let conversion = std::thread::Builder::new()
+                .name("memport-export".into())
+                // `options` moves in and goes with the run: a run that fails before it reads its
+                // input drops the input's channel, so this thread's sends fail instead of blocking.
+                .spawn_scoped(scope, move || pipeline::run(&options))
+                .map_err(BrainError::Io)?;
+            let read = self.store.for_each_exported(filter, |record| sender.send_line(record.as_bytes()).map_err(ExportEnd::Stopped));
+            let count = match read {
+                Ok(count) => sender.finish().map(|()| count).map_err(ExportEnd::Stopped),
+                Err(ExportEnd::Store(error)) => {
+                    // The conversion's read fails (it rejects the rest of its input), and the
+                    // store's error below refuses its bundle: a cut read is never served as whole.
+                    sender.fail(std::io::Error::other(error.to_string()));
+                    Err(ExportEnd::Store(error))
+                }
+                Err(stopped) => {
+                    drop(sender);
+                    Err(stopped)
+                }
+            };
+            let report = conversion.join().map_err(|_| std::io::Error::other("the export's conversion panicked"))?;
+            // A conversion that failed says why; the store's read stopped because of it.
+            let report = report?;
+            match count {
+                Ok(count) => Ok((count, report)),
+                Err(ExportEnd::Store(error)) => Err(BrainError::Store(error)),
+                Err(ExportEnd::Stopped(_)) => Err(std::io::Error::other("the export's conversion stopped reading the store").into()),
+            }
+        })?;
+        // A reject would be a record the store holds that memport cannot read back.
+        if report.rejects > 0 && count > 0 {
+            return Err(std::io::Error::other(format!("{} stored records could not be converted to AIMEM", report.rejects)).into());
+        }
+        Ok(())
+    }
 }
 
 /// A bundle checked and converted, ready to load: its UMP records in a temporary folder.
@@ -400,5 +436,36 @@ mod tests {
         for ndjson in [true, false] {
             assert!(export(&store, Scope::Full, None, ndjson, 0, 1).is_err(), "ndjson: {ndjson}");
         }
+    }
+
+    /// The links the memories alone give are the ones the whole export writes, so the export
+    /// is hashed once, while it is written; and it is the same bundle as without them.
+    #[test]
+    fn the_links_of_the_memories_alone_are_the_links_of_the_whole_export() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("m.db");
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/chatgpt-small");
+        let options = Options {
+            inputs: vec![example],
+            outputs: vec![(OutputFormat::Store, path.clone())],
+            settings: Settings { quiet: true, ..Settings::default() },
+            ..Options::default()
+        };
+        pipeline::run(&options).unwrap();
+        let store = Store::open(&path, false).unwrap();
+        assert!(store.lists_memories_apart());
+        let conversion = Conversion { store: &store, scope: Scope::Full, exported_at: 0, threads: 2 };
+        let memories = folder.path().join("memories.aimem.ndjson");
+        conversion
+            .run(&ExportFilter { memories_only: true, ..ExportFilter::default() }, OutputFormat::AimemNdjson, &memories, None)
+            .unwrap();
+        let links = crate::sinks::aimem::links_of(&memories).unwrap();
+        assert!(links.len() > 100, "the example's memories name entities");
+        let unhelped = folder.path().join("whole.aimem.ndjson");
+        conversion.run(&ExportFilter::default(), OutputFormat::AimemNdjson, &unhelped, None).unwrap();
+        assert_eq!(String::from_utf8_lossy(&crate::sinks::aimem::links_of(&unhelped).unwrap()), String::from_utf8_lossy(&links));
+        let exported = export(&store, Scope::Full, None, true, 0, 2).unwrap();
+        assert!(std::fs::read(&exported.path).unwrap() == std::fs::read(&unhelped).unwrap(), "the same bundle");
+        assert!(crate::validate::aimem::validate_file(&exported.path).unwrap().is_valid());
     }
 }

@@ -71,6 +71,7 @@ impl SinkSettings {
                 links_expected: false,
                 since: None,
                 dna_only: false,
+                predicted_links: None,
             },
             partition_by_provider: false,
             owner_id: "local-user".into(),

@@ -213,6 +213,7 @@ impl Store {
         if writable {
             erase_for_good(&connection)?;
             schema::ensure_change_log(&connection)?;
+            schema::ensure_memory_index(&connection)?;
             schema::migrate(&connection, schema_version)?;
             schema_version = schema::SCHEMA_VERSION;
         }
@@ -800,6 +801,9 @@ pub struct ExportFilter {
     pub dna_only: bool,
     /// Only this agent's records (a token scoped to one agent).
     pub agent: Option<String>,
+    /// Only memories (no message, no `episodic` record): read through their own index
+    /// ([`Store::lists_memories_apart`]).
+    pub memories_only: bool,
 }
 
 /// The memory types AIMEM's `DNA_ONLY` scope holds, by the name memport's UMP records carry
@@ -819,6 +823,14 @@ fn is_dna_memory(kind: &str, record: &str) -> bool {
 }
 
 impl Store {
+    /// Whether the store's memories can be read without reading its messages (a store file
+    /// with the memories' index, which a store opened for writing gets): a store in
+    /// PostgreSQL, or a file opened only for reading before it had the index, would scan every
+    /// record.
+    pub fn lists_memories_apart(&self) -> bool {
+        self.sqlite().is_ok_and(schema::has_memory_index)
+    }
+
     /// The records an export holds ([`ExportFilter`]), in the order they were first stored.
     /// Returns how many were visited.
     ///
@@ -837,7 +849,7 @@ impl Store {
                     since: filter.since,
                     agent: filter.agent.clone(),
                     live_only: true,
-                    no_messages: filter.dna_only,
+                    no_messages: filter.dna_only || filter.memories_only,
                 };
                 database.each_record(exported, |kind, record| {
                     if filter.dna_only && !is_dna_memory(kind, record) {
@@ -849,8 +861,14 @@ impl Store {
                 return Ok(count);
             }
         };
-        let sql = "SELECT kind, record FROM records WHERE status != 'tombstoned' AND (?1 IS NULL OR created_us >= ?1) \
-                   AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq";
+        let sql = if filter.memories_only {
+            // The memories' own index: a scan of every record would read the whole table.
+            "SELECT kind, record FROM records INDEXED BY records_memories WHERE kind != 'episodic' AND status != 'tombstoned' \
+             AND (?1 IS NULL OR created_us >= ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq"
+        } else {
+            "SELECT kind, record FROM records WHERE status != 'tombstoned' AND (?1 IS NULL OR created_us >= ?1) \
+             AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq"
+        };
         let mut statement = connection.prepare(sql).map_err(StoreError::from)?;
         let mut rows = statement.query(params![filter.since, filter.agent, filter.dna_only]).map_err(StoreError::from)?;
         let mut count = 0;

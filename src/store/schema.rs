@@ -76,6 +76,26 @@ pub fn ensure_change_log(connection: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The index of the records that are not messages, in store order: a store's export reads its
+/// memories before the rest ([`super::Store::lists_memories_apart`]). An index, not a schema
+/// change: a build without it reads the store the same.
+const MEMORY_INDEX: &str = "CREATE INDEX IF NOT EXISTS records_memories ON records (seq) WHERE kind != 'episodic';";
+
+/// Adds the memories' index where it is missing (a store opened for writing; for a large
+/// store, one read of its records the first time).
+///
+/// # Errors
+/// SQLite errors.
+pub fn ensure_memory_index(connection: &Connection) -> Result<(), StoreError> {
+    connection.execute_batch(MEMORY_INDEX)?;
+    Ok(())
+}
+
+/// Whether the store has the memories' index.
+pub fn has_memory_index(connection: &Connection) -> bool {
+    connection.query_row("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_memories'", [], |_| Ok(())).is_ok()
+}
+
 /// Creates the tables of the current schema in an empty database.
 ///
 /// # Errors
@@ -83,6 +103,7 @@ pub fn ensure_change_log(connection: &Connection) -> Result<(), StoreError> {
 pub fn create(connection: &Connection, owner: &str) -> Result<(), StoreError> {
     connection.execute_batch(CREATE_V1)?;
     ensure_change_log(connection)?;
+    ensure_memory_index(connection)?;
     let mut insert = connection.prepare("INSERT INTO store_meta (key, value) VALUES (?1, ?2)")?;
     insert.execute(["format", STORE_FORMAT])?;
     insert.execute(["schema_version", "1"])?;

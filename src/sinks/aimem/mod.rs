@@ -24,7 +24,9 @@
 //! spaces and the links written before the checksum instead (member order does not matter to
 //! consumers; whitespace between members is JSON). A run that extracts expects links and
 //! hashes only that once, at the end; a run that does not extract hashes while it writes and
-//! pays nothing more.
+//! pays nothing more. A run told its links before it starts
+//! ([`AimemSettings::predicted_links`]: a store's export reads its memories first) hashes
+//! while it writes with those links first, and reads the output back only if its links differ.
 //!
 //! AIMEM has no deletion. A sync's retractions ([`Sink::retract`]) are the envelope extension
 //! member `x-memport-retracted`, present only when there are any: one object per retracted
@@ -78,6 +80,11 @@ pub struct AimemSettings {
     pub since: Option<Micros>,
     /// The records are a DNA-only selection: `scope: "DNA_ONLY"` (when not a delta).
     pub dna_only: bool,
+    /// The chunk-entity links the output will hold, in canonical form and comma-joined, when
+    /// the caller knows them before the run (a store's export reads its memories first): the
+    /// output is hashed while it is written, with these links first, and hashed again at the
+    /// end only if the run's links turn out different.
+    pub predicted_links: Option<Arc<[u8]>>,
 }
 
 /// How the records are laid out in the file.
@@ -199,6 +206,12 @@ impl AimemSink {
         if sink.settings.links_expected {
             // The chunks are read back at the end to be hashed: from memory, not the disk.
             sink.output.cache_written_blocks();
+        } else if let Some(links) = &sink.settings.predicted_links {
+            // The hashed form opens with the links the run is told it will write (the file
+            // opens as always: its links are written before the checksum).
+            sink.checksum.update(b"{\"chunk_entities\":[");
+            sink.checksum.update(links);
+            sink.checksum.update(b"],\"chunks\":[");
         } else {
             sink.checksum.update(&opening);
         }
@@ -386,6 +399,29 @@ fn joined(records: &[Vec<u8>]) -> Vec<u8> {
         out.extend_from_slice(record);
     }
     out
+}
+
+/// The chunk-entity links of the AIMEM NDJSON file at `path`, in canonical form and
+/// comma-joined as the checksum covers them ([`AimemSettings::predicted_links`]): a run over
+/// the same memories writes these links.
+///
+/// # Errors
+/// I/O errors reading the file.
+pub fn links_of(path: &Path) -> io::Result<Vec<u8>> {
+    let mut links = Vec::new();
+    let mut reader = io::BufReader::new(File::open(path)?);
+    let mut line = Vec::new();
+    while io::BufRead::read_until(&mut reader, b'\n', &mut line)? > 0 {
+        if let Some(members) = line.strip_prefix(records::NDJSON_CHUNK_ENTITY_PREFIX) {
+            if !links.is_empty() {
+                links.push(b',');
+            }
+            links.push(b'{');
+            links.extend_from_slice(members.strip_suffix(b"\n").unwrap_or(members));
+        }
+        line.clear();
+    }
+    Ok(links)
 }
 
 /// Copies the spooled edges from byte `skip` to the output and returns how many bytes.
@@ -610,16 +646,22 @@ fn hash_after_links(
 }
 
 impl AimemSink {
-    fn complete(mut self) -> io::Result<SinkSummary> {
+    /// Ends the file; also tells whether the output was hashed at the end (read back).
+    fn complete(mut self) -> io::Result<(SinkSummary, bool)> {
         let framing = self.framing;
         let tail = self.envelope_tail();
         let rest = self.envelope_rest();
         // Links come before the chunks in canonical order: with any, the output is hashed
-        // again once it is complete (see the module docs).
+        // again once it is complete (see the module docs), unless the hash while writing
+        // started with these very links.
         let chunk_entities = (!self.chunk_entities.is_empty()).then(|| joined(&self.chunk_entities));
-        // Hashed once at the end: with links, or when the run expected them and so did not hash
-        // while writing.
-        let hash_at_end = chunk_entities.is_some() || self.settings.links_expected;
+        let hashed_with_these_links = match &self.settings.predicted_links {
+            Some(predicted) => chunk_entities.as_deref().unwrap_or_default() == &predicted[..],
+            None => chunk_entities.is_none(),
+        };
+        // Hashed once at the end: with other links than the hash while writing started with,
+        // or when the run expected links and so did not hash while writing.
+        let hash_at_end = !hashed_with_these_links || self.settings.links_expected;
         // The end-of-run hash reads the chunks back from the file; the last chunk bytes are
         // still in the writer's buffer (the edges' copy pushes them out), so it gets a copy.
         let chunk_region = if hash_at_end {
@@ -721,7 +763,7 @@ impl AimemSink {
             file.write_all_at(&line, 0)?;
         }
         let bytes = file.metadata()?.len();
-        Ok(SinkSummary {
+        let summary = SinkSummary {
             format: match framing {
                 Framing::Bundle => "aimem",
                 Framing::Ndjson => "aimem-ndjson",
@@ -729,7 +771,8 @@ impl AimemSink {
             path: self.target.display().to_string(),
             records: self.chunks + self.edges + self.entities.len() as u64 + self.chunk_entities.len() as u64,
             bytes,
-        })
+        };
+        Ok((summary, hash_at_end))
     }
 }
 
@@ -758,7 +801,7 @@ impl Sink for AimemSink {
 
     fn finish(self: Box<Self>) -> Result<SinkSummary, RunError> {
         let target = self.target.display().to_string();
-        self.complete().map_err(|error| RunError::write(target, error))
+        self.complete().map(|(summary, _)| summary).map_err(|error| RunError::write(target, error))
     }
 }
 
@@ -840,6 +883,7 @@ mod tests {
             links_expected,
             since: None,
             dna_only: false,
+            predicted_links: None,
         };
         let mut sink = AimemSink::create(&target, framing, settings).unwrap();
         let encoder = sink.encoder();
@@ -854,6 +898,61 @@ mod tests {
             assert!(crate::sources::formats::aimem::check_input(&target).is_ok());
         }
         (std::fs::read(&target).unwrap(), validation)
+    }
+
+    /// The file written from `batches` by a sink told beforehand that the links will be
+    /// `predicted`, whether it read the output back to hash it at the end, and what `memport
+    /// validate` says of it.
+    fn written_predicting(
+        framing: Framing,
+        batches: &[Vec<Conversation>],
+        predicted: &[u8],
+    ) -> (Vec<u8>, bool, crate::validate::Validation) {
+        let folder = tempfile::tempdir().unwrap();
+        let target = folder.path().join("out.aimem");
+        let settings = AimemSettings {
+            producer: "memport".to_owned(),
+            tenant_id: "tenant".to_owned(),
+            exported_at: FIRST_SEEN,
+            links_expected: false,
+            since: None,
+            dna_only: false,
+            predicted_links: Some(Arc::from(predicted)),
+        };
+        let mut sink = AimemSink::create(&target, framing, settings).unwrap();
+        let encoder = sink.encoder();
+        for batch in batches {
+            sink.write_batch(encoder.encode(batch)).unwrap();
+        }
+        sink.retract(&[]).unwrap();
+        let (_, hashed_at_end) = sink.complete().unwrap();
+        let validation = crate::validate::aimem::validate_file(&target).unwrap();
+        (std::fs::read(&target).unwrap(), hashed_at_end, validation)
+    }
+
+    #[test]
+    fn links_told_beforehand_are_hashed_while_writing_and_other_links_read_back_at_the_end() {
+        let batches = [many_conversations(), vec![memories()]];
+        let folder = tempfile::tempdir().unwrap();
+        let stream = folder.path().join("stream.aimem.ndjson");
+        std::fs::write(&stream, written(Framing::Ndjson, &batches).0).unwrap();
+        let links = links_of(&stream).unwrap();
+        assert_eq!(links.iter().filter(|byte| **byte == b'{').count(), 3, "the three links, joined");
+        let fewer = &links[..links.iter().rposition(|byte| *byte == b',').unwrap()];
+        for framing in [Framing::Bundle, Framing::Ndjson] {
+            let (expected, _) = written(framing, &batches);
+            for (predicted, read_back) in [(&links[..], false), (fewer, true), (&[][..], true)] {
+                let (bytes, hashed_at_end, validation) = written_predicting(framing, &batches, predicted);
+                assert!(validation.is_valid(), "{framing:?}: {:?}", validation.problems);
+                assert_eq!(hashed_at_end, read_back, "{framing:?}, {} bytes of links told", predicted.len());
+                assert!(bytes == expected, "{framing:?}: the same bytes either way");
+            }
+        }
+        // No links told and none written: hashed while writing, as a run that does not extract.
+        let without = [many_conversations()];
+        let (bytes, hashed_at_end, validation) = written_predicting(Framing::Ndjson, &without, b"");
+        assert!(validation.is_valid() && !hashed_at_end);
+        assert!(bytes == written(Framing::Ndjson, &without).0);
     }
 
     /// The checksum a bundle declares, and the one its canonical form has.
