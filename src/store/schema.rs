@@ -164,8 +164,11 @@ mod tests {
         let reader = crate::store::Store::open(&path, false).unwrap();
         assert!(reader.erased_messages().unwrap().is_empty(), "version 1 kept no message ids");
         assert!(reader.is_erased("urn:ump:old").unwrap());
+        assert!(!reader.lists_memories_apart(), "read as it is: no index added");
         drop(reader);
-        drop(crate::store::Store::open(&path, true).unwrap());
+        let writer = crate::store::Store::open(&path, true).unwrap();
+        assert!(writer.lists_memories_apart(), "the memories' index is added");
+        drop(writer);
         let connection = Connection::open(&path).unwrap();
         assert_eq!(check(&connection).unwrap(), ("me".to_owned(), SCHEMA_VERSION));
         let kept: (String, Option<String>) =
