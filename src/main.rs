@@ -407,6 +407,7 @@ fn conversion_options(
         dna_only: false,
         erasures_from: Vec::new(),
         aimem_links: None,
+        memories_apart: false,
     })
 }
 

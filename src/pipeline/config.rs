@@ -194,6 +194,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         dna_only: false,
         erasures_from: Vec::new(),
         aimem_links: None,
+        memories_apart: false,
     };
     let job = match file.sync {
         None => Job::Convert(options),

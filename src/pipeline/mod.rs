@@ -72,6 +72,10 @@ pub struct Options {
     /// export reads its memories first, [`crate::sinks::aimem::links_of`]): the output is
     /// hashed as it is written instead of read back and hashed at the end.
     pub aimem_links: Option<std::sync::Arc<[u8]>>,
+    /// The input is memories read apart from the messages and memories they link to (a
+    /// store's export reads its memories first): a read-back memory never waits for what it
+    /// links to ([`ReadBackLinks::never_waiting`]).
+    pub memories_apart: bool,
 }
 
 impl Options {
@@ -232,7 +236,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     }
     // After every stage that decides what is written, before extraction's.
     if plans.iter().any(|plan| matches!(plan.format, Some("ump" | "pam"))) {
-        stages.push(Box::new(ReadBackLinks::default()));
+        stages.push(Box::new(if options.memories_apart { ReadBackLinks::never_waiting() } else { ReadBackLinks::default() }));
     }
     if extraction_settings.extract.is_some() || extraction_settings.redact_secrets {
         stages.push(Box::new(extraction::ExtractionStage::new(extraction_settings)?));

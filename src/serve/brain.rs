@@ -155,6 +155,8 @@ impl Conversion<'_> {
             incremental: since.map(|since| Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
             dna_only: self.scope == Scope::DnaOnly,
             aimem_links: links,
+            // Their links alone are wanted: none waits for what it links to.
+            memories_apart: filter.memories_only,
             ..Options::default()
         };
         // The conversion reads the records as this thread reads them from the store: the two
@@ -455,15 +457,21 @@ mod tests {
         let store = Store::open(&path, false).unwrap();
         assert!(store.lists_memories_apart());
         let conversion = Conversion { store: &store, scope: Scope::Full, exported_at: 0, threads: 2 };
-        let memories = folder.path().join("memories.aimem.ndjson");
-        conversion
-            .run(&ExportFilter { memories_only: true, ..ExportFilter::default() }, OutputFormat::AimemNdjson, &memories, None)
-            .unwrap();
-        let links = crate::sinks::aimem::links_of(&memories).unwrap();
-        assert!(links.len() > 100, "the example's memories name entities");
+        // Every filter of the memories' own query: the whole store, and a `SINCE` one.
+        for since in [None, Some(1)] {
+            let memories = folder.path().join(format!("memories-{since:?}.aimem.ndjson"));
+            let whole = ExportFilter { since, ..ExportFilter::default() };
+            let memories_only = ExportFilter { memories_only: true, ..whole.clone() };
+            conversion.run(&memories_only, OutputFormat::AimemNdjson, &memories, None).unwrap();
+            let links = crate::sinks::aimem::links_of(&memories).unwrap();
+            assert!(links.len() > 100, "the example's memories name entities");
+            let written = folder.path().join(format!("whole-{since:?}.aimem.ndjson"));
+            conversion.run(&whole, OutputFormat::AimemNdjson, &written, None).unwrap();
+            let written_links = crate::sinks::aimem::links_of(&written).unwrap();
+            assert_eq!(String::from_utf8_lossy(&written_links), String::from_utf8_lossy(&links), "since {since:?}");
+        }
         let unhelped = folder.path().join("whole.aimem.ndjson");
         conversion.run(&ExportFilter::default(), OutputFormat::AimemNdjson, &unhelped, None).unwrap();
-        assert_eq!(String::from_utf8_lossy(&crate::sinks::aimem::links_of(&unhelped).unwrap()), String::from_utf8_lossy(&links));
         let exported = export(&store, Scope::Full, None, true, 0, 2).unwrap();
         assert!(std::fs::read(&exported.path).unwrap() == std::fs::read(&unhelped).unwrap(), "the same bundle");
         assert!(crate::validate::aimem::validate_file(&exported.path).unwrap().is_valid());
