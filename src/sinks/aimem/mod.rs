@@ -874,30 +874,12 @@ mod tests {
         retracted: &[RetractedConversation],
         links_expected: bool,
     ) -> (Vec<u8>, crate::validate::Validation) {
-        let folder = tempfile::tempdir().unwrap();
-        let target = folder.path().join("out.aimem");
-        let settings = AimemSettings {
-            producer: "memport".to_owned(),
-            tenant_id: "tenant".to_owned(),
-            exported_at: FIRST_SEEN,
-            links_expected,
-            since: None,
-            dna_only: false,
-            predicted_links: None,
-        };
-        let mut sink = AimemSink::create(&target, framing, settings).unwrap();
-        let encoder = sink.encoder();
-        for batch in batches {
-            sink.write_batch(encoder.encode(batch)).unwrap();
-        }
-        sink.retract(retracted).unwrap();
-        Box::new(sink).finish().unwrap();
-        let validation = crate::validate::aimem::validate_file(&target).unwrap();
+        let (bytes, _, validation, target) = written_by(framing, batches, retracted, links_expected, None);
         // memport reads its own output back (a reader checks it as a consumer first).
         if validation.is_valid() {
-            assert!(crate::sources::formats::aimem::check_input(&target).is_ok());
+            assert!(crate::sources::formats::aimem::check_input(&target.path).is_ok());
         }
-        (std::fs::read(&target).unwrap(), validation)
+        (bytes, validation)
     }
 
     /// The file written from `batches` by a sink told beforehand that the links will be
@@ -908,26 +890,46 @@ mod tests {
         batches: &[Vec<Conversation>],
         predicted: &[u8],
     ) -> (Vec<u8>, bool, crate::validate::Validation) {
+        let (bytes, hashed_at_end, validation, _) = written_by(framing, batches, &[], false, Some(predicted));
+        (bytes, hashed_at_end, validation)
+    }
+
+    /// A written file, kept until dropped.
+    struct Written {
+        path: PathBuf,
+        _folder: tempfile::TempDir,
+    }
+
+    /// The file a sink writes from `batches` and then `retracted` (expecting links, or told
+    /// them beforehand as `predicted`), whether it read the output back to hash it at the end,
+    /// what `memport validate` says of it, and the file.
+    fn written_by(
+        framing: Framing,
+        batches: &[Vec<Conversation>],
+        retracted: &[RetractedConversation],
+        links_expected: bool,
+        predicted: Option<&[u8]>,
+    ) -> (Vec<u8>, bool, crate::validate::Validation, Written) {
         let folder = tempfile::tempdir().unwrap();
         let target = folder.path().join("out.aimem");
         let settings = AimemSettings {
             producer: "memport".to_owned(),
             tenant_id: "tenant".to_owned(),
             exported_at: FIRST_SEEN,
-            links_expected: false,
+            links_expected,
             since: None,
             dna_only: false,
-            predicted_links: Some(Arc::from(predicted)),
+            predicted_links: predicted.map(Arc::from),
         };
         let mut sink = AimemSink::create(&target, framing, settings).unwrap();
         let encoder = sink.encoder();
         for batch in batches {
             sink.write_batch(encoder.encode(batch)).unwrap();
         }
-        sink.retract(&[]).unwrap();
+        sink.retract(retracted).unwrap();
         let (_, hashed_at_end) = sink.complete().unwrap();
         let validation = crate::validate::aimem::validate_file(&target).unwrap();
-        (std::fs::read(&target).unwrap(), hashed_at_end, validation)
+        (std::fs::read(&target).unwrap(), hashed_at_end, validation, Written { path: target, _folder: folder })
     }
 
     #[test]
