@@ -2,8 +2,9 @@
 //! it in `MEMPORT_TEST_POSTGRES_URL`), each test's in a schema of its own: a run loads what it
 //! loads into a store file, a rerun changes nothing, `memport serve` answers UMP's binding and
 //! AIMEM's profile from it, a monthly sync keeps it (`--store`) as it keeps `memory.db`, a
-//! write that fails or waits too long leaves it as it was, and a store's write lock holds no
-//! other store.
+//! write that fails or waits too long leaves it as it was, a store's write lock holds no
+//! other store, and its export reads the memories first through their own index, giving the
+//! bundle a store file gives.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -307,4 +308,42 @@ fn a_store_in_postgres_of_version_1_is_searched_in_the_database_until_it_is_open
     assert_eq!(recalled_ids(&writer, "bees"), ["urn:ump:aa"]);
     writer.in_transaction(|store| store.put(&semantic("urn:ump:bb", "Sells honey from the bees"))).unwrap();
     assert_eq!(recalled_ids(&writer, "honey"), ["urn:ump:bb"]);
+}
+
+/// The records of an AIMEM NDJSON bundle, without its envelope line (which names the store's
+/// owner as tenant, and so its checksum).
+fn bundle_records(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap().lines().skip(1).map(str::to_owned).collect()
+}
+
+#[test]
+fn a_store_in_postgres_exports_its_memories_first_through_their_own_index_and_gives_a_store_files_bundle() {
+    use memport::serve::brain::{Scope, export};
+    let database = store_in_new_schema("memories_index");
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("memory.db");
+    let chatgpt = [examples()[0].clone()];
+    convert_into(&chatgpt, &database);
+    convert_into(&chatgpt, &file);
+    let (in_database, in_file) = (Store::open(&database, false).unwrap(), Store::open(&file, false).unwrap());
+    // Written by a run, the store got the memories' index: the export reads them alone first.
+    assert!(in_database.lists_memories_apart());
+    assert!(in_file.lists_memories_apart());
+    let from_file = export(&in_file, Scope::Full, None, true, 0, 2).unwrap();
+    let expected = bundle_records(&from_file.path);
+    assert!(expected.iter().any(|line| line.starts_with(r#"{"_kind":"chunk_entity""#)), "the example's memories name entities");
+    let from_database = export(&in_database, Scope::Full, None, true, 0, 2).unwrap();
+    assert!(bundle_records(&from_database.path) == expected, "the same records as the store file's bundle");
+    let validated = memport().arg("validate").arg(&from_database.path).output().unwrap();
+    assert!(validated.status.success(), "{}", String::from_utf8_lossy(&validated.stdout));
+    drop(in_database);
+    // A store from before the index, served read-only, exports the same bundle the longer way.
+    let mut client = postgres::Client::connect(&format!("{}", database.display()), postgres::NoTls).unwrap();
+    client.batch_execute("DROP INDEX memport_store_records_memories").unwrap();
+    let older = Store::open(&database, false).unwrap();
+    assert!(!older.lists_memories_apart(), "opened only for reading, the store is left as it is");
+    let the_longer_way = export(&older, Scope::Full, None, true, 0, 2).unwrap();
+    assert!(bundle_records(&the_longer_way.path) == expected);
+    drop(older);
+    assert!(Store::open(&database, true).unwrap().lists_memories_apart(), "opened for writing, it gets the index");
 }

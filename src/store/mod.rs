@@ -823,12 +823,14 @@ fn is_dna_memory(kind: &str, record: &str) -> bool {
 }
 
 impl Store {
-    /// Whether the store's memories can be read without reading its messages (a store file
-    /// with the memories' index, which a store opened for writing gets): a store in
-    /// PostgreSQL, or a file opened only for reading before it had the index, would scan every
-    /// record.
+    /// Whether the store's memories can be read without reading its messages: they have their
+    /// own index, which a store (a file or in PostgreSQL) gets when it is opened for writing.
+    /// A store opened only for reading before it had the index would scan every record.
     pub fn lists_memories_apart(&self) -> bool {
-        self.sqlite().is_ok_and(schema::has_memory_index)
+        match self.sqlite() {
+            Ok(connection) => schema::has_memory_index(connection),
+            Err(database) => database.lists_memories_apart(),
+        }
     }
 
     /// The records an export holds ([`ExportFilter`]), in the order they were first stored.

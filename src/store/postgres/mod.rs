@@ -84,6 +84,8 @@ type Job = Box<dyn FnOnce(&mut Session) + Send>;
 /// and each call hands it the work and waits for the answer, as a call into SQLite waits.
 pub struct Database {
     jobs: mpsc::Sender<Job>,
+    /// The memories have their own index ([`Database::lists_memories_apart`]).
+    memories_apart: bool,
 }
 
 /// How many streamed records wait for their reader at most.
@@ -108,7 +110,7 @@ impl Database {
         let work = move || {
             let mut session = match Session::connect(&address, owner.as_deref(), writable, lock_timeout) {
                 Ok((session, owner, version)) => {
-                    let _ = opened.send(Ok((owner, version)));
+                    let _ = opened.send(Ok((owner, version, session.memories_apart)));
                     session
                 }
                 Err(error) => {
@@ -124,8 +126,15 @@ impl Database {
             .name("memport-postgres".into())
             .spawn(work)
             .map_err(|error| StoreError::Unreachable { location: without_password(url), reason: error.to_string() })?;
-        let (owner, version) = answer.recv().map_err(|_| StoreError::Gone)??;
-        Ok((Database { jobs }, owner, version))
+        let (owner, version, memories_apart) = answer.recv().map_err(|_| StoreError::Gone)??;
+        Ok((Database { jobs, memories_apart }, owner, version))
+    }
+
+    /// Whether the store's memories are read without its messages: they have their own index,
+    /// which a store opened for writing gets. Without it, the memories alone are a scan of
+    /// every record.
+    pub fn lists_memories_apart(&self) -> bool {
+        self.memories_apart
     }
 
     /// Runs `job` on the connection's thread and returns its answer.

@@ -102,11 +102,21 @@ END $$;
 UPDATE memport_store_meta SET value = '2' WHERE key = 'schema_version';
 ";
 
+/// The memories' own index: an export reads the memories alone first, for the entity links
+/// its AIMEM bundle's checksum covers before anything else (`crate::serve::brain::export`),
+/// and without it that read would scan every message. Added when a store is opened for
+/// writing, as in a store file (`records_memories`).
+const MEMORIES_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS memport_store_records_memories ON memport_store_records (seq) WHERE kind <> 'episodic'";
+
 /// The connection to a store in PostgreSQL, on the thread that owns it ([`Database`]).
 pub(super) struct Session {
     client: Client,
     /// Prepared statements by their text: one round trip a call instead of two.
     statements: HashMap<&'static str, Statement>,
+    /// Whether the memories have their own index ([`MEMORIES_INDEX`]), so they are read without
+    /// the messages.
+    pub(super) memories_apart: bool,
     /// A transaction is open ([`Session::begin_writing`]): what it wrote is not committed.
     in_transaction: bool,
 }
@@ -181,7 +191,7 @@ impl Session {
     ) -> Result<(Session, String, i64), StoreError> {
         let client = Client::connect(url, NoTls)
             .map_err(|error| StoreError::Unreachable { location: without_password(url), reason: described(&error) })?;
-        let mut session = Session { client, statements: HashMap::new(), in_transaction: false };
+        let mut session = Session { client, statements: HashMap::new(), memories_apart: false, in_transaction: false };
         session.set_lock_timeout(lock_timeout);
         let (owner, version) = session.prepare_schema(owner, writable)?;
         if !writable {
@@ -239,6 +249,18 @@ impl Session {
                 transaction.batch_execute(TO_V2).map_err(failed)?;
                 version = CHANGE_LOG_VERSION;
             }
+        }
+        let index_there = |transaction: &mut postgres::Transaction<'_>| -> Result<bool, StoreError> {
+            let sql = "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = 'memport_store_records_memories')";
+            Ok(transaction.query_one(sql, &[&schema]).map_err(failed)?.get(0))
+        };
+        self.memories_apart = index_there(&mut transaction)?;
+        if !self.memories_apart && writable {
+            // An index, not a schema change: older builds read the store as before. Made once,
+            // under the write lock (two connections making it at once would collide).
+            transaction.execute(WRITE_LOCK, &[&LOCK_CLASS]).map_err(failed)?;
+            transaction.batch_execute(MEMORIES_INDEX).map_err(failed)?;
+            self.memories_apart = true;
         }
         transaction.commit().map_err(failed)?;
         Ok((meta.remove("owner").unwrap_or_default(), version))
@@ -330,7 +352,14 @@ impl Session {
                 return Err(failed(error));
             }
         }
-        self.commit()
+        self.commit()?;
+        // The planner's statistics for what the load wrote: until autovacuum comes by (a
+        // minute or more), it guessed the memories were most of the table and had the first
+        // export read them by scanning every message instead of through their index. Only an
+        // optimisation: a role that may write the store but not analyze it is refused (or
+        // warned) here, and the load stands.
+        let _ = self.client.batch_execute("ANALYZE memport_store_records");
+        Ok(())
     }
 
     /// Whether the store has the change log (a store of version 1 opened only for reading has not).
@@ -682,11 +711,19 @@ impl Session {
         rows: &mpsc::SyncSender<Result<(String, String), StoreError>>,
     ) -> Result<(), StoreError> {
         let RecordFilter { since, agent, live_only, no_messages } = filter;
-        let statement = self.statement(
-            "SELECT kind, record FROM memport_store_records WHERE (NOT $1 OR status != 'tombstoned') AND ($2::bigint IS NULL OR created_us >= $2)
-             AND ($3::text IS NULL OR agent = $3) AND (NOT $4 OR kind != 'episodic') ORDER BY seq",
-        )?;
-        let parameters: [&(dyn ToSql + Sync); 4] = [live_only, since, agent, no_messages];
+        let parameters: [&(dyn ToSql + Sync); 3] = [live_only, since, agent];
+        let statement = if *no_messages {
+            // The kind written out, so the planner can read the memories' own index.
+            self.statement(
+                "SELECT kind, record FROM memport_store_records WHERE kind <> 'episodic' AND (NOT $1 OR status != 'tombstoned')
+                 AND ($2::bigint IS NULL OR created_us >= $2) AND ($3::text IS NULL OR agent = $3) ORDER BY seq",
+            )?
+        } else {
+            self.statement(
+                "SELECT kind, record FROM memport_store_records WHERE (NOT $1 OR status != 'tombstoned') AND ($2::bigint IS NULL OR created_us >= $2)
+                 AND ($3::text IS NULL OR agent = $3) ORDER BY seq",
+            )?
+        };
         let mut found = self.client.query_raw(&statement, parameters).map_err(failed)?;
         while let Some(row) = found.next().map_err(failed)? {
             if rows.send(Ok((row.get(0), row.get(1)))).is_err() {
