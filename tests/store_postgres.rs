@@ -345,5 +345,25 @@ fn a_store_in_postgres_exports_its_memories_first_through_their_own_index_and_gi
     let the_longer_way = export(&older, Scope::Full, None, true, 0, 2).unwrap();
     assert!(bundle_records(&the_longer_way.path) == expected);
     drop(older);
-    assert!(Store::open(&database, true).unwrap().lists_memories_apart(), "opened for writing, it gets the index");
+    // A role that may write the store but does not own its tables cannot make the index: the
+    // store opens for writing all the same, without it.
+    let writer_role = format!("memport_writer_{}", std::process::id());
+    let schema = database.to_string_lossy().rsplit("%3D").next().unwrap().to_owned();
+    client
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {writer_role}; CREATE ROLE {writer_role} LOGIN;
+             GRANT USAGE ON SCHEMA {schema} TO {writer_role};
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {writer_role};"
+        ))
+        .unwrap();
+    let as_writer = {
+        let url = database.to_string_lossy().into_owned();
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let (_, host_and_rest) = rest.split_once('@').unwrap();
+        PathBuf::from(format!("{scheme}://{writer_role}@{host_and_rest}"))
+    };
+    let not_owner = Store::open(&as_writer, true);
+    client.batch_execute(&format!("DROP OWNED BY {writer_role}; DROP ROLE {writer_role}")).unwrap();
+    assert!(!not_owner.unwrap().lists_memories_apart(), "opened for writing without the index");
+    assert!(Store::open(&database, true).unwrap().lists_memories_apart(), "opened for writing by its owner, it gets the index");
 }

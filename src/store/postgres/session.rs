@@ -257,10 +257,16 @@ impl Session {
         self.memories_apart = index_there(&mut transaction)?;
         if !self.memories_apart && writable {
             // An index, not a schema change: older builds read the store as before. Made once,
-            // under the write lock (two connections making it at once would collide).
-            transaction.execute(WRITE_LOCK, &[&LOCK_CLASS]).map_err(failed)?;
-            transaction.batch_execute(MEMORIES_INDEX).map_err(failed)?;
-            self.memories_apart = true;
+            // under the write lock (two connections making it at once would collide). Only an
+            // optimisation, so tried apart (a savepoint): a role that may write the store but
+            // does not own its tables (only the owner makes an index), or another writer
+            // holding the lock past the lock timeout, leaves the store without it, and opened.
+            let mut attempt = transaction.savepoint("memories_index").map_err(failed)?;
+            let made = attempt.execute(WRITE_LOCK, &[&LOCK_CLASS]).and_then(|_| attempt.batch_execute(MEMORIES_INDEX));
+            if made.is_ok() {
+                attempt.commit().map_err(failed)?;
+                self.memories_apart = true;
+            }
         }
         transaction.commit().map_err(failed)?;
         Ok((meta.remove("owner").unwrap_or_default(), version))
