@@ -329,6 +329,28 @@ fn a_store_in_postgres_exports_its_memories_first_through_their_own_index_and_gi
     // Written by a run, the store got the memories' index: the export reads them alone first.
     assert!(in_database.lists_memories_apart());
     assert!(in_file.lists_memories_apart());
+    // The memories read alone are the store file's.
+    let memories_of = |store: &Store| {
+        let mut read = Vec::new();
+        let memories_only = memport::store::ExportFilter { memories_only: true, ..Default::default() };
+        store
+            .for_each_exported(&memories_only, |record| {
+                read.push(record.to_owned());
+                Ok::<(), StoreError>(())
+            })
+            .unwrap();
+        read
+    };
+    let memories = memories_of(&in_file);
+    assert!(!memories.is_empty() && memories.iter().all(|record| !record.contains(r#""kind":"episodic""#)));
+    assert_eq!(memories_of(&in_database), memories);
+    // And the planner can read them through the index (whatever it picks for a table this small).
+    let mut client = postgres::Client::connect(&format!("{}", database.display()), postgres::NoTls).unwrap();
+    client.batch_execute("SET enable_seqscan = off").unwrap();
+    let explained = "EXPLAIN SELECT kind, record FROM memport_store_records WHERE kind <> 'episodic' ORDER BY seq";
+    let plan: Vec<String> = client.query(explained, &[]).unwrap().iter().map(|row| row.get(0)).collect();
+    assert!(plan.iter().any(|line| line.contains("memport_store_records_memories")), "{plan:?}");
+    client.batch_execute("RESET enable_seqscan").unwrap();
     let from_file = export(&in_file, Scope::Full, None, true, 0, 2).unwrap();
     let expected = bundle_records(&from_file.path);
     assert!(expected.iter().any(|line| line.starts_with(r#"{"_kind":"chunk_entity""#)), "the example's memories name entities");
@@ -338,7 +360,6 @@ fn a_store_in_postgres_exports_its_memories_first_through_their_own_index_and_gi
     assert!(validated.status.success(), "{}", String::from_utf8_lossy(&validated.stdout));
     drop(in_database);
     // A store from before the index, served read-only, exports the same bundle the longer way.
-    let mut client = postgres::Client::connect(&format!("{}", database.display()), postgres::NoTls).unwrap();
     client.batch_execute("DROP INDEX memport_store_records_memories").unwrap();
     let older = Store::open(&database, false).unwrap();
     assert!(!older.lists_memories_apart(), "opened only for reading, the store is left as it is");
@@ -349,6 +370,12 @@ fn a_store_in_postgres_exports_its_memories_first_through_their_own_index_and_gi
     // store opens for writing all the same, without it.
     let writer_role = format!("memport_writer_{}", std::process::id());
     let schema = database.to_string_lossy().rsplit("%3D").next().unwrap().to_owned();
+    let as_writer = {
+        let url = database.to_string_lossy().into_owned();
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let host_and_rest = rest.split_once('@').map_or(rest, |(_, after)| after);
+        PathBuf::from(format!("{scheme}://{writer_role}@{host_and_rest}"))
+    };
     client
         .batch_execute(&format!(
             "DROP ROLE IF EXISTS {writer_role}; CREATE ROLE {writer_role} LOGIN;
@@ -356,12 +383,6 @@ fn a_store_in_postgres_exports_its_memories_first_through_their_own_index_and_gi
              GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {writer_role};"
         ))
         .unwrap();
-    let as_writer = {
-        let url = database.to_string_lossy().into_owned();
-        let (scheme, rest) = url.split_once("://").unwrap();
-        let (_, host_and_rest) = rest.split_once('@').unwrap();
-        PathBuf::from(format!("{scheme}://{writer_role}@{host_and_rest}"))
-    };
     let not_owner = Store::open(&as_writer, true);
     client.batch_execute(&format!("DROP OWNED BY {writer_role}; DROP ROLE {writer_role}")).unwrap();
     assert!(!not_owner.unwrap().lists_memories_apart(), "opened for writing without the index");

@@ -824,8 +824,9 @@ fn is_dna_memory(kind: &str, record: &str) -> bool {
 
 impl Store {
     /// Whether the store's memories can be read without reading its messages: they have their
-    /// own index, which a store (a file or in PostgreSQL) gets when it is opened for writing.
-    /// A store opened only for reading before it had the index would scan every record.
+    /// own index, which a store file gets when it is opened for writing, and a store in
+    /// PostgreSQL when the role owning its tables opens it for writing (as it was when this
+    /// connection opened it). Without it, reading the memories alone would scan every record.
     pub fn lists_memories_apart(&self) -> bool {
         match self.sqlite() {
             Ok(connection) => schema::has_memory_index(connection),

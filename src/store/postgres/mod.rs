@@ -130,9 +130,9 @@ impl Database {
         Ok((Database { jobs, memories_apart }, owner, version))
     }
 
-    /// Whether the store's memories are read without its messages: they have their own index,
-    /// which a store opened for writing gets. Without it, the memories alone are a scan of
-    /// every record.
+    /// Whether the store's memories are read without its messages: they had their own, valid
+    /// index when this connection opened the store (the role owning its tables adds it when it
+    /// opens the store for writing). Without it, the memories alone are a scan of every record.
     pub fn lists_memories_apart(&self) -> bool {
         self.memories_apart
     }

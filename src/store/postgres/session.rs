@@ -250,20 +250,29 @@ impl Session {
                 version = CHANGE_LOG_VERSION;
             }
         }
+        // A valid index: one a failed build left behind is not used by the planner either.
         let index_there = |transaction: &mut postgres::Transaction<'_>| -> Result<bool, StoreError> {
-            let sql = "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = 'memport_store_records_memories')";
+            let sql = "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                       WHERE n.nspname = $1 AND c.relname = 'memport_store_records_memories' AND i.indisvalid)";
             Ok(transaction.query_one(sql, &[&schema]).map_err(failed)?.get(0))
         };
         self.memories_apart = index_there(&mut transaction)?;
-        if !self.memories_apart && writable {
-            // An index, not a schema change: older builds read the store as before. Made once,
-            // under the write lock (two connections making it at once would collide). Only an
-            // optimisation, so tried apart (a savepoint): a role that may write the store but
-            // does not own its tables (only the owner makes an index), or another writer
-            // holding the lock past the lock timeout, leaves the store without it, and opened.
+        // Only the role that owns the tables (or a member of it) may make an index.
+        let owns_tables = |transaction: &mut postgres::Transaction<'_>| -> Result<bool, StoreError> {
+            let sql = "SELECT pg_has_role((SELECT relowner FROM pg_class WHERE oid = 'memport_store_records'::regclass), 'USAGE')";
+            Ok(transaction.query_one(sql, &[]).map_err(failed)?.get(0))
+        };
+        if !self.memories_apart && writable && owns_tables(&mut transaction)? {
+            // An index, not a schema change: older builds read the store as before. Made under
+            // the write lock (two connections making it at once would collide), and only when
+            // the lock is free at once: another writer's load is not waited for, and a later
+            // open makes it. Only an optimisation, so tried apart (a savepoint): whatever goes
+            // wrong leaves the store without it, and opened.
             let mut attempt = transaction.savepoint("memories_index").map_err(failed)?;
-            let made = attempt.execute(WRITE_LOCK, &[&LOCK_CLASS]).and_then(|_| attempt.batch_execute(MEMORIES_INDEX));
-            if made.is_ok() {
+            let locked = attempt
+                .query_one("SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema()))", &[&LOCK_CLASS])
+                .map(|row| row.get::<_, bool>(0));
+            if matches!(locked, Ok(true)) && attempt.batch_execute(MEMORIES_INDEX).is_ok() {
                 attempt.commit().map_err(failed)?;
                 self.memories_apart = true;
             }
@@ -359,11 +368,11 @@ impl Session {
             }
         }
         self.commit()?;
-        // The planner's statistics for what the load wrote: until autovacuum comes by (a
-        // minute or more), it guessed the memories were most of the table and had the first
-        // export read them by scanning every message instead of through their index. Only an
-        // optimisation: a role that may write the store but not analyze it is refused (or
-        // warned) here, and the load stands.
+        // The planner's statistics for what the load wrote: without them (until autovacuum
+        // comes by, a minute or more later) it takes the memories for most of the table, and
+        // the first export reads them by scanning every message instead of through their
+        // index. Only an optimisation: a role that may write the store but not analyze it is
+        // warned (or refused) here, and the load stands.
         let _ = self.client.batch_execute("ANALYZE memport_store_records");
         Ok(())
     }
