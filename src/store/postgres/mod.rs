@@ -109,8 +109,8 @@ impl Database {
         let (jobs, queue) = mpsc::channel::<Job>();
         let work = move || {
             let mut session = match Session::connect(&address, owner.as_deref(), writable, lock_timeout) {
-                Ok((session, owner, version)) => {
-                    let _ = opened.send(Ok((owner, version, session.memories_apart)));
+                Ok((session, owner, version, memories_apart)) => {
+                    let _ = opened.send(Ok((owner, version, memories_apart)));
                     session
                 }
                 Err(error) => {

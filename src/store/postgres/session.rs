@@ -114,9 +114,6 @@ pub(super) struct Session {
     client: Client,
     /// Prepared statements by their text: one round trip a call instead of two.
     statements: HashMap<&'static str, Statement>,
-    /// Whether the memories have their own index ([`MEMORIES_INDEX`]), so they are read without
-    /// the messages.
-    pub(super) memories_apart: bool,
     /// A transaction is open ([`Session::begin_writing`]): what it wrote is not committed.
     in_transaction: bool,
 }
@@ -178,7 +175,8 @@ fn check_columns(row: &Row) -> Result<(), StoreError> {
 impl Session {
     /// Connects to the store at `url`; `create` makes the store's tables when the schema has
     /// none (and brings older ones up to date), else only a store already there is opened.
-    /// Returns the connection, the store's owner (`owner` for a store made now) and version.
+    /// Returns the connection, the store's owner (`owner` for a store made now), version and
+    /// whether the memories have their own index.
     ///
     /// # Errors
     /// [`StoreError::Unreachable`] when the server cannot be reached, [`StoreError::NotAStore`]
@@ -188,20 +186,22 @@ impl Session {
         owner: Option<&str>,
         writable: bool,
         lock_timeout: std::time::Duration,
-    ) -> Result<(Session, String, i64), StoreError> {
+    ) -> Result<(Session, String, i64, bool), StoreError> {
         let client = Client::connect(url, NoTls)
             .map_err(|error| StoreError::Unreachable { location: without_password(url), reason: described(&error) })?;
-        let mut session = Session { client, statements: HashMap::new(), memories_apart: false, in_transaction: false };
+        let mut session = Session { client, statements: HashMap::new(), in_transaction: false };
         session.set_lock_timeout(lock_timeout);
-        let (owner, version) = session.prepare_schema(owner, writable)?;
+        let (owner, version, memories_apart) = session.prepare_schema(owner, writable)?;
         if !writable {
             session.client.batch_execute("SET default_transaction_read_only = on").map_err(failed)?;
         }
-        Ok((session, owner, version))
+        Ok((session, owner, version, memories_apart))
     }
 
-    /// Reads the store's metadata, making or migrating the tables first when allowed to.
-    pub(super) fn prepare_schema(&mut self, owner: Option<&str>, writable: bool) -> Result<(String, i64), StoreError> {
+    /// Reads the store's metadata, making or migrating the tables (and adding the memories'
+    /// index) first when allowed to. Returns the owner, the schema version and whether the
+    /// memories have their own index ([`MEMORIES_INDEX`]).
+    pub(super) fn prepare_schema(&mut self, owner: Option<&str>, writable: bool) -> Result<(String, i64, bool), StoreError> {
         let mut transaction = self.client.transaction().map_err(failed)?;
         let schema: Option<String> = transaction.query_one("SELECT current_schema()::text", &[]).map_err(failed)?.get(0);
         let Some(schema) = schema else {
@@ -251,18 +251,13 @@ impl Session {
             }
         }
         // A valid index: one a failed build left behind is not used by the planner either.
-        let index_there = |transaction: &mut postgres::Transaction<'_>| -> Result<bool, StoreError> {
-            let sql = "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-                       WHERE n.nspname = $1 AND c.relname = 'memport_store_records_memories' AND i.indisvalid)";
-            Ok(transaction.query_one(sql, &[&schema]).map_err(failed)?.get(0))
-        };
-        self.memories_apart = index_there(&mut transaction)?;
+        let index_there =
+            "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+                           WHERE n.nspname = $1 AND c.relname = 'memport_store_records_memories' AND i.indisvalid)";
+        let mut memories_apart: bool = transaction.query_one(index_there, &[&schema]).map_err(failed)?.get(0);
         // Only the role that owns the tables (or a member of it) may make an index.
-        let owns_tables = |transaction: &mut postgres::Transaction<'_>| -> Result<bool, StoreError> {
-            let sql = "SELECT pg_has_role((SELECT relowner FROM pg_class WHERE oid = 'memport_store_records'::regclass), 'USAGE')";
-            Ok(transaction.query_one(sql, &[]).map_err(failed)?.get(0))
-        };
-        if !self.memories_apart && writable && owns_tables(&mut transaction)? {
+        let owns_tables = "SELECT pg_has_role((SELECT relowner FROM pg_class WHERE oid = 'memport_store_records'::regclass), 'USAGE')";
+        if !memories_apart && writable && transaction.query_one(owns_tables, &[]).map_err(failed)?.get::<_, bool>(0) {
             // An index, not a schema change: older builds read the store as before. Made under
             // the write lock (two connections making it at once would collide), and only when
             // the lock is free at once: another writer's load is not waited for, and a later
@@ -274,11 +269,11 @@ impl Session {
                 .map(|row| row.get::<_, bool>(0));
             if matches!(locked, Ok(true)) && attempt.batch_execute(MEMORIES_INDEX).is_ok() {
                 attempt.commit().map_err(failed)?;
-                self.memories_apart = true;
+                memories_apart = true;
             }
         }
         transaction.commit().map_err(failed)?;
-        Ok((meta.remove("owner").unwrap_or_default(), version))
+        Ok((meta.remove("owner").unwrap_or_default(), version, memories_apart))
     }
 
     /// The prepared statement of `sql`.
