@@ -22,6 +22,7 @@ pub mod entities;
 pub mod evidence_spool;
 pub mod gate;
 pub mod language;
+pub mod lowered;
 pub mod polarity;
 pub mod secrets;
 pub mod sentences;

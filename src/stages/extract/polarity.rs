@@ -5,6 +5,7 @@
 
 use super::clause::lexicon::Lexicon;
 use super::language::Language;
+use super::lowered::fold_into;
 
 /// Whether `statement` (written by a clause reader, in `language`) is negated. `evidence` is
 /// the clause as the user wrote it: a Czech verb carries its negation as a prefix ("nejím"),
@@ -17,19 +18,24 @@ pub fn says_not(statement: &str, evidence: &str, language: Language) -> bool {
         Language::French => matches!(word, "ne" | "pas" | "jamais" | "rien") || word.starts_with("n'"),
         _ => lexicon.negations.contains(&word),
     };
-    if words(statement).any(|word| negation(&word)) {
+    // One buffer for every word's lowercase form: this runs on every candidate.
+    let mut folded = String::new();
+    if any_word(statement, &mut folded, negation) {
         return true;
     }
     language == Language::Czech
-        && words(evidence)
-            .any(|word| word.strip_prefix("ne").is_some_and(|verb| verb.chars().count() > 1 && lexicon.verb_class(verb).is_some()))
+        && any_word(evidence, &mut folded, |word| {
+            word.strip_prefix("ne").is_some_and(|verb| verb.chars().count() > 1 && lexicon.verb_class(verb).is_some())
+        })
 }
 
-/// The lowercase words of `text`, with `’` read as `'`.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-        .filter(|word| !word.is_empty())
-        .map(|word| word.to_lowercase().replace('’', "'"))
+/// Whether `test` holds for one of the words of `text`, each lowercased (with `’` read as `'`)
+/// into `folded`.
+fn any_word(text: &str, folded: &mut String, mut test: impl FnMut(&str) -> bool) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’')).filter(|word| !word.is_empty()).any(|word| {
+        fold_into(word, folded);
+        test(folded)
+    })
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! body of a long pasted document, and split at sentence ends. Each sentence keeps its byte
 //! span in the message, which becomes the memory's evidence.
 
+use super::lowered::with_lowercase;
+
 /// Longest message read whole: past it a message is taken for a pasted document, and only its
 /// first paragraph (where people say what they want done with it) is read.
 pub const MAX_OWN_TEXT_BYTES: usize = 2_000;
@@ -28,7 +30,8 @@ impl Sentence {
 
 /// The sentences of the user's own words in `message`, in order.
 pub fn own_sentences(message: &str) -> Vec<Sentence> {
-    let mut sentences = Vec::new();
+    // Room for most messages' sentences at once: growing it from nothing allocated three times.
+    let mut sentences = Vec::with_capacity(8);
     if is_make_believe(message) {
         return sentences;
     }
@@ -52,11 +55,15 @@ pub fn own_sentences(message: &str) -> Vec<Sentence> {
         }
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
+        } else if in_fence {
+            // Code or a pasted text inside a fence is passed over whole: a line of it that looks
+            // like a header or a salutation ("From: …", "Dear Bob,") ends nothing, and the
+            // user's own words after the fence are read.
         } else if trimmed.starts_with("-----Original Message") || is_reply_header(trimmed) || is_salutation(trimmed) {
             // Everything after a forwarded or replied-to header, or a letter's salutation, is
             // someone else's text or a text written for someone else.
             break;
-        } else if !in_fence && !trimmed.is_empty() && !is_quoted(trimmed) && !looks_like_code(line) {
+        } else if !trimmed.is_empty() && !is_quoted(trimmed) && !looks_like_code(line) {
             // A line that introduces material ("Here is the letter from my landlord:",
             // "Proofread this: …") ends the user's own words at its colon.
             let kept = line.trim_end();
@@ -139,7 +146,6 @@ fn is_salutation(line: &str) -> bool {
     if !short || !(ends_as_salutation || line.get(..7).is_some_and(|head| head.eq_ignore_ascii_case("to whom"))) {
         return false;
     }
-    let lower = line.to_lowercase();
     const OPENERS: &[&str] = &[
         "dear ",
         "to whom it may concern",
@@ -163,7 +169,7 @@ fn is_salutation(line: &str) -> bool {
         "milý ",
         "milá ",
     ];
-    OPENERS.iter().any(|opener| lower.starts_with(opener))
+    with_lowercase(line, |lower| OPENERS.iter().any(|opener| lower.starts_with(opener)))
 }
 
 /// Where a line's own words end at a colon that introduces material: a colon after a word
@@ -171,8 +177,6 @@ fn is_salutation(line: &str) -> bool {
 /// to work on text ("proofread", "translate", "fix", "rewrite").
 fn material_colon(line: &str) -> Option<usize> {
     let colon = line.find(':')?;
-    let before = line[..colon].to_lowercase();
-    let last_word = before.rsplit(|c: char| !c.is_alphanumeric() && c != '-').find(|word| !word.is_empty()).unwrap_or("");
     const NAMES: &[&str] = &[
         "this",
         "these",
@@ -250,9 +254,13 @@ fn material_colon(line: &str) -> Option<usize> {
         "přelož",
         "oprav",
     ];
-    let names_material = NAMES.contains(&last_word);
-    let asks_for_work = before.split_whitespace().take(4).any(|word| REQUESTS.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
-    (names_material || asks_for_work).then_some(colon)
+    with_lowercase(&line[..colon], |before| {
+        let last_word = before.rsplit(|c: char| !c.is_alphanumeric() && c != '-').find(|word| !word.is_empty()).unwrap_or("");
+        let names_material = NAMES.contains(&last_word);
+        let asks_for_work =
+            before.split_whitespace().take(4).any(|word| REQUESTS.contains(&word.trim_matches(|c: char| !c.is_alphanumeric())));
+        (names_material || asks_for_work).then_some(colon)
+    })
 }
 
 /// Where the first paragraph of a long message ends (a blank line, or the first
@@ -330,7 +338,11 @@ fn is_reply_header(line: &str) -> bool {
     if !line.contains(':') && !line.get(..4).is_some_and(|head| head.eq_ignore_ascii_case("dne ")) {
         return false;
     }
-    let lower = line.to_lowercase();
+    with_lowercase(line, is_lowercase_reply_header)
+}
+
+/// [`is_reply_header`] of a line already lowercased.
+fn is_lowercase_reply_header(lower: &str) -> bool {
     let reply_line = lower.ends_with(':')
         && (lower.starts_with("on ") || lower.starts_with("am ") || lower.starts_with("le ") || lower.starts_with("el "));
     let ends_reply =
@@ -395,15 +407,29 @@ static CODE_BYTE: [u8; 256] = {
 /// space or the end) and pushes the sentences that are not too long.
 fn split_sentences(message: &str, start: usize, end: usize, out: &mut Vec<Sentence>) {
     let line = &message[start..end];
-    let mut sentence_start = 0;
     let bytes = line.as_bytes();
-    for (at, byte) in bytes.iter().enumerate() {
-        let at_sentence_end = matches!(byte, b'.' | b'!' | b'?' | b';') && bytes.get(at + 1).is_none_or(|next| *next == b' ');
+    let mut sentence_start = 0;
+    // The marks are found by `memchr` rather than byte by byte (this runs over every line of the
+    // messages that may say something about the user); `;` is rare and looked for on its own.
+    let mut semicolon = memchr::memchr(b';', bytes);
+    let mut from = 0;
+    loop {
+        let mark = memchr::memchr3(b'.', b'!', b'?', &bytes[from..]).map(|at| from + at);
+        let at = match (mark, semicolon) {
+            (Some(mark), Some(semicolon)) => mark.min(semicolon),
+            (Some(at), None) | (None, Some(at)) => at,
+            (None, None) => break,
+        };
+        if semicolon == Some(at) {
+            semicolon = memchr::memchr(b';', &bytes[at + 1..]).map(|next| at + 1 + next);
+        }
+        let at_sentence_end = bytes.get(at + 1).is_none_or(|next| *next == b' ');
         // Decimals do not end sentences (no space follows), nor do abbreviations.
-        if at_sentence_end && !(*byte == b'.' && ends_with_abbreviation(&line[..at])) {
+        if at_sentence_end && !(bytes[at] == b'.' && ends_with_abbreviation(&line[..at])) {
             push_sentence(message, start + sentence_start, start + at + 1, out);
             sentence_start = at + 1;
         }
+        from = at + 1;
     }
     push_sentence(message, start + sentence_start, end, out);
 }
@@ -416,14 +442,18 @@ fn ends_with_abbreviation(text: &str) -> bool {
     if word.len() > 6 && !word.contains('.') {
         return false;
     }
-    let word = word.to_lowercase();
+    with_lowercase(word, is_lowercase_abbreviation)
+}
+
+/// [`ends_with_abbreviation`] of a last word already lowercased.
+fn is_lowercase_abbreviation(word: &str) -> bool {
     const SHORT_FORMS: [&str; 16] =
         ["mr", "mrs", "ms", "dr", "prof", "vs", "etc", "approx", "usw", "bzw", "ca", "nr", "str", "p.ex", "cf", "atd"];
     // "e.g", "i.e", "z.B", "p.ex": short letter groups between dots. An address or a file name
     // ("jo@example.org", "notes.txt") ends its sentence.
     let dotted_short_form =
         word.contains('.') && word.split('.').all(|group| group.chars().count() <= 3 && group.chars().all(char::is_alphabetic));
-    word.chars().count() == 1 || dotted_short_form || SHORT_FORMS.contains(&word.as_str())
+    word.chars().count() == 1 || dotted_short_form || SHORT_FORMS.contains(&word)
 }
 
 fn push_sentence(message: &str, start: usize, end: usize, out: &mut Vec<Sentence>) {
@@ -452,11 +482,48 @@ mod tests {
         assert_eq!(texts("My email is jo@example.org. Why?"), ["My email is jo@example.org.", "Why?"]);
     }
 
+    /// Guards `split_sentences`' jumps from mark to mark: the same cuts as testing every byte.
+    #[test]
+    fn sentences_are_cut_where_a_byte_by_byte_reading_cuts_them() {
+        fn byte_by_byte(line: &str) -> Vec<Sentence> {
+            let (bytes, mut out, mut sentence_start) = (line.as_bytes(), Vec::new(), 0);
+            for (at, byte) in bytes.iter().enumerate() {
+                let at_sentence_end = matches!(byte, b'.' | b'!' | b'?' | b';') && bytes.get(at + 1).is_none_or(|next| *next == b' ');
+                if at_sentence_end && !(*byte == b'.' && ends_with_abbreviation(&line[..at])) {
+                    push_sentence(line, sentence_start, at + 1, &mut out);
+                    sentence_start = at + 1;
+                }
+            }
+            push_sentence(line, sentence_start, line.len(), &mut out);
+            out
+        }
+        // Every line of up to six pieces drawn from marks, spaces, words and an abbreviation.
+        let pieces = [".", "!", "?", ";", " ", "é", "Leeds", "Dr.", "3.5", "; ", ". "];
+        let mut lines = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = lines.iter().flat_map(|line| pieces.iter().map(move |piece| format!("{line}{piece}"))).collect();
+            lines.extend(longer.into_iter().filter(|line| line.len() < 16).take(40_000));
+        }
+        for line in &lines {
+            let mut cut = Vec::new();
+            split_sentences(line, 0, line.len(), &mut cut);
+            assert_eq!(cut, byte_by_byte(line), "{line:?}");
+        }
+    }
+
     #[test]
     fn code_quotes_and_forwarded_mail_are_not_the_users_words() {
         let message =
             "I use Rust.\n```\nlet x = 1;\n```\n    fn main() {}\n> I am quoted\nconst a = {b: 1};\nOn Mon, Jan 1, Bob wrote:\nI am Bob.";
         assert_eq!(texts(message), ["I use Rust."]);
+    }
+
+    #[test]
+    fn a_header_or_salutation_inside_a_code_fence_does_not_end_the_users_words() {
+        let message = "Summarize this.\n```\nFrom: Bob\nDear Ana,\nI am Bob and I live in Paris.\n```\nI live in Leeds.";
+        assert_eq!(texts(message), ["Summarize this.", "I live in Leeds."]);
+        // Outside a fence the same lines still end them.
+        assert_eq!(texts("Summarize this.\nFrom: Bob\nI live in Leeds."), ["Summarize this."]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::lexicon::{Lexicon, WordClasses};
 use crate::stages::extract::language::Language;
+use crate::stages::extract::lowered::fold_into;
 
 /// One word of a sentence as the cut reads it.
 struct Told<'a> {
@@ -36,7 +37,9 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
             Told { start: raw.as_ptr() as usize - sentence.as_ptr() as usize, raw, bare, classes, subject }
         })
         .collect();
-    let mut cuts = vec![0];
+    // The clauses found so far, and where the one under way starts.
+    let mut clauses = Vec::with_capacity(4);
+    let mut clause_start = 0;
     // The word index of the last cut, and of the last word since it that starts a subject.
     let mut cut_index = 0;
     let mut last_subject: Option<usize> = None;
@@ -166,12 +169,20 @@ pub fn clauses(sentence: &str, lexicon: &Lexicon) -> Vec<std::ops::Range<usize>>
             || (!word.ends_with('\'') && told[index].classes.is_subordinator())
             || run_on
         {
-            cuts.push(start);
+            push_clause(sentence, clause_start..start, &mut clauses);
+            clause_start = start;
             cut_index = index;
         }
     }
-    cuts.push(sentence.len());
-    cuts.windows(2).map(|pair| pair[0]..pair[1]).filter(|range| !sentence[range.clone()].trim().is_empty()).collect()
+    push_clause(sentence, clause_start..sentence.len(), &mut clauses);
+    clauses
+}
+
+/// Keeps `range` of `sentence` as a clause unless it is only white space.
+fn push_clause(sentence: &str, range: std::ops::Range<usize>, clauses: &mut Vec<std::ops::Range<usize>>) {
+    if !sentence[range.clone()].trim().is_empty() {
+        clauses.push(range);
+    }
 }
 
 /// A raw word lowercased, without the punctuation around it.
@@ -181,7 +192,10 @@ fn bare(word: &str) -> std::borrow::Cow<'_, str> {
     if trimmed.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'\'') {
         std::borrow::Cow::Borrowed(trimmed)
     } else {
-        std::borrow::Cow::Owned(trimmed.to_lowercase().replace('’', "'"))
+        // One allocation: lowercased and its apostrophes made plain in one pass.
+        let mut folded = String::with_capacity(trimmed.len());
+        fold_into(trimmed, &mut folded);
+        std::borrow::Cow::Owned(folded)
     }
 }
 
