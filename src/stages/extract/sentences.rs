@@ -30,11 +30,11 @@ impl Sentence {
 
 /// The sentences of the user's own words in `message`, in order.
 pub fn own_sentences(message: &str) -> Vec<Sentence> {
+    if is_make_believe(message) {
+        return Vec::new();
+    }
     // Room for most messages' sentences at once: growing it from nothing allocated three times.
     let mut sentences = Vec::with_capacity(8);
-    if is_make_believe(message) {
-        return sentences;
-    }
     let readable_end = readable(message).len();
     let mut in_fence = false;
     let mut line_start = 0;
@@ -55,15 +55,11 @@ pub fn own_sentences(message: &str) -> Vec<Sentence> {
         }
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
-        } else if in_fence {
-            // Code or a pasted text inside a fence is passed over whole: a line of it that looks
-            // like a header or a salutation ("From: …", "Dear Bob,") ends nothing, and the
-            // user's own words after the fence are read.
         } else if trimmed.starts_with("-----Original Message") || is_reply_header(trimmed) || is_salutation(trimmed) {
             // Everything after a forwarded or replied-to header, or a letter's salutation, is
             // someone else's text or a text written for someone else.
             break;
-        } else if !trimmed.is_empty() && !is_quoted(trimmed) && !looks_like_code(line) {
+        } else if !in_fence && !trimmed.is_empty() && !is_quoted(trimmed) && !looks_like_code(line) {
             // A line that introduces material ("Here is the letter from my landlord:",
             // "Proofread this: …") ends the user's own words at its colon.
             let kept = line.trim_end();
@@ -497,12 +493,17 @@ mod tests {
             push_sentence(line, sentence_start, line.len(), &mut out);
             out
         }
-        // Every line of up to six pieces drawn from marks, spaces, words and an abbreviation.
+        // Every line under 16 bytes of up to five pieces drawn from marks, spaces, words, an
+        // abbreviation and a decimal, each round extending the lines the round before made.
         let pieces = [".", "!", "?", ";", " ", "é", "Leeds", "Dr.", "3.5", "; ", ". "];
-        let mut lines = vec![String::new()];
+        let (mut lines, mut newest) = (Vec::new(), vec![String::new()]);
         for _ in 0..5 {
-            let longer: Vec<String> = lines.iter().flat_map(|line| pieces.iter().map(move |piece| format!("{line}{piece}"))).collect();
-            lines.extend(longer.into_iter().filter(|line| line.len() < 16).take(40_000));
+            newest = newest
+                .iter()
+                .flat_map(|line| pieces.iter().map(move |piece| format!("{line}{piece}")))
+                .filter(|line| line.len() < 16)
+                .collect();
+            lines.extend(newest.iter().cloned());
         }
         for line in &lines {
             let mut cut = Vec::new();
@@ -516,14 +517,6 @@ mod tests {
         let message =
             "I use Rust.\n```\nlet x = 1;\n```\n    fn main() {}\n> I am quoted\nconst a = {b: 1};\nOn Mon, Jan 1, Bob wrote:\nI am Bob.";
         assert_eq!(texts(message), ["I use Rust."]);
-    }
-
-    #[test]
-    fn a_header_or_salutation_inside_a_code_fence_does_not_end_the_users_words() {
-        let message = "Summarize this.\n```\nFrom: Bob\nDear Ana,\nI am Bob and I live in Paris.\n```\nI live in Leeds.";
-        assert_eq!(texts(message), ["Summarize this.", "I live in Leeds."]);
-        // Outside a fence the same lines still end them.
-        assert_eq!(texts("Summarize this.\nFrom: Bob\nI live in Leeds."), ["Summarize this."]);
     }
 
     #[test]

@@ -192,7 +192,7 @@ fn bare(word: &str) -> std::borrow::Cow<'_, str> {
     if trimmed.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'\'') {
         std::borrow::Cow::Borrowed(trimmed)
     } else {
-        // One allocation: lowercased and its apostrophes made plain in one pass.
+        // Lowercased and its apostrophes made plain in one pass (one allocation for an ASCII word).
         let mut folded = String::with_capacity(trimmed.len());
         fold_into(trimmed, &mut folded);
         std::borrow::Cow::Owned(folded)
