@@ -208,3 +208,69 @@ fn a_stream_with_a_problem_in_every_chunk_lists_the_first_and_counts_them_all() 
     let results: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(results[0]["problem_count"], validation.problem_count(), "--json says the count too");
 }
+
+/// The extracted memories of a PAM store, told apart from what AIMEM has no place for (a
+/// memory's value, its evidence's quotes and spans, evidence said twice in one message, and its
+/// confidence past the hundredth):
+/// per memory id, everything else memport reads back.
+fn extracted_in_pam(store: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let store: serde_json::Value = serde_json::from_slice(&std::fs::read(store).unwrap()).unwrap();
+    let mut found = std::collections::BTreeMap::new();
+    for memory in store["memories"].as_array().unwrap() {
+        let id = memory["id"].as_str().unwrap();
+        if !id.starts_with("mem-") {
+            continue;
+        }
+        let metadata = &memory["metadata"];
+        let said: std::collections::BTreeSet<String> = metadata["derived_from"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|piece| format!("{} {} {}", piece["platform"], piece["conversation_ref"], piece["message_ref"]))
+            .collect();
+        found.insert(
+            id.to_owned(),
+            serde_json::json!([
+                memory["content"],
+                memory["type"],
+                memory["status"],
+                // AIMEM carries it as a tag to the hundredth, as every format but PAM writes it.
+                (memory["confidence"]["current"].as_f64().unwrap() * 100.0).round(),
+                memory["temporal"]["created_at"],
+                memory["temporal"]["superseded_by"],
+                metadata["memory_type"],
+                metadata["slot"],
+                metadata["language"],
+                metadata["supersedes"],
+                metadata["entities"],
+                said,
+            ]),
+        );
+    }
+    found
+}
+
+/// Guards the AIMEM reader against losing what it carries of an extracted memory: read back, a
+/// memory kept only its text and type, and its evidence edges, supersession, entities, slot
+/// and confidence were lost (a bundle pushed to a server and pulled back lost them).
+#[test]
+fn extracted_memories_read_back_whole_with_their_evidence_supersession_and_entities() {
+    use memport::sinks::OutputFormat;
+    let out = tempfile::tempdir().unwrap();
+    let direct = out.path().join("direct");
+    let report = crate::util::convert_all_branches(&crate::util::examples(), &direct, &[OutputFormat::Aimem, OutputFormat::AimemNdjson], 2);
+    assert!(crate::util::memories_in_output(&report) > 0);
+    let pam_direct = out.path().join("pam-direct");
+    crate::util::convert_all_branches(&crate::util::examples(), &pam_direct, &[OutputFormat::Pam], 2);
+    let expected = extracted_in_pam(&pam_direct.join(OutputFormat::Pam.default_file_name()).join("memory-store.json"));
+    assert!(expected.values().any(|memory| !memory[10].is_null()), "some memory names an entity");
+    assert!(expected.values().any(|memory| !memory[9].is_null()), "some memory supersedes another");
+    let bundle = std::fs::read(direct.join("memory.aimem.json")).unwrap();
+    for input in ["memory.aimem.json", "memory.aimem.ndjson"] {
+        let again = out.path().join(format!("again-{input}"));
+        crate::util::convert_all_branches_without_extraction(&[direct.join(input)], &again, &[OutputFormat::Aimem, OutputFormat::Pam], 2);
+        assert!(std::fs::read(again.join("memory.aimem.json")).unwrap() == bundle, "{input}: AIMEM written again is the same bundle");
+        let got = extracted_in_pam(&again.join(OutputFormat::Pam.default_file_name()).join("memory-store.json"));
+        assert_eq!(got, expected, "{input}: PAM from AIMEM holds the extracted memories of PAM written directly");
+    }
+}

@@ -73,13 +73,52 @@ fn provision(url: &str, secret: &str) -> String {
     provisioned["api_key"].as_str().unwrap().to_owned()
 }
 
-/// The chunks of an AIMEM bundle as (content, memory type), and its temporal edges.
-fn memories(bundle: &std::path::Path) -> (std::collections::BTreeSet<(String, String)>, usize) {
+/// What a bundle holds, told apart from ids (a server keeps them under its own producer) and
+/// order: each chunk as (content, memory type, tags), how many edges of each type, and each
+/// chunk-entity link as (chunk content, entity name and kind).
+#[derive(Debug, PartialEq)]
+struct Held {
+    chunks: std::collections::BTreeSet<(String, String, String)>,
+    edges: std::collections::BTreeMap<String, usize>,
+    links: std::collections::BTreeSet<(String, String, String)>,
+}
+
+fn memories(bundle: &std::path::Path) -> Held {
     let bundle: Value = serde_json::from_slice(&std::fs::read(bundle).unwrap()).unwrap();
     let chunks = bundle["chunks"].as_array().unwrap();
-    let contents = chunks.iter().map(|chunk| (chunk["content"].as_str().unwrap().to_owned(), chunk["memory_type"].to_string())).collect();
-    let temporal = bundle["edges"].as_array().unwrap().iter().filter(|edge| edge["edge_type"] == "temporal").count();
-    (contents, temporal)
+    let content: std::collections::HashMap<&str, &str> =
+        chunks.iter().map(|chunk| (local(&chunk["id"]), chunk["content"].as_str().unwrap())).collect();
+    let entities: std::collections::HashMap<&str, (String, String)> = bundle["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entity| (local(&entity["id"]), (entity["name"].to_string(), entity["kind"].to_string())))
+        .collect();
+    let mut edges = std::collections::BTreeMap::new();
+    for edge in bundle["edges"].as_array().unwrap() {
+        *edges.entry(edge["edge_type"].as_str().unwrap().to_owned()).or_insert(0) += 1;
+    }
+    Held {
+        chunks: chunks
+            .iter()
+            .map(|chunk| (chunk["content"].as_str().unwrap().to_owned(), chunk["memory_type"].to_string(), chunk["tags"].to_string()))
+            .collect(),
+        edges,
+        links: bundle["chunk_entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|link| {
+                let (name, kind) = entities[local(&link["entity_id"])].clone();
+                (content[local(&link["chunk_id"])].to_owned(), name, kind)
+            })
+            .collect(),
+    }
+}
+
+/// The local part of a URN (`urn:aimem:<producer>:<local>`).
+fn local(urn: &Value) -> &str {
+    urn.as_str().unwrap().splitn(4, ':').nth(3).unwrap()
 }
 
 #[test]
@@ -105,7 +144,12 @@ fn push_into_the_reference_server_and_pull_back_give_the_same_memories() {
         assert!(summary[inserted].as_u64().unwrap() > 300 && summary[skipped] == 0, "{attempt}: {summary}");
     }
 
-    let (expected, expected_temporal) = memories(&bundle);
+    let expected = memories(&bundle);
+    // The extracted memories, their evidence, supersession and entities are part of it.
+    for kind in ["x-derived-from", "x-supersedes", "temporal"] {
+        assert!(expected.edges.get(kind).is_some_and(|count| *count > 0), "{kind}: {:?}", expected.edges);
+    }
+    assert!(!expected.links.is_empty());
     for stream in [false, true] {
         let pulled = folder.path().join(format!("pulled-{stream}.aimem.json"));
         let mut pull = memport();
@@ -122,10 +166,11 @@ fn push_into_the_reference_server_and_pull_back_give_the_same_memories() {
         assert!(output.status.success(), "{stderr}");
         // The reference keeps memport's chunk ids under its own producer: read with a notice.
         assert!(stderr.contains("not in the envelope's producer namespace"), "{stderr}");
-        let (got, temporal) = memories(&pulled);
-        let differ: Vec<_> = got.symmetric_difference(&expected).collect();
+        let got = memories(&pulled);
+        let differ: Vec<_> = got.chunks.symmetric_difference(&expected.chunks).collect();
         assert!(differ.is_empty(), "stream {stream}: the same memories come back; these differ: {differ:?}");
-        assert_eq!(temporal, expected_temporal, "stream {stream}: every temporal edge comes back");
+        assert_eq!(got.edges, expected.edges, "stream {stream}: every edge comes back");
+        assert_eq!(got.links, expected.links, "stream {stream}: every memory's entities come back");
         assert!(memport::validate::validate_path(&pulled).unwrap().is_valid());
     }
 }

@@ -235,7 +235,7 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
         stages.push(Box::new(delta));
     }
     // After every stage that decides what is written, before extraction's.
-    if plans.iter().any(|plan| matches!(plan.format, Some("ump" | "pam"))) {
+    if plans.iter().any(|plan| matches!(plan.format, Some("ump" | "pam" | "aimem"))) {
         stages.push(Box::new(if options.memories_apart { ReadBackLinks::never_waiting() } else { ReadBackLinks::default() }));
     }
     if extraction_settings.extract.is_some() || extraction_settings.redact_secrets {

@@ -26,7 +26,8 @@
 //! its supersession, both ways, as it is: it was retracted in a later run than the memories it
 //! is linked to, which need not be in the input (each format writes such links so).
 //!
-//! On only when an input is UMP or PAM (the memory formats that carry extracted memories whole):
+//! On only when an input is UMP, PAM or AIMEM (the memory formats memport reads extracted memories
+//! whole from):
 //! it keys every message read, which other runs need not pay for.
 
 use crate::key_set::KeySet;

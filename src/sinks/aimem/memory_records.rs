@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use crate::jcs::write_string;
 use crate::model::MemoryRecord;
-use crate::model::extracted::{EntityRef, Extracted};
+use crate::model::extracted::{EntityRef, Extracted, confidence_decimal};
 use crate::sinks::aimem::Framing;
 use crate::sinks::aimem::records::{
     EdgeKind, NDJSON_CHUNK_PREFIX, RecordBuffers, TEMPORAL, chunk_urn, memory_urn, piece_id, push_edge, split_content, tag_for,
@@ -97,12 +97,15 @@ pub(super) fn map_extracted(
     map_entities(&memory_chunk, &extracted.entities, producer, out);
 }
 
-/// The memory's tags: `extracted`, its memport type, language and source, and `personal`,
-/// `superseded` and `retracted` where they apply.
+/// The memory's tags: `extracted`, its memport type, slot, confidence, language and source, and
+/// `personal`, `superseded` and `retracted` where they apply. AIMEM has no place for slot or
+/// confidence: as tags they come back when memport reads the bundle.
 fn tags_of(extracted: &Extracted, provider: &str) -> Vec<String> {
     let mut tags = vec![
         "extracted".to_owned(),
         tag_for("type-", extracted.memory_type.as_str()),
+        tag_for("slot-", extracted.slot),
+        format!("confidence-{}", confidence_decimal(extracted.confidence)),
         tag_for("lang-", extracted.language),
         // As on the message chunks, so a reader finds the provider the same way.
         format!("src-{provider}"),
@@ -270,7 +273,7 @@ pub(super) mod tests {
                 "id": "urn:aimem:memport:mem-00000000000000000001",
                 "is_pinned": false,
                 "memory_type": "identity",
-                "tags": ["extracted", "type-identity", "lang-en", "src-chatgpt", "personal"],
+                "tags": ["extracted", "type-identity", "slot-home", "confidence-0.9", "lang-en", "src-chatgpt", "personal"],
                 "zone": "important",
             })
         );
@@ -279,7 +282,10 @@ pub(super) mod tests {
         let old_chunk = parsed(&out.chunks[out.chunk_ends[0] + 1..out.chunk_ends[1]]);
         assert_eq!(old_chunk["memory_type"], "fact");
         assert_eq!(old_chunk["zone"], "standard");
-        assert_eq!(old_chunk["tags"], json!(["extracted", "type-fact", "lang-en", "src-chatgpt", "superseded"]));
+        assert_eq!(
+            old_chunk["tags"],
+            json!(["extracted", "type-fact", "slot-home", "confidence-0.9", "lang-en", "src-chatgpt", "superseded"])
+        );
         // Two messages (m1 twice gives one edge, at its first time), the superseded memory, then
         // the old memory's message.
         let edges: Vec<Value> = serde_json::from_slice(&[b"[".as_slice(), &out.edge_lines[1..], b"]".as_slice()].concat()).unwrap();

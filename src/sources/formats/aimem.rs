@@ -7,14 +7,16 @@
 //! edges beside the pass over the chunks finds every parent without holding the edges in
 //! memory. A file in another order (another producer's, a server's export) is found so in a
 //! first pass over the ids and read through a temporary file instead ([`super::aimem_order`]):
-//! every edge is kept in any order. Other edges (an extracted memory's `x-derived-from` and `x-supersedes`) are passed
-//! over.
+//! every edge is kept in any order.
 //!
 //! memport's own chunks name provider, conversation and message in their URN and their role,
 //! flags and zone in tags, so its bundles convert back to the same chunks and edges: reading
 //! an export memport wrote and writing it again is a no-op for a consumer (the draft's
-//! Level 3). Split chunks (`part-i-of-n`) are joined back into one message. Other producers'
-//! chunks, and memport's extracted memories, become memory records that keep their
+//! Level 3). Split chunks (`part-i-of-n`) are joined back into one message. memport's
+//! extracted memories are read whole: their type, slot, confidence and language from their
+//! tags, their evidence, supersession and entities from their edges and links
+//! ([`super::aimem_links`]); AIMEM has no place for a memory's value or its evidence's quotes,
+//! so those come back empty. Other producers' chunks become memory records that keep their
 //! `memory_type` as an `aimem-type:<type>` label and their tags as labels; their edges,
 //! entities and chunk-entity links are not carried. The conversations the envelope's
 //! `x-memport-retracted` lists (a sync delta's) go to every output as retractions, and its
@@ -22,6 +24,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -29,6 +32,7 @@ use crate::error::RunError;
 use crate::model::{Conversation, MemoryKind, MemoryRecord, Origin, Provider, Role, Warnings};
 use crate::sources::container::Entry;
 use crate::sources::contract::{DecodeOptions, Decoded, Decoder, RecordReject};
+use crate::sources::formats::aimem_links::{self, ExtractedLinks, MOST_LINK_BYTES, NotCollected, may_be_memory_edge};
 use crate::sources::formats::aimem_order::{Reordered, in_reader_order, insert_parent, temporal_edge};
 use crate::sources::formats::grouped::{ArrayRecords, GroupingReader, LineRecords, RecordSource, SourceProblem, string_at};
 use crate::sources::formats::{MessageFields, ParentLinks, decoded, parse_group, push_turn, refuse, retractions, role_named};
@@ -52,6 +56,8 @@ pub struct Envelope {
     pub retracted: Vec<crate::model::RetractedConversation>,
     /// Entries of that list that are not readable retractions.
     pub retractions_unreadable: u64,
+    /// The links of memport's extracted memories (`None` when there were too many to hold).
+    pub links: Option<Arc<ExtractedLinks>>,
 }
 
 /// Checks an AIMEM input as a consumer must before importing it, and reads its envelope.
@@ -69,13 +75,16 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
     // Whether the records are in memport's order is found on a thread of its own while the
     // consumer checks run (on the worker pool): it costs no time before the first record is read.
     let open_boxed = || -> Result<Box<dyn Read + Send>, RunError> { Ok(Box::new(open()?)) };
-    let (validation, in_reader_order) = std::thread::scope(|scope| {
+    // So are the links of its extracted memories.
+    let (validation, in_reader_order, links) = std::thread::scope(|scope| {
         let order = scope.spawn(|| {
             chunks_and_edges(&open_boxed, &display, ndjson).map_or(true, |(chunks, edges)| in_reader_order(chunks, edges, id_and_group_key))
         });
+        let links = scope.spawn(|| memory_links(&open_boxed, &display, ndjson));
         let validation = crate::validate::aimem::validate_file_keeping_envelope(path);
-        (validation, order.join().unwrap_or(true))
+        (validation, order.join().unwrap_or(true), links.join())
     });
+    let links = links.map_err(|_| RunError::read(&display, std::io::Error::other("reading the memories' links panicked")))??;
     let (mut validation, envelope) = validation?;
     let foreign_ids = crate::validate::aimem::tolerate_foreign_ids(&mut validation);
     if let Some(problem) = validation.problems.first() {
@@ -122,7 +131,19 @@ pub fn check_input(path: &Path) -> Result<Envelope, RunError> {
         warnings.add("aimem_input_notice");
         notes.push(format!("{display}: {notice}"));
     }
-    Ok(Envelope { ndjson, producer, warnings, notes, in_reader_order, retracted, retractions_unreadable })
+    let links = match links {
+        Ok(links) => Some(Arc::new(links)),
+        Err(NotCollected::TooMany) => {
+            warnings.add("aimem_memory_links_not_read");
+            notes.push(format!(
+                "{display}: the extracted memories' edges, entities and links hold more than {} MiB, more than memport keeps in memory: \
+                 they are read as plain memories (their text, type and tags)",
+                MOST_LINK_BYTES >> 20
+            ));
+            None
+        }
+    };
+    Ok(Envelope { ndjson, producer, warnings, notes, in_reader_order, retracted, retractions_unreadable, links })
 }
 
 /// Chunks, each with the source of the edge that targets it (as a `_parent` member).
@@ -205,6 +226,34 @@ fn chunks_and_edges(open: Open, display: &str, ndjson: bool) -> Result<ChunksAnd
     })
 }
 
+/// Whether an NDJSON line may hold one of an extracted memory's links: an edge of an extension
+/// type, a chunk-entity link, an entity.
+fn may_be_link_line(line: &[u8]) -> bool {
+    (is_edge_line(line) && may_be_memory_edge(line)) || line_kind_is(line, "chunk_entity") || line_kind_is(line, "entity")
+}
+
+/// The links of the extracted memories of a bundle or an NDJSON stream ([`super::aimem_links`]).
+fn memory_links(open: Open, display: &str, ndjson: bool) -> Result<Result<ExtractedLinks, NotCollected>, RunError> {
+    if ndjson {
+        let lines = LineRecords::new(BufReader::with_capacity(1 << 16, open()?), display, may_be_link_line);
+        return Ok(aimem_links::collect_mixed(Box::new(lines), |collector, line| {
+            if is_edge_line(line) {
+                collector.edge(line)
+            } else if line_kind_is(line, "chunk_entity") {
+                collector.link(line)
+            } else {
+                collector.entity(line)
+            }
+        }));
+    }
+    let member = |name: &str| -> Result<Box<dyn RecordSource>, RunError> {
+        Ok(Box::new(ArrayRecords::new(ArrayFramer::member_array(open()?, name), display)))
+    };
+    // Opened only when a memory links to an entity; a file that cannot be opened again then
+    // only loses the entities.
+    Ok(aimem_links::collect(member("edges")?, member("chunk_entities")?, || member("entities").ok()))
+}
+
 /// The chunks of a bundle (or with `ndjson` a stream), each with its parent, grouped by
 /// conversation: in one pass when the file is `in_order` (as [`check_input`] found), else
 /// through [`Reordered`].
@@ -226,13 +275,13 @@ pub fn grouped_chunks(entry: &Entry, ndjson: bool, in_order: bool) -> Result<Gro
 
 /// The parts of a memport chunk URN's local part: provider, conversation (or `mem`/`h`), and
 /// the message id (or hash). A split chunk's piece suffix (`.p2`) is checked and dropped.
-struct Local<'a> {
-    provider: &'a str,
-    middle: &'a str,
-    last: &'a str,
+pub(super) struct Local<'a> {
+    pub provider: &'a str,
+    pub middle: &'a str,
+    pub last: &'a str,
 }
 
-fn local_of(id: &str) -> Option<Local<'_>> {
+pub(super) fn local_of(id: &str) -> Option<Local<'_>> {
     let local = id.strip_prefix("urn:aimem:")?.split_once(':')?.1;
     let parts: Vec<&str> = local.split('.').collect();
     match parts.len() {
@@ -298,6 +347,8 @@ fn group_key_of(id: &str, tags: &[String]) -> Option<String> {
 pub struct AimemDecoder {
     /// The input's producer: other producers' memories are kept under this name.
     pub producer: String,
+    /// The links of its extracted memories, when they were read.
+    pub links: Option<Arc<ExtractedLinks>>,
 }
 
 impl Decoder for AimemDecoder {
@@ -320,7 +371,7 @@ impl Decoder for AimemDecoder {
             }
         };
         for unit in memories {
-            match memory_of(unit, &self.producer) {
+            match memory_of(unit, &self.producer, self.links.as_deref()) {
                 Ok(memory) => element.conversation.memories.push(memory),
                 Err(reason) => {
                     let reason = format!("chunk {}: {reason}", unit[0]["id"].as_str().unwrap_or("without an id"));
@@ -395,7 +446,7 @@ fn joined_text(unit: &[Value]) -> Result<String, String> {
     Ok(text)
 }
 
-fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
+fn memory_of(unit: &[Value], producer: &str, links: Option<&ExtractedLinks>) -> Result<MemoryRecord, String> {
     let first = &unit[0];
     let text = joined_text(unit)?;
     if text.trim().is_empty() {
@@ -404,6 +455,11 @@ fn memory_of(unit: &[Value], producer: &str) -> Result<MemoryRecord, String> {
     let created_at = first["created_at"].as_str().and_then(parse_rfc3339).ok_or("a chunk without a readable `created_at`")?;
     let tags = tags(first);
     let id = first["id"].as_str().unwrap_or_default();
+    if let Some(links) = links
+        && let Some(memory) = aimem_links::extracted_memory(id, &text, created_at, &tags, memory_provider(first, producer), links)
+    {
+        return Ok(memory);
+    }
     let own_kind = tags.iter().find_map(|tag| tag.strip_prefix("kind-")).and_then(MemoryKind::named);
     let mut memory = match (tags.contains(&"provider-memory"), own_kind, local_of(id)) {
         (true, Some(kind), Some(local)) if local.middle == "mem" => {

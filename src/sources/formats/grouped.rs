@@ -289,7 +289,7 @@ impl<R: Read + Send> RecordSource for ArrayRecords<R> {
 const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Records that are the non-blank lines of an NDJSON file, optionally only those a filter
-/// keeps (AIMEM's chunk lines). A line that is not JSON, or is too long, becomes a
+/// keeps (AIMEM's chunk lines). A kept line that is not JSON, or any line too long, becomes a
 /// `_record_error` record: one bad line never swallows the lines after it.
 pub struct LineRecords<R: io::BufRead + Send> {
     reader: R,
@@ -365,7 +365,9 @@ impl<R: io::BufRead + Send> RecordSource for LineRecords<R> {
                 return Ok(Some(offset));
             }
             let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line).trim_ascii();
-            if text.is_empty() {
+            // A line the filter passes over is not checked: it is not read as a record. (AIMEM,
+            // the one filtered input, is checked whole before it is read.)
+            if text.is_empty() || !(self.keep)(text) {
                 continue;
             }
             if self.check_json
@@ -377,9 +379,6 @@ impl<R: io::BufRead + Send> RecordSource for LineRecords<R> {
             if let Some(problem) = too_deep(text) {
                 record_error(out, &format!("{}: byte {offset}: the line {problem}", self.display));
                 return Ok(Some(offset));
-            }
-            if !(self.keep)(text) {
-                continue;
             }
             out.extend_from_slice(text);
             return Ok(Some(offset));

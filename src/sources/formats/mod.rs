@@ -12,6 +12,7 @@
 
 pub mod aime;
 pub mod aimem;
+pub mod aimem_links;
 pub mod aimem_order;
 pub mod grouped;
 pub mod mif;
@@ -196,7 +197,8 @@ pub fn plan_memory_format(path: &Path) -> Result<Option<InputPlan>, RunError> {
             let in_order = envelope.in_reader_order;
             let layout = if ndjson { RecordLayout::AimemNdjson { in_order } } else { RecordLayout::AimemBundle { in_order } };
             let name = if ndjson { "AIMEM NDJSON stream" } else { "AIMEM bundle" };
-            let decoder = Arc::new(aimem::AimemDecoder { producer: envelope.producer.clone() }) as Arc<dyn Decoder>;
+            let decoder =
+                Arc::new(aimem::AimemDecoder { producer: envelope.producer.clone(), links: envelope.links.clone() }) as Arc<dyn Decoder>;
             let mut planned = plan("aimem", format!("{name} (producer {})", envelope.producer), vec![(layout.framing(), decoder)]);
             planned.warnings.merge(&envelope.warnings);
             planned.notes.extend(envelope.notes);
