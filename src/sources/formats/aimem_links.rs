@@ -25,8 +25,9 @@ use crate::timefmt::parse_rfc3339;
 pub const MOST_LINK_BYTES: usize = 64 << 20;
 /// The id prefix of memport's extracted memories (their chunk's local id).
 const MEMORY_PREFIX: &str = "mem-";
-/// What a kept record costs beside its strings.
-const RECORD_OVERHEAD: usize = 48;
+/// What a kept record costs beside its strings: map entries, vector slack and the
+/// allocator's rounding.
+const RECORD_OVERHEAD: usize = 160;
 
 /// An edge from an extracted memory to a message it was said in.
 pub const DERIVED_FROM: &str = "x-derived-from";
@@ -95,9 +96,12 @@ pub enum NotCollected {
     TooMany,
 }
 
-/// Whether `id` (a chunk URN) names one of memport's extracted memories.
+/// Whether `id` (a chunk URN) names one of memport's extracted memories: its local part is
+/// `mem-` and letters and digits (not a piece split from one, `mem-….p2`).
 pub fn is_memory_chunk(id: &str) -> bool {
-    id.strip_prefix("urn:aimem:").and_then(|rest| rest.split_once(':')).is_some_and(|(_, local)| local.starts_with(MEMORY_PREFIX))
+    local_part(id)
+        .and_then(|local| local.strip_prefix(MEMORY_PREFIX))
+        .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit()))
 }
 
 /// The extracted memory a chunk of memport's is (its id, content, time, tags and provider),
@@ -170,12 +174,13 @@ fn local_part(urn: &str) -> Option<&str> {
     urn.strip_prefix("urn:aimem:")?.split_once(':').map(|(_, local)| local)
 }
 
-/// A message chunk's id as evidence said at `time`; `None` for a hashed id (it keeps neither
-/// the conversation's id nor the message's) and for a provider other than memport's own or
-/// the memory's (names are interned for good).
+/// A message chunk's id as evidence said at `time`; `None` for a hashed id (`h.<32 hex>`: it
+/// keeps neither the conversation's id nor the message's) and for a provider other than
+/// memport's own or the memory's (names are interned for good).
 fn evidence_of(target: &str, time: Micros, own: Provider) -> Option<Evidence> {
     let local = super::aimem::local_of(target)?;
-    if local.middle == "h" || local.middle == "mem" {
+    let is_hash = local.last.len() == 32 && local.last.bytes().all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte));
+    if local.middle == "h" && is_hash {
         return None;
     }
     let provider = if local.provider == own.as_str() { own } else { Provider::own_named(local.provider)? };
@@ -221,6 +226,9 @@ pub fn may_be_memory_edge(record: &[u8]) -> bool {
 #[derive(Default)]
 pub struct Collector {
     collected: ExtractedLinks,
+    /// The entities the memories name, once every link was read (a bundle's links come
+    /// first): then no other entity is held.
+    named: Option<std::collections::HashSet<String>>,
 }
 
 impl Collector {
@@ -279,7 +287,8 @@ impl Collector {
     pub fn entity(&mut self, record: &[u8]) -> bool {
         let Ok(entity) = sonic_rs::from_slice::<Entity>(record) else { return true };
         let Some(created_at) = entity.created_at.as_deref().and_then(parse_rfc3339) else { return true };
-        if self.collected.entities.contains_key(&entity.id) {
+        let unnamed = self.named.as_ref().is_some_and(|named| !named.contains(&entity.id));
+        if unnamed || self.collected.entities.contains_key(&entity.id) {
             return true;
         }
         if !self.collected.hold(entity.id.len() + entity.name.len() + entity.kind.len()) {
@@ -322,6 +331,7 @@ pub fn collect(
     if collector.names_entities()
         && let Some(mut entities) = entities()
     {
+        collector.named = Some(collector.collected.memories.values().flat_map(|memory| memory.entities.iter().cloned()).collect());
         for_each(&mut *entities, &mut record, |record| collector.entity(record))?;
     }
     Ok(collector.finish())
@@ -415,8 +425,9 @@ mod tests {
     fn a_chunk_tagged_by_memport_is_read_as_the_memory_it_was_extracted_as() {
         let edges = source(&[
             r#"{"created_at":"2024-01-01T00:00:05Z","edge_type":"x-derived-from","source_id":"urn:aimem:memport:mem-00000000000000000002","target_id":"urn:aimem:memport:chatgpt.c1.m2","weight":1}"#,
-            r#"{"created_at":"2024-01-01T00:00:09Z","edge_type":"x-derived-from","source_id":"urn:aimem:memport:mem-00000000000000000002","target_id":"urn:aimem:memport:chatgpt.h.0011","weight":1}"#,
+            r#"{"created_at":"2024-01-01T00:00:09Z","edge_type":"x-derived-from","source_id":"urn:aimem:memport:mem-00000000000000000002","target_id":"urn:aimem:memport:chatgpt.h.00112233445566778899aabbccddeeff","weight":1}"#,
             r#"{"created_at":"2024-01-01T00:00:07Z","edge_type":"x-derived-from","source_id":"urn:aimem:memport:mem-00000000000000000002","target_id":"urn:aimem:memport:claude.c9.m1","weight":1}"#,
+            r#"{"created_at":"2024-01-01T00:00:06Z","edge_type":"x-derived-from","source_id":"urn:aimem:memport:mem-00000000000000000002","target_id":"urn:aimem:memport:chatgpt.h.m5","weight":1}"#,
             r#"{"created_at":"2024-01-01T00:00:05Z","edge_type":"x-supersedes","source_id":"urn:aimem:memport:mem-00000000000000000002","target_id":"urn:aimem:memport:mem-00000000000000000001","weight":1}"#,
         ]);
         let links = source(&[r#"{"chunk_id":"urn:aimem:memport:mem-00000000000000000002","entity_id":"urn:aimem:memport:entity.ent-1"}"#]);
@@ -430,13 +441,14 @@ mod tests {
         let extracted = memory.extracted.unwrap();
         assert_eq!((extracted.memory_type, extracted.slot, extracted.language), (MemoryType::Preference, "does_not_eat", "de"));
         assert!((extracted.confidence - 0.95).abs() < 1e-6 && extracted.personal && !extracted.retracted);
-        // The hashed message names no message; claude's is another of memport's providers.
+        // The hashed message names no message (a conversation called `h` is not hashed);
+        // claude's is another of memport's providers.
         let said: Vec<_> =
             extracted.evidence.iter().map(|piece| (piece.provider, piece.conversation_id.as_str(), piece.message_id.as_str())).collect();
-        assert_eq!(said, [(Provider::ChatGpt, "c1", "m2"), (Provider::Claude, "c9", "m1")]);
+        assert_eq!(said, [(Provider::ChatGpt, "c1", "m2"), (Provider::Claude, "c9", "m1"), (Provider::ChatGpt, "h", "m5")]);
         assert_eq!(
             (extracted.evidence_count, extracted.first_seen, extracted.last_seen),
-            (2, 1_704_067_204_000_000, 1_704_067_207_000_000)
+            (3, 1_704_067_204_000_000, 1_704_067_207_000_000)
         );
         assert_eq!(extracted.supersedes.as_deref(), Some("mem-00000000000000000001"));
         assert_eq!(extracted.entities.len(), 1);
@@ -458,6 +470,7 @@ mod tests {
         let tags = ["extracted", "type-identity", "slot-home", "lang-en"];
         assert!(read(NEW, &tags));
         assert!(!read("urn:aimem:other:fact-1", &tags), "not a memport memory id");
+        assert!(!read("urn:aimem:memport:mem-00000000000000000002.p2", &tags), "a piece split from a memory");
         for missing in 0..tags.len() {
             let fewer: Vec<&str> = tags.iter().enumerate().filter(|(at, _)| *at != missing).map(|(_, tag)| *tag).collect();
             assert!(!read(NEW, &fewer), "without {}", tags[missing]);
