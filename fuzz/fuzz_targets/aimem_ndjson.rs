@@ -21,15 +21,16 @@ fuzz_target!(|data: &[u8]| {
     let path = input_file("memory.aimem.ndjson", data);
     // A run joins chunks and edges in one pass only when the check found the records in the
     // order memport writes them; a refused file is read the general way.
-    let (producer, in_order) = match check_input(&path) {
-        Ok(envelope) => (envelope.producer, envelope.in_reader_order),
+    // The extracted memories' links the check gathered are read with them, as a run reads them.
+    let (producer, in_order, links) = match check_input(&path) {
+        Ok(envelope) => (envelope.producer, envelope.in_reader_order, envelope.links),
         Err(error) => {
             check_run_error(&error, "checking an AIMEM stream");
-            ("fuzz".to_owned(), false)
+            ("fuzz".to_owned(), false, None)
         }
     };
     let Some(entry) = file_entry(&path) else { return };
-    let decoder = Arc::new(AimemDecoder { producer }) as Arc<dyn Decoder>;
+    let decoder = Arc::new(AimemDecoder { producer, links }) as Arc<dyn Decoder>;
     let stream = Stream::new(entry, RecordLayout::AimemNdjson { in_order }.framing(), decoder);
     let mut conversion = Conversion::new();
     drain_stream(&mut conversion, &stream, u64::MAX);
