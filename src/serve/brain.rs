@@ -24,6 +24,7 @@ use crate::error::RunError;
 use crate::model::{ERASED_MEMORY_TEXT, ErasedMessage, Micros};
 use crate::pipeline::{self, Options, Settings};
 use crate::sinks::{Incremental, OutputFormat};
+use crate::sources::formats::ump;
 use crate::sources::supplied::{ReaderGone, SuppliedInput};
 use crate::spec::ump::message_record_id;
 use crate::store::{ExportFilter, Put, Store, StoreError};
@@ -168,7 +169,10 @@ impl Conversion<'_> {
                 // input drops the input's channel, so this thread's sends fail instead of blocking.
                 .spawn_scoped(scope, move || pipeline::run(&options))
                 .map_err(BrainError::Io)?;
-            let read = self.store.for_each_exported(filter, |record| sender.send_line(record.as_bytes()).map_err(ExportEnd::Stopped));
+            let read = self.store.for_each_exported(filter, |exported| {
+                let key = ump::stored_group_key(exported.kind, exported.agent, exported.record);
+                sender.send_record(key, exported.record.as_bytes()).map_err(ExportEnd::Stopped)
+            });
             let count = match read {
                 Ok(count) => sender.finish().map(|()| count).map_err(ExportEnd::Stopped),
                 Err(ExportEnd::Store(error)) => {

@@ -291,17 +291,13 @@ impl Entry {
         Entry { display: input.name.as_str().into(), name: input.name.clone(), size: 0, location: Location::Supplied(input.clone()) }
     }
 
-    /// Whether a caller supplies the entry through memory ([`Entry::supplied`]).
-    pub fn is_supplied(&self) -> bool {
-        matches!(self.location, Location::Supplied(_))
-    }
-
     /// The entry's file name without folders.
     pub fn base_name(&self) -> &str {
         self.name.rsplit('/').next().unwrap_or(&self.name)
     }
 
-    /// Opens the entry for reading from its start.
+    /// Opens the entry for reading from its start (a supplied input has no bytes to read: its
+    /// records come through [`Entry::supplied_records`]).
     ///
     /// # Errors
     /// I/O or zip errors.
@@ -312,7 +308,20 @@ impl Entry {
                 Ok(Box::new(file))
             }
             Location::Zip { archive, name } => Ok(Box::new(InflatingReader::spawn(archive.clone(), name.clone(), self.display.clone())?)),
-            Location::Supplied(input) => input.take_reader().map_err(|error| RunError::read(self.display.to_string(), error)),
+            // Its records come with their keys, not as bytes ([`Entry::supplied_records`]).
+            Location::Supplied(_) => Ok(Box::new(std::io::empty())),
+        }
+    }
+
+    /// The records of an entry a caller supplies through memory ([`Entry::supplied`]); `None`
+    /// for any other entry.
+    ///
+    /// # Errors
+    /// When they were taken already.
+    pub fn supplied_records(&self) -> Option<Result<crate::sources::supplied::SuppliedRecords, RunError>> {
+        match &self.location {
+            Location::Supplied(input) => Some(input.take_records().map_err(|error| RunError::read(self.display.to_string(), error))),
+            _ => None,
         }
     }
 

@@ -3,21 +3,27 @@
 //! file is written and read back (on the benchmark VM, filling the page cache with that file
 //! cost more kernel time than the conversion's own work).
 //!
-//! The caller sends blocks of UMP NDJSON (whole lines) through a [`BlockSender`]; the run
-//! reads them as it reads a UMP NDJSON file, line by line, with the same checks but one: the
-//! lines are records memport wrote as JSON, and are not each parsed again to check they are
-//! ([`crate::sources::formats::grouped::LineRecords::written_as_json`]). The input can be read
-//! once.
+//! The caller sends each record with its group key (the conversation it belongs to, which a
+//! store reads from its columns and the record's first members) through a [`BlockSender`],
+//! gathered in blocks; the run reads them through [`SuppliedRecords`] as it reads the lines of
+//! a UMP NDJSON file, with the same checks but one (the records are memport's own JSON and are
+//! not each parsed again to check they are: see
+//! [`crate::sources::formats::grouped::checked_line`]), at the offsets they would have as lines
+//! of such a file. The key saves reading each record's conversation from
+//! its bytes, which has to step over its text: in a store's export that was a tenth of the
+//! work. The input can be read once.
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
+
+use crate::sources::formats::grouped::{self, RecordSource, SourceProblem};
 
 /// Blocks waiting between the caller and the run: the caller stays this far ahead at most.
 const QUEUED_BLOCKS: usize = 4;
 
-/// Bytes a [`BlockSender`] gathers before it sends them.
+/// Record bytes a [`BlockSender`] gathers before it sends them.
 pub const BLOCK_BYTES: usize = 1 << 20;
 
 /// A run's input that a caller supplies through memory (see the module docs).
@@ -25,7 +31,7 @@ pub const BLOCK_BYTES: usize = 1 << 20;
 pub struct SuppliedInput {
     /// How reports and rejects name it.
     pub name: String,
-    reader: Arc<Mutex<Option<BlockReader>>>,
+    records: Arc<Mutex<Option<SuppliedRecords>>>,
 }
 
 impl fmt::Debug for SuppliedInput {
@@ -41,48 +47,60 @@ impl SuppliedInput {
     /// it cannot read on).
     pub fn new(name: &str) -> (SuppliedInput, BlockSender) {
         let (sender, blocks) = sync_channel(QUEUED_BLOCKS);
-        let reader = BlockReader { blocks, current: Vec::new(), position: 0 };
-        let input = SuppliedInput { name: name.to_owned(), reader: Arc::new(Mutex::new(Some(reader))) };
-        (input, BlockSender { sender, block: Vec::with_capacity(BLOCK_BYTES), ended: false })
+        let records = SuppliedRecords { blocks, current: Block::default(), next: 0, offset: 0, display: name.to_owned(), key: None };
+        let input = SuppliedInput { name: name.to_owned(), records: Arc::new(Mutex::new(Some(records))) };
+        (input, BlockSender { sender, block: Block::with_capacity(), ended: false })
     }
 
-    /// The input's bytes; only the first call gets them.
+    /// The input's records; only the first call gets them.
     ///
     /// # Errors
     /// An I/O error when the input was read already.
-    pub fn take_reader(&self) -> io::Result<Box<dyn Read + Send>> {
-        let mut slot = self.reader.lock().map_err(|_| io::Error::other("a supplied input's reader was poisoned"))?;
-        match slot.take() {
-            Some(reader) => Ok(Box::new(reader)),
-            None => Err(io::Error::other(format!("{} can be read only once", self.name))),
-        }
+    pub fn take_records(&self) -> io::Result<SuppliedRecords> {
+        let mut slot = self.records.lock().map_err(|_| io::Error::other("a supplied input's records were poisoned"))?;
+        slot.take().ok_or_else(|| io::Error::other(format!("{} can be read only once", self.name)))
     }
 }
 
-/// Fills a [`SuppliedInput`] with lines, in blocks.
+/// Records and their keys, gathered to be sent together.
+#[derive(Default)]
+struct Block {
+    /// The records' bytes, one after another.
+    bytes: Vec<u8>,
+    /// Each record's end in `bytes` and its group key.
+    records: Vec<(usize, Option<String>)>,
+}
+
+impl Block {
+    fn with_capacity() -> Block {
+        Block { bytes: Vec::with_capacity(BLOCK_BYTES), records: Vec::with_capacity(1024) }
+    }
+}
+
+/// Fills a [`SuppliedInput`] with records, in blocks.
 pub struct BlockSender {
-    sender: SyncSender<io::Result<Vec<u8>>>,
-    block: Vec<u8>,
+    sender: SyncSender<io::Result<Block>>,
+    block: Block,
     /// `finish` or `fail` was called: dropping it ends nothing more.
     ended: bool,
 }
 
 impl BlockSender {
-    /// Adds `line` and a newline, sending the block gathered so far first when they would not
-    /// fit in it, and the block once it is full.
+    /// Adds `record` with its group key (`None`: it stands alone), sending the block gathered
+    /// so far first when the record would not fit in it, and the block once it is full.
     ///
     /// # Errors
     /// When the run has stopped reading (it failed, or ended early): the caller stops.
-    pub fn send_line(&mut self, line: &[u8]) -> Result<(), ReaderGone> {
-        // A line that would not fit goes into the next block: the block is sent as it is
+    pub fn send_record(&mut self, key: Option<String>, record: &[u8]) -> Result<(), ReaderGone> {
+        // A record that would not fit goes into the next block: the block is sent as it is
         // rather than grown (growing copied every block once more, a fiftieth of an export).
-        if !self.block.is_empty() && self.block.len() + line.len() + 1 > BLOCK_BYTES {
+        if !self.block.bytes.is_empty() && self.block.bytes.len() + record.len() > BLOCK_BYTES {
             self.send_block()?;
         }
-        self.block.extend_from_slice(line);
-        self.block.push(b'\n');
-        // Full (a line as long as a block fills one alone): sent now.
-        if self.block.len() >= BLOCK_BYTES {
+        self.block.bytes.extend_from_slice(record);
+        self.block.records.push((self.block.bytes.len(), key));
+        // Full (a record as long as a block fills one alone): sent now.
+        if self.block.bytes.len() >= BLOCK_BYTES {
             self.send_block()?;
         }
         Ok(())
@@ -90,7 +108,7 @@ impl BlockSender {
 
     /// Sends the block gathered so far and starts the next.
     fn send_block(&mut self) -> Result<(), ReaderGone> {
-        let full = std::mem::replace(&mut self.block, Vec::with_capacity(BLOCK_BYTES));
+        let full = std::mem::replace(&mut self.block, Block::with_capacity());
         self.sender.send(Ok(full)).map_err(|_| ReaderGone)
     }
 
@@ -101,14 +119,18 @@ impl BlockSender {
     pub fn finish(mut self) -> Result<(), ReaderGone> {
         self.ended = true;
         let last = std::mem::take(&mut self.block);
-        if last.is_empty() { Ok(()) } else { self.sender.send(Ok(last)).map_err(|_| ReaderGone) }
+        if last.records.is_empty() { Ok(()) } else { self.sender.send(Ok(last)).map_err(|_| ReaderGone) }
     }
 
-    /// Makes the run's read fail with `error`, so a run never reads a cut input as a whole one.
+    /// Makes the run's read fail with `error` after the records sent so far, so a run never
+    /// reads a cut input as a whole one.
     pub fn fail(mut self, error: io::Error) {
         self.ended = true;
+        let gathered = std::mem::take(&mut self.block);
         // A run that stopped reading has failed or ended already.
-        let _ = self.sender.send(Err(error));
+        if gathered.records.is_empty() || self.sender.send(Ok(gathered)).is_ok() {
+            let _ = self.sender.send(Err(error));
+        }
     }
 }
 
@@ -126,29 +148,64 @@ impl Drop for BlockSender {
 #[error("the conversion stopped reading its input")]
 pub struct ReaderGone;
 
-/// The run's side of a [`SuppliedInput`].
-struct BlockReader {
-    blocks: Receiver<io::Result<Vec<u8>>>,
-    current: Vec<u8>,
-    position: usize,
+/// The run's side of a [`SuppliedInput`]: its records, each with the key it was sent with.
+pub struct SuppliedRecords {
+    blocks: Receiver<io::Result<Block>>,
+    current: Block,
+    /// The next record of `current`.
+    next: usize,
+    /// Where the next record would start were the records the lines of a file (each followed
+    /// by a newline): the offsets a UMP NDJSON file of them would give.
+    offset: u64,
+    display: String,
+    /// The key of the record handed out last.
+    key: Option<Option<String>>,
 }
 
-impl Read for BlockReader {
-    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-        while self.position >= self.current.len() {
-            match self.blocks.recv() {
-                Ok(block) => {
-                    self.current = block?;
-                    self.position = 0;
+impl RecordSource for SuppliedRecords {
+    fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem> {
+        loop {
+            while self.next >= self.current.records.len() {
+                match self.blocks.recv() {
+                    Ok(Ok(block)) => {
+                        self.current = block;
+                        self.next = 0;
+                    }
+                    Ok(Err(error)) => {
+                        let offset = self.offset;
+                        return Err(SourceProblem { offset, message: format!("{}: byte {offset}: {error}", self.display) });
+                    }
+                    // The sender finished (or was dropped after failing): the end of the input.
+                    Err(_) => return Ok(None),
                 }
-                // The sender finished (or was dropped): the end of the input.
-                Err(_) => return Ok(0),
             }
+            let start = if self.next == 0 { 0 } else { self.current.records[self.next - 1].0 };
+            let (end, key) = &mut self.current.records[self.next];
+            self.next += 1;
+            let offset = self.offset;
+            self.offset += (*end - start) as u64 + 1;
+            let record = self.current.bytes.get(start..*end).unwrap_or_default();
+            self.key = Some(key.take());
+            // The checks a line of a file memport wrote gets (its newline counts to its length).
+            let checked = if record.len() >= grouped::MAX_LINE_BYTES {
+                Err(format!("a line longer than {} bytes", grouped::MAX_LINE_BYTES))
+            } else {
+                grouped::checked_line(record, false)
+            };
+            match checked {
+                Ok(Some(text)) => out.extend_from_slice(text),
+                Ok(None) => continue,
+                Err(problem) => {
+                    self.key = Some(None);
+                    grouped::record_error(out, &format!("{}: byte {offset}: {problem}", self.display));
+                }
+            }
+            return Ok(Some(offset));
         }
-        let count = buffer.len().min(self.current.len() - self.position);
-        buffer[..count].copy_from_slice(&self.current[self.position..self.position + count]);
-        self.position += count;
-        Ok(count)
+    }
+
+    fn known_key(&mut self) -> Option<Option<String>> {
+        self.key.take()
     }
 }
 
@@ -156,71 +213,112 @@ impl Read for BlockReader {
 mod tests {
     use super::*;
 
+    /// A record read: its offset, bytes and key.
+    type Read = (u64, Vec<u8>, Option<String>);
+
+    /// Every record of `records` with its offset and key, or the problem the read ended at.
+    fn read_all(mut records: SuppliedRecords) -> (Vec<Read>, Option<SourceProblem>) {
+        let mut read = Vec::new();
+        loop {
+            let mut out = Vec::new();
+            match records.next_record(&mut out) {
+                Ok(Some(offset)) => {
+                    let key = records.known_key().expect("a supplied record's key is known");
+                    read.push((offset, out, key));
+                }
+                Ok(None) => return (read, None),
+                Err(problem) => return (read, Some(problem)),
+            }
+        }
+    }
+
     #[test]
-    fn lines_sent_in_blocks_are_read_back_whole_and_in_order() {
+    fn records_sent_in_blocks_are_read_back_whole_in_order_with_their_keys_and_file_offsets() {
         let (input, mut sender) = SuppliedInput::new("test");
+        let record = |index: usize| format!("{{\"n\":{index},\"pad\":\"{}\"}}", "x".repeat(index % 300));
         let writer = std::thread::spawn(move || {
             for index in 0..20_000 {
-                sender.send_line(format!("{{\"n\":{index},\"pad\":\"{}\"}}", "x".repeat(index % 300)).as_bytes()).unwrap();
+                let key = (index % 3 != 0).then(|| format!("agent\0c{}", index / 7));
+                sender.send_record(key, record(index).as_bytes()).unwrap();
             }
             sender.finish().unwrap();
         });
-        let mut text = String::new();
-        input.take_reader().unwrap().read_to_string(&mut text).unwrap();
+        let (read, problem) = read_all(input.take_records().unwrap());
         writer.join().unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 20_000);
-        assert!(lines[19_999].starts_with("{\"n\":19999,"));
-        assert!(input.take_reader().is_err(), "an input is read once");
+        assert!(problem.is_none());
+        assert_eq!(read.len(), 20_000);
+        // The offsets a file of these records, one a line, would give them.
+        let mut offset = 0;
+        for (index, (at, bytes, key)) in read.iter().enumerate() {
+            assert_eq!(*at, offset);
+            assert_eq!(bytes, record(index).as_bytes());
+            assert_eq!(key.as_deref(), (index % 3 != 0).then(|| format!("agent\0c{}", index / 7)).as_deref());
+            offset += bytes.len() as u64 + 1;
+        }
+        assert!(input.take_records().is_err(), "an input is read once");
+    }
+
+    #[test]
+    fn a_record_too_deep_to_read_is_a_record_error_standing_alone() {
+        let (input, mut sender) = SuppliedInput::new("the store's records");
+        let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+        sender.send_record(Some("a\0c".into()), deep.as_bytes()).unwrap();
+        sender.send_record(Some("a\0c".into()), b"{}").unwrap();
+        sender.finish().unwrap();
+        let (read, problem) = read_all(input.take_records().unwrap());
+        assert!(problem.is_none());
+        assert_eq!(read.len(), 2);
+        let error = String::from_utf8(read[0].1.clone()).unwrap();
+        assert!(error.starts_with("{\"_record_error\"") && error.contains("the store's records: byte 0: the line nests"), "{error}");
+        assert_eq!(read[0].2, None);
+        assert_eq!((read[1].0, read[1].2.as_deref()), (400_001, Some("a\0c")));
     }
 
     #[test]
     fn a_failed_sender_fails_the_read_instead_of_ending_it() {
         let (input, mut sender) = SuppliedInput::new("test");
-        sender.send_line(b"{}").unwrap();
+        sender.send_record(None, b"{}").unwrap();
         let writer = std::thread::spawn(move || sender.fail(io::Error::other("the store could not be read")));
-        let mut text = String::new();
-        let error = input.take_reader().unwrap().read_to_string(&mut text).unwrap_err();
+        let (read, problem) = read_all(input.take_records().unwrap());
         writer.join().unwrap();
-        assert!(error.to_string().contains("could not be read"));
+        assert_eq!(read.len(), 1);
+        let problem = problem.expect("the read fails");
+        assert!(problem.message.contains("could not be read") && problem.offset == 3, "{problem:?}");
     }
 
     #[test]
     fn a_sender_dropped_before_it_finished_fails_the_read() {
         let (input, mut sender) = SuppliedInput::new("test");
-        sender.send_line(b"{}").unwrap();
+        sender.send_record(None, b"{}").unwrap();
         let writer = std::thread::spawn(move || drop(sender));
-        let mut text = String::new();
-        let error = input.take_reader().unwrap().read_to_string(&mut text).unwrap_err();
+        let (_, problem) = read_all(input.take_records().unwrap());
         writer.join().unwrap();
-        assert!(error.to_string().contains("cut off"));
+        assert!(problem.expect("the read fails").message.contains("cut off"));
     }
 
     #[test]
-    fn blocks_end_at_a_line_and_are_never_grown_past_their_size() {
+    fn blocks_are_never_grown_past_their_size() {
         let (input, mut sender) = SuppliedInput::new("test");
-        let reader = input.reader.lock().unwrap().take().unwrap();
+        let records = input.take_records().unwrap();
         let writer = std::thread::spawn(move || {
             for index in 0..10_000 {
-                sender.send_line("y".repeat(100 + index % 700).as_bytes()).unwrap();
-                assert_eq!(sender.block.capacity(), BLOCK_BYTES);
+                sender.send_record(None, "y".repeat(100 + index % 700).as_bytes()).unwrap();
+                assert_eq!(sender.block.bytes.capacity(), BLOCK_BYTES);
             }
             sender.finish().unwrap();
         });
-        let blocks: Vec<Vec<u8>> = reader.blocks.iter().map(Result::unwrap).collect();
+        let blocks: Vec<Block> = records.blocks.iter().map(Result::unwrap).collect();
         writer.join().unwrap();
         assert!(blocks.len() > 3);
-        for block in &blocks {
-            assert!(block.len() <= BLOCK_BYTES && block.ends_with(b"\n"));
-        }
-        assert_eq!(blocks.iter().map(|block| block.iter().filter(|&&byte| byte == b'\n').count()).sum::<usize>(), 10_000);
+        assert!(blocks.iter().all(|block| block.bytes.len() <= BLOCK_BYTES));
+        assert_eq!(blocks.iter().map(|block| block.records.len()).sum::<usize>(), 10_000);
     }
 
     #[test]
     fn a_sender_whose_reader_is_gone_is_told_so() {
         let (input, mut sender) = SuppliedInput::new("test");
         drop(input);
-        let line = vec![b'x'; BLOCK_BYTES];
-        assert!(sender.send_line(&line).is_err());
+        let record = vec![b'x'; BLOCK_BYTES];
+        assert!(sender.send_record(None, &record).is_err());
     }
 }

@@ -695,7 +695,7 @@ impl Store {
             Err(database) => {
                 let mut count = 0;
                 let every = postgres::RecordFilter { since: None, agent: None, live_only: false, no_messages: false };
-                database.each_record(every, |_, record| {
+                database.each_record(every, |_, _, record| {
                     count += 1;
                     visit(record)
                 })?;
@@ -834,15 +834,15 @@ impl Store {
         }
     }
 
-    /// The records an export holds ([`ExportFilter`]), in the order they were first stored.
-    /// Returns how many were visited.
+    /// The records an export holds ([`ExportFilter`]), in the order they were first stored,
+    /// with the columns kept beside them that an export reads. Returns how many were visited.
     ///
     /// # Errors
     /// SQLite errors, and `visit`'s.
     pub fn for_each_exported<E: From<StoreError>>(
         &self,
         filter: &ExportFilter,
-        mut visit: impl FnMut(&str) -> Result<(), E>,
+        mut visit: impl FnMut(ExportedRecord<'_>) -> Result<(), E>,
     ) -> Result<u64, E> {
         let connection = match self.sqlite() {
             Ok(connection) => connection,
@@ -854,22 +854,22 @@ impl Store {
                     live_only: true,
                     no_messages: filter.dna_only || filter.memories_only,
                 };
-                database.each_record(exported, |kind, record| {
+                database.each_record(exported, |kind, agent, record| {
                     if filter.dna_only && !is_dna_memory(kind, record) {
                         return Ok(());
                     }
                     count += 1;
-                    visit(record)
+                    visit(ExportedRecord { kind, agent, record })
                 })?;
                 return Ok(count);
             }
         };
         let sql = if filter.memories_only {
             // The memories' own index: a scan of every record would read the whole table.
-            "SELECT kind, record FROM records INDEXED BY records_memories WHERE kind != 'episodic' AND status != 'tombstoned' \
+            "SELECT kind, record, agent FROM records INDEXED BY records_memories WHERE kind != 'episodic' AND status != 'tombstoned' \
              AND (?1 IS NULL OR created_us >= ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq"
         } else {
-            "SELECT kind, record FROM records WHERE status != 'tombstoned' AND (?1 IS NULL OR created_us >= ?1) \
+            "SELECT kind, record, agent FROM records WHERE status != 'tombstoned' AND (?1 IS NULL OR created_us >= ?1) \
              AND (?2 IS NULL OR agent = ?2) AND (?3 = 0 OR kind != 'episodic') ORDER BY seq"
         };
         let mut statement = connection.prepare(sql).map_err(StoreError::from)?;
@@ -878,14 +878,26 @@ impl Store {
         while let Some(row) = rows.next().map_err(StoreError::from)? {
             let kind = row.get_ref(0).and_then(|value| Ok(value.as_str()?)).map_err(StoreError::from)?;
             let record = row.get_ref(1).and_then(|value| Ok(value.as_str()?)).map_err(StoreError::from)?;
+            let agent = row.get_ref(2).and_then(|value| Ok(value.as_str_or_null()?)).map_err(StoreError::from)?;
             if filter.dna_only && !is_dna_memory(kind, record) {
                 continue;
             }
-            visit(record)?;
+            visit(ExportedRecord { kind, agent, record })?;
             count += 1;
         }
         Ok(count)
     }
+}
+
+/// A record an export reads, with the columns kept beside it.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportedRecord<'a> {
+    /// `kind`.
+    pub kind: &'a str,
+    /// `scope.agent`, where it is a string.
+    pub agent: Option<&'a str>,
+    /// The record's JSON, as the store wrote it (`serde_json`'s, members in sorted order).
+    pub record: &'a str,
 }
 
 /// A store location as messages show it: a file's path, or a database's URL without its

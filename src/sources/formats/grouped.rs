@@ -35,6 +35,13 @@ pub trait RecordSource: Send {
     /// # Errors
     /// A [`SourceProblem`] when the file cannot be read on (it is truncated, not an array, …).
     fn next_record(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceProblem>;
+
+    /// The group key of the record [`RecordSource::next_record`] gave last, when the source
+    /// knows it (a store's export reads it from the store: [`crate::sources::supplied`]);
+    /// `None` to have it read from the record's bytes.
+    fn known_key(&mut self) -> Option<Option<String>> {
+        None
+    }
 }
 
 /// Whether a record stands for one the source could not read.
@@ -115,7 +122,11 @@ impl GroupingReader {
         let Some(offset) = self.source.next_record(&mut record)? else { return Ok(None) };
         // Told once a record, though a group's first is read while closing the group before.
         // Records the source could not read stand alone.
-        let key = if is_record_error(&record) { None } else { (self.key)(&record) };
+        let key = match self.source.known_key() {
+            _ if is_record_error(&record) => None,
+            Some(known) => known,
+            None => (self.key)(&record),
+        };
         Ok(Some(Taken { offset, record, key }))
     }
 
@@ -286,7 +297,7 @@ impl<R: Read + Send> RecordSource for ArrayRecords<R> {
 
 /// Longest NDJSON line read as a record; a longer one is rejected (and skipped to its end)
 /// rather than held.
-const MAX_LINE_BYTES: usize = 64 << 20;
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Records that are the non-blank lines of an NDJSON file, optionally only those a filter
 /// keeps (AIMEM's chunk lines). A kept line that is not JSON, or any line too long, becomes a
@@ -296,25 +307,12 @@ pub struct LineRecords<R: io::BufRead + Send> {
     offset: u64,
     display: String,
     keep: fn(&[u8]) -> bool,
-    /// Each line is parsed to check it is JSON ([`LineRecords::written_as_json`]).
-    check_json: bool,
 }
 
 impl<R: io::BufRead + Send> LineRecords<R> {
     /// Every non-blank line that `keep` accepts.
     pub fn new(reader: R, display: &str, keep: fn(&[u8]) -> bool) -> Self {
-        LineRecords { reader, offset: 0, display: display.to_owned(), keep, check_json: true }
-    }
-
-    /// Lines that memport itself wrote as JSON (a store's records, each written from a parsed
-    /// value): not parsed here to check they are. A line that is not JSON after all still
-    /// fails where the decoder parses its group, and that group is rejected (an export refuses
-    /// any reject), so the check bought nothing there; in a store's export it was a twelfth of
-    /// the work.
-    #[must_use]
-    pub fn written_as_json(mut self) -> Self {
-        self.check_json = false;
-        self
+        LineRecords { reader, offset: 0, display: display.to_owned(), keep }
     }
 }
 
@@ -364,25 +362,46 @@ impl<R: io::BufRead + Send> RecordSource for LineRecords<R> {
                 record_error(out, &format!("{}: byte {offset}: a line longer than {MAX_LINE_BYTES} bytes", self.display));
                 return Ok(Some(offset));
             }
-            let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line).trim_ascii();
             // A line the filter passes over is not checked: it is not read as a record. (AIMEM,
             // the one filtered input, is checked whole before it is read.)
-            if text.is_empty() || !(self.keep)(text) {
+            if !(self.keep)(trimmed(&line)) {
                 continue;
             }
-            if self.check_json
-                && let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(text)
-            {
-                record_error(out, &format!("{}: byte {offset}: the line is not JSON: {error}", self.display));
-                return Ok(Some(offset));
+            match checked_line(&line, true) {
+                Ok(Some(text)) => out.extend_from_slice(text),
+                Ok(None) => continue,
+                Err(problem) => record_error(out, &format!("{}: byte {offset}: {problem}", self.display)),
             }
-            if let Some(problem) = too_deep(text) {
-                record_error(out, &format!("{}: byte {offset}: the line {problem}", self.display));
-                return Ok(Some(offset));
-            }
-            out.extend_from_slice(text);
             return Ok(Some(offset));
         }
+    }
+}
+
+/// A line without its byte-order mark and surrounding blanks.
+fn trimmed(line: &[u8]) -> &[u8] {
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line).trim_ascii()
+}
+
+/// The record a line of an NDJSON file holds (`None` for a blank line), or what is wrong with
+/// it: not JSON (when `check_json`), or too deep to read. Whether it is too long is told where
+/// it is read. Records memport itself wrote as JSON (a store's, each written from a parsed
+/// value) are not parsed to check they are: one that is not JSON after all fails where the
+/// decoder parses its group, and that group is rejected (an export refuses any reject), so the
+/// check buys nothing there; in a store's export it was a twelfth of the work.
+///
+/// # Errors
+/// Why the line is not a record, for people.
+pub fn checked_line(line: &[u8], check_json: bool) -> Result<Option<&[u8]>, String> {
+    let text = trimmed(line);
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if check_json && let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(text) {
+        return Err(format!("the line is not JSON: {error}"));
+    }
+    match too_deep(text) {
+        Some(problem) => Err(format!("the line {problem}")),
+        None => Ok(Some(text)),
     }
 }
 
@@ -621,21 +640,13 @@ mod tests {
     }
 
     #[test]
-    fn lines_written_as_json_are_handed_on_unparsed_and_still_held_to_the_depth_limit() {
-        let input = format!("{{\"n\":1}}\n{{\"n\":\n{}\n", String::from_utf8(nested(513)).unwrap());
-        let mut lines = LineRecords::new(input.as_bytes(), "store", |_| true).written_as_json();
-        let mut record = Vec::new();
-        let mut next = |record: &mut Vec<u8>| {
-            record.clear();
-            lines.next_record(record).unwrap()
-        };
-        assert_eq!(next(&mut record), Some(0));
-        assert_eq!(record, b"{\"n\":1}");
+    fn records_written_as_json_are_handed_on_unparsed_and_still_held_to_the_depth_limit() {
+        assert_eq!(checked_line(b"{\"n\":1}\n", false), Ok(Some(&b"{\"n\":1}"[..])));
+        assert_eq!(checked_line(b"  \n", false), Ok(None));
         // Not JSON, and not looked at: the decoder parsing its group rejects it.
-        assert_eq!(next(&mut record), Some(8));
-        assert_eq!(record, b"{\"n\":");
-        assert_eq!(next(&mut record), Some(14));
-        assert!(is_record_error(&record), "{}", String::from_utf8_lossy(&record));
-        assert_eq!(next(&mut record), None);
+        assert_eq!(checked_line(b"{\"n\":", false), Ok(Some(&b"{\"n\":"[..])));
+        assert!(checked_line(b"{\"n\":", true).is_err_and(|problem| problem.starts_with("the line is not JSON")));
+        let deep = nested(513);
+        assert!(checked_line(&deep, false).is_err_and(|problem| problem.contains("nests arrays and objects more than")));
     }
 }

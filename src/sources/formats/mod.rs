@@ -71,8 +71,11 @@ pub enum RecordLayout {
 impl crate::sources::contract::ElementReader for RecordLayout {
     fn open(&self, entry: &Entry, reader: Box<dyn Read + Send>, _pool: &rayon::ThreadPool) -> Result<Elements, RunError> {
         let records = match self {
-            // Read once, from the reader given: the input may be one a caller supplies.
-            RecordLayout::UmpNdjson => ump::ndjson_records(entry, reader),
+            // A store's records, with their keys; or read once, from the reader given.
+            RecordLayout::UmpNdjson => match entry.supplied_records() {
+                Some(records) => GroupingReader::new(Box::new(records?), ump::group_key),
+                None => ump::ndjson_records(entry, reader),
+            },
             // The other grouped readers open the file themselves (AIMEM reads it twice: chunks
             // and edges).
             _ => {
@@ -99,7 +102,10 @@ pub fn open_records(layout: &RecordLayout, entry: &Entry) -> Result<GroupingRead
     Ok(match layout {
         RecordLayout::MifMemories => mif::records(entry)?,
         RecordLayout::UmpJson => ump::json_records(entry)?,
-        RecordLayout::UmpNdjson => ump::ndjson_records(entry, entry.open()?),
+        RecordLayout::UmpNdjson => match entry.supplied_records() {
+            Some(records) => GroupingReader::new(Box::new(records?), ump::group_key),
+            None => ump::ndjson_records(entry, entry.open()?),
+        },
         RecordLayout::UmpMarkdown(files) => ump::markdown_records(files.clone()),
         RecordLayout::AimeMessages => aime::message_records(entry)?,
         RecordLayout::AimeMemories => aime::memory_records(entry)?,

@@ -108,7 +108,6 @@ pub fn json_records(entry: &Entry) -> Result<GroupingReader, RunError> {
 /// are a store's records, which memport wrote as JSON: they are not parsed to check it.
 pub fn ndjson_records(entry: &Entry, reader: Box<dyn Read + Send>) -> GroupingReader {
     let lines = LineRecords::new(BufReader::with_capacity(1 << 16, reader), &entry.display, |_| true);
-    let lines = if entry.is_supplied() { lines.written_as_json() } else { lines };
     GroupingReader::new(Box::new(lines), group_key)
 }
 
@@ -218,7 +217,7 @@ fn special_record_files(folder: &Path) -> Vec<(String, &'static str)> {
 }
 
 /// Turns of one conversation share a key; other records stand alone.
-fn group_key(record: &[u8]) -> Option<String> {
+pub fn group_key(record: &[u8]) -> Option<String> {
     let Some(fields) = GroupFields::parse(record) else { return group_key_by_paths(record) };
     if fields.kind() != Some("episodic") {
         return None;
@@ -238,6 +237,20 @@ fn group_key_by_paths(record: &[u8]) -> Option<String> {
     string_at(record, &["body", "structured", "message_id"])?;
     let agent = string_at(record, &["scope", "agent"]).unwrap_or_default();
     Some(format!("{agent}\0{conversation}"))
+}
+
+/// [`group_key`] of a record a memory store holds, told from the columns the store keeps
+/// beside it (`kind` and `scope.agent`, each as a string) and its JSON as the store writes it
+/// (`serde_json`'s, members in sorted order, none repeated): `body.structured` is its first
+/// member, so its conversation and message are read without stepping over its text, which
+/// [`group_key`] has to.
+pub fn stored_group_key(kind: &str, agent: Option<&str>, record: &str) -> Option<String> {
+    if kind != "episodic" {
+        return None;
+    }
+    let conversation = string_at(record.as_bytes(), &["body", "structured", "conversation_id"])?;
+    string_at(record.as_bytes(), &["body", "structured", "message_id"])?;
+    Some(format!("{}\0{conversation}", agent.unwrap_or_default()))
 }
 
 /// Decodes groups of UMP records.
@@ -507,6 +520,27 @@ fn conversation_of(records: &[Record], origin: Origin, options: &DecodeOptions) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_stored_records_key_from_its_columns_is_the_key_read_from_its_bytes() {
+        let records = [
+            json!({"kind": "episodic", "body": {"text": "hi", "structured": {"conversation_id": "c1", "message_id": "m1", "role": "user"}}, "scope": {"agent": "chatgpt"}}),
+            json!({"kind": "episodic", "body": {"text": "a \"quoted\" text", "structured": {"conversation_id": "c\u{0}\n\"é", "message_id": "m"}}, "scope": {"owner": "o"}}),
+            json!({"kind": "episodic", "body": {"text": "no message", "structured": {"conversation_id": "c1"}}, "scope": {"agent": "claude"}}),
+            json!({"kind": "episodic", "body": {"text": "numbers", "structured": {"conversation_id": 7, "message_id": "m"}}, "scope": {"agent": "x"}}),
+            json!({"kind": "episodic", "body": {"text": "odd agent", "structured": {"conversation_id": "c", "message_id": "m"}}, "scope": {"agent": 3}}),
+            json!({"kind": "episodic", "body": {"text": "no structured"}, "scope": "nowhere"}),
+            json!({"kind": "episodic", "body": {"text": "structured not an object", "structured": "c"}}),
+            json!({"kind": "semantic", "body": {"text": "a memory", "structured": {"conversation_id": "c1", "message_id": "m1"}}, "scope": {"agent": "chatgpt"}}),
+        ];
+        for record in records {
+            // As the store writes a record, and the columns it keeps beside it.
+            let json = record.to_string();
+            let (kind, agent) = (record["kind"].as_str().unwrap(), record["scope"]["agent"].as_str());
+            assert_eq!(stored_group_key(kind, agent, &json), group_key(json.as_bytes()), "{json}");
+        }
+    }
 
     #[test]
     fn a_markdown_record_gets_its_text_back_in_the_body() {

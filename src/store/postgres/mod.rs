@@ -283,7 +283,7 @@ impl Database {
     pub fn each_record<E: From<StoreError>>(
         &self,
         filter: RecordFilter,
-        mut visit: impl FnMut(&str, &str) -> Result<(), E>,
+        mut visit: impl FnMut(&str, Option<&str>, &str) -> Result<(), E>,
     ) -> Result<(), E> {
         let (rows, arriving) = mpsc::sync_channel(STREAMED_AHEAD);
         let (done, answer) = mpsc::sync_channel(1);
@@ -295,8 +295,8 @@ impl Database {
             }))
             .map_err(|_| StoreError::Gone)?;
         for row in arriving {
-            let (kind, record) = row?;
-            visit(&kind, &record)?;
+            let (kind, agent, record) = row?;
+            visit(&kind, agent.as_deref(), &record)?;
         }
         Ok(answer.recv().map_err(|_| StoreError::Gone)??)
     }

@@ -718,25 +718,25 @@ impl Session {
     pub(super) fn each_record(
         &mut self,
         filter: &RecordFilter,
-        rows: &mpsc::SyncSender<Result<(String, String), StoreError>>,
+        rows: &mpsc::SyncSender<Result<ExportedRow, StoreError>>,
     ) -> Result<(), StoreError> {
         let RecordFilter { since, agent, live_only, no_messages } = filter;
         let parameters: [&(dyn ToSql + Sync); 3] = [live_only, since, agent];
         let statement = if *no_messages {
             // The kind written out, so the planner can read the memories' own index.
             self.statement(
-                "SELECT kind, record FROM memport_store_records WHERE kind <> 'episodic' AND (NOT $1 OR status != 'tombstoned')
+                "SELECT kind, agent, record FROM memport_store_records WHERE kind <> 'episodic' AND (NOT $1 OR status != 'tombstoned')
                  AND ($2::bigint IS NULL OR created_us >= $2) AND ($3::text IS NULL OR agent = $3) ORDER BY seq",
             )?
         } else {
             self.statement(
-                "SELECT kind, record FROM memport_store_records WHERE (NOT $1 OR status != 'tombstoned') AND ($2::bigint IS NULL OR created_us >= $2)
+                "SELECT kind, agent, record FROM memport_store_records WHERE (NOT $1 OR status != 'tombstoned') AND ($2::bigint IS NULL OR created_us >= $2)
                  AND ($3::text IS NULL OR agent = $3) ORDER BY seq",
             )?
         };
         let mut found = self.client.query_raw(&statement, parameters).map_err(failed)?;
         while let Some(row) = found.next().map_err(failed)? {
-            if rows.send(Ok((row.get(0), row.get(1)))).is_err() {
+            if rows.send(Ok((row.get(0), row.get(1), row.get(2)))).is_err() {
                 break;
             }
         }
@@ -820,3 +820,6 @@ impl Session {
         Ok(rows.into_iter().map(|row| (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5))).collect())
     }
 }
+
+/// A record an export reads, with the columns kept beside it: `kind`, `agent` and its JSON.
+pub(super) type ExportedRow = (String, Option<String>, String);
