@@ -119,13 +119,19 @@ impl Lane {
             let mut offset = (first * BLOCK) as u64;
             while let Ok(mut block) = returned.recv_timeout(STALLED) {
                 block.resize(BLOCK, 0);
-                let read = reader.read_at(&mut block, offset).map(|read| {
-                    block.truncate(read);
-                    block
-                });
-                let ended = !matches!(&read, Ok(block) if !block.is_empty());
-                if matches!(&read, Ok(block) if block.is_empty()) || full_sender.send(read).is_err() || ended {
-                    break;
+                match reader.read_at(&mut block, offset) {
+                    // The end of the file.
+                    Ok(0) => break,
+                    Ok(read) => {
+                        block.truncate(read);
+                        if full_sender.send(Ok(block)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        let _ = full_sender.send(Err(error));
+                        break;
+                    }
                 }
                 offset += (READERS * BLOCK) as u64;
             }
