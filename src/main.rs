@@ -408,6 +408,7 @@ fn conversion_options(
         erasures_from: Vec::new(),
         aimem_links: None,
         memories_apart: false,
+        evidence_named: None,
     })
 }
 

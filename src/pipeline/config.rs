@@ -195,6 +195,7 @@ pub fn load_job(path: &Path, exported_at: i64) -> Result<Job, ConfigError> {
         erasures_from: Vec::new(),
         aimem_links: None,
         memories_apart: false,
+        evidence_named: None,
     };
     let job = match file.sync {
         None => Job::Convert(options),

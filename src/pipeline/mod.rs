@@ -76,6 +76,10 @@ pub struct Options {
     /// store's export reads its memories first): a read-back memory never waits for what it
     /// links to ([`ReadBackLinks::never_waiting`]).
     pub memories_apart: bool,
+    /// The messages the input's memories name as evidence, known before the run (a store's
+    /// export reads its memories first): the only messages keyed for their links
+    /// ([`ReadBackLinks::knowing`]).
+    pub evidence_named: Option<std::sync::Arc<crate::stages::read_back::NamedEvidence>>,
 }
 
 impl Options {
@@ -236,7 +240,11 @@ pub fn run_with_delta(options: &Options, delta: Option<&mut dyn delta::DeltaFilt
     }
     // After every stage that decides what is written, before extraction's.
     if plans.iter().any(|plan| matches!(plan.format, Some("ump" | "pam" | "aimem"))) {
-        stages.push(Box::new(if options.memories_apart { ReadBackLinks::never_waiting() } else { ReadBackLinks::default() }));
+        stages.push(Box::new(match &options.evidence_named {
+            _ if options.memories_apart => ReadBackLinks::never_waiting(),
+            Some(named) => ReadBackLinks::knowing(named.clone()),
+            None => ReadBackLinks::default(),
+        }));
     }
     if extraction_settings.extract.is_some() || extraction_settings.redact_secrets {
         stages.push(Box::new(extraction::ExtractionStage::new(extraction_settings)?));

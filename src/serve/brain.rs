@@ -27,6 +27,7 @@ use crate::sinks::{Incremental, OutputFormat};
 use crate::sources::formats::ump;
 use crate::sources::supplied::{ReaderGone, SuppliedInput};
 use crate::spec::ump::message_record_id;
+use crate::stages::read_back::NamedEvidence;
 use crate::store::{ExportFilter, Put, Store, StoreError};
 use crate::timefmt::parse_rfc3339;
 use crate::validate::{self, Problem, Problems};
@@ -116,22 +117,37 @@ pub fn export(
     let filter = ExportFilter { since, dna_only: scope == Scope::DnaOnly, agent, memories_only: false };
     let conversion = Conversion { store, scope, exported_at, threads };
     // A DNA-only export holds nothing but memories: it would be converted twice.
-    let links = if scope != Scope::DnaOnly && store.lists_memories_apart() {
-        let memories = folder.path().join("memories.aimem.ndjson");
-        let memories_only = ExportFilter { memories_only: true, ..filter.clone() };
-        conversion.run(&memories_only, OutputFormat::AimemNdjson, &memories, None)?;
-        let links = crate::sinks::aimem::links_of(&memories)?;
-        std::fs::remove_file(&memories)?;
-        Some(links.into())
+    let known = if scope != Scope::DnaOnly && store.lists_memories_apart() {
+        conversion.memories_first(&filter, folder.path())?
     } else {
-        None
+        Known::default()
     };
     let (format, name) =
         if ndjson { (OutputFormat::AimemNdjson, "bundle.aimem.ndjson") } else { (OutputFormat::Aimem, "bundle.aimem.json") };
     let path = folder.path().join(name);
-    conversion.run(&filter, format, &path, links)?;
+    let links = known.links.clone();
+    let report = conversion.run(&filter, format, &path, known, None)?;
+    if report.warnings.contains_key(UNFORESEEN_EVIDENCE) {
+        // A memory stored between the two reads (or one of the episodic kind with a session)
+        // names a message the first read did not know of, whose evidence may be left out:
+        // made again, keying every message.
+        std::fs::remove_file(&path)?;
+        conversion.run(&filter, format, &path, Known { links, evidence: None }, None)?;
+    }
     let bytes = std::fs::metadata(&path)?.len();
     Ok(ExportedBundle { path, bytes, _folder: folder })
+}
+
+/// The warning of a run whose memories named evidence its [`NamedEvidence`] did not hold.
+const UNFORESEEN_EVIDENCE: &str = "read_back_evidence_unforeseen";
+
+/// What an export's conversion knows before it reads, from its memories read first.
+#[derive(Default)]
+struct Known {
+    /// The bundle's chunk-entity links ([`Options::aimem_links`]).
+    links: Option<std::sync::Arc<[u8]>>,
+    /// The messages the memories name as evidence ([`Options::evidence_named`]).
+    evidence: Option<std::sync::Arc<NamedEvidence>>,
 }
 
 /// What every conversion of one export shares.
@@ -143,9 +159,35 @@ struct Conversion<'a> {
 }
 
 impl Conversion<'_> {
-    /// Converts the records `filter` chooses to `format` at `path`, with the AIMEM links
-    /// `links` known beforehand.
-    fn run(&self, filter: &ExportFilter, format: OutputFormat, path: &Path, links: Option<std::sync::Arc<[u8]>>) -> Result<(), BrainError> {
+    /// What the export chosen by `filter` knows from its memories, converted alone first (in
+    /// `folder`): the chunk-entity links, and the messages they name as evidence (with those
+    /// of the memories of the episodic kind, which that conversion does not read), unless
+    /// there are too many or the store cannot find them all.
+    fn memories_first(&self, filter: &ExportFilter, folder: &Path) -> Result<Known, BrainError> {
+        let memories = folder.join("memories.aimem.ndjson");
+        let memories_only = ExportFilter { memories_only: true, ..filter.clone() };
+        let mut named = NamedEvidence::default();
+        self.run(&memories_only, OutputFormat::AimemNdjson, &memories, Known::default(), Some(&mut named))?;
+        let links = crate::sinks::aimem::links_of(&memories)?;
+        std::fs::remove_file(&memories)?;
+        let complete = self.store.for_each_sessionless_episodic(|record| {
+            ump::each_evidence_named(record, |conversation, message| named.add(conversation, message));
+        })?;
+        let evidence = (complete && !named.is_full()).then(|| std::sync::Arc::new(named));
+        Ok(Known { links: Some(links.into()), evidence })
+    }
+
+    /// Converts the records `filter` chooses to `format` at `path`, with what is `known`
+    /// beforehand; adds the messages the memories read name as evidence to `named`, when
+    /// given. Returns the run's report.
+    fn run(
+        &self,
+        filter: &ExportFilter,
+        format: OutputFormat,
+        path: &Path,
+        known: Known,
+        mut named: Option<&mut NamedEvidence>,
+    ) -> Result<pipeline::report::RunReport, BrainError> {
         let (records, mut sender) = SuppliedInput::new("the store's records");
         let since = filter.since;
         let options = Options {
@@ -155,9 +197,10 @@ impl Conversion<'_> {
             settings: conversion_settings(self.threads, self.store.owner()),
             incremental: since.map(|since| Incremental { export_id: String::new(), base_export_id: None, since: Some(since) }),
             dna_only: self.scope == Scope::DnaOnly,
-            aimem_links: links,
+            aimem_links: known.links,
             // Their links alone are wanted: none waits for what it links to.
             memories_apart: filter.memories_only,
+            evidence_named: known.evidence,
             ..Options::default()
         };
         // The conversion reads the records as this thread reads them from the store: the two
@@ -170,6 +213,9 @@ impl Conversion<'_> {
                 .spawn_scoped(scope, move || pipeline::run(&options))
                 .map_err(BrainError::Io)?;
             let read = self.store.for_each_exported(filter, |exported| {
+                if let Some(named) = named.as_deref_mut() {
+                    ump::each_evidence_named(exported.record, |conversation, message| named.add(conversation, message));
+                }
                 let key = ump::stored_group_key(exported.kind, exported.agent, exported.record);
                 sender.send_record(key, exported.record.as_bytes()).map_err(ExportEnd::Stopped)
             });
@@ -199,7 +245,7 @@ impl Conversion<'_> {
         if report.rejects > 0 && count > 0 {
             return Err(std::io::Error::other(format!("{} stored records could not be converted to AIMEM", report.rejects)).into());
         }
-        Ok(())
+        Ok(report)
     }
 }
 
@@ -445,7 +491,8 @@ mod tests {
     }
 
     /// The links the memories alone give are the ones the whole export writes, so the export
-    /// is hashed once, while it is written; and it is the same bundle as without them.
+    /// is hashed once, while it is written; the messages they name as evidence are all the
+    /// export keys; and it is the same bundle as without either.
     #[test]
     fn the_links_of_the_memories_alone_are_the_links_of_the_whole_export() {
         let folder = tempfile::tempdir().unwrap();
@@ -463,16 +510,19 @@ mod tests {
         let conversion = Conversion { store: &store, scope: Scope::Full, exported_at: 0, threads: 2 };
         // Every filter of the memories' own query: the whole store, and a `SINCE` one.
         for since in [None, Some(1)] {
-            let memories = folder.path().join(format!("memories-{since:?}.aimem.ndjson"));
             let whole = ExportFilter { since, ..ExportFilter::default() };
-            let memories_only = ExportFilter { memories_only: true, ..whole.clone() };
-            conversion.run(&memories_only, OutputFormat::AimemNdjson, &memories, None).unwrap();
-            let links = crate::sinks::aimem::links_of(&memories).unwrap();
+            let known = conversion.memories_first(&whole, folder.path()).unwrap();
+            let links = known.links.clone().unwrap();
             assert!(links.len() > 100, "the example's memories name entities");
+            assert!(known.evidence.is_some(), "the example's memories name messages");
             let written = folder.path().join(format!("whole-{since:?}.aimem.ndjson"));
-            conversion.run(&whole, OutputFormat::AimemNdjson, &written, None).unwrap();
+            conversion.run(&whole, OutputFormat::AimemNdjson, &written, Known::default(), None).unwrap();
             let written_links = crate::sinks::aimem::links_of(&written).unwrap();
             assert_eq!(String::from_utf8_lossy(&written_links), String::from_utf8_lossy(&links), "since {since:?}");
+            let knowing = folder.path().join(format!("knowing-{since:?}.aimem.ndjson"));
+            let report = conversion.run(&whole, OutputFormat::AimemNdjson, &knowing, known, None).unwrap();
+            assert!(!report.warnings.contains_key(UNFORESEEN_EVIDENCE), "{:?}", report.warnings);
+            assert!(std::fs::read(&knowing).unwrap() == std::fs::read(&written).unwrap(), "since {since:?}");
         }
         // The whole store, converted without the links above.
         let unhelped = folder.path().join(format!("whole-{:?}.aimem.ndjson", None::<i64>));

@@ -28,9 +28,15 @@
 //!
 //! On only when an input is UMP, PAM or AIMEM (the memory formats memport reads extracted memories
 //! whole from):
-//! it keys every message read, which other runs need not pay for.
+//! it keys every message read, which other runs need not pay for. A run told beforehand which
+//! messages its memories name ([`NamedEvidence`]: a store's export reads its memories first)
+//! keys only those.
 
-use crate::key_set::KeySet;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+
+use crate::key_set::{KeySet, PrehashedKey};
 use crate::model::extracted::{Evidence, Extracted};
 use crate::model::{Conversation, Disposition, MemoryRecord, Origin, Provider, Warnings};
 use crate::stages::{Emit, EndBoard, Stage};
@@ -54,6 +60,53 @@ fn key(buffer: &mut Vec<u8>, parts: &[&str]) -> u128 {
         buffer.push(0);
     }
     twox_hash::XxHash3_128::oneshot(buffer)
+}
+
+/// The messages a run's read-back memories name as evidence, known before the run (a store's
+/// export reads its memories first): the stage then keys only these messages instead of every
+/// one, a random insert into a table of every message read (5% of a store export's CPU).
+/// Keyed by conversation and message id alone, whatever the provider: a message of another
+/// provider with the same ids is keyed too, which costs a key and changes nothing.
+#[derive(Debug, Default)]
+pub struct NamedEvidence {
+    conversations: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
+    messages: HashSet<u128, BuildHasherDefault<PrehashedKey>>,
+    buffer: Vec<u8>,
+    /// Whether more than [`NamedEvidence::MOST_MESSAGES`] were named (the set is not
+    /// complete).
+    full: bool,
+}
+
+impl NamedEvidence {
+    /// The most messages a set holds (16 bytes each, and as many for their conversations):
+    /// past that it is full, and a run keys every message as it would without one.
+    pub const MOST_MESSAGES: usize = 1 << 20;
+
+    /// Adds the message `message` of the conversation `conversation`.
+    pub fn add(&mut self, conversation: &str, message: &str) {
+        let key = key(&mut self.buffer, &[conversation, message]);
+        if self.messages.len() == NamedEvidence::MOST_MESSAGES && !self.messages.contains(&key) {
+            self.full = true;
+            return;
+        }
+        self.messages.insert(key);
+        self.conversations.insert(twox_hash::XxHash3_128::oneshot(conversation.as_bytes()));
+    }
+
+    /// Whether more messages were named than the set holds: it cannot tell which to key.
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    /// Whether a message of the conversation `conversation` is named.
+    fn names_conversation(&self, conversation: &str) -> bool {
+        self.conversations.contains(&twox_hash::XxHash3_128::oneshot(conversation.as_bytes()))
+    }
+
+    /// Whether the message `message` of `conversation` is named; `buffer` joins the key.
+    fn names(&self, buffer: &mut Vec<u8>, conversation: &str, message: &str) -> bool {
+        self.messages.contains(&key(buffer, &[conversation, message]))
+    }
 }
 
 /// About how many bytes a memory holds (see [`MOST_WAITING_BYTES`]): its text, value, evidence,
@@ -92,6 +145,8 @@ pub struct ReadBackLinks {
     waiting_bytes: usize,
     /// Whether a memory did not wait because [`MOST_WAITING_BYTES`] were held (reported once).
     bound_reached: bool,
+    /// The only messages keyed, when known beforehand.
+    named: Option<Arc<NamedEvidence>>,
 }
 
 impl ReadBackLinks {
@@ -101,6 +156,13 @@ impl ReadBackLinks {
     /// and nothing is reported.
     pub fn never_waiting() -> ReadBackLinks {
         ReadBackLinks { waiting_bytes: MOST_WAITING_BYTES, bound_reached: true, ..ReadBackLinks::default() }
+    }
+
+    /// A stage that keys only the messages `named` names; a memory naming another one is
+    /// reported (`read_back_evidence_unforeseen`): its evidence may have been left out, and
+    /// the run must be made again without `named`.
+    pub fn knowing(named: Arc<NamedEvidence>) -> ReadBackLinks {
+        ReadBackLinks { named: Some(named), ..ReadBackLinks::default() }
     }
 
     /// Whether `key` is among the written; an unavailable index counts as not (a link left out
@@ -157,7 +219,13 @@ impl Stage for ReadBackLinks {
 
     fn process(&mut self, conversation: &mut Conversation, _found: Option<crate::stages::Found>) -> Result<(), crate::error::RunError> {
         let provider = conversation.provider.as_str();
-        for message in &conversation.messages {
+        let named_conversation = self.named.as_ref().is_none_or(|named| named.names_conversation(&conversation.id));
+        for message in conversation.messages.iter().filter(|_| named_conversation) {
+            if let Some(named) = &self.named
+                && !named.names(&mut self.buffer, &conversation.id, &message.id)
+            {
+                continue;
+            }
             // A message read and not written (a duplicate, skipped) is not waited for.
             let kind = if message.disposition == Disposition::Keep { WRITTEN } else { UNWRITTEN };
             let key = key(&mut self.buffer, &[kind, provider, &conversation.id, &message.id]);
@@ -169,6 +237,11 @@ impl Stage for ReadBackLinks {
             }
             // Only memories read from the input are here: extraction's come at the run's end.
             if let Some(extracted) = memory.extracted.as_deref_mut() {
+                if let Some(named) = &self.named
+                    && extracted.evidence.iter().any(|piece| !named.names(&mut self.buffer, &piece.conversation_id, &piece.message_id))
+                {
+                    self.warnings.add("read_back_evidence_unforeseen");
+                }
                 let evidence_ahead =
                     extracted.evidence.iter().any(|piece| !self.message_seen(WRITTEN, piece) && !self.message_seen(UNWRITTEN, piece));
                 let mut supersession_ahead = false;
@@ -367,6 +440,46 @@ mod tests {
         assert!(at_end.iter().all(|memory| memory.is_written()));
         let firsts: Vec<bool> = at_end.iter().map(|memory| memory.extracted.as_deref().unwrap().entities[0].first_mention).collect();
         assert_eq!(firsts, [true, false, false, false], "entities are first named in input order");
+    }
+
+    #[test]
+    fn a_stage_told_the_named_messages_keeps_the_same_evidence_and_reports_a_memory_naming_another() {
+        let conversation_of = |messages: &[&str], memories: Vec<MemoryRecord>| {
+            let origin = Origin { file: "store.ump.ndjson".into(), offset: 0, index: 0 };
+            let mut conversation = Conversation::empty(Provider::ChatGpt, "c1".into(), origin);
+            conversation.messages = messages.iter().map(|id| Message::user_for_tests(id, None, "I live in Leeds.", 0)).collect();
+            conversation.memories = memories;
+            conversation
+        };
+        let mut named = NamedEvidence::default();
+        named.add("c1", "m1");
+        named.add("c1", "m3");
+        let mut stage = ReadBackLinks::knowing(Arc::new(named));
+        let mut messages = conversation_of(&["m1", "m2"], Vec::new());
+        let mut memories = conversation_of(&[], vec![read_back("mem-a", &["m1", "m3"], None)]);
+        stage.process(&mut messages, None).unwrap();
+        stage.process(&mut memories, None).unwrap();
+        assert!(stage.take_warnings().0.is_empty(), "every piece was named");
+        let mut written = Written::default();
+        stage.end(&mut EndBoard::default(), &mut written).unwrap();
+        let at_end: Vec<&MemoryRecord> = written.0.iter().flat_map(|record| &record.memories).collect();
+        let kept: Vec<&str> = at_end[0].extracted.as_deref().unwrap().evidence.iter().map(|piece| piece.message_id.as_str()).collect();
+        assert_eq!(kept, ["m1"], "the message never read is left out, as without the names");
+        let mut unforeseen = conversation_of(&[], vec![read_back("mem-b", &["m2"], None)]);
+        stage.process(&mut unforeseen, None).unwrap();
+        assert!(stage.take_warnings().0.contains_key("read_back_evidence_unforeseen"), "m2 was read and not keyed");
+    }
+
+    #[test]
+    fn named_evidence_is_full_past_its_bound_and_takes_a_message_again() {
+        let mut named = NamedEvidence::default();
+        for message in 0..NamedEvidence::MOST_MESSAGES {
+            named.add("c1", &message.to_string());
+        }
+        named.add("c1", "0");
+        assert!(!named.is_full(), "a message named again takes no room");
+        named.add("c2", "0");
+        assert!(named.is_full());
     }
 
     #[test]

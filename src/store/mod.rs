@@ -887,6 +887,38 @@ impl Store {
         }
         Ok(count)
     }
+
+    /// Visits the records of the episodic kind without a session (`scope.session`): the
+    /// memories of that kind (events, situations), which the memories' own index leaves out,
+    /// as every message has a session (its conversation). Any status, time and agent: what
+    /// an export's filter leaves out is visited too. Returns whether the store could find
+    /// them through an index; a store in PostgreSQL visits nothing and says it could not.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn for_each_sessionless_episodic(&self, mut visit: impl FnMut(&str)) -> Result<bool, StoreError> {
+        let Ok(connection) = self.sqlite() else { return Ok(false) };
+        // Agent by agent, as the index by agent and session finds them: the next agent is one
+        // step of the index, where a query on the session alone would read all of it.
+        let mut agent: Option<String> = None;
+        loop {
+            let mut records = connection.prepare_cached(
+                "SELECT record FROM records INDEXED BY records_by_session WHERE agent IS ?1 AND session IS NULL AND kind = 'episodic'",
+            )?;
+            let mut rows = records.query([&agent])?;
+            while let Some(row) = rows.next()? {
+                visit(row.get_ref(0).and_then(|value| Ok(value.as_str()?))?);
+            }
+            let next = match &agent {
+                None => connection.query_row("SELECT MIN(agent) FROM records", [], |row| row.get(0))?,
+                Some(agent) => connection.query_row("SELECT MIN(agent) FROM records WHERE agent > ?1", [agent], |row| row.get(0))?,
+            };
+            match next {
+                Some(next) => agent = Some(next),
+                None => return Ok(true),
+            }
+        }
+    }
 }
 
 /// A record an export reads, with the columns kept beside it.
