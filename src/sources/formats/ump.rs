@@ -373,7 +373,9 @@ fn decode_records(
     unverified: Vec<RecordReject>,
     options: &DecodeOptions,
 ) -> Result<Decoded, RecordReject> {
-    let (turns, others): (Vec<Record>, Vec<Record>) = records.into_iter().partition(is_turn);
+    // Nearly every group is turns alone: kept as it is rather than copied record by record.
+    let (turns, others): (Vec<Record>, Vec<Record>) =
+        if records.iter().all(is_turn) { (records, Vec::new()) } else { records.into_iter().partition(is_turn) };
     let mut element = if turns.is_empty() {
         let Some(first) = others.first() else { return Err(RecordReject::new(&origin, None, "an empty group".into())) };
         let holder =
