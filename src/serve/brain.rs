@@ -27,7 +27,7 @@ use crate::sinks::{Incremental, OutputFormat};
 use crate::sources::formats::ump;
 use crate::sources::supplied::{ReaderGone, SuppliedInput};
 use crate::spec::ump::message_record_id;
-use crate::stages::read_back::NamedEvidence;
+use crate::stages::read_back::{NamedEvidence, UNFORESEEN_EVIDENCE};
 use crate::store::{ExportFilter, Put, Store, StoreError};
 use crate::timefmt::parse_rfc3339;
 use crate::validate::{self, Problem, Problems};
@@ -137,9 +137,6 @@ pub fn export(
     let bytes = std::fs::metadata(&path)?.len();
     Ok(ExportedBundle { path, bytes, _folder: folder })
 }
-
-/// The warning of a run whose memories named evidence its [`NamedEvidence`] did not hold.
-const UNFORESEEN_EVIDENCE: &str = "read_back_evidence_unforeseen";
 
 /// What an export's conversion knows before it reads, from its memories read first.
 #[derive(Default)]

@@ -44,6 +44,9 @@ use crate::stages::{Emit, EndBoard, Stage};
 /// The most bytes that memories waiting for the end may hold ([`held_bytes`]): a bound on the
 /// memory the waiting takes.
 pub const MOST_WAITING_BYTES: usize = 64 << 20;
+/// The warning of a run whose memories named evidence its [`NamedEvidence`] did not hold
+/// ([`ReadBackLinks::knowing`]).
+pub const UNFORESEEN_EVIDENCE: &str = "read_back_evidence_unforeseen";
 /// The key kinds of a message read and written, and of one read and not written.
 const WRITTEN: &str = "message";
 const UNWRITTEN: &str = "unwritten message";
@@ -240,7 +243,7 @@ impl Stage for ReadBackLinks {
                 if let Some(named) = &self.named
                     && extracted.evidence.iter().any(|piece| !named.names(&mut self.buffer, &piece.conversation_id, &piece.message_id))
                 {
-                    self.warnings.add("read_back_evidence_unforeseen");
+                    self.warnings.add(UNFORESEEN_EVIDENCE);
                 }
                 let evidence_ahead =
                     extracted.evidence.iter().any(|piece| !self.message_seen(WRITTEN, piece) && !self.message_seen(UNWRITTEN, piece));
