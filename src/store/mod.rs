@@ -877,7 +877,7 @@ impl Store {
         let mut count = 0;
         while let Some(row) = rows.next().map_err(StoreError::from)? {
             let kind = row.get_ref(0).and_then(|value| Ok(value.as_str()?)).map_err(StoreError::from)?;
-            let record = row.get_ref(1).and_then(|value| Ok(value.as_str()?)).map_err(StoreError::from)?;
+            let record = row.get_ref(1).and_then(record_text).map_err(StoreError::from)?;
             let agent = row.get_ref(2).and_then(|value| Ok(value.as_str_or_null()?)).map_err(StoreError::from)?;
             if filter.dna_only && !is_dna_memory(kind, record) {
                 continue;
@@ -919,6 +919,18 @@ impl Store {
             }
         }
     }
+}
+
+/// A record column's text, its UTF-8 checked with SIMD: an export checks every record, a
+/// kilobyte or more each, and the standard check was a thirtieth of its work. Text that is not
+/// UTF-8 fails as the standard check fails it.
+fn record_text(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<&str> {
+    if let rusqlite::types::ValueRef::Text(bytes) = value
+        && let Ok(text) = simdutf8::basic::from_utf8(bytes)
+    {
+        return Ok(text);
+    }
+    Ok(value.as_str()?)
 }
 
 /// A record an export reads, with the columns kept beside it.
