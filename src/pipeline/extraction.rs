@@ -259,6 +259,12 @@ impl ExtractionStage {
     /// # Errors
     /// When the evidence spool cannot be made.
     pub fn new(settings: ExtractionSettings) -> Result<Self, RunError> {
+        if settings.extract.is_some() || settings.redact_secrets {
+            // The patterns took the first worker to need them ~60 ms of CPU to compile; started
+            // now, that runs while the reader opens the input and fills the first batches. A
+            // thread that cannot start leaves them to the workers, as before.
+            let _ = std::thread::Builder::new().name("memport-prepare".into()).spawn(crate::stages::extract::prepare);
+        }
         let collector = match settings.extract {
             Some(options) => Some(Collector::new(options).map_err(|error| RunError::temporary("extraction evidence", error))?),
             None => None,

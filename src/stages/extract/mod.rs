@@ -81,6 +81,20 @@ pub struct Extraction {
     pub dropped_secret: u64,
 }
 
+/// Builds the patterns and tables extraction compiles on first use (the secret cues, the
+/// contact-detail shapes, the relative times, the verb classes), so that a thread started with
+/// the run can make them while the reader starts, instead of the first worker to need them
+/// stopping to. Each is built once, by whoever asks first: calling this changes no result.
+pub fn prepare() {
+    secrets::contains_secret("");
+    secrets::contacts::find("@ 0");
+    for language in Language::ALL {
+        clause::relative_times::is_only_a_time("", language);
+        clause::verbs::class_of(language, "");
+    }
+    clause::anchor::anchor("", 1, false);
+}
+
 /// Longest reply read as a subjectless answer to a question about a favourite.
 const MOST_ANSWER_BYTES: usize = 80;
 

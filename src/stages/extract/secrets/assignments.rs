@@ -16,38 +16,30 @@ use super::{Secret, SecretKind};
 
 /// A key (an identifier that holds a secret's name somewhere: checked in [`find`]), an
 /// optional closing quote, the assignment, and the value, quoted or bare.
+const ASSIGNMENT_PATTERN: &str = concat!(
+    r"(?i)(?P<key>[\w.\-]*(?:pass|pwd|token|secret|key|pin|heslo|kennwort|contraseña|clave|mdp|credentials)[\w.\-]*)",
+    r"(?P<closing>[\x22'\]]{0,2})[ \t]*(?P<assign>=>|:=|=|:)[ \t]*",
+    r"(?:\x22(?P<double>[^\x22\n]{1,200})\x22|'(?P<single>[^'\n]{1,200})'|`(?P<tick>[^`\n]{1,200})`|(?P<bare>[^\s\x22'`,;)}\]]+))"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)(?P<key>[\w.\-]*(?:pass|pwd|token|secret|key|pin|heslo|kennwort|contraseña|clave|mdp|credentials)[\w.\-]*)",
-        r"(?P<closing>[\x22'\]]{0,2})[ \t]*(?P<assign>=>|:=|=|:)[ \t]*",
-        r"(?:\x22(?P<double>[^\x22\n]{1,200})\x22|'(?P<single>[^'\n]{1,200})'|`(?P<tick>[^`\n]{1,200})`|(?P<bare>[^\s\x22'`,;)}\]]+))"
-    ))
-    .expect("a valid assignment pattern")
-});
+static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| Regex::new(ASSIGNMENT_PATTERN).expect("a valid assignment pattern"));
 
 /// A flag that holds a secret's name (checked in [`find`]) and its value, after `=` or
 /// spaces.
+const FLAG_PATTERN: &str = concat!(
+    r"(?i)(?:^|[\s\x22'`(])--?(?P<flag>[\w\-]*(?:pass|pwd|token|secret|key|pin|credentials)[\w\-]*)(?:=|[ \t]+)",
+    r"(?:\x22(?P<double>[^\x22\n]{1,200})\x22|'(?P<single>[^'\n]{1,200})'|(?P<bare>[^\s\x22'`]+))"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static FLAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)(?:^|[\s\x22'`(])--?(?P<flag>[\w\-]*(?:pass|pwd|token|secret|key|pin|credentials)[\w\-]*)(?:=|[ \t]+)",
-        r"(?:\x22(?P<double>[^\x22\n]{1,200})\x22|'(?P<single>[^'\n]{1,200})'|(?P<bare>[^\s\x22'`]+))"
-    ))
-    .expect("a valid flag pattern")
-});
+static FLAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(FLAG_PATTERN).expect("a valid flag pattern"));
 
 /// MySQL's password glued to `-p` (`mysql -u root -pS3cret`) and `sshpass -p X`.
+const GLUED_PATTERN: &str = r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?-u:\b)[^\n]*?\s-p(?P<glued>[^\s\x22'`]+)|(?-u:\b)sshpass\s+-p\s*(?P<given>[^\s\x22'`]+)";
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static GLUED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?-u:\b)[^\n]*?\s-p(?P<glued>[^\s\x22'`]+)|(?-u:\b)sshpass\s+-p\s*(?P<given>[^\s\x22'`]+)")
-        .expect("a valid glued-password pattern")
-});
+static GLUED: LazyLock<Regex> = LazyLock::new(|| Regex::new(GLUED_PATTERN).expect("a valid glued-password pattern"));
 
 /// The patterns this module's finders start from: no match of any, no secret of theirs.
-pub(super) fn cues() -> Vec<&'static Regex> {
-    vec![&*ASSIGNMENT, &*FLAG, &*GLUED]
-}
+pub(super) const CUES: &[&str] = &[ASSIGNMENT_PATTERN, FLAG_PATTERN, GLUED_PATTERN];
 
 /// Pushes the secrets given to a name in `text`.
 pub fn find(text: &str, found: &mut Vec<Secret>) {

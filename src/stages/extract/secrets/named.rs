@@ -15,21 +15,19 @@ use super::{Secret, SecretKind};
 /// The words that name a secret, found first by a literal search (fast over long transcripts);
 /// each hit is then widened to the whole identifier it stands in (`wifipassword`,
 /// `WLAN-Passwort`, `aws_secret_access_key`, `PIN-Nummer`), which [`family_of_name`] judges.
+const NAME_PATTERN: &str = concat!(
+    r"(?i)mot de passe|api[ \-]key|access[ \-]key|secret[ \-]key|private[ \-]key|client[ \-]secret|auth[ \-]token|access[ \-]token|",
+    r"pin[ \-](?:code|kód|nummer|number)|password|passwort|kennwort|passphrase|passcode|passwd|geheimzahl|contraseña|hesl(?:o|a|u|em)|",
+    r"token|secret|apikey|pin|mdp|clave|digicode|",
+    // A code that opens something: "wifi code", "WLAN-Code", "code wifi", "code de la porte",
+    // "código del wifi", "kód k wifi", "door code", "Türcode".
+    r"(?:wi-?fi|wlan|door|gate|garage|alarm|tür|haustür|tor|alarmanlage|tresor|porte|portail|alarme|coffre|",
+    r"puerta|portal|alarma|caja fuerte|dveří|brány|alarmu|trezoru)[ \-]?(?:code|kód|código)|",
+    r"(?:code|código|kód)(?: (?:du |de la |de l'|d'|de |del |de la |k |ke |od |do |na )?(?:wi-?fi|wlan|porte|portail|alarme|coffre|",
+    r"puerta|portal|alarma|caja fuerte|dveří|dveře|brány|bránu|alarmu|trezoru|entrée|garage))"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)mot de passe|api[ \-]key|access[ \-]key|secret[ \-]key|private[ \-]key|client[ \-]secret|auth[ \-]token|access[ \-]token|",
-        r"pin[ \-](?:code|kód|nummer|number)|password|passwort|kennwort|passphrase|passcode|passwd|geheimzahl|contraseña|hesl(?:o|a|u|em)|",
-        r"token|secret|apikey|pin|mdp|clave|digicode|",
-        // A code that opens something: "wifi code", "WLAN-Code", "code wifi", "code de la porte",
-        // "código del wifi", "kód k wifi", "door code", "Türcode".
-        r"(?:wi-?fi|wlan|door|gate|garage|alarm|tür|haustür|tor|alarmanlage|tresor|porte|portail|alarme|coffre|",
-        r"puerta|portal|alarma|caja fuerte|dveří|brány|alarmu|trezoru)[ \-]?(?:code|kód|código)|",
-        r"(?:code|código|kód)(?: (?:du |de la |de l'|d'|de |del |de la |k |ke |od |do |na )?(?:wi-?fi|wlan|porte|portail|alarme|coffre|",
-        r"puerta|portal|alarma|caja fuerte|dveří|dveře|brány|bránu|alarmu|trezoru|entrée|garage))"
-    ))
-    .expect("a valid secret-name pattern")
-});
+static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(NAME_PATTERN).expect("a valid secret-name pattern"));
 
 /// What may stand between a secret's name and its verb or value, from just after the name: a
 /// phrase that opens with a preposition or a relative word, or one other word (`gap`).
@@ -99,20 +97,16 @@ const OTHER_THINGS: [&str; 24] = [
 ];
 
 /// A word naming a one-time code, then the code (4–8 digits).
+const ONE_TIME_CODE_PATTERN: &str = concat!(
+    r"(?i)(?-u:\b)(?:otp|2fa|one[- ]time (?:code|password)|verification code|security code|login code|",
+    r"bestätigungscode|einmalcode|code de vérification|código de verificación|ověřovací kód)",
+    r"(?:\s+(?:is|ist|est|es|je|lautet))?\s*[:=]?\s*(?P<value>[0-9]{4,8})(?-u:\b)"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static ONE_TIME_CODE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)(?-u:\b)(?:otp|2fa|one[- ]time (?:code|password)|verification code|security code|login code|",
-        r"bestätigungscode|einmalcode|code de vérification|código de verificación|ověřovací kód)",
-        r"(?:\s+(?:is|ist|est|es|je|lautet))?\s*[:=]?\s*(?P<value>[0-9]{4,8})(?-u:\b)"
-    ))
-    .expect("a valid code pattern")
-});
+static ONE_TIME_CODE: LazyLock<Regex> = LazyLock::new(|| Regex::new(ONE_TIME_CODE_PATTERN).expect("a valid code pattern"));
 
 /// The patterns this module's finders start from: no match of any, no secret of theirs.
-pub(super) fn cues() -> Vec<&'static Regex> {
-    vec![&*NAME, &*ONE_TIME_CODE]
-}
+pub(super) const CUES: &[&str] = &[NAME_PATTERN, ONE_TIME_CODE_PATTERN];
 
 /// Pushes the secrets named in prose in `text`.
 pub fn find(text: &str, found: &mut Vec<Secret>) {

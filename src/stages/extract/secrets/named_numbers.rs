@@ -17,50 +17,42 @@ use super::{Secret, SecretKind};
 /// matched only in capitals: "nie" is German for "never". Word boundaries are ASCII ones: a
 /// Unicode boundary would make the set of every finder's cues ([`super::find`]) fall back to a
 /// slower engine on any text that is not ASCII.
+const NAMED_NUMBER_PATTERN: &str = concat!(
+    r"(?:(?-u:\b)(?:SSN|DNI|NIE|NIF|NIR|DIČ)|(?i:(?-u:\b)(?:social security (?:number|no\.?|#)|passport (?:number|no\.?|#)|",
+    r"national insurance (?:number|no\.?)|ni number|driver'?s licen[cs]e (?:number|no\.?|#)|driving licen[cs]e (?:number|no\.?)|",
+    r"tax (?:id|identification number|number)|national id(?:entity)? (?:number|no\.?)|id (?:card )?number|",
+    r"personalausweis(?:nummer)?|ausweisnummer|(?:reise)?passnummer|steuer-?id|steueridentifikationsnummer|",
+    r"sozialversicherungsnummer|steuernummer|führerscheinnummer|",
+    r"numéro de (?:sécurité sociale|sécu|passeport|carte d'identité|carte vitale|permis)|numéro fiscal|",
+    r"número de (?:la )?(?:seguridad social|pasaporte|identidad|documento)|",
+    r"rodné číslo|rodného čísla|daňové identifikační číslo)|číslo (?:pasu|občanky|občanského průkazu|op|řidičáku)))",
+    r"(?i:\s+(?:is|was|ist|lautet|est|c'est|c’est|es|je|zní))?\s*[:=#]?\s*",
+    r"(?P<number>[0-9A-Z](?:[0-9A-Z]|[ \-/.][0-9A-Z]){4,30})"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static NAMED_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?:(?-u:\b)(?:SSN|DNI|NIE|NIF|NIR|DIČ)|(?i:(?-u:\b)(?:social security (?:number|no\.?|#)|passport (?:number|no\.?|#)|",
-        r"national insurance (?:number|no\.?)|ni number|driver'?s licen[cs]e (?:number|no\.?|#)|driving licen[cs]e (?:number|no\.?)|",
-        r"tax (?:id|identification number|number)|national id(?:entity)? (?:number|no\.?)|id (?:card )?number|",
-        r"personalausweis(?:nummer)?|ausweisnummer|(?:reise)?passnummer|steuer-?id|steueridentifikationsnummer|",
-        r"sozialversicherungsnummer|steuernummer|führerscheinnummer|",
-        r"numéro de (?:sécurité sociale|sécu|passeport|carte d'identité|carte vitale|permis)|numéro fiscal|",
-        r"número de (?:la )?(?:seguridad social|pasaporte|identidad|documento)|",
-        r"rodné číslo|rodného čísla|daňové identifikační číslo)|číslo (?:pasu|občanky|občanského průkazu|op|řidičáku)))",
-        r"(?i:\s+(?:is|was|ist|lautet|est|c'est|c’est|es|je|zní))?\s*[:=#]?\s*",
-        r"(?P<number>[0-9A-Z](?:[0-9A-Z]|[ \-/.][0-9A-Z]){4,30})"
-    ))
-    .expect("a valid identity-number pattern")
-});
+static NAMED_NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(NAMED_NUMBER_PATTERN).expect("a valid identity-number pattern"));
 
 /// A name of a bank account number or sort code, then a verb, `:`, `=` or `#`, then digits in
 /// groups.
+const ACCOUNT_NUMBER_PATTERN: &str = concat!(
+    r"(?i)(?:(?-u:\b)(?:(?:bank )?account (?:number|no\.?|#)|acct\.? (?:number|no\.?|#)|routing (?:number|no\.?)|sort code|",
+    r"kontonummer|bankleitzahl|numéro de compte|n° de compte|número de cuenta)|číslo (?:bankovního )?účtu)",
+    r"(?:\s+(?:is|was|ist|lautet|est|c'est|c’est|es|je))?\s*[:=#]?\s*",
+    r"(?P<number>[0-9](?:[0-9]|[ \-/][0-9]){5,30})"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static ACCOUNT_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)(?:(?-u:\b)(?:(?:bank )?account (?:number|no\.?|#)|acct\.? (?:number|no\.?|#)|routing (?:number|no\.?)|sort code|",
-        r"kontonummer|bankleitzahl|numéro de compte|n° de compte|número de cuenta)|číslo (?:bankovního )?účtu)",
-        r"(?:\s+(?:is|was|ist|lautet|est|c'est|c’est|es|je))?\s*[:=#]?\s*",
-        r"(?P<number>[0-9](?:[0-9]|[ \-/][0-9]){5,30})"
-    ))
-    .expect("a valid account-number pattern")
-});
+static ACCOUNT_NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(ACCOUNT_NUMBER_PATTERN).expect("a valid account-number pattern"));
 
 /// A card's security code after its name: three or four digits.
+const SECURITY_CODE_PATTERN: &str = concat!(
+    r"(?:(?-u:\b)(?:CVV2?|CVC2?|CSC)|(?i:(?-u:\b)(?:card security code|cryptogramme)))",
+    r"(?i:\s+(?:is|ist|est|es|je))?\s*[:=#]?\s*(?P<number>[0-9]{3,4})"
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static SECURITY_CODE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?:(?-u:\b)(?:CVV2?|CVC2?|CSC)|(?i:(?-u:\b)(?:card security code|cryptogramme)))",
-        r"(?i:\s+(?:is|ist|est|es|je))?\s*[:=#]?\s*(?P<number>[0-9]{3,4})"
-    ))
-    .expect("a valid security-code pattern")
-});
+static SECURITY_CODE: LazyLock<Regex> = LazyLock::new(|| Regex::new(SECURITY_CODE_PATTERN).expect("a valid security-code pattern"));
 
 /// The patterns this module's finders start from.
-pub(super) fn cues() -> Vec<&'static Regex> {
-    vec![&*NAMED_NUMBER, &*ACCOUNT_NUMBER, &*SECURITY_CODE]
-}
+pub(super) const CUES: &[&str] = &[NAMED_NUMBER_PATTERN, ACCOUNT_NUMBER_PATTERN, SECURITY_CODE_PATTERN];
 
 /// Pushes the identity numbers, account numbers and card security codes in `text` said after a
 /// word that names one.

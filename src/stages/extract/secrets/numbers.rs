@@ -13,27 +13,22 @@ use super::{Secret, SecretKind};
 
 /// Card-number shapes (ASCII digits only: other scripts' digits are no card). The groups share
 /// one separator.
+const CARD_SHAPE_PATTERN: &str = concat!(
+    r"(?-u:\b)(?:[0-9]{4} [0-9]{4} [0-9]{4} [0-9]{4}",
+    r"|[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{4}",
+    r"|[0-9]{4} [0-9]{6} [0-9]{4,5}",
+    r"|[0-9]{4}-[0-9]{6}-[0-9]{4,5}",
+    r"|[0-9]{13,19})",
+);
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static CARD_SHAPE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?-u:\b)(?:[0-9]{4} [0-9]{4} [0-9]{4} [0-9]{4}",
-        r"|[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{4}",
-        r"|[0-9]{4} [0-9]{6} [0-9]{4,5}",
-        r"|[0-9]{4}-[0-9]{6}-[0-9]{4,5}",
-        r"|[0-9]{13,19})",
-    ))
-    .expect("a valid card pattern")
-});
+static CARD_SHAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(CARD_SHAPE_PATTERN).expect("a valid card pattern"));
 
+const IBAN_PATTERN: &str = r"(?-u:\b)[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?-u:\b)";
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static IBAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?-u:\b)[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?-u:\b)").expect("a valid IBAN pattern")
-});
+static IBAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(IBAN_PATTERN).expect("a valid IBAN pattern"));
 
 /// The patterns this module's finders start from: no match of any, no secret of theirs.
-pub(super) fn cues() -> Vec<&'static Regex> {
-    vec![&*CARD_SHAPE, &*IBAN]
-}
+pub(super) const CUES: &[&str] = &[CARD_SHAPE_PATTERN, IBAN_PATTERN];
 
 /// Pushes the card and bank account numbers in `text`.
 pub fn find(text: &str, found: &mut Vec<Secret>) {

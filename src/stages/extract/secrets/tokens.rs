@@ -11,49 +11,46 @@ use regex::Regex;
 use super::{Secret, SecretKind};
 
 /// Provider key prefixes and their bodies.
+const PREFIXED_PATTERN: &str = concat!(
+    r"(?-u:\b)(?:",
+    r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",
+    r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"|whsec_[A-Za-z0-9]{20,}",
+    r"|gh[pousr]_[A-Za-z0-9]{30,}",
+    r"|github_pat_[A-Za-z0-9_]{30,}",
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}",
+    r"|AIza[0-9A-Za-z_\-]{35}",
+    r"|ya29\.[0-9A-Za-z_\-]{20,}",
+    r"|GOCSPX-[0-9A-Za-z_\-]{20,}",
+    r"|xox[abposre]-[A-Za-z0-9\-]{10,}",
+    r"|xapp-[A-Za-z0-9\-]{10,}",
+    r"|glpat-[A-Za-z0-9_\-]{20,}",
+    r"|hf_[A-Za-z0-9]{30,}",
+    r"|npm_[A-Za-z0-9]{36}",
+    r"|pypi-[A-Za-z0-9_\-]{50,}",
+    r"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    r"|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+    r"|dop_v1_[a-f0-9]{64}",
+    r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{20,}",
+    r"|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+    r")"
+);
 #[expect(clippy::expect_used, reason = "the patterns are literals, checked by the tests")]
-static PREFIXED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?-u:\b)(?:",
-        r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}",
-        r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
-        r"|whsec_[A-Za-z0-9]{20,}",
-        r"|gh[pousr]_[A-Za-z0-9]{30,}",
-        r"|github_pat_[A-Za-z0-9_]{30,}",
-        r"|(?:AKIA|ASIA)[0-9A-Z]{16}",
-        r"|AIza[0-9A-Za-z_\-]{35}",
-        r"|ya29\.[0-9A-Za-z_\-]{20,}",
-        r"|GOCSPX-[0-9A-Za-z_\-]{20,}",
-        r"|xox[abposre]-[A-Za-z0-9\-]{10,}",
-        r"|xapp-[A-Za-z0-9\-]{10,}",
-        r"|glpat-[A-Za-z0-9_\-]{20,}",
-        r"|hf_[A-Za-z0-9]{30,}",
-        r"|npm_[A-Za-z0-9]{36}",
-        r"|pypi-[A-Za-z0-9_\-]{50,}",
-        r"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
-        r"|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
-        r"|dop_v1_[a-f0-9]{64}",
-        r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{20,}",
-        r"|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
-        r")"
-    ))
-    .expect("a valid token pattern")
-});
+static PREFIXED: LazyLock<Regex> = LazyLock::new(|| Regex::new(PREFIXED_PATTERN).expect("a valid token pattern"));
 
 /// A bearer or token credential in an `Authorization` header or a command.
+const BEARER_PATTERN: &str = r"(?-u:\b)(?:Bearer|bearer|BEARER)\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)";
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static BEARER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?-u:\b)(?:Bearer|bearer|BEARER)\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)").expect("a valid bearer pattern")
-});
+static BEARER: LazyLock<Regex> = LazyLock::new(|| Regex::new(BEARER_PATTERN).expect("a valid bearer pattern"));
 
 /// A run of base64 characters: 40 of them are an AWS secret access key's shape.
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
 static BASE64_RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9/+]{40,}").expect("a valid base64 pattern"));
 
 /// What tells that a 40-character run is AWS's: a key id or the word, shortly before it.
+const AWS_CUE_PATTERN: &str = r"(?-u:\b)(?i:aws)|(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)";
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static AWS_CUE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)(?i:aws)|(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)").expect("a valid cue pattern"));
+static AWS_CUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(AWS_CUE_PATTERN).expect("a valid cue pattern"));
 
 /// How far before a 40-character run its AWS cue may stand, in bytes.
 const AWS_CUE_REACH: usize = 120;
@@ -61,21 +58,18 @@ const AWS_CUE_REACH: usize = 120;
 /// A PEM private key block: its header, then its body (base64 or the headers of an encrypted
 /// key), up to its footer or the end of the text. A header alone (code that looks for one) is
 /// no key.
+const PRIVATE_KEY_PATTERN: &str =
+    r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----\s+[A-Za-z0-9+/][\s\S]*?(?:-----END (?:[A-Z]+ )?PRIVATE KEY-----|\z)";
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----\s+[A-Za-z0-9+/][\s\S]*?(?:-----END (?:[A-Z]+ )?PRIVATE KEY-----|\z)")
-        .expect("a valid key pattern")
-});
+static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| Regex::new(PRIVATE_KEY_PATTERN).expect("a valid key pattern"));
 
 /// A URL's scheme and authority (up to the path, query or fragment).
+const URL_AUTHORITY_PATTERN: &str = r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]*://(?P<authority>[^\s/?#\x22'<>`]+)";
 #[expect(clippy::expect_used, reason = "the pattern is a literal, checked by the tests")]
-static URL_AUTHORITY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]*://(?P<authority>[^\s/?#\x22'<>`]+)").expect("a valid URL pattern"));
+static URL_AUTHORITY: LazyLock<Regex> = LazyLock::new(|| Regex::new(URL_AUTHORITY_PATTERN).expect("a valid URL pattern"));
 
 /// The patterns this module's finders start from: no match of any, no secret of theirs.
-pub(super) fn cues() -> Vec<&'static Regex> {
-    vec![&*PREFIXED, &*BEARER, &*AWS_CUE, &*PRIVATE_KEY, &*URL_AUTHORITY]
-}
+pub(super) const CUES: &[&str] = &[PREFIXED_PATTERN, BEARER_PATTERN, AWS_CUE_PATTERN, PRIVATE_KEY_PATTERN, URL_AUTHORITY_PATTERN];
 
 /// Pushes the secrets told by their shape in `text`.
 pub fn find(text: &str, found: &mut Vec<Secret>) {
