@@ -99,7 +99,8 @@ pub fn has_memory_index(connection: &Connection) -> bool {
 /// The page size of a new store file. A record (its JSON and its text) is about 1.8 KB, and a
 /// 4 KB page holds two with much of a page left over or spills a longer one to overflow pages:
 /// at 16 KB the 1 GB export's store is 13% smaller and a full export, which reads every record
-/// in order, takes 8–10% less time. A store made with another page size is read as it is.
+/// in order, takes a tenth less time (its first byte 14% sooner). A store made with another
+/// page size is read as it is.
 pub const PAGE_SIZE: u32 = 16 << 10;
 
 /// Creates the tables of the current schema in an empty database.
