@@ -82,9 +82,13 @@ pub struct Secret {
 /// one of the dozen finders' passes did.
 static ANY_CUE: LazyLock<RegexSet> = LazyLock::new(|| {
     // From the patterns' text: a finder's own regexes are compiled only when a text has a cue.
-    let cues = [tokens::CUES, named::CUES, assignments::CUES, numbers::CUES, named_numbers::CUES].concat();
-    RegexSet::new(cues).expect("the finders' patterns are valid")
+    RegexSet::new(cues()).expect("the finders' patterns are valid")
 });
+
+/// Every finder's cue patterns, as text.
+fn cues() -> Vec<&'static str> {
+    [tokens::CUES, named::CUES, assignments::CUES, numbers::CUES, named_numbers::CUES].concat()
+}
 
 /// Every secret in `text`, in order of where they start; overlapping findings are merged into
 /// the first one.
@@ -280,7 +284,7 @@ mod tests {
     /// redacting run).
     #[test]
     fn no_cue_has_a_unicode_word_boundary() {
-        for cue in [tokens::CUES, named::CUES, assignments::CUES, numbers::CUES, named_numbers::CUES].concat() {
+        for cue in cues() {
             let pattern = cue.replace(r"(?-u:\b)", "");
             assert!(!pattern.contains(r"\b"), "{cue}");
         }
