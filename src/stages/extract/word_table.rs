@@ -16,11 +16,28 @@ pub struct WordTable {
     short: PackedWords,
     /// Every other word, lowercase.
     long: FxHashMap<Box<str>, u8>,
+    /// The shapes of the words held ([`shape`]): for each first letter, the lengths, as bits.
+    /// Most words looked up have no word of their shape in the table, and are told so without
+    /// being packed and hashed.
+    shapes: [u16; 32],
+}
+
+/// Where a word (of at least one byte) is in [`WordTable::shapes`], and its bit there: its first
+/// byte's low five bits (the same for a letter in either case), and its length in bytes (every
+/// length past 15 shares bit 0). Words that are the same but for the case of ASCII letters have
+/// the same shape.
+#[inline]
+fn shape(word: &[u8]) -> (usize, u16) {
+    let first = word.first().map_or(0, |&byte| usize::from(byte & 31));
+    let bit = if word.len() < 16 { 1 << word.len() } else { 1 };
+    (first, bit)
 }
 
 impl WordTable {
     /// Ors `value` into the value of `word` (written in lowercase).
     pub fn insert_or(&mut self, word: &str, value: u8) {
+        let (first, bit) = shape(word.as_bytes());
+        self.shapes[first] |= bit;
         match pack(word.as_bytes()) {
             Some(key) => self.short.insert_or(key, value),
             None => *self.long.entry(word.into()).or_default() |= value,
@@ -31,6 +48,9 @@ impl WordTable {
     /// it is not in the table.
     #[inline]
     pub fn get_ascii(&self, word: &[u8], folded: &mut String) -> u8 {
+        if !self.may_hold(word) {
+            return 0;
+        }
         match pack(word) {
             Some(key) => self.short.get(key),
             None => {
@@ -65,10 +85,22 @@ impl WordTable {
 
     /// The value of `word`, written in lowercase, 0 when it is not in the table.
     pub fn get_lowercase(&self, word: &str) -> u8 {
+        if !self.may_hold(word.as_bytes()) {
+            return 0;
+        }
         match pack(word.as_bytes()) {
             Some(key) => self.short.get(key),
             None => self.long.get(word).copied().unwrap_or(0),
         }
+    }
+}
+
+impl WordTable {
+    /// Whether the table holds a word of the shape of `word` (compared as the lookups compare).
+    #[inline]
+    fn may_hold(&self, word: &[u8]) -> bool {
+        let (first, bit) = shape(word);
+        self.shapes[first] & bit != 0
     }
 }
 
@@ -404,6 +436,25 @@ mod tests {
             });
             prop_assert_eq!(stopped, walked.len() > stop_after);
             prop_assert_eq!(seen, walked.len().min(stop_after + 1));
+        }
+
+        #[test]
+        fn a_look_up_finds_what_comparing_lowercase_words_finds(
+            held in proptest::collection::vec("[a-zA-Z'ůé]{1,12}", 0..20),
+            asked in proptest::collection::vec("[a-zA-Z'ůéŮ]{0,12}", 1..20),
+        ) {
+            // The table's shapes must never turn away a word it holds, in any case.
+            let mut table = WordTable::default();
+            for (index, word) in held.iter().enumerate() {
+                table.insert_or(&word.to_lowercase(), 1 << (index % 8));
+            }
+            let mut folded = String::new();
+            for word in asked.iter().chain(&held) {
+                let lower = word.to_lowercase();
+                let expected = held.iter().enumerate().filter(|(_, held)| held.to_lowercase() == lower).fold(0u8, |value, (index, _)| value | 1 << (index % 8));
+                prop_assert_eq!(table.get(word, &mut folded), expected, "{:?}", word);
+                prop_assert_eq!(table.get_lowercase(&lower), expected, "{:?}", lower);
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use super::plural;
 use super::verbs::{self, VerbClass};
 use crate::stages::extract::language::Language;
-use crate::stages::extract::word_table::{WordTable, for_each_word};
+use crate::stages::extract::word_table::{WordTable, for_each_word_told};
 
 /// One language's closed word classes.
 pub struct Lexicon {
@@ -194,7 +194,11 @@ impl Lexicon {
         // What an English sentence without a marker has: the user as an object, a word of a
         // shape that makes that say something.
         let (mut object, mut object_shape) = (false, false);
-        let marked = for_each_word(sentence, |word| {
+        // The walk tells whether a word is ASCII (nearly every one): it is not looked at again.
+        let get = |word: &str, ascii: bool, folded: &mut String| {
+            if ascii { markers.get_ascii(word.as_bytes(), folded) } else { markers.get_ignoring_ascii_case(word, folded) }
+        };
+        let marked = for_each_word_told(sentence, |word, ascii| {
             // A subject, plural subject or standing wish is compared without the apostrophes
             // at its end ("j'" is "j"), a possessive as it stands.
             // Most words end in neither apostrophe (the last byte of `’` is 0x99): not trimmed.
@@ -203,14 +207,11 @@ impl Lexicon {
             } else {
                 word
             };
-            let part = markers.get_ignoring_ascii_case(trimmed, &mut folded);
+            let part = get(trimmed, ascii, &mut folded);
             object |= part & OBJECT != 0;
             object_shape |= part & OBJECT_SHAPE != 0;
-            let possessive = if trimmed.len() == word.len() {
-                part & POSSESSIVE != 0
-            } else {
-                markers.get_ignoring_ascii_case(word, &mut folded) & POSSESSIVE != 0
-            };
+            let possessive =
+                if trimmed.len() == word.len() { part & POSSESSIVE != 0 } else { get(word, ascii, &mut folded) & POSSESSIVE != 0 };
             // Checked on the bytes: this runs on every word of every sentence that gets this far.
             let opens_with = |letters: &[u8]| {
                 let bytes = word.as_bytes();

@@ -165,9 +165,7 @@ fn join_fronted_time(sentence: &str, language: Language, clauses: &mut Vec<std::
 /// generated history that hold a first-person word. ("Do" opens "Do not ever…", a wish, and
 /// is read.)
 fn opens_english_question(clause: &str, language: Language) -> bool {
-    language == Language::English
-        && words::first_word(clause, language)
-            .is_some_and(|first| matches!(first.lower.as_str(), "what" | "how" | "why" | "does" | "is" | "are" | "can"))
+    language == Language::English && words::first_word_is(clause, language, &["what", "how", "why", "does", "is", "are", "can"])
 }
 
 /// `range` of `text` without the spaces and clause punctuation at its ends.

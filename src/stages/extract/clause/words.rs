@@ -94,6 +94,26 @@ pub fn first_word(text: &str, language: Language) -> Option<Word> {
     words(&text[..end], language).into_iter().next()
 }
 
+/// Whether the first word of `text` as [`words`] reads it is one of `wanted` (lowercase):
+/// [`first_word`]'s answer, told without making the word where the first word is plain letters
+/// as written (nearly every clause's), which is then itself in lowercase.
+pub fn first_word_is(text: &str, language: Language, wanted: &[&str]) -> bool {
+    let Some(first) = text
+        .split_whitespace()
+        .map(|raw| raw.trim_matches(is_edge_punctuation).trim_matches(|c| c == '\'' || c == '’'))
+        .find(|word| !word.is_empty())
+    else {
+        return false;
+    };
+    // Only a word with an apostrophe, or an English contraction written without one, is read
+    // as other words than itself (an "'s" read as "is" has an apostrophe too).
+    if first.bytes().all(|byte| byte.is_ascii_alphabetic()) && !(language == Language::English && is_contraction_without_apostrophe(first))
+    {
+        return wanted.iter().any(|word| word.eq_ignore_ascii_case(first));
+    }
+    first_word(text, language).is_some_and(|word| wanted.contains(&word.lower.as_str()))
+}
+
 /// Whether a word ends with an "'s" that may be "is" (not "it's", "that's" and the like, which
 /// [`open_english`] opens, nor "let's").
 fn ends_with_s_for_is(word: &str) -> bool {
@@ -127,18 +147,20 @@ fn is_after_is(raw: &str) -> bool {
     )
 }
 
+/// English contractions written without an apostrophe, which [`open_english`] opens too.
+const CONTRACTIONS_WITHOUT_APOSTROPHE: &[&str] =
+    &["im", "ive", "dont", "doesnt", "didnt", "cant", "cannot", "wont", "wouldnt", "couldnt", "havent", "wasnt", "isnt", "gonna", "wanna"];
+
+/// Whether `word` is an English contraction written without an apostrophe ("dont", "im").
+fn is_contraction_without_apostrophe(word: &str) -> bool {
+    CONTRACTIONS_WITHOUT_APOSTROPHE.iter().any(|form| form.eq_ignore_ascii_case(word))
+}
+
 /// English contractions: "I'm" → "I am", "don't" → "do not", "I've" → "I have".
 fn open_english(word: &str, words: &mut Vec<Word>) {
     // Every contraction below is short and has an apostrophe or is one of a few written
     // without: other words are not lowercased.
-    let may_be_contraction = word.len() <= 9
-        && (word.contains(['\'', '’'])
-            || [
-                "im", "ive", "dont", "doesnt", "didnt", "cant", "cannot", "wont", "wouldnt", "couldnt", "havent", "wasnt", "isnt", "gonna",
-                "wanna",
-            ]
-            .iter()
-            .any(|form| form.eq_ignore_ascii_case(word)));
+    let may_be_contraction = word.len() <= 9 && (word.contains(['\'', '’']) || is_contraction_without_apostrophe(word));
     if !may_be_contraction {
         words.push(Word::new(word));
         return;
@@ -239,6 +261,36 @@ mod tests {
         {
             for language in Language::ALL {
                 assert_eq!(first_word(text, language), words(text, language).into_iter().next(), "{text:?} {language:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_word_is_told_as_the_first_of_all_the_words_tells_it() {
+        let wanted = ["what", "how", "why", "does", "is", "are", "can", "i", "je", "j'"];
+        for text in [
+            "What am I doing wrong?",
+            "  — Can't I?",
+            "CANNOT do it",
+            "Isnt it?",
+            "Doesn’t matter",
+            "Why's a fish wet",
+            "why's",
+            "IS it",
+            "“How” now",
+            "how-to guide",
+            "J'ai un chat",
+            "Je suis",
+            "Whatever",
+            "im here",
+            "(is) it",
+            "Wh4t",
+            "…",
+            "",
+        ] {
+            for language in Language::ALL {
+                let expected = first_word(text, language).is_some_and(|word| wanted.contains(&word.lower.as_str()));
+                assert_eq!(first_word_is(text, language, &wanted), expected, "{text:?} {language:?}");
             }
         }
     }
