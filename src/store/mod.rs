@@ -277,7 +277,7 @@ impl Store {
     pub fn search_index(&self) -> Result<IndexInUse, StoreError> {
         let connection = match self.sqlite() {
             Ok(connection) => connection,
-            Err(database) => return self.search_index_of(database),
+            Err(database) => return self.search_index_of(database, true),
         };
         // The index may only hold committed records: a rolled-back change would stay in it, and
         // the change ids it used would be used again and skipped.
@@ -319,7 +319,9 @@ impl Store {
 
     /// [`Store::search_index`] of a store in PostgreSQL: no file is ever replaced under it (a
     /// run loads it in place, and its change log then sends the index back to the records).
-    fn search_index_of(&self, database: &postgres::Database) -> Result<IndexInUse, StoreError> {
+    /// Unless `refresh`, the index is handed out as it stands (a recall that checks the log's end
+    /// itself, [`Store::recall`]).
+    pub(crate) fn search_index_of(&self, database: &postgres::Database, refresh: bool) -> Result<IndexInUse, StoreError> {
         if !self.searches_in_memory() {
             return Err(StoreError::NotAFile("index in memory"));
         }
@@ -334,7 +336,9 @@ impl Store {
                 }
             }
         };
-        index.refresh(database)?;
+        if refresh {
+            index.refresh(database)?;
+        }
         Ok(IndexInUse { index, of_replaced_file: false })
     }
 

@@ -109,42 +109,48 @@ impl Store {
             Err(database) if words.is_empty() || self.schema_version < super::postgres::CHANGE_LOG_VERSION => {
                 candidates_in_postgres(database, &words, query)?
             }
-            _ => self.best_matches(&words, query)?,
+            Err(database) => return self.recall_in_postgres(database, &words, query),
+            Ok(_) => self.best_matches(&self.search_index()?, &words, query)?,
         };
-        // Ranked on the columns; only the records returned are read and parsed.
-        let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::max);
-        let mut scored: Vec<(f64, i64, Option<u64>, Value)> = rows
-            .into_iter()
-            .map(|candidate| {
-                let similarity = if words.is_empty() || best <= 0.0 { 0.0 } else { (candidate.rank / best).clamp(0.0, 1.0) };
-                let age_days = ((query.valid_at - candidate.created_us) as f64 / 86_400e6).max(0.0);
-                let recency = 0.5_f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
-                let salience = candidate.salience.unwrap_or(0.5).clamp(0.0, 1.0);
-                let scope_match = candidate.scope_match;
-                let (text_weight, recency_weight, salience_weight) = WEIGHTS;
-                let score = if words.is_empty() {
-                    (recency + salience) / 2.0
-                } else {
-                    text_weight * similarity + recency_weight * recency + salience_weight * salience
-                };
-                let signals = json!({
-                    "similarity": round(similarity),
-                    "recency": round(recency),
-                    "salience": round(salience),
-                    "scope_match": round(scope_match),
-                });
-                (round(score * (0.9 + 0.1 * scope_match)), candidate.seq, candidate.id_hash, signals)
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.truncate(query.limit.clamp(1, MAX_RECALL));
-        // A store in PostgreSQL is read in one round trip for all of them.
-        let mut in_database = match self.sqlite() {
+        let scored = ranked(rows, &words, query);
+        let in_database = match self.sqlite() {
             Ok(_) => std::collections::HashMap::new(),
-            Err(database) => database.live_records_at(scored.iter().map(|(_, seq, ..)| *seq).collect())?,
+            Err(database) => database.live_records_at(scored.iter().map(|scored| scored.seq).collect())?,
         };
+        self.read_back(scored, in_database)
+    }
+
+    /// Recall over the in-memory index of a store in PostgreSQL, in one round trip when nothing
+    /// was written since the index was last brought up to date: the index is searched as it
+    /// stands, and the records returned are read together with the change log's end. Should the
+    /// log have moved on, the index catches up and is searched again (the round trips of a
+    /// refresh, and one more for the records).
+    fn recall_in_postgres(
+        &self,
+        database: &super::postgres::Database,
+        words: &[&str],
+        query: &RecallQuery,
+    ) -> Result<Vec<Recalled>, StoreError> {
+        let index = self.search_index_of(database, false)?;
+        // Read before the search: a refresh by another recall meanwhile only makes the index
+        // newer than this says, which at worst searches once more.
+        let applied = index.index.applied().unwrap_or(0);
+        let scored = ranked(self.best_matches(&index, words, query)?, words, query);
+        let (in_database, latest) = database.live_records_and_latest_change(scored.iter().map(|scored| scored.seq).collect())?;
+        if latest == applied {
+            return self.read_back(scored, in_database);
+        }
+        let index = self.search_index_of(database, true)?;
+        let scored = ranked(self.best_matches(&index, words, query)?, words, query);
+        let in_database = database.live_records_at(scored.iter().map(|scored| scored.seq).collect())?;
+        self.read_back(scored, in_database)
+    }
+
+    /// The records of `scored`, best first: from a store file one by one, from PostgreSQL out
+    /// of `in_database` (read in one round trip for all of them).
+    fn read_back(&self, scored: Vec<Scored>, mut in_database: super::postgres::LiveRecords) -> Result<Vec<Recalled>, StoreError> {
         let mut recalled = Vec::with_capacity(scored.len());
-        for (score, seq, id_hash, signals) in scored {
+        for Scored { score, seq, id_hash, signals } in scored {
             let live = match self.sqlite() {
                 Ok(connection) => connection
                     .prepare_cached("SELECT id, record FROM records WHERE seq = ?1 AND status != 'tombstoned'")?
@@ -204,8 +210,9 @@ impl Store {
     /// (BM25, from the search index). The index filters by kind, owner, agent and status; the
     /// times are checked here, and when too many of the best are not valid at that time, more
     /// are asked for, so the result is the best valid ones.
-    fn best_matches(&self, words: &[&str], query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
-        let IndexInUse { index, of_replaced_file } = self.search_index()?;
+    fn best_matches(&self, in_use: &IndexInUse, words: &[&str], query: &RecallQuery) -> Result<Vec<Candidate>, StoreError> {
+        let IndexInUse { index, of_replaced_file } = in_use;
+        let of_replaced_file = *of_replaced_file;
         let only = Only {
             kinds: &query.kinds,
             owner: query.owner.as_deref(),
@@ -258,6 +265,47 @@ impl Store {
         };
         Ok(until.is_some_and(|until| until > at))
     }
+}
+
+/// A candidate ranked: its score and signals, and where its record is.
+struct Scored {
+    score: f64,
+    seq: i64,
+    id_hash: Option<u64>,
+    signals: Value,
+}
+
+/// `rows` ranked by text relevance (against the best of them), recency and salience, best
+/// first (ties by `seq`), cut to the query's limit.
+fn ranked(rows: Vec<Candidate>, words: &[&str], query: &RecallQuery) -> Vec<Scored> {
+    // Ranked on the columns; only the records returned are read and parsed.
+    let best = rows.iter().map(|row| row.rank).fold(0.0_f64, f64::max);
+    let mut scored: Vec<Scored> = rows
+        .into_iter()
+        .map(|candidate| {
+            let similarity = if words.is_empty() || best <= 0.0 { 0.0 } else { (candidate.rank / best).clamp(0.0, 1.0) };
+            let age_days = ((query.valid_at - candidate.created_us) as f64 / 86_400e6).max(0.0);
+            let recency = 0.5_f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
+            let salience = candidate.salience.unwrap_or(0.5).clamp(0.0, 1.0);
+            let scope_match = candidate.scope_match;
+            let (text_weight, recency_weight, salience_weight) = WEIGHTS;
+            let score = if words.is_empty() {
+                (recency + salience) / 2.0
+            } else {
+                text_weight * similarity + recency_weight * recency + salience_weight * salience
+            };
+            let signals = json!({
+                "similarity": round(similarity),
+                "recency": round(recency),
+                "salience": round(salience),
+                "scope_match": round(scope_match),
+            });
+            Scored { score: round(score * (0.9 + 0.1 * scope_match)), seq: candidate.seq, id_hash: candidate.id_hash, signals }
+        })
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.seq.cmp(&b.seq)));
+    scored.truncate(query.limit.clamp(1, MAX_RECALL));
+    scored
 }
 
 /// The [`CANDIDATES`] records of a store in PostgreSQL valid at the query's time, most recent

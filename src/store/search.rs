@@ -318,6 +318,11 @@ impl SearchIndex {
         Ok(SearchIndex { index, reader, fields, writing: Mutex::new(Writing { writer, applied }) })
     }
 
+    /// The last change of the store's log the index holds (`None`: the store had no log).
+    pub fn applied(&self) -> Option<i64> {
+        self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner).applied
+    }
+
     /// Brings the index up to date with the store `source` reads: every record the change
     /// log names since the last update is indexed again, or taken out when it is gone.
     ///

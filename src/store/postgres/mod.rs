@@ -22,6 +22,9 @@ use session::Session;
 
 mod session;
 
+/// Live records by `seq`: each one's id and JSON.
+pub type LiveRecords = std::collections::HashMap<i64, (String, String)>;
+
 /// Whether a store location is a PostgreSQL database rather than a file.
 pub fn is_postgres_url(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
@@ -232,8 +235,14 @@ impl Database {
     }
 
     /// The id and JSON of each record at one of `seqs` unless it is tombstoned, by `seq`.
-    pub fn live_records_at(&self, seqs: Vec<i64>) -> Result<std::collections::HashMap<i64, (String, String)>, StoreError> {
+    pub fn live_records_at(&self, seqs: Vec<i64>) -> Result<LiveRecords, StoreError> {
         self.call(move |session| session.live_records_at(&seqs))
+    }
+
+    /// The live records at `seqs` by `seq` (id and record), and the change log's end, read in
+    /// one round trip.
+    pub fn live_records_and_latest_change(&self, seqs: Vec<i64>) -> Result<(LiveRecords, i64), StoreError> {
+        self.call(move |session| session.live_records_and_latest_change(&seqs))
     }
 
     /// Every erasure: the id, and for a message the ids it was written under.

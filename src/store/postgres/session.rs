@@ -642,6 +642,30 @@ impl Session {
         Ok(rows.into_iter().map(|row| (row.get(0), (row.get(1), row.get(2)))).collect())
     }
 
+    /// [`Session::live_records_at`] and [`Session::latest_change`] in one statement: a recall
+    /// reads the records it returns and learns whether the index it searched was current in one
+    /// round trip.
+    pub(super) fn live_records_and_latest_change(&mut self, seqs: &[i64]) -> Result<(super::LiveRecords, i64), StoreError> {
+        if self.in_transaction {
+            return Err(StoreError::InTransaction);
+        }
+        // The log's end is one row, joined to every record found (and alone when none is).
+        let rows = self.rows(
+            "SELECT changes.latest, records.seq, records.id, records.record
+             FROM (SELECT coalesce(max(change), 0) AS latest FROM memport_store_changes) changes
+             LEFT JOIN memport_store_records records ON records.seq = ANY($1) AND records.status != 'tombstoned'",
+            &[&seqs],
+        )?;
+        let latest = rows.first().map_or(0, |row| row.get(0));
+        let mut records = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            if let (Some(seq), Some(id), Some(record)) = (row.get::<_, Option<i64>>(1), row.get(2), row.get(3)) {
+                records.insert(seq, (id, record));
+            }
+        }
+        Ok((records, latest))
+    }
+
     /// Every erasure: ids, and for messages the ids they were written under.
     pub(super) fn erasures(&mut self) -> Result<Vec<Erasure>, StoreError> {
         let rows = self.rows(
